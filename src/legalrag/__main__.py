@@ -1,0 +1,3 @@
+from legalrag.cli import main
+
+main()

@@ -1,0 +1,128 @@
+"""The one vocabulary every stage reads and writes: small frozen dataclasses.
+
+Metadata is a plain mapping (law title, article number, section header, URL, dates...). Dataclasses are frozen
+so a stage cannot change what an earlier stage returned; use ``dataclasses.replace`` to derive a new value.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
+
+
+class DocumentKind(str, enum.Enum):
+    STATUTE = "statute"
+    JUDGMENT = "judgment"
+    USER_DOCUMENT = "user_document"
+    WEB = "web"
+
+
+@dataclass(frozen=True)
+class Document:
+    """A retrievable unit: a statute article, a judgment (or a section of one), a chunk of a user file, a web page."""
+
+    id: str
+    text: str
+    title: str = ""
+    kind: DocumentKind = DocumentKind.STATUTE
+    source: str = ""  # file path or URL the document came from
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["kind"] = self.kind.value
+        d["metadata"] = dict(self.metadata)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Document":
+        return cls(
+            id=str(d["id"]),
+            text=d.get("text", ""),
+            title=d.get("title", ""),
+            kind=DocumentKind(d.get("kind", "statute")),
+            source=d.get("source", ""),
+            metadata=dict(d.get("metadata") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A document a retriever or reranker returned for a query, with its score and 1-based rank.
+
+    ``retriever`` names the stage that produced the score; ``sources`` records, for fused results, every
+    retriever that found the document and the rank it gave (e.g. ``{"bm25": 3, "dense:e5-small": 1}``).
+    """
+
+    document: Document
+    score: float
+    rank: int
+    retriever: str = ""
+    sources: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.document.id
+
+
+@dataclass(frozen=True)
+class Query:
+    """A question or a statement of facts; ``gold_ids`` are set only in evaluation data."""
+
+    text: str
+    id: str = ""
+    gold_ids: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn of a multi-turn consultation."""
+
+    role: str  # "user" or "assistant"
+    content: str
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A citation found in generated text and what it resolved to.
+
+    ``resolved`` is False when no corpus document (or retrieved source) matches; such citations are shown
+    to the user as unverified, never dropped.
+    """
+
+    text: str  # as written in the answer
+    canonical: str = ""  # normalised form, e.g. 中华人民共和国刑法第二百六十四条
+    resolved: bool = False
+    document_id: str | None = None
+    in_retrieved: bool = False
+    document_text: str = ""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of an agent's trajectory: what it decided, with what input, and what came back."""
+
+    agent: str
+    action: str
+    input: Any = None
+    output: Any = None
+    seconds: float = 0.0
+    tokens: int = 0
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A generated answer with its checked citations, the hits it was grounded on and the trajectory."""
+
+    text: str
+    citations: tuple[Citation, ...] = ()
+    hits: tuple[Hit, ...] = ()
+    steps: tuple[Step, ...] = ()
+    timings: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def unresolved(self) -> tuple[Citation, ...]:
+        return tuple(c for c in self.citations if not c.resolved)
