@@ -21,7 +21,8 @@ def to_int(text: str) -> int:
     ascii_s = s.translate(str.maketrans("０１２３４５６７８９", "0123456789"))
     if ascii_s.isdigit():
         return int(ascii_s)
-    total, section, digit = 0, 0, None
+    # high: groups already scaled by 亿; mid: the 万 group of the current 亿 group; section: below 10,000.
+    high, mid, section, digit = 0, 0, 0, None
     for ch in s:
         if ch in DIGITS:
             if digit is not None and digit != 0 and DIGITS[ch] != 0:
@@ -30,13 +31,15 @@ def to_int(text: str) -> int:
         elif ch in UNITS:
             section += (1 if digit is None else digit) * UNITS[ch]
             digit = None
-        elif ch in BIG_UNITS:
-            section += digit or 0
-            total += (section or 1) * BIG_UNITS[ch]
+        elif ch == "万":
+            mid = (mid + section + (digit or 0) or 1) * 10_000
             section, digit = 0, None
+        elif ch == "亿":  # 亿 scales everything before it, so 一万亿 is 10**12
+            high = (high + mid + section + (digit or 0) or 1) * 100_000_000
+            mid, section, digit = 0, 0, None
         else:
             raise ValueError(f"not a Chinese numeral: {text!r}")
-    return total + section + (digit or 0)
+    return high + mid + section + (digit or 0)
 
 
 def _below_10000(n: int, leading: bool) -> str:
@@ -58,23 +61,22 @@ def _below_10000(n: int, leading: bool) -> str:
 
 
 def to_chinese(n: int) -> str:
-    """Format a non-negative integer as an official-style Chinese numeral."""
+    """Format a non-negative integer as an official-style Chinese numeral (十五, 一百一十, 一万零一, 一万零一亿)."""
     if n < 0:
         raise ValueError("negative numbers are not article numbers")
     if n == 0:
         return "零"
-    parts, groups = [], []
-    m = n
-    while m:
-        groups.append(m % 10000)
-        m //= 10000
-    names = ["", "万", "亿", "万亿"]
-    for i in range(len(groups) - 1, -1, -1):
-        g = groups[i]
-        if g == 0:
-            continue
-        lead = i == len(groups) - 1
-        if not lead and g < 1000 and parts and not parts[-1].endswith("零"):
-            parts.append("零")
-        parts.append(_below_10000(g, leading=lead) + names[i])
-    return "".join(parts)
+    return _format(n, leading=True)
+
+
+def _format(n: int, leading: bool) -> str:
+    if n < 10_000:
+        return _below_10000(n, leading)
+    big, name = (100_000_000, "亿") if n >= 100_000_000 else (10_000, "万")
+    high, low = divmod(n, big)
+    out = _format(high, leading) + name
+    if low == 0:
+        return out
+    if low < big // 10:  # the digit just below the unit is zero: 一万零一, 一亿零五百万
+        out += "零"
+    return out + _format(low, leading=False)
