@@ -1,0 +1,125 @@
+"""Helpers shared by the LLM rerankers and the query-rewriting agents.
+
+- ``render_messages(name, **vars)``: turn a prompt template ``prompts/<name>.md`` into chat messages.
+- ``first_token_distribution(result)``: the first generated token's top log-probabilities as probabilities.
+- ``expected_digit`` / ``yes_probability``: scores read off that distribution.
+- ``article_block``: a document shortened to a fixed number of characters for a prompt.
+
+Template format (kept deliberately tiny): sections start with a line ``### system``, ``### user`` or
+``### assistant``; ``{{ name }}`` placeholders are replaced by the variables given. A placeholder with no
+value is an error, so a typo in a template fails loudly instead of sending a half-filled prompt.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Mapping
+
+from legalrag.errors import InputError
+from legalrag.llm.base import ChatResult, Message
+from legalrag.types import Document
+
+PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+_SECTION = re.compile(r"^###\s*(system|user|assistant)\s*$", re.MULTILINE)
+_PLACEHOLDER = re.compile(r"\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}")
+
+
+@lru_cache(maxsize=None)
+def _template(name: str) -> tuple[tuple[str, str], ...]:
+    try:
+        text = (PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"no prompt template named {name!r} in legalrag/prompts") from None
+    parts = _SECTION.split(text)
+    sections = []
+    for i in range(1, len(parts) - 1, 2):
+        sections.append((parts[i], parts[i + 1].strip("\n")))
+    if not sections:
+        raise InputError(f"prompt template {name!r} has no '### system' / '### user' sections")
+    return tuple(sections)
+
+
+def template_variables(name: str) -> set[str]:
+    return {m.group(1) for _, body in _template(name) for m in _PLACEHOLDER.finditer(body)}
+
+
+def render_messages(name: str, **variables: object) -> list[Message]:
+    """Render template ``name`` with ``variables``; every placeholder must be given a value."""
+    missing = template_variables(name) - set(variables)
+    if missing:
+        raise InputError(f"prompt template {name!r} needs values for {sorted(missing)}")
+
+    def fill(m: re.Match) -> str:
+        return str(variables[m.group(1)])
+
+    return [{"role": role, "content": _PLACEHOLDER.sub(fill, body).strip()} for role, body in _template(name)]
+
+
+def article_block(doc: Document, max_chars: int) -> str:
+    """Title and text of an article, the text cut to ``max_chars`` characters (an ellipsis marks the cut)."""
+    text = " ".join(doc.text.split())
+    if len(text) > max_chars:
+        text = text[:max_chars] + "…"
+    return f"{doc.title}\n{text}" if doc.title else text
+
+
+def first_token_distribution(result: ChatResult) -> dict[str, float]:
+    """Probabilities of the first generated token's alternatives (stripped token text -> summed probability).
+
+    Includes the chosen token itself, so a backend that reports it outside ``top`` is handled. Tokens that
+    strip to the same text (" 7" and "7") are merged. Empty when the backend returned no log-probabilities.
+    """
+    if not result.logprobs:
+        return {}
+    first = result.logprobs[0]
+    raw: dict[str, float] = dict(first.top)
+    raw.setdefault(first.token, first.logprob)
+    probs: dict[str, float] = {}
+    for token, lp in raw.items():
+        if lp is None or not math.isfinite(lp):
+            continue
+        key = token.strip()
+        probs[key] = probs.get(key, 0.0) + math.exp(lp)
+    return probs
+
+
+def expected_digit(probs: Mapping[str, float], fallback_text: str = "") -> float | None:
+    """Expected value of a 0-9 digit under the first-token distribution, renormalised over digit tokens.
+
+    With no digit among the alternatives, the first digit in ``fallback_text`` is used; ``None`` when there
+    is none either (the caller decides what an unscorable pair is worth).
+    """
+    mass = {int(t): p for t, p in probs.items() if len(t) == 1 and t.isdigit()}
+    total = sum(mass.values())
+    if total > 0:
+        return sum(d * p for d, p in mass.items()) / total
+    m = re.search(r"\d", fallback_text)
+    return float(m.group(0)) if m else None
+
+
+YES_TOKENS = frozenset({"是", "yes", "对", "能", "可以", "适用", "相关"})
+NO_TOKENS = frozenset({"否", "no", "不", "不能", "不是", "无关", "不相关"})
+
+
+def yes_probability(probs: Mapping[str, float], fallback_text: str = "") -> float | None:
+    """P(yes) / (P(yes) + P(no)) over the first-token alternatives (是/否, yes/no, any case).
+
+    With neither among the alternatives, the reply text decides (1.0 / 0.0); ``None`` when it says neither.
+    """
+    yes = sum(p for t, p in probs.items() if t.lower() in YES_TOKENS)
+    no = sum(p for t, p in probs.items() if t.lower() in NO_TOKENS)
+    if yes + no > 0:
+        return yes / (yes + no)
+    head = fallback_text.strip().lower()
+    if head.startswith(("是", "yes")):
+        return 1.0
+    if head.startswith(("否", "no", "不")):
+        return 0.0
+    return None
+
+
+def result_tokens(result: ChatResult) -> int:
+    return int(result.prompt_tokens) + int(result.completion_tokens)
