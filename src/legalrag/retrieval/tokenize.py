@@ -1,0 +1,178 @@
+"""Language-aware tokenisation for the lexical retrievers.
+
+- Chinese (``zh``): jieba in search mode (long words plus their shorter in-vocabulary parts, so that
+  "劳动合同" also matches "合同"), with STARD's stop-word list (shipped in ``legalrag/data``) and
+  punctuation dropped. Latin words inside Chinese text are lower-cased.
+- English (``en``): Unicode word tokens, lower-cased, English stop words removed, optionally stemmed
+  with PyStemmer (``legalrag[en]``).
+- ``auto`` is resolved once, on the corpus, by the share of CJK characters; the resolved configuration
+  is what an index saves, so queries are always tokenised the way the documents were.
+
+A :class:`Tokenizer` is fully described by its :class:`TokenizerConfig`, which round-trips through JSON.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from dataclasses import asdict, dataclass
+from importlib import resources
+from typing import Any, Iterable, Mapping, Sequence
+
+from legalrag.errors import InputError
+
+LANGS = ("zh", "en")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LETTER = re.compile(r"[^\W\d_]")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_HAS_WORD_CHAR = re.compile(r"[^\W_]")
+
+
+@dataclass(frozen=True)
+class TokenizerConfig:
+    """Everything that decides how text becomes tokens. Saved in each lexical index component."""
+
+    lang: str = "zh"
+    stopwords: bool = True
+    stemmer: str | None = None  # PyStemmer algorithm name for English, e.g. "english"
+    jieba_mode: str = "search"  # "search" (cut_for_search) or "precise" (cut)
+    version: int = 1
+
+    def __post_init__(self) -> None:
+        if self.lang not in LANGS:
+            raise InputError(f"unknown tokenizer language {self.lang!r}; use one of {', '.join(LANGS)} (or auto)")
+        if self.jieba_mode not in ("search", "precise"):
+            raise InputError(f"unknown jieba mode {self.jieba_mode!r}; use search or precise")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "TokenizerConfig":
+        known = {k: d[k] for k in ("lang", "stopwords", "stemmer", "jieba_mode", "version") if k in d}
+        return cls(**known)
+
+
+def cjk_share(texts: Iterable[str], max_chars: int = 200_000) -> float:
+    """Share of CJK characters among the letters of ``texts`` (reads at most ``max_chars`` characters)."""
+    cjk = letters = seen = 0
+    for text in texts:
+        chunk = text[: max_chars - seen]
+        cjk += len(_CJK.findall(chunk))
+        letters += len(_LETTER.findall(chunk))
+        seen += len(chunk)
+        if seen >= max_chars:
+            break
+    return cjk / letters if letters else 0.0
+
+
+def detect_lang(texts: Iterable[str], threshold: float = 0.2) -> str:
+    """``zh`` when at least ``threshold`` of the letters are CJK characters, else ``en``."""
+    return "zh" if cjk_share(texts) >= threshold else "en"
+
+
+@functools.lru_cache(maxsize=1)
+def chinese_stopwords() -> frozenset[str]:
+    """STARD's Chinese stop-word list (MIT; see legalrag/data/NOTICE.md)."""
+    text = resources.files("legalrag.data").joinpath("cn_stopwords.txt").read_text(encoding="utf-8")
+    return frozenset(w.strip() for w in text.splitlines() if w.strip())
+
+
+@functools.lru_cache(maxsize=1)
+def english_stopwords() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
+
+
+@functools.lru_cache(maxsize=1)
+def _jieba():
+    """A private jieba tokenizer whose dictionary cache lives under legalrag's cache dir (not /tmp)."""
+    from legalrag._optional import require
+    from legalrag.io import cache_dir
+
+    jieba = require("jieba", "zh")
+    jieba.setLogLevel(logging.WARNING)
+    tok = jieba.Tokenizer()
+    tmp = cache_dir() / "jieba"
+    tmp.mkdir(parents=True, exist_ok=True)
+    tok.tmp_dir = str(tmp)
+    tok.initialize()
+    return tok
+
+
+@functools.lru_cache(maxsize=4)
+def _stemmer(name: str):
+    from legalrag._optional import require
+
+    Stemmer = require("Stemmer", "en")
+    try:
+        return Stemmer.Stemmer(name)
+    except KeyError:
+        raise InputError(f"unknown stemmer {name!r}; PyStemmer knows {', '.join(Stemmer.algorithms())}") from None
+
+
+class Tokenizer:
+    """Callable: ``tokenizer(text) -> list[str]``. Build one with :func:`tokenizer_for`."""
+
+    def __init__(self, config: TokenizerConfig):
+        self.config = config
+        self._stop: frozenset[str] = frozenset()
+        if config.stopwords:
+            self._stop = chinese_stopwords() | english_stopwords() if config.lang == "zh" else english_stopwords()
+
+    def __repr__(self) -> str:
+        return f"Tokenizer({self.config})"
+
+    def __call__(self, text: str) -> list[str]:
+        if self.config.lang == "zh":
+            return self._zh(text)
+        return self._en(text)
+
+    def _zh(self, text: str) -> list[str]:
+        jb = _jieba()
+        pieces = jb.cut_for_search(text) if self.config.jieba_mode == "search" else jb.cut(text)
+        stop = self._stop
+        out = []
+        for piece in pieces:
+            tok = piece.strip().lower()
+            if tok and tok not in stop and _HAS_WORD_CHAR.search(tok):
+                out.append(tok)
+        return out
+
+    def _en(self, text: str) -> list[str]:
+        stop = self._stop
+        toks = [t for t in _WORD.findall(text.lower()) if t not in stop]
+        if self.config.stemmer:
+            toks = _stemmer(self.config.stemmer).stemWords(toks)
+        return toks
+
+    def tokenize_many(self, texts: Sequence[str], progress: bool = False, desc: str = "tokenize") -> list[list[str]]:
+        if progress:
+            from tqdm import tqdm
+
+            texts = tqdm(texts, desc=desc, unit="doc")
+        return [self(t) for t in texts]
+
+
+def tokenizer_for(lang: str = "auto", sample: Iterable[str] | None = None, **options: Any) -> Tokenizer:
+    """A tokenizer for ``lang`` (zh, en or auto). ``auto`` needs ``sample`` texts to detect the language.
+
+    ``options`` are further :class:`TokenizerConfig` fields (stopwords, stemmer, jieba_mode).
+    """
+    if lang == "auto":
+        if sample is None:
+            raise InputError("lang 'auto' needs sample texts to detect the language; pass zh or en instead")
+        lang = detect_lang(sample)
+    if lang == "en" and "stemmer" not in options:
+        options["stemmer"] = "english" if _has_pystemmer() else None
+    return Tokenizer(TokenizerConfig(lang=lang, **options))
+
+
+def _has_pystemmer() -> bool:
+    try:
+        import Stemmer  # noqa: F401
+    except ImportError:
+        return False
+    return True
