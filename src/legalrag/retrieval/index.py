@@ -1,0 +1,375 @@
+"""Index directories: documents plus one sub-directory per retrieval component, written atomically.
+
+Layout::
+
+    INDEX/
+      manifest.json     format, version, legalrag version, corpus sha256 and size, components and parameters
+      documents.jsonl   one Document per line, in index order (row i of every matrix is line i)
+      bm25/ qld/ ...    one directory per component (JSON + .npy, never pickle)
+
+Adding a component kind (the extension hook)
+--------------------------------------------
+Component kinds are looked up in :data:`COMPONENT_KINDS` by name. Each entry names two functions by
+``"module:function"`` so that nothing is imported until the kind is used:
+
+- ``build(ctx: BuildContext, directory: Path, **params) -> dict``: write the component into ``directory``
+  (already created) and return the parameters to record in the manifest. ``ctx`` gives the documents,
+  the resolved language, a shared tokenizer/tokenisation, the progress flag and the components built so
+  far (``ctx.built``), so e.g. a hybrid component can refer to ``bm25``.
+- ``load(index: Index, directory: Path, params: dict, **options) -> Retriever``: load it back;
+  ``index.retriever(other)`` gives sibling components.
+
+To add ``dense``/``hybrid``/``ranker``, add one line each to ``COMPONENT_KINDS`` below (or call
+:func:`register_component_kind` from your own module). A component's directory is its name, which defaults
+to its kind (``ComponentSpec("dense", name="dense-e5-small", params={...})`` for a per-encoder name).
+:func:`add_components` adds components to an existing index (atomically, keeping the others).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import importlib
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from legalrag.errors import IndexError_, InputError
+from legalrag.io import atomic_dir
+from legalrag.types import Document
+
+FORMAT = "legalrag-index"
+VERSION = 1
+MANIFEST = "manifest.json"
+DOCUMENTS = "documents.jsonl"
+
+
+@dataclass(frozen=True)
+class ComponentKind:
+    kind: str
+    build: str  # "module:function"
+    load: str  # "module:function"
+
+
+COMPONENT_KINDS: dict[str, ComponentKind] = {
+    "bm25": ComponentKind("bm25", "legalrag.retrieval.bm25:build_component", "legalrag.retrieval.bm25:load_component"),
+    "qld": ComponentKind("qld", "legalrag.retrieval.qld:build_component", "legalrag.retrieval.qld:load_component"),
+    # issue 3 (dense/hybrid/ranker) registers here, e.g.:
+    # "dense": ComponentKind("dense", "legalrag.retrieval.dense:build_component", "legalrag.retrieval.dense:load_component"),
+}
+
+
+def register_component_kind(kind: ComponentKind) -> None:
+    COMPONENT_KINDS[kind.kind] = kind
+
+
+@dataclass(frozen=True)
+class ComponentSpec:
+    """What to build: a kind, its parameters and (optionally) a directory name other than the kind."""
+
+    kind: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    name: str | None = None
+
+    @property
+    def dirname(self) -> str:
+        return self.name or self.kind
+
+
+def _resolve(ref: str) -> Callable:
+    module, _, func = ref.partition(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def _kind(name: str) -> ComponentKind:
+    try:
+        return COMPONENT_KINDS[name]
+    except KeyError:
+        raise InputError(f"unknown index component {name!r}; known: {', '.join(sorted(COMPONENT_KINDS))}") from None
+
+
+class BuildContext:
+    """What component builders share during one build (documents, language, cached tokenisations)."""
+
+    def __init__(self, documents: Sequence[Document], lang: str, progress: bool, root: Path):
+        self.documents = documents
+        self.progress = progress
+        self.root = root
+        self.built: dict[str, dict[str, Any]] = {}
+        self._lang = lang
+        self._tokenizers: dict[tuple, Any] = {}
+        self._tokens: dict[tuple, Any] = {}
+
+    @property
+    def lang(self) -> str:
+        if self._lang == "auto":
+            from legalrag.retrieval.tokenize import detect_lang
+
+            self._lang = detect_lang(d.text for d in self.documents)
+        return self._lang
+
+    def tokenizer(self, **options: Any):
+        from legalrag.retrieval.tokenize import tokenizer_for
+
+        key = tuple(sorted(options.items()))
+        if key not in self._tokenizers:
+            self._tokenizers[key] = tokenizer_for(self.lang, **options)
+        return self._tokenizers[key]
+
+    def tokens(self, tokenizer, with_title: bool):
+        """The corpus tokenised once per (tokenizer config, with_title), shared by BM25 and QLD."""
+        from legalrag.retrieval.lexical import TokenizedCorpus
+
+        key = (tokenizer.config, with_title)
+        if key not in self._tokens:
+            self._tokens[key] = TokenizedCorpus.build(self.documents, tokenizer, with_title, self.progress)
+        return self._tokens[key]
+
+
+def _as_spec(x: str | ComponentSpec, params: Mapping[str, Mapping[str, Any]]) -> ComponentSpec:
+    if isinstance(x, ComponentSpec):
+        return x
+    return ComponentSpec(kind=x, params=dict(params.get(x, {})))
+
+
+def _write_documents(path: Path, documents: Sequence[Document]) -> tuple[str, int]:
+    h = hashlib.sha256()
+    size = 0
+    seen: set[str] = set()
+    with path.open("w", encoding="utf-8") as fh:
+        for doc in documents:
+            if doc.id in seen:
+                raise InputError(f"document id {doc.id!r} appears twice (source {doc.source or 'unknown'}); "
+                                 "ids must be unique")
+            seen.add(doc.id)
+            line = (json.dumps(doc.to_dict(), ensure_ascii=False) + "\n").encode("utf-8")
+            h.update(line)
+            size += len(line)
+            fh.write(line.decode("utf-8"))
+    return h.hexdigest(), size
+
+
+def _build_components(ctx: BuildContext, specs: Sequence[ComponentSpec], components: dict[str, Any]) -> None:
+    for spec in specs:
+        kind = _kind(spec.kind)
+        if spec.dirname in components or spec.dirname in (MANIFEST, DOCUMENTS):
+            raise InputError(f"index component {spec.dirname!r} given twice")
+        directory = ctx.root / spec.dirname
+        directory.mkdir()
+        try:
+            recorded = _resolve(kind.build)(ctx, directory, **spec.params)
+        except TypeError as exc:
+            raise InputError(f"bad parameters for index component {spec.kind!r}: {exc}") from None
+        components[spec.dirname] = {"kind": spec.kind, "dir": spec.dirname, "params": recorded}
+        ctx.built[spec.dirname] = recorded
+
+
+def build_index(out: str | Path, documents: Sequence[Document],
+                retrievers: Iterable[str | ComponentSpec] = ("bm25",), lang: str = "auto",
+                params: Mapping[str, Mapping[str, Any]] | None = None, progress: bool = False,
+                source: str | None = None) -> "Index":
+    """Build an index directory at ``out`` (replacing any index there only once the new one is complete).
+
+    ``retrievers``: component kinds or :class:`ComponentSpec` s; ``params``: per-kind parameters
+    (e.g. ``{"bm25": {"k1": 1.2}}``); ``lang``: zh, en or auto (detected from the documents).
+    """
+    documents = list(documents)
+    if not documents:
+        raise InputError("no documents to index; check the corpus path and its contents")
+    specs = [_as_spec(x, params or {}) for x in retrievers]
+    if not specs:
+        raise InputError("no index components requested")
+    for s in specs:
+        _kind(s.kind)
+    with atomic_dir(out) as tmp:
+        sha, size = _write_documents(tmp / DOCUMENTS, documents)
+        ctx = BuildContext(documents, lang, progress, tmp)
+        components: dict[str, Any] = {}
+        _build_components(ctx, specs, components)
+        manifest = {
+            "format": FORMAT,
+            "version": VERSION,
+            "legalrag_version": _version(),
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "lang": ctx.lang,
+            "corpus": {"sha256": sha, "bytes": size, "n_documents": len(documents), "source": source or ""},
+            "components": components,
+            "default": specs[0].dirname,
+        }
+        (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
+    return open_index(out)
+
+
+def add_components(path: str | Path, retrievers: Iterable[str | ComponentSpec],
+                   params: Mapping[str, Mapping[str, Any]] | None = None, progress: bool = False,
+                   replace: bool = False) -> "Index":
+    """Add components to an existing index; the index is copied, extended and renamed into place."""
+    index = open_index(path)
+    specs = [_as_spec(x, params or {}) for x in retrievers]
+    with atomic_dir(index.path) as tmp:
+        manifest = json.loads(json.dumps(index.manifest))
+        for child in index.path.iterdir():
+            if child.name == MANIFEST:
+                continue
+            if replace and child.name in {s.dirname for s in specs}:
+                manifest["components"].pop(child.name, None)
+                continue
+            (shutil.copytree if child.is_dir() else shutil.copy2)(child, tmp / child.name)
+        ctx = BuildContext(index.documents, manifest.get("lang", "auto"), progress, tmp)
+        ctx.built.update({k: v["params"] for k, v in manifest["components"].items()})
+        _build_components(ctx, specs, manifest["components"])
+        (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
+    return open_index(index.path)
+
+
+class Index:
+    """An opened index directory. Documents load on first use; components load on first request."""
+
+    def __init__(self, path: Path, manifest: dict[str, Any]):
+        self.path = path
+        self.manifest = manifest
+        self._documents: list[Document] | None = None
+        self._by_id: dict[str, int] | None = None
+        self._retrievers: dict[tuple, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"Index({str(self.path)!r}, components={self.names})"
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.manifest["components"])
+
+    @property
+    def default(self) -> str:
+        return self.manifest.get("default") or self.names[0]
+
+    @property
+    def corpus_sha256(self) -> str:
+        return self.manifest["corpus"]["sha256"]
+
+    @property
+    def documents(self) -> list[Document]:
+        if self._documents is None:
+            docs = []
+            p = self.path / DOCUMENTS
+            from_dict = Document.from_dict
+            with p.open(encoding="utf-8") as fh:
+                for lineno, line in enumerate(fh, 1):
+                    try:
+                        docs.append(from_dict(json.loads(line)))
+                    except (ValueError, KeyError) as exc:
+                        raise IndexError_(f"{p}:{lineno}: damaged index ({exc}); rebuild it with "
+                                          "`legalrag index build`") from None
+            expected = self.manifest["corpus"]["n_documents"]
+            if len(docs) != expected:
+                raise IndexError_(f"{p} has {len(docs)} documents, the manifest says {expected}; the index is "
+                                  "damaged: rebuild it")
+            self._documents = docs
+        return self._documents
+
+    def position(self, doc_id: str) -> int:
+        if self._by_id is None:
+            self._by_id = {d.id: i for i, d in enumerate(self.documents)}
+        try:
+            return self._by_id[str(doc_id)]
+        except KeyError:
+            raise KeyError(f"document {doc_id!r} is not in the index at {self.path}") from None
+
+    def get(self, doc_id: str) -> Document:
+        return self.documents[self.position(doc_id)]
+
+    def __contains__(self, doc_id: object) -> bool:
+        try:
+            self.position(str(doc_id))
+        except KeyError:
+            return False
+        return True
+
+    def component_dir(self, name: str) -> Path:
+        return self.path / self.manifest["components"][name]["dir"]
+
+    def component_params(self, name: str) -> dict[str, Any]:
+        return dict(self.manifest["components"][name]["params"])
+
+    def retriever(self, name: str | None = None, **options: Any):
+        """Load (once) and return the component ``name`` (default: the first one built)."""
+        name = name or self.default
+        if name not in self.manifest["components"]:
+            raise InputError(f"the index at {self.path} has no component {name!r}; it has: {', '.join(self.names)}. "
+                             f"Add one with `legalrag index build --retriever {name}`")
+        key = (name, tuple(sorted(options.items())))
+        if key not in self._retrievers:
+            entry = self.manifest["components"][name]
+            directory = self.component_dir(name)
+            if not directory.is_dir():
+                raise IndexError_(f"{directory} is missing; the index is damaged: rebuild it")
+            self._retrievers[key] = _resolve(_kind(entry["kind"]).load)(self, directory, dict(entry["params"]),
+                                                                         **options)
+        return self._retrievers[key]
+
+
+def open_index(path: str | Path) -> Index:
+    """Open an index directory, checking that it is a legalrag index of a version this code reads."""
+    p = Path(path)
+    if not p.exists():
+        raise IndexError_(f"no index at {p}; build one with `legalrag index build --corpus FILE --out {p}`")
+    if not p.is_dir():
+        raise IndexError_(f"{p} is a file, not an index directory; pass the directory `legalrag index build` wrote")
+    mf = p / MANIFEST
+    if not mf.exists():
+        raise IndexError_(f"{p} is not a legalrag index ({MANIFEST} is missing); build one with "
+                          "`legalrag index build`")
+    try:
+        manifest = json.loads(mf.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise IndexError_(f"{mf}: not valid JSON ({exc}); rebuild the index") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise IndexError_(f"{mf}: not a legalrag index manifest (field 'format' is "
+                          f"{manifest.get('format') if isinstance(manifest, dict) else None!r}, expected {FORMAT!r})")
+    version = manifest.get("version")
+    if version != VERSION:
+        if isinstance(version, int) and version > VERSION:
+            hint = "it was written by a newer legalrag; upgrade legalrag"
+        else:
+            hint = "it was written by an older legalrag; rebuild it with `legalrag index build`"
+        raise IndexError_(f"{mf}: index format version {version!r} (field 'version'), this legalrag reads "
+                          f"version {VERSION}; {hint}")
+    for key in ("corpus", "components"):
+        if key not in manifest:
+            raise IndexError_(f"{mf}: field {key!r} is missing; the index is damaged: rebuild it")
+    if not (p / DOCUMENTS).exists():
+        raise IndexError_(f"{p / DOCUMENTS} is missing; the index is damaged: rebuild it")
+    return Index(p, manifest)
+
+
+def _version() -> str:
+    from legalrag import __version__
+
+    return __version__
+
+
+def read_corpus(path: str | Path, fields: Any = None) -> list[Document]:
+    """Documents from a JSONL statute corpus (shape detected, or ``fields``: a corpora.statutes.FieldMap)
+    or from a folder of user documents (``legalrag.corpora.documents``)."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError("corpus not found; check the path", path=str(p))
+    if p.is_dir():
+        try:
+            from legalrag.corpora import documents as user_docs
+        except ImportError:
+            raise InputError("reading a folder of documents is not available in this build; pass a JSONL corpus "
+                             "file instead", path=str(p)) from None
+        loader = getattr(user_docs, "load_folder", None) or getattr(user_docs, "read_folder", None)
+        if loader is None:
+            raise InputError("reading a folder of documents is not available in this build; pass a JSONL corpus "
+                             "file instead", path=str(p))
+        docs = list(loader(p))
+        if not docs:
+            raise InputError("the folder has no readable documents (Markdown or text files)", path=str(p))
+        return docs
+    from legalrag.corpora.statutes import load_statutes
+
+    return load_statutes(p, fields)
