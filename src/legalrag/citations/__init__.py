@@ -1,0 +1,37 @@
+"""Article citations: parse, normalise, format, find in text, resolve to corpus documents, check.
+
+    >>> from legalrag.citations import parse_citation, extract_citations, CitationResolver, check_citations
+    >>> parse_citation("《中华人民共和国刑法》第一百三十三条之一第一款").article_key
+    '133-1'
+    >>> str(parse_citation("Art. 100 Abs. 1 BGG")), str(parse_citation("18 USC 1030(a)(2)"))
+    ('Art. 100 Abs. 1 BGG', '18 U.S.C. § 1030(a)(2)')
+    >>> [str(m.citation) for m in extract_citations("依照《刑法》第二百六十四条、第六十七条第三款之规定")]
+    ['刑法第二百六十四条', '刑法第六十七条第三款']
+
+``CitationResolver.from_documents(statute_docs)`` maps citations to documents (``resolve``/``lookup``), and
+``check_citations(answer_text, resolver, retrieved_ids)`` returns one :class:`legalrag.types.Citation` per
+citation in the text, unresolved ones included and flagged. The rules for Chinese titles and lists are in
+:mod:`legalrag.citations.chinese`.
+"""
+
+from legalrag.citations.aliases import AliasTable, LawMatch, law_key
+from legalrag.citations.base import CitationMatch, LegalCitation
+from legalrag.citations.chinese import ChineseCitation, extract_chinese, parse_chinese
+from legalrag.citations.extract import extract_citations, parse_citation
+from legalrag.citations.resolve import (
+    CheckedCitation,
+    CitationResolver,
+    Reason,
+    Resolution,
+    check_citations,
+    explain_citations,
+)
+from legalrag.citations.swiss import SwissCitation, extract_swiss, parse_swiss
+from legalrag.citations.us import USCitation, extract_us, parse_us
+
+__all__ = [
+    "AliasTable", "CheckedCitation", "ChineseCitation", "CitationMatch", "CitationResolver", "LawMatch",
+    "LegalCitation", "Reason", "Resolution", "SwissCitation", "USCitation", "check_citations",
+    "explain_citations", "extract_chinese", "extract_citations", "extract_swiss", "extract_us", "law_key",
+    "parse_chinese", "parse_citation", "parse_swiss", "parse_us",
+]
