@@ -1,0 +1,142 @@
+"""`legalrag index build`, `legalrag search` and `legalrag eval retrieval`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from legalrag.cli.apps import app, eval_app, index_app
+from legalrag.cli.common import print_json
+
+LEXICAL = ("bm25", "qld")
+
+
+@index_app.command("build")
+def index_build(
+    corpus: Path = typer.Option(..., "--corpus", help="JSONL statute corpus, or a folder of user documents."),
+    out: Path = typer.Option(..., "--out", help="Index directory to write (replaced atomically)."),
+    retriever: List[str] = typer.Option(["bm25"], "--retriever", help="Component(s) to build: bm25, qld."),
+    lang: str = typer.Option("auto", "--lang", help="zh, en or auto (detected from the corpus)."),
+    fields: Optional[str] = typer.Option(None, "--fields", help="Field mapping, e.g. id=text_id,text=text,name=name."),
+    k1: float = typer.Option(1.2, "--k1", help="BM25 k1."),
+    b: float = typer.Option(0.75, "--b", help="BM25 b."),
+    mu: float = typer.Option(1000.0, "--mu", help="QLD Dirichlet prior mu."),
+    progress: bool = typer.Option(True, "--progress/--no-progress"),
+) -> None:
+    """Build an index over a corpus."""
+    from legalrag.corpora.statutes import FieldMap
+    from legalrag.errors import InputError
+    from legalrag.retrieval.index import build_index, read_corpus
+
+    if lang not in ("zh", "en", "auto"):
+        raise InputError(f"--lang must be zh, en or auto, not {lang!r}")
+    docs = read_corpus(corpus, FieldMap.parse(fields) if fields else None)
+    params = {"bm25": {"k1": k1, "b": b}, "qld": {"mu": mu}}
+    index = build_index(out, docs, retrievers=retriever, lang=lang, params=params, progress=progress,
+                        source=str(corpus))
+    typer.echo(f"indexed {len(docs)} documents ({index.manifest['lang']}; {', '.join(index.names)}) into {out}")
+
+
+def _hits_table(hits, title: str):
+    from rich.table import Table
+
+    from legalrag.retrieval.pipeline import citation_label
+
+    table = Table(title=title, show_lines=False)
+    table.add_column("#", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("citation")
+    table.add_column("text")
+    for h in hits:
+        text = " ".join(h.document.text.split())
+        table.add_row(str(h.rank), f"{h.score:.3f}", citation_label(h.document),
+                      text[:120] + ("…" if len(text) > 120 else ""))
+    return table
+
+
+def hits_json(hits) -> list[dict]:
+    from legalrag.retrieval.pipeline import citation_label
+
+    return [{"rank": h.rank, "score": h.score, "id": h.id, "title": h.document.title,
+             "citation": citation_label(h.document), "text": h.document.text, "retriever": h.retriever,
+             "metadata": dict(h.document.metadata)} for h in hits]
+
+
+@app.command("search")
+def search(
+    question: str = typer.Argument(..., help="The question or statement of facts."),
+    index: Path = typer.Option(..., "--index", help="Index directory."),
+    k: int = typer.Option(10, "--k", min=1, help="Number of hits."),
+    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the first built)."),
+    rerank: Optional[str] = typer.Option(None, "--rerank", help="Reranker to apply to the retrieved candidates."),
+    filter_law: List[str] = typer.Option([], "--filter-law", help="Only articles of this law title (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the hits as JSON."),
+) -> None:
+    """Search an index and print the top articles with their citations."""
+    from legalrag.retrieval.index import open_index
+    from legalrag.retrieval.pipeline import build_pipeline, law_filter
+
+    idx = open_index(index)
+    pipe = build_pipeline(idx, retriever=retriever, rerank=rerank)
+    flt = law_filter(idx, filter_law) if filter_law else None
+    hits = pipe.search(question, k=k, filter=flt)
+    if as_json:
+        print_json({"query": question, "retriever": pipe.name, "hits": hits_json(hits)})
+        return
+    from rich.console import Console
+
+    if not hits:
+        typer.echo("no matching documents")
+        return
+    Console().print(_hits_table(hits, f"{pipe.name}: {question}"))
+
+
+def metrics_json(metrics: dict, k: int) -> dict:
+    keys = [f"recall@{k}", f"precision@{k}", f"f1@{k}", f"mrr@{k}", f"ndcg@{k}", f"hit@{k}"]
+    return {**{key: metrics[key] for key in keys}, "n_queries": metrics["n_queries"]}
+
+
+@eval_app.command("retrieval")
+def eval_retrieval(
+    index: Path = typer.Option(..., "--index", help="Index directory."),
+    queries: Path = typer.Option(..., "--queries", help="Query JSONL (query_id, query, gold_ids or gold_names)."),
+    k: int = typer.Option(10, "--k", min=1, help="Cut-off K for the metrics."),
+    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the first built)."),
+    rerank: Optional[str] = typer.Option(None, "--rerank", help="Reranker to apply to the retrieved candidates."),
+    query_fields: Optional[str] = typer.Option(None, "--query-fields",
+                                               help="Field mapping, e.g. query_id=text_id,query=text,gold_ids=la."),
+    run_out: Optional[Path] = typer.Option(None, "--run-out", help="Save run.trec, metrics.json and a manifest here."),
+    as_json: bool = typer.Option(False, "--json", help="Print the metrics as one JSON object."),
+    progress: bool = typer.Option(True, "--progress/--no-progress"),
+) -> None:
+    """Evaluate retrieval on a query file (macro-averaged Recall/Precision/F1/MRR/nDCG/Hit at K)."""
+    from legalrag.evaluation.datasets import QueryFields, load_queries
+    from legalrag.evaluation.runs import evaluate_retrieval, save_run
+    from legalrag.retrieval.index import open_index
+    from legalrag.retrieval.pipeline import build_pipeline
+
+    idx = open_index(index)
+    qs = load_queries(queries, idx, QueryFields.parse(query_fields) if query_fields else None)
+    pipe = build_pipeline(idx, retriever=retriever, rerank=rerank)
+    result = evaluate_retrieval(pipe, qs, k=k, progress=progress)
+    summary = metrics_json(result.metrics, k)
+    if run_out is not None:
+        params = {"index": str(index), "queries": str(queries), "k": k, "retriever": pipe.name,
+                  "rerank": rerank, "query_fields": query_fields}
+        save_run(run_out, result.hits, result.metrics, params, index=idx, per_query=result.per_query,
+                 tag=pipe.name)
+    if as_json:
+        print_json(summary)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{pipe.name} on {queries.name} ({summary['n_queries']} queries)")
+    for key in summary:
+        table.add_column(key, justify="right")
+    table.add_row(*[f"{v:.4f}" if isinstance(v, float) else str(v) for v in summary.values()])
+    Console().print(table)
+    if run_out is not None:
+        typer.echo(f"run saved to {run_out}")
