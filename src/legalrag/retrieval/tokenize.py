@@ -75,7 +75,7 @@ def detect_lang(texts: Iterable[str], threshold: float = 0.2) -> str:
 @functools.lru_cache(maxsize=1)
 def chinese_stopwords() -> frozenset[str]:
     """STARD's Chinese stop-word list (MIT; see legalrag/data/NOTICE.md)."""
-    text = resources.files("legalrag.data").joinpath("cn_stopwords.txt").read_text(encoding="utf-8")
+    text = resources.files("legalrag").joinpath("data", "cn_stopwords.txt").read_text(encoding="utf-8")
     return frozenset(w.strip() for w in text.splitlines() if w.strip())
 
 

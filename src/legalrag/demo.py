@@ -1,0 +1,46 @@
+"""The demo: a BM25 index over the statute sample shipped in the package, and its top articles for a question.
+
+``demo_hits(question)`` is the reusable retrieval step (the LLM layer builds its answer on it). The index is
+built once into ``<cache dir>/demo-index`` and rebuilt when the sample or the index format changes.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from legalrag.errors import IndexError_
+from legalrag.io import cache_dir, sha256_file
+from legalrag.types import Hit
+
+SAMPLE_QUESTION = "公司一直不跟我签书面劳动合同，我可以要求公司支付双倍工资吗？"
+SAMPLE_FILE = "statutes_sample.jsonl"
+
+
+def sample_path() -> Path:
+    return Path(str(resources.files("legalrag").joinpath("data", SAMPLE_FILE)))
+
+
+def demo_index(directory: str | Path | None = None, progress: bool = False):
+    """Open the demo index, building it first when missing or stale."""
+    from legalrag.corpora.statutes import load_statutes
+    from legalrag.retrieval.index import build_index, open_index
+
+    path = Path(directory) if directory is not None else cache_dir() / "demo-index"
+    sample = sample_path()
+    source = f"legalrag/data/{SAMPLE_FILE} sha256={sha256_file(sample)}"
+    try:
+        index = open_index(path)
+        if index.manifest["corpus"].get("source") == source:
+            return index
+    except IndexError_:
+        pass
+    return build_index(path, load_statutes(sample), retrievers=["bm25"], lang="zh", progress=progress,
+                       source=source)
+
+
+def demo_hits(question: str = SAMPLE_QUESTION, k: int = 5, index=None) -> list[Hit]:
+    """The demo's retrieval step: the top ``k`` sample articles for ``question``."""
+    from legalrag.retrieval.pipeline import build_pipeline
+
+    return build_pipeline(index if index is not None else demo_index()).search(question, k=k)
