@@ -1,0 +1,367 @@
+"""The planner loop (LegalMALR multi-agent retrieval): a bounded loop that picks a rewriting agent per round.
+
+Each round the planner sees the original query, its earlier decisions, the reformulations so far and the
+titles of the pooled articles, then picks one agent or ``exit`` (JSON: action + reason). Every reformulation
+is retrieved (``first_stage_k`` from the first-stage retriever, cut to ``pool_k`` by an optional light
+reranker) and merged into a de-duplicated pool. Bounds and rules:
+
+- at most ``max_rounds`` agent rounds, then a forced exit;
+- an exit before any reformulation was retrieved is refused and counted; the round goes to the next unused
+  agent in ``fallback_order``;
+- a planner reply that is not valid JSON or names an unknown agent is repaired (aliases, fuzzy matching) or
+  re-asked up to ``retries`` times; a final failure falls back like a refused exit; all of it is recorded;
+- coverage stop: when a round adds fewer than ``min_new_fraction`` new articles to the pool, the loop ends;
+- a query in another language than the corpus is refused (``on_language_mismatch="refuse"``) or rewritten
+  into the corpus language (``"rewrite"``, the default), and the step says so.
+
+The final ranking fuses every retrieved list (the original query's first) by reciprocal rank; a
+``final_reranker`` (e.g. the listwise LLM reranker) may reorder the pool. ``MASRetriever`` wraps the loop as
+a Retriever. The whole trajectory is returned as ``Step``s and can be written as JSONL.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Sequence
+
+from legalrag.agents.json_calls import CallRecord, ReplyError, call_json
+from legalrag.agents.rewrite import Agent, rewrite
+from legalrag.errors import InputError
+from legalrag.io import write_jsonl
+from legalrag.llm.base import LLM
+from legalrag.rerank.base import Reranker
+from legalrag.rerank.llm_common import render_messages
+from legalrag.retrieval.base import DocumentFilter, Retriever
+from legalrag.types import Hit, Step
+
+EXIT = "exit"
+ACTIONS = tuple(a.value for a in Agent) + (EXIT,)
+_ALIASES = {"finish": EXIT, "stop": EXIT, "done": EXIT, "end": EXIT, "quit": EXIT, "结束": EXIT, "退出": EXIT,
+            "single": "single_element", "supplementary": "supplementary_element", "multi": "multi_element",
+            "decompose": "multi_element", "decomposition": "multi_element", "supportive": "supportive_law",
+            "abnormality": "semantic_abnormality", "semantic": "semantic_abnormality"}
+PLANNER_SCHEMA = {"type": "object", "properties": {"action": {"type": "string", "enum": list(ACTIONS)},
+                                                    "reason": {"type": "string"}},
+                  "required": ["action", "reason"]}
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def detect_language(text: str) -> str:
+    """'zh' when CJK characters make up a fair share of the letters, else 'en'."""
+    cjk, latin = len(_CJK.findall(text)), len(_LATIN.findall(text))
+    return "zh" if cjk and cjk * 3 >= latin else "en"
+
+
+def normalise_action(raw: Any, rec: CallRecord) -> str:
+    """Map a planner's action to a known one (case, separators, aliases, close spellings) or raise."""
+    if not isinstance(raw, str) or not raw.strip():
+        raise ReplyError(f'"action" must be one of {list(ACTIONS)}')
+    key = re.sub(r"[\s\-]+", "_", raw.strip().lower())
+    if key in ACTIONS:
+        if key != raw:
+            rec.repairs.append(f"action {raw!r} read as {key!r}")
+        return key
+    for alias, target in _ALIASES.items():
+        if key == alias or key.startswith(alias + "_") or key.endswith("_" + alias):
+            rec.repairs.append(f"action {raw!r} read as {target!r}")
+            return target
+    close = difflib.get_close_matches(key, ACTIONS, n=1, cutoff=0.75)
+    if close:
+        rec.repairs.append(f"action {raw!r} read as {close[0]!r}")
+        return close[0]
+    raise ReplyError(f"unknown action {raw!r}; choose one of {list(ACTIONS)}")
+
+
+def parse_decision(value: Any, rec: CallRecord) -> tuple[str, str]:
+    if isinstance(value, str):
+        value = {"action": value}
+        rec.repairs.append("reply was a bare string")
+    if not isinstance(value, dict):
+        raise ReplyError('expected {"action": "...", "reason": "..."}')
+    action = value.get("action", value.get("agent"))
+    return normalise_action(action, rec), " ".join(str(value.get("reason") or "").split())[:300]
+
+
+@dataclass(frozen=True)
+class PlannerConfig:
+    lang: str = "zh"  # corpus language; prompts use it
+    max_rounds: int = 4
+    first_stage_k: int = 30
+    pool_k: int = 10
+    include_original: bool = True  # retrieve the original query too (round 0)
+    planner_temperature: float = 0.6
+    rewriter_temperature: float = 0.8
+    planner_max_tokens: int = 96
+    rewriter_max_tokens: int = 160
+    retries: int = 2
+    min_new_fraction: float = 0.1  # coverage stop: a round adding fewer new articles than this share ends the loop
+    max_pool_titles: int = 30
+    rrf_k: int = 60
+    final_rerank_depth: int = 30
+    on_language_mismatch: str = "rewrite"  # or "refuse"
+    fallback_order: tuple[str, ...] = ("single_element", "supplementary_element", "multi_element",
+                                       "supportive_law", "semantic_abnormality")
+    seed: int | None = None
+    # Run these agents in order without consulting the planner (e.g. ("single_element",) = one-round rewriting).
+    script: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.lang not in ("zh", "en"):
+            raise InputError(f"lang must be 'zh' or 'en', got {self.lang!r}")
+        if not 1 <= self.max_rounds <= 10:
+            raise InputError(f"max_rounds must be between 1 and 10, got {self.max_rounds}")
+        if not 1 <= self.pool_k <= self.first_stage_k:
+            raise InputError(f"need 1 <= pool_k ({self.pool_k}) <= first_stage_k ({self.first_stage_k})")
+        if self.on_language_mismatch not in ("rewrite", "refuse"):
+            raise InputError("on_language_mismatch must be 'rewrite' or 'refuse'")
+        for name in (*self.fallback_order, *(self.script or ())):
+            try:
+                Agent(name)
+            except ValueError:
+                raise InputError(f"unknown agent {name!r}; choose from {[a.value for a in Agent]}") from None
+
+
+@dataclass(frozen=True)
+class AgentSearchResult:
+    query: str
+    hits: tuple[Hit, ...]  # the final ranking
+    pool: tuple[Hit, ...]  # every pooled article, fused order
+    steps: tuple[Step, ...]
+    reformulations: tuple[str, ...]
+    retrieval_calls: int
+    llm_calls: int
+    tokens: int
+    seconds: float
+    rounds: int
+    refused_exits: int
+    repairs: int
+    failures: int
+    stop_reason: str
+
+    def summary(self) -> dict[str, Any]:
+        return {"query": self.query, "rounds": self.rounds, "pool_size": len(self.pool),
+                "retrieval_calls": self.retrieval_calls, "llm_calls": self.llm_calls, "tokens": self.tokens,
+                "seconds": round(self.seconds, 3), "refused_exits": self.refused_exits, "repairs": self.repairs,
+                "failures": self.failures, "stop_reason": self.stop_reason,
+                "reformulations": list(self.reformulations)}
+
+    def write_trajectory(self, path: str | Path) -> None:
+        write_trajectory(path, self.steps, self.summary())
+
+
+def step_to_dict(step: Step) -> dict[str, Any]:
+    return asdict(step)
+
+
+def write_trajectory(path: str | Path, steps: Sequence[Step], summary: dict[str, Any] | None = None) -> None:
+    """One JSON object per step (and a final ``{"summary": ...}`` line), written atomically."""
+    rows = [step_to_dict(s) for s in steps]
+    if summary is not None:
+        rows.append({"summary": summary})
+    write_jsonl(path, rows)
+
+
+@dataclass
+class _State:
+    lists: list[list[Hit]] = field(default_factory=list)
+    pool: dict[str, Hit] = field(default_factory=dict)
+    steps: list[Step] = field(default_factory=list)
+    decisions: list[str] = field(default_factory=list)
+    reformulations: list[str] = field(default_factory=list)
+    used: list[str] = field(default_factory=list)
+    retrieval_calls: int = 0
+    agent_retrievals: int = 0
+    llm_calls: int = 0
+    tokens: int = 0
+    refused_exits: int = 0
+    repairs: int = 0
+    failures: int = 0
+
+    def count(self, rec: CallRecord) -> None:
+        self.llm_calls += rec.attempts
+        self.tokens += rec.tokens
+        self.repairs += len(rec.repairs)
+
+
+class PlannerLoop:
+    """Run the planner loop for one query at a time; collaborators are passed in."""
+
+    def __init__(self, llm: LLM, retriever: Retriever, *, light_reranker: Reranker | None = None,
+                 final_reranker: Reranker | None = None, config: PlannerConfig | None = None):
+        self.llm, self.retriever = llm, retriever
+        self.light_reranker, self.final_reranker = light_reranker, final_reranker
+        self.config = config or PlannerConfig()
+
+    # ---- retrieval ----------------------------------------------------------------------------------
+    def _retrieve(self, state: _State, text: str, source: str, filter: DocumentFilter | None) -> None:
+        cfg = self.config
+        start = time.perf_counter()
+        error = None
+        try:
+            hits = self.retriever.retrieve(text, k=cfg.first_stage_k, filter=filter)
+            if self.light_reranker is not None and hits:
+                hits = self.light_reranker.rerank(text, hits, k=cfg.pool_k)
+            hits = list(hits)[: cfg.pool_k]
+        except Exception as exc:  # a retrieval failure is an observation, not a crash
+            hits, error = [], f"{type(exc).__name__}: {exc}"
+        state.retrieval_calls += 1
+        before = len(state.pool)
+        for h in hits:
+            state.pool.setdefault(h.id, h)
+        state.lists.append(hits)
+        state.steps.append(Step(agent="retriever", action="retrieve", input={"query": text, "source": source},
+                                output={"ids": [h.id for h in hits], "new": len(state.pool) - before,
+                                        "pool_size": len(state.pool)},
+                                seconds=time.perf_counter() - start, error=error))
+
+    # ---- planner ------------------------------------------------------------------------------------
+    def _decide(self, state: _State, query: str) -> tuple[str | None, str, CallRecord]:
+        cfg = self.config
+        titles = [h.document.title or h.id for h in self._fused(state)[: cfg.max_pool_titles]]
+        none = "（无）" if cfg.lang == "zh" else "(none)"
+        messages = render_messages(
+            f"mas_planner_{cfg.lang}", query=query,
+            decisions="\n".join(f"{i}. {d}" for i, d in enumerate(state.decisions, 1)) or none,
+            reformulations="\n".join(f"- {q}" for q in state.reformulations) or none,
+            pool_size=len(state.pool), pool_titles="\n".join(f"- {t}" for t in titles) or none)
+        seed = None if cfg.seed is None else cfg.seed + 101 * len(state.steps)
+        decision, rec = call_json(self.llm, messages, parse_decision, schema=PLANNER_SCHEMA,
+                                  temperature=cfg.planner_temperature, max_tokens=cfg.planner_max_tokens,
+                                  retries=cfg.retries, seed=seed)
+        state.count(rec)
+        if decision is None:
+            return None, "", rec
+        return decision[0], decision[1], rec
+
+    def _fallback(self, state: _State) -> str | None:
+        for name in self.config.fallback_order:
+            if name not in state.used:
+                return name
+        return None
+
+    # ---- fusion -------------------------------------------------------------------------------------
+    def _fused(self, state: _State) -> list[Hit]:
+        scores: dict[str, float] = {}
+        for hits in state.lists:
+            for h in hits:
+                scores[h.id] = scores.get(h.id, 0.0) + 1.0 / (self.config.rrf_k + h.rank)
+        order = sorted(scores, key=lambda i: -scores[i])  # stable: first-seen order breaks ties
+        return [replace(state.pool[i], score=scores[i], rank=r, retriever="mas") for r, i in enumerate(order, 1)]
+
+    # ---- the loop -----------------------------------------------------------------------------------
+    def run(self, query: str, filter: DocumentFilter | None = None) -> AgentSearchResult:
+        cfg = self.config
+        query = " ".join(str(query).split())
+        if not query:
+            raise InputError("the query is empty; give a question or a statement of facts")
+        t0 = time.perf_counter()
+        state = _State()
+        query_lang = detect_language(query)
+        if query_lang != cfg.lang:
+            if cfg.on_language_mismatch == "refuse":
+                raise InputError(f"the query looks {_LANG_NAMES[query_lang]} but the corpus is "
+                                 f"{_LANG_NAMES[cfg.lang]}; ask in {_LANG_NAMES[cfg.lang]} or allow rewriting "
+                                 "(on_language_mismatch='rewrite')")
+            state.steps.append(Step(agent="planner", action="language", input={"query_lang": query_lang},
+                                    output={"corpus_lang": cfg.lang,
+                                            "handling": f"reformulations are written in {_LANG_NAMES[cfg.lang]}"}))
+        if cfg.include_original:
+            self._retrieve(state, query, "original", filter)
+
+        stop_reason = "max_rounds"
+        rounds = 0
+        script = list(cfg.script or ())
+        while rounds < (len(script) if cfg.script is not None else cfg.max_rounds):
+            if cfg.script is not None:
+                action, reason, rec = script[rounds], "scripted", CallRecord()
+            else:
+                action, reason, rec = self._decide(state, query)
+            error = None
+            if action is None:
+                state.failures += 1
+                action = self._fallback(state) if state.agent_retrievals == 0 else EXIT
+                error = f"planner reply unusable ({'; '.join(rec.errors)}); fell back to {action!r}"
+            elif action == EXIT and state.agent_retrievals == 0:
+                state.refused_exits += 1
+                fallback = self._fallback(state)
+                error = f"exit refused: no reformulation retrieved yet; running {fallback!r} instead"
+                action = fallback
+            state.steps.append(Step(agent="planner", action=action or EXIT,
+                                    input={"round": rounds + 1, "pool_size": len(state.pool)},
+                                    output={"reason": reason, **rec.as_dict()}, seconds=rec.seconds,
+                                    tokens=rec.tokens, error=error))
+            if action is None or action == EXIT:
+                stop_reason = "planner_exit" if action == EXIT else "agents_exhausted"
+                break
+            rounds += 1
+            state.decisions.append(f"{action}: {reason}" if reason else action)
+            state.used.append(action)
+            rw = rewrite(self.llm, action, query, lang=cfg.lang, query_lang=query_lang,
+                         temperature=cfg.rewriter_temperature, max_tokens=cfg.rewriter_max_tokens,
+                         retries=cfg.retries, seed=None if cfg.seed is None else cfg.seed + rounds)
+            for r in (rw.record, *rw.extra_records):
+                state.count(r)
+            if rw.error:
+                state.failures += 1
+            state.steps.append(Step(agent=action, action="rewrite", input={"query": query},
+                                    output={"queries": list(rw.queries), "analysis": rw.analysis,
+                                            **rw.record.as_dict()},
+                                    seconds=rw.seconds, tokens=rw.tokens, error=rw.error))
+            before = len(state.pool)
+            retrieved = 0
+            for q in rw.queries:
+                state.reformulations.append(q)
+                self._retrieve(state, q, action, filter)
+                retrieved += len(state.lists[-1])
+                state.agent_retrievals += 1
+            new = len(state.pool) - before
+            if retrieved and new < cfg.min_new_fraction * retrieved:
+                state.steps.append(Step(agent="planner", action="stop",
+                                        output={"reason": "coverage", "new": new, "retrieved": retrieved}))
+                stop_reason = "coverage"
+                break
+        else:
+            state.steps.append(Step(agent="planner", action=EXIT, output={"reason": "max_rounds"}))
+
+        pool = self._fused(state)
+        hits = pool
+        if self.final_reranker is not None and pool:
+            start = time.perf_counter()
+            stats = getattr(self.final_reranker, "stats", None)
+            calls0, tokens0 = (stats.calls, stats.tokens) if stats is not None else (0, 0)
+            head = self.final_reranker.rerank(query, pool[: cfg.final_rerank_depth])
+            hits = head + [replace(h, rank=len(head) + i) for i, h in enumerate(pool[cfg.final_rerank_depth:], 1)]
+            calls, tokens = (stats.calls - calls0, stats.tokens - tokens0) if stats is not None else (0, 0)
+            state.llm_calls += calls
+            state.tokens += tokens
+            state.steps.append(Step(agent=getattr(self.final_reranker, "name", "reranker"), action="rerank",
+                                    output={"ids": [h.id for h in head], "llm_calls": calls},
+                                    seconds=time.perf_counter() - start, tokens=tokens))
+        return AgentSearchResult(
+            query=query, hits=tuple(hits), pool=tuple(pool), steps=tuple(state.steps),
+            reformulations=tuple(state.reformulations), retrieval_calls=state.retrieval_calls,
+            llm_calls=state.llm_calls, tokens=state.tokens, seconds=time.perf_counter() - t0, rounds=rounds,
+            refused_exits=state.refused_exits, repairs=state.repairs, failures=state.failures,
+            stop_reason=stop_reason)
+
+
+_LANG_NAMES = {"zh": "Chinese", "en": "English"}
+
+
+class MASRetriever:
+    """The planner loop as a Retriever; the last run's result (trajectory included) is kept in ``last``."""
+
+    name = "mas"
+
+    def __init__(self, loop: PlannerLoop):
+        self.loop = loop
+        self.last: AgentSearchResult | None = None
+
+    def retrieve(self, query: str, k: int = 10, filter: DocumentFilter | None = None) -> list[Hit]:
+        self.last = self.loop.run(query, filter=filter)
+        return list(self.last.hits[:k])
