@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
+
 import typer
 
-from legalrag.cli.apps import eval_app
+from legalrag.cli.apps import eval_app, judgment_app
 from legalrag.cli.common import print_json
 
 
@@ -61,3 +63,24 @@ def eval_judgment(
         shown = ", ".join(report.unparsed[:20]) + (" ..." if len(report.unparsed) > 20 else "")
         console.print(f"[yellow]{len(report.unparsed)} predicted documents not parsed[/yellow] "
                       f"(no 判决如下 / result section; scored on what could be read): {shown}")
+
+
+@judgment_app.command("draft")
+def draft(
+    facts: str = typer.Option(..., "--facts", help="Case facts: a text file path or the text itself."),
+    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus",
+                                              help="Statute corpus JSONL (STARD or JuDGE shape); default: JuDGE's "
+                                                   "law_corpus.jsonl under ../shared/data if present."),
+    case_corpus: Optional[Path] = typer.Option(None, "--case-corpus",
+                                               help="Past judgments, JSONL lines {id, document}."),
+    model: Optional[str] = typer.Option(None, "--model", help="GGUF path or embedded model name (default 1.5B)."),
+    as_json: bool = typer.Option(False, "--json", help="Print sections, extracted fields and citations as JSON."),
+    max_tokens: int = typer.Option(900, "--max-tokens", help="Upper bound on generated tokens."),
+) -> None:
+    """Draft a complete criminal judgment from case facts, grounded on retrieved articles and cases."""
+    from legalrag.judgment.draft import draft_from_cli
+
+    result = draft_from_cli(facts, law_corpus=law_corpus, case_corpus=case_corpus, model=model,
+                            stream=not as_json, max_tokens=max_tokens)
+    if as_json:
+        print_json(result.to_dict())

@@ -1,0 +1,266 @@
+"""Draft a Chinese criminal judgment from case facts, grounded on retrieved statutes and past cases.
+
+Pipeline (``JudgmentDrafter.draft``):
+
+1. a law retriever (BM25 over a statute corpus, e.g. JuDGE's ``law_corpus.jsonl``) and a case retriever
+   (BM25 over past judgments; the case being drafted is always excluded) are queried with the facts;
+2. the LLM writes the reasoning (``本院认为……判决如下：``) and the result from the ``judgment_draft`` prompt;
+3. the reply is repaired into the benchmark's structure (missing ``本院认为`` / ``判决如下`` markers are
+   added) and assembled with a fixed heading, the facts and the closing into a complete judgment that our
+   own evaluator splits and reads;
+4. every cited Criminal Law article is checked against the statute corpus: unresolved ones are returned
+   as ``Citation(resolved=False)`` and shown, never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, Sequence
+
+from legalrag.errors import InputError
+from legalrag.judgment.extract import JudgmentFields, extract_fields
+from legalrag.judgment.sections import Sections, split_sections
+from legalrag.numerals import to_chinese
+from legalrag.types import Citation, Document, DocumentKind, Hit
+
+CRIMINAL_LAW = "中华人民共和国刑法"
+HEADING = "刑事判决书\n公诉机关人民检察院。\n本院依法组成合议庭，公开开庭审理了本案。现已审理终结。\n"
+CLOSING = "\n如不服本判决，可在接到判决书的第二日起十日内，通过本院或者直接向上一级人民法院提出上诉。"
+
+
+# ------------------------------------------------------------------------------------------ corpora
+
+def load_law_corpus(path: str | Path) -> list[Document]:
+    from legalrag.corpora.statutes import load_statutes
+
+    return load_statutes(path)
+
+
+def cases_from_judgments(judgments: Mapping[str, str | None]) -> list[Document]:
+    """Past judgments as retrievable documents (id = case id); reasoning and result kept in metadata."""
+    docs = []
+    for case_id, text in judgments.items():
+        if not isinstance(text, str):
+            continue
+        sec = split_sections(text)
+        docs.append(Document(id=case_id, text=sec.facts or text[:2000], title=text.split("\n", 1)[0][:60],
+                             kind=DocumentKind.JUDGMENT,
+                             metadata={"reasoning": sec.reasoning, "result": sec.result}))
+    return docs
+
+
+def render_prompt(name: str, **variables: str) -> list[dict[str, str]]:
+    """Render ``prompts/<name>.md`` (``### role`` blocks, ``{{ var }}`` slots) into chat messages."""
+    try:  # the shared loader, when present, checks variables the same way
+        from legalrag.prompts import load_prompt  # type: ignore[attr-defined]
+
+        return list(load_prompt(name).render(**variables))
+    except ImportError:
+        pass
+    text = resources.files("legalrag").joinpath(f"prompts/{name}.md").read_text(encoding="utf-8")
+    missing = set(re.findall(r"{{\s*(\w+)\s*}}", text)) - set(variables)
+    if missing:
+        raise InputError(f"prompt {name!r} needs variables {sorted(missing)}")
+    text = re.sub(r"{{\s*(\w+)\s*}}", lambda m: str(variables[m.group(1)]), text)
+    messages = []
+    for block in re.split(r"^### ", text, flags=re.M):
+        if block.strip():
+            role, _, content = block.partition("\n")
+            messages.append({"role": role.strip(), "content": content.strip()})
+    return messages
+
+
+# ---------------------------------------------------------------------------------------- structure
+
+def repair_reply(reply: str) -> str:
+    """Bring an LLM reply into ``本院认为……判决如下：\\n<result>`` form so the evaluator can split it."""
+    text = reply.strip().replace("**", "")
+    text = re.sub(r"^#+\s*", "", text, flags=re.M)
+    start = text.find("本院认为")
+    if start > 0:
+        text = text[start:]
+    elif start < 0:
+        text = "本院认为，" + text
+    if "判决如下" not in text:
+        m = re.search(r"\n?\s*(?:一、)?被告人[^\n，。]{0,20}犯", text)
+        if m and m.start() > 0:
+            text = text[: m.start()].rstrip() + "判决如下：\n" + text[m.start():].lstrip()
+        else:
+            text = text.rstrip() + "\n判决如下：\n"
+    for marker in ("如不服本判决", "审判长", "审判员", "书记员"):  # drop a closing the model wrote itself
+        pos = text.find(marker, text.find("判决如下"))
+        if pos > 0:
+            text = text[:pos].rstrip()
+    return text
+
+
+def assemble(facts: str, reply: str) -> str:
+    return HEADING + "\n" + facts.strip() + "\n\n" + repair_reply(reply) + "\n" + CLOSING
+
+
+def check_articles(fields: JudgmentFields, statutes: Sequence[Document],
+                   retrieved_ids: Iterable[str] = ()) -> list[Citation]:
+    """Resolve each cited Criminal Law article to a statute document; unresolved ones are flagged."""
+    by_article = {(d.metadata.get("law"), d.metadata.get("article")): d for d in statutes}
+    retrieved = set(retrieved_ids)
+    out = []
+    for art in fields.articles:
+        label = f"第{to_chinese(art.number)}条" + (f"之{to_chinese(art.suffix)}" if art.suffix else "")
+        doc = by_article.get((CRIMINAL_LAW, art.key))
+        out.append(Citation(text=label, canonical=CRIMINAL_LAW + label, resolved=doc is not None,
+                            document_id=doc.id if doc else None, in_retrieved=bool(doc and doc.id in retrieved),
+                            document_text=doc.text if doc else ""))
+    return out
+
+
+# ------------------------------------------------------------------------------------------- drafter
+
+@dataclass(frozen=True)
+class DraftResult:
+    document: str
+    sections: Sections
+    fields: JudgmentFields
+    citations: tuple[Citation, ...]
+    law_hits: tuple[Hit, ...] = ()
+    case_hits: tuple[Hit, ...] = ()
+    timings: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def unresolved(self) -> tuple[Citation, ...]:
+        return tuple(c for c in self.citations if not c.resolved)
+
+    def to_dict(self) -> dict:
+        return {
+            "document": self.document,
+            "sections": self.sections.to_dict(),
+            "fields": self.fields.to_dict(),
+            "parsed": self.sections.parsed,
+            "citations": [{"text": c.text, "canonical": c.canonical, "resolved": c.resolved,
+                           "document_id": c.document_id, "in_retrieved": c.in_retrieved} for c in self.citations],
+            "laws": [{"id": h.id, "title": h.document.title, "score": h.score} for h in self.law_hits],
+            "cases": [{"id": h.id, "score": h.score} for h in self.case_hits],
+            "timings": dict(self.timings),
+        }
+
+
+class JudgmentDrafter:
+    """Facts in, a complete judgment out. ``llm`` is any ``legalrag.llm.base.LLM``."""
+
+    def __init__(self, llm, statutes: Sequence[Document], cases: Sequence[Document] = (), *,
+                 k_laws: int = 6, k_cases: int = 1, max_tokens: int = 900, max_fact_chars: int = 1200,
+                 max_case_chars: int = 700):
+        if not statutes:
+            raise InputError("the statute corpus is empty; pass --law-corpus with statute articles")
+        self.llm = llm
+        self.statutes = list(statutes)
+        self.cases = list(cases)
+        self.k_laws, self.k_cases = k_laws, k_cases
+        self.max_tokens = max_tokens
+        self.max_fact_chars, self.max_case_chars = max_fact_chars, max_case_chars
+        self._law_retriever = self._case_retriever = None
+
+    def _retriever(self, docs):
+        from legalrag.retrieval.bm25 import BM25Retriever
+        from legalrag.retrieval.tokenize import tokenizer_for
+
+        return BM25Retriever.from_documents(docs, tokenizer_for("zh"))
+
+    def retrieve_laws(self, facts: str) -> list[Hit]:
+        if self._law_retriever is None:
+            self._law_retriever = self._retriever(self.statutes)
+        return self._law_retriever.retrieve(facts[: self.max_fact_chars], k=self.k_laws)
+
+    def retrieve_cases(self, facts: str, exclude: set[str] = frozenset()) -> list[Hit]:
+        """Similar past cases; ids in ``exclude`` (the case itself) are never returned."""
+        if not self.cases or self.k_cases <= 0:
+            return []
+        if self._case_retriever is None:
+            self._case_retriever = self._retriever(self.cases)
+        hits = self._case_retriever.retrieve(facts[: self.max_fact_chars], k=self.k_cases + len(exclude))
+        return [h for h in hits if h.id not in exclude][: self.k_cases]
+
+    def messages(self, facts: str, laws: Sequence[Hit], cases: Sequence[Hit]) -> list[dict[str, str]]:
+        law_text = "\n".join(f"{h.document.title}：{h.document.text[:220]}" for h in laws) or "（无）"
+        case_text = "\n\n".join(
+            (h.document.metadata.get("reasoning", "") + "\n" + h.document.metadata.get("result", ""))
+            [: self.max_case_chars] for h in cases) or "（无）"
+        return render_prompt("judgment_draft", facts=facts[: self.max_fact_chars], laws=law_text, cases=case_text)
+
+    def draft(self, facts: str, *, exclude_case_ids: Iterable[str] = (),
+              on_text: Callable[[str], None] | None = None) -> DraftResult:
+        import time
+
+        from legalrag.llm.base import ChatRequest
+
+        if not facts.strip():
+            raise InputError("the case facts are empty")
+        t0 = time.perf_counter()
+        laws = self.retrieve_laws(facts)
+        cases = self.retrieve_cases(facts, set(exclude_case_ids))
+        t_retrieve = time.perf_counter() - t0
+        request = ChatRequest(messages=tuple(self.messages(facts, laws, cases)), max_tokens=self.max_tokens,
+                              temperature=0.0, stop=("如不服本判决",))
+        stream = getattr(self.llm, "stream", None)
+        if on_text is not None and callable(stream):
+            chunks = []
+            for piece in stream(request):
+                chunks.append(piece)
+                on_text(piece)
+            reply = "".join(chunks)
+        else:
+            reply = self.llm.chat(request).text
+            if on_text is not None:
+                on_text(reply)
+        t_generate = time.perf_counter() - t0 - t_retrieve
+        document = assemble(facts, reply)
+        fields = extract_fields(document)
+        citations = check_articles(fields, self.statutes, (h.id for h in laws))
+        return DraftResult(document, fields.sections, fields, tuple(citations), tuple(laws), tuple(cases),
+                           {"retrieve": t_retrieve, "generate": t_generate})
+
+
+def draft_from_cli(facts: str, *, law_corpus: Path | None, case_corpus: Path | None, model: str | None,
+                   stream: bool, max_tokens: int) -> DraftResult:
+    """What ``legalrag judgment draft`` does: load corpora and the embedded model, draft, print sections."""
+    import os
+
+    from legalrag.judgment.io import load_judgments
+
+    p = Path(facts)
+    if len(facts) < 512 and p.suffix in (".txt", ".md") and not p.exists():
+        raise InputError("facts file not found; pass a path to a text file or the facts themselves", path=facts)
+    text = p.read_text(encoding="utf-8") if len(facts) < 512 and p.is_file() else facts
+    if law_corpus is None:
+        shared = Path(os.environ.get("LEGALRAG_SHARED_DATA", Path.cwd().parent / "shared" / "data"))
+        law_corpus = shared / "judge" / "data" / "law_corpus.jsonl"
+        if not law_corpus.exists():
+            raise InputError("no statute corpus given; pass --law-corpus FILE (JSONL of articles)")
+    statutes = load_law_corpus(law_corpus)
+    cases = cases_from_judgments(load_judgments(case_corpus)) if case_corpus else []
+    from legalrag.llm.embedded import EmbeddedLLM  # type: ignore[import-not-found]
+
+    llm = EmbeddedLLM(model=model) if model else EmbeddedLLM()
+    drafter = JudgmentDrafter(llm, statutes, cases, max_tokens=max_tokens)
+    out = sys.stdout
+    if stream:
+        out.write(HEADING + "\n" + text.strip() + "\n\n")
+        out.flush()
+    res = drafter.draft(text, on_text=(lambda s: (out.write(s), out.flush())) if stream else None)
+    if stream:
+        from rich.console import Console
+
+        console = Console(stderr=True)
+        f = res.fields
+        console.print(f"\n[bold]charges[/bold] {', '.join(f.charges) or '-'}  [bold]prison[/bold] "
+                      f"{f.prison_months if f.prison_months is not None else '-'} months  [bold]fine[/bold] "
+                      f"{f.fine_yuan if f.fine_yuan is not None else '-'} yuan")
+        for c in res.citations:
+            mark = "[green]resolved[/green]" if c.resolved else "[red]NOT IN CORPUS[/red]"
+            console.print(f"  {c.canonical}: {mark}")
+        if not res.sections.parsed:
+            console.print("[yellow]the draft has no result section the evaluator can read[/yellow]")
+    return res
