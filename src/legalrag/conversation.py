@@ -1,0 +1,107 @@
+"""Multi-turn consultations: turn a conversation into the query retrieval should run for the last turn.
+
+Processors (the LexRAG conversation strategies), each ``processor(turns) -> str``:
+
+- ``last_question``: the last user turn alone (cheap; loses context such as "and what if he refuses?");
+- ``all_questions``: every user turn, oldest first (keeps the thread of questions, drops the answers);
+- ``full_context``: every turn, user and assistant, labelled (most context, longest query);
+- ``LLMRewrite(llm)``: the model rewrites the last question into a standalone one (prompt template
+  ``conversation_rewrite_<lang>``); an empty or failed rewrite falls back to ``all_questions``.
+
+``make_processor(name, llm=None)`` builds one by name, as the CLI does.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from legalrag.errors import InputError
+from legalrag.llm.base import LLM, ChatRequest
+from legalrag.types import Turn
+
+Processor = Callable[[Sequence[Turn]], str]
+PROCESSORS = ("last", "all_questions", "full_context", "rewrite")
+_ROLE_LABELS = {"zh": {"user": "用户", "assistant": "助手"}, "en": {"user": "User", "assistant": "Assistant"}}
+
+
+def _check(turns: Sequence[Turn]) -> list[Turn]:
+    turns = list(turns)
+    for i, t in enumerate(turns):
+        if t.role not in ("user", "assistant"):
+            raise InputError(f"turn {i + 1} has role {t.role!r}; use 'user' or 'assistant'")
+    if not any(t.role == "user" and t.content.strip() for t in turns):
+        raise InputError("the conversation has no user question")
+    return turns
+
+
+def _user_turns(turns: Sequence[Turn]) -> list[str]:
+    return [" ".join(t.content.split()) for t in turns if t.role == "user" and t.content.strip()]
+
+
+def last_question(turns: Sequence[Turn]) -> str:
+    return _user_turns(_check(turns))[-1]
+
+
+def all_questions(turns: Sequence[Turn]) -> str:
+    return " ".join(_user_turns(_check(turns)))
+
+
+def full_context(turns: Sequence[Turn], lang: str = "zh", max_chars: int = 2000) -> str:
+    """Every turn labelled by role; older turns are dropped first when over ``max_chars``."""
+    labels = _ROLE_LABELS.get(lang, _ROLE_LABELS["en"])
+    lines = [f"{labels[t.role]}: {' '.join(t.content.split())}" for t in _check(turns) if t.content.strip()]
+    while len(lines) > 1 and sum(len(x) + 1 for x in lines) > max_chars:
+        lines.pop(0)
+    return "\n".join(lines)
+
+
+class LLMRewrite:
+    """Rewrite the last question into a standalone question with the LLM."""
+
+    name = "rewrite"
+
+    def __init__(self, llm: LLM, lang: str = "zh", max_tokens: int = 128, temperature: float = 0.0,
+                 max_history_chars: int = 1500):
+        if lang not in ("zh", "en"):
+            raise InputError(f"lang must be 'zh' or 'en', got {lang!r}")
+        self.llm, self.lang, self.max_tokens, self.temperature = llm, lang, max_tokens, temperature
+        self.max_history_chars = max_history_chars
+        self.last_error: str | None = None
+        self.tokens = 0
+
+    def __call__(self, turns: Sequence[Turn]) -> str:
+        from legalrag.rerank.llm_common import render_messages
+
+        turns = _check(turns)
+        question = last_question(turns)
+        last_user = max(i for i, t in enumerate(turns) if t.role == "user" and t.content.strip())
+        history = turns[:last_user]
+        self.last_error = None
+        if not history:
+            return question  # nothing to resolve
+        messages = render_messages(f"conversation_rewrite_{self.lang}", question=question,
+                                   history=full_context(history, self.lang, self.max_history_chars))
+        result = self.llm.chat(ChatRequest(messages=tuple(messages), max_tokens=self.max_tokens,
+                                           temperature=self.temperature))
+        self.tokens += result.prompt_tokens + result.completion_tokens
+        text = " ".join(result.text.strip().strip('"“”').split())
+        for prefix in ("改写后的独立问题：", "改写后的问题：", "Standalone question:"):
+            text = text.removeprefix(prefix).strip()
+        if not text:
+            self.last_error = "the model returned an empty rewrite; used all questions instead"
+            return all_questions(turns)
+        return text
+
+
+def make_processor(name: str, llm: LLM | None = None, lang: str = "zh") -> Processor:
+    if name == "last":
+        return last_question
+    if name == "all_questions":
+        return all_questions
+    if name == "full_context":
+        return lambda turns: full_context(turns, lang)
+    if name == "rewrite":
+        if llm is None:
+            raise InputError("the 'rewrite' processor needs an LLM")
+        return LLMRewrite(llm, lang=lang)
+    raise InputError(f"unknown conversation processor {name!r}; choose one of {', '.join(PROCESSORS)}")
