@@ -169,3 +169,11 @@ def test_evaluate_aggregates_like_the_benchmark():
     assert r.prison == pytest.approx(0.5) and r.fine == pytest.approx(0.5)
     assert r.charge_precision == pytest.approx(0.5) and r.charge_f1 == pytest.approx(0.5)
     assert r.article_recall == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("marker", ["作出如下判决：", "裁判结论：", "判处如下："])
+def test_extra_reasoning_end_markers_used_by_llm_drafts(marker):
+    text = f"审理终结。事实。本院认为，构成贩卖毒品罪，{marker}\n被告人甲犯贩卖毒品罪，判处有期徒刑六个月。\n如不服本判决，可上诉。"
+    assert not split_sections(text).parsed
+    broad = split_sections(text, extra_markers=True)
+    assert broad.parsed and broad.result.strip() == "被告人甲犯贩卖毒品罪，判处有期徒刑六个月。"

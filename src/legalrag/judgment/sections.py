@@ -19,7 +19,7 @@ re-implemented here so that our figures reproduce the benchmark's:
 
 ``extra_markers=True`` adds fallbacks that the benchmark lacks (``经审理查明`` or ``公诉机关指控`` to start the
 facts when no heading marker exists, ``本院经审理认为`` / ``法院认为`` when ``本院认为`` is missing,
-``判处如下`` / ``判决：`` / ``裁判如下``, ``（此页无正文）``, ``书记员``); these are used for display and for
+``判处如下`` / ``裁判如下`` / ``作出如下判决`` / ``裁判结论`` / ``判决：``, ``（此页无正文）``, ``书记员``); these are used for display and for
 checking drafts, never for the benchmark figures.
 """
 
@@ -53,7 +53,7 @@ RESULT_BEFORE = (
 # Fallbacks used only with extra_markers=True (see the module docstring).
 EXTRA_HEADING_BEFORE = (r"经审理查明", r"经本院审理查明", r"公诉机关指控", r"检察院指控")
 EXTRA_FACT_BEFORE = (r"本院经审理认为", r"本院审理认为", r"法院认为", r"合议庭认为")
-EXTRA_REASON_END = (r"判处如下[:：,，\n]?", r"裁判如下[:：,，\n]?", r"判决[:：]\n?")
+EXTRA_REASON_END = (r"判处如下[:：,，\n]?", r"裁判如下[:：,，\n]?", r"作出如下判决[:：]?", r"裁判结论[:：]?", r"判决[:：]\n?")
 EXTRA_RESULT_BEFORE = (r"（此页无正文）", r"\n\s*书\s{0,3}记\s{0,3}员", r"\n\s*二[〇○零]")
 
 _TAG = re.compile(r"<\s*/?\s*[A-Za-z][^<>]*>")
