@@ -71,15 +71,17 @@ class Sections:
     result: str = ""
     appendix: str = ""
     text: str = ""
+    marked: bool = False  # the reasoning ended at a 判决如下-style marker (not "everything that was left")
 
     @property
     def parsed(self) -> bool:
         """True when the reasoning and the result were both found by their own markers."""
-        return bool(self.result.strip()) and any(m in self.reasoning for m in ("判决如下", "裁定如下", "判处如下"))
+        return self.marked and bool(self.result.strip())
 
     def to_dict(self) -> dict[str, str]:
         d = asdict(self)
         d.pop("text")
+        d.pop("marked")
         return d
 
 
@@ -128,6 +130,7 @@ def split_sections(text: str, *, extra_markers: bool = False) -> Sections:
     reasoning = _first(REASON_END, rest, include=True)
     if extra_markers and not reasoning:
         reasoning = _first(EXTRA_REASON_END, rest, include=True)
+    marked = bool(reasoning)
     if not reasoning:
         reasoning = rest
     rest = _cut(rest, reasoning)
@@ -138,4 +141,5 @@ def split_sections(text: str, *, extra_markers: bool = False) -> Sections:
         result = rest
     rest = _cut(rest, result)
 
-    return Sections(heading=heading, facts=facts, reasoning=reasoning, result=result, appendix=rest, text=full)
+    return Sections(heading=heading, facts=facts, reasoning=reasoning, result=result, appendix=rest, text=full,
+                    marked=marked)
