@@ -96,8 +96,8 @@ def test_extracted_articles_agree_with_dataset_labels(judge):
         sentence = _result_sentence(rec["document"])
         if sentence is None:
             continue
-        got = {c.citation.article for c in resolver.extract(sentence)
-               if isinstance(c.citation, ChineseCitation) and resolver.match_law(c.citation.law or "").title == CRIMINAL_LAW}
+        got = {c.citation.article for c in resolver.extract(sentence) if isinstance(c.citation, ChineseCitation)
+               and resolver.match_law(c.citation.law or "").title == CRIMINAL_LAW}
         total += 1
         agree += got == labels[rec["id"]]
     assert total >= 95

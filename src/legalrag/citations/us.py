@@ -22,7 +22,8 @@ _CODE = re.compile(
 )
 _MORE = re.compile(rf"\s*(?:,\s*(?:and\s+)?|and\s+|&\s*)(?P<section>{_SECTION})(?P<subs>{_SUBS})")
 _RULES = re.compile(
-    r"(?:\bFed\.\s?R\.\s?(?P<kind>Evid|Civ\.\s?P|Crim\.\s?P|App\.\s?P|Bankr\.\s?P)\.?|\b(?P<abbr>FRE|FRCP|FRCrP|FRAP|FRBP))"
+    r"(?:\bFed\.\s?R\.\s?(?P<kind>Evid|Civ\.\s?P|Crim\.\s?P|App\.\s?P|Bankr\.\s?P)\.?"
+    r"|\b(?P<abbr>FRE|FRCP|FRCrP|FRAP|FRBP))"
     rf"\s*(?:[Rr]ule\s*)?(?P<section>\d+(?:\.\d+)?)(?P<subs>{_SUBS})"
 )
 _RULE_NAMES = {"evid": "Fed. R. Evid.", "civp": "Fed. R. Civ. P.", "crimp": "Fed. R. Crim. P.",

@@ -1,0 +1,309 @@
+"""A folder of user documents as overlapping windows, with incremental re-indexing by content hash.
+
+    docs, manifest = load_folder("my_docs")                # every file, windowed
+    update = plan_update("my_docs", manifest)              # later: what changed since that manifest
+    docs, manifest = apply_update(docs, update, "my_docs")  # re-read only added and changed files
+
+Each window is a :class:`~legalrag.types.Document` with ``kind=USER_DOCUMENT``, id ``"<relative path>#<n>"``
+(stable while the file is unchanged), ``source`` the file path, ``title`` "<document title> — <section>" and
+``metadata`` holding ``path``, ``doc_title``, ``section``, ``section_path``, ``window``, ``start``/``end``
+(offsets in the extracted text), ``format``, ``sha256`` and, for PDFs, ``page``.
+
+A window's section is the header in effect where it starts (or, before the first header, the first header
+inside it). Sections are Markdown headers (``#``…``######``, also produced from HTML ``<h1>``…``<h6>``) and Chinese
+headers on their own line (``第一编``/``第一章 总则``/``第二节 …``). Windows are cut, in order of preference,
+before a header, at a blank line, at a line break, after a sentence end, after a comma or space; the next
+window starts at most ``overlap`` characters before the cut, at a sentence start when one is in reach, and
+never reaches back across a header.
+
+The manifest is ``{relative_path: sha256}``; it does not depend on any index, so an index can store it and
+ask :func:`plan_update` later.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from legalrag.corpora.extract import FORMATS, Extracted, extract
+from legalrag.errors import InputError
+from legalrag.io import sha256_file
+from legalrag.types import Document, DocumentKind
+
+DEFAULT_SIZE = 500
+DEFAULT_OVERLAP = 100
+
+_MD_HEADER = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
+_ZH_HEADER = re.compile(  # 第一章 总则 / 第二节　合同的订立 / 第三编: on its own line, no sentence punctuation
+    r"^[ \t\u3000]*(第[零〇一二两三四五六七八九十百千0-9]+([编章节]))"
+    r"(?:[ \t\u3000]*([^\s。！？；，,.!?][^。！？；，,.!?\n]{0,30}))?[ \t\u3000]*$", re.M)
+_ZH_LEVEL = {"编": 1, "章": 2, "节": 3}
+_CUTS = [re.compile(r"\n[ \t]*\n"), re.compile(r"\n"), re.compile(r"[。！？!?；;]|\.(?=\s)"),
+         re.compile(r"[，,、：:]|\s")]
+_FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.M | re.S)
+
+
+@dataclass(frozen=True)
+class Header:
+    offset: int
+    level: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Update:
+    """What changed in a folder since ``old_manifest``; ``manifest`` holds the current hash of every file."""
+
+    added: tuple[str, ...]
+    changed: tuple[str, ...]
+    removed: tuple[str, ...]
+    unchanged: tuple[str, ...]
+    manifest: Mapping[str, str]
+
+    @property
+    def to_load(self) -> tuple[str, ...]:
+        """Files to (re-)read: added and changed."""
+        return self.added + self.changed
+
+    @property
+    def stale(self) -> tuple[str, ...]:
+        """Files whose old windows must be dropped: changed and removed."""
+        return self.changed + self.removed
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.changed or self.removed)
+
+
+def find_headers(text: str) -> list[Header]:
+    """Markdown and Chinese (编/章/节) headers in ``text``, in order (Markdown inside ``` fences is ignored)."""
+    fenced = [(m.start(), m.end()) for m in _FENCE.finditer(text)]
+    out = []
+    for m in _MD_HEADER.finditer(text):
+        if not any(s <= m.start() < e for s, e in fenced):
+            out.append(Header(m.start(), len(m.group(1)), m.group(2).strip()))
+    for m in _ZH_HEADER.finditer(text):
+        label = m.group(1) + (" " + m.group(3).strip() if m.group(3) else "")
+        start = m.start() + len(m.group(0)) - len(m.group(0).lstrip())
+        out.append(Header(start, _ZH_LEVEL[m.group(2)], label))
+    return sorted(out, key=lambda h: h.offset)
+
+
+def window_spans(text: str, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP,
+                 breaks: Iterable[int] = ()) -> list[tuple[int, int]]:
+    """Character spans of overlapping windows of at most ``size`` characters (rules in the module docstring).
+
+    ``breaks`` are offsets where a cut is preferred and which later windows do not reach back across
+    (section headers).
+    """
+    if size <= 0:
+        raise InputError(f"window size must be positive, got {size}", field="size")
+    if not 0 <= overlap < size:
+        raise InputError(f"overlap must be at least 0 and smaller than the window size ({size}), got {overlap}",
+                         field="overlap")
+    hard = sorted(set(breaks))
+    n = len(text)
+    spans: list[tuple[int, int]] = []
+    start = _skip_space(text, 0)
+    while start < n:
+        end = min(start + size, n)
+        cut_at_break = False
+        if end < n:
+            lo = start + size // 2
+            i = bisect.bisect_right(hard, end) - 1
+            if i >= 0 and hard[i] > lo:
+                end, cut_at_break = hard[i], True
+            else:
+                end = _best_cut(text, lo, end)
+        if text[start:end].strip():
+            spans.append((start, _trim_end(text, start, end)))
+        if end >= n:
+            break
+        nxt = end if cut_at_break or overlap == 0 else _aligned_start(text, max(end - overlap, start + 1), end)
+        i = bisect.bisect_right(hard, end) - 1  # never reach back across a header
+        if i >= 0 and hard[i] > nxt:
+            nxt = hard[i]
+        start = _skip_space(text, max(nxt, start + 1))
+    return spans
+
+
+def _best_cut(text: str, lo: int, hi: int) -> int:
+    for pattern in _CUTS:
+        last = None
+        for last in pattern.finditer(text, lo, hi):
+            pass
+        if last is not None:
+            return last.end()
+    return hi
+
+
+def _aligned_start(text: str, lo: int, hi: int) -> int:
+    """The first paragraph, line or sentence start in [lo, hi) that still leaves text before the cut at ``hi``."""
+    last = _trim_end(text, lo, hi)
+    for pattern in _CUTS[:3]:
+        for m in pattern.finditer(text, lo, hi):
+            if m.end() < last and text[m.end():last].strip():
+                return m.end()
+    return lo
+
+
+def _skip_space(text: str, i: int) -> int:
+    while i < len(text) and text[i].isspace():
+        i += 1
+    return i
+
+
+def _trim_end(text: str, start: int, end: int) -> int:
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return end
+
+
+def windows(extracted: Extracted, rel: str, source: str, sha256: str, size: int = DEFAULT_SIZE,
+            overlap: int = DEFAULT_OVERLAP) -> list[Document]:
+    """The windows of one extracted file as documents."""
+    text, title = extracted.text, extracted.title
+    headers = find_headers(text)
+    offsets = [h.offset for h in headers]
+    docs = []
+    for n, (start, end) in enumerate(window_spans(text, size, overlap, breaks=_breaks(text, headers))):
+        upto = bisect.bisect_right(offsets, start)
+        if upto == 0 and offsets and offsets[0] < end:  # no header before the window: take its first one
+            upto = 1
+        path = _section_path(headers, upto)
+        section = path[-1] if path else ""
+        meta = {"path": rel, "doc_title": title, "section": section, "section_path": path, "window": n,
+                "start": start, "end": end, "format": extracted.format, "sha256": sha256}
+        if extracted.page_starts:
+            meta["page"] = bisect.bisect_right(extracted.page_starts, start)
+        shown = f"{title} — {section}" if section and section != title else title
+        docs.append(Document(id=f"{rel}#{n}", text=text[start:end], title=shown, kind=DocumentKind.USER_DOCUMENT,
+                             source=source, metadata=meta))
+    return docs
+
+
+def _breaks(text: str, headers: list[Header]) -> list[int]:
+    """Header offsets to cut before; a header right under another (第二章 then 第一节) stays with it."""
+    out, prev_line_end = [], None
+    for h in headers:
+        if prev_line_end is None or text[prev_line_end:h.offset].strip():
+            out.append(h.offset)
+        newline = text.find("\n", h.offset)
+        prev_line_end = len(text) if newline < 0 else newline
+    return out
+
+
+def _section_path(headers: list[Header], upto: int) -> list[str]:
+    stack: list[Header] = []
+    for h in headers[:upto]:
+        while stack and stack[-1].level >= h.level:
+            stack.pop()
+        stack.append(h)
+    return [h.text for h in stack]
+
+
+def scan_folder(folder: str | Path) -> dict[str, Path]:
+    """Supported files under ``folder`` (recursively, hidden files and folders skipped) by relative path."""
+    root = Path(folder)
+    if not root.exists():
+        raise InputError("folder not found; check the path", path=str(root))
+    if not root.is_dir():
+        raise InputError("expected a folder of documents, got a file", path=str(root))
+    found = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root)
+        if any(part.startswith(".") for part in rel.parts) or p.suffix.lower() not in FORMATS:
+            continue
+        if p.is_file() or (p.is_symlink() and not p.exists()):  # a broken link is reported when read
+            found[rel.as_posix()] = p
+    return found
+
+
+def file_manifest(folder: str | Path) -> dict[str, str]:
+    """``{relative_path: sha256}`` for every supported file in ``folder``."""
+    return {rel: _hash(p) for rel, p in scan_folder(folder).items()}
+
+
+def _hash(path: Path) -> str:
+    try:
+        return sha256_file(path)
+    except OSError as exc:
+        raise InputError(f"cannot read this file ({exc.strerror or exc}); fix its permissions or remove it",
+                         path=str(path)) from None
+
+
+def plan_update(folder: str | Path, old_manifest: Mapping[str, str]) -> Update:
+    """Compare the folder with a manifest from an earlier :func:`load_folder`: added, changed, removed."""
+    now = file_manifest(folder)
+    added = tuple(r for r in now if r not in old_manifest)
+    changed = tuple(r for r in now if r in old_manifest and old_manifest[r] != now[r])
+    unchanged = tuple(r for r in now if r in old_manifest and old_manifest[r] == now[r])
+    removed = tuple(sorted(r for r in old_manifest if r not in now))
+    return Update(added, changed, removed, unchanged, now)
+
+
+def load_file(path: str | Path, rel: str | None = None, *, size: int = DEFAULT_SIZE,
+              overlap: int = DEFAULT_OVERLAP, encoding: str = "utf-8") -> tuple[list[Document], str]:
+    """Windows of one file and the sha256 of the bytes they were made from."""
+    import hashlib
+
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read this file ({exc.strerror or exc}); fix its permissions or remove it",
+                         path=str(p)) from None
+    digest = hashlib.sha256(data).hexdigest()
+    extracted = extract(p, data, encoding)
+    return windows(extracted, rel or p.name, str(p), digest, size, overlap), digest
+
+
+def load_folder(folder: str | Path, *, paths: Iterable[str] | None = None, size: int = DEFAULT_SIZE,
+                overlap: int = DEFAULT_OVERLAP, encoding: str = "utf-8",
+                progress: bool = False) -> tuple[list[Document], dict[str, str]]:
+    """Windows of every supported file in ``folder`` (or only of ``paths``, relative to it) and their manifest.
+
+    An empty folder, an unreadable file or undecodable text raises :class:`InputError` naming the file.
+    """
+    files = scan_folder(folder)
+    if paths is not None:
+        wanted = list(paths)
+        missing = [r for r in wanted if r not in files]
+        if missing:
+            raise InputError(f"not in the folder (any more): {', '.join(missing)}; plan the update again",
+                             path=str(folder))
+        files = {r: files[r] for r in wanted}
+    elif not files:
+        raise InputError(f"no documents found; put Markdown, text, PDF or HTML files ({', '.join(sorted(FORMATS))}) "
+                         "in it", path=str(folder))
+    items = sorted(files.items())
+    if progress:
+        from tqdm import tqdm
+
+        items = tqdm(items, desc="reading documents", unit="file")
+    docs: list[Document] = []
+    manifest: dict[str, str] = {}
+    for rel, p in items:
+        file_docs, manifest[rel] = load_file(p, rel, size=size, overlap=overlap, encoding=encoding)
+        docs += file_docs
+    return docs, manifest
+
+
+def apply_update(documents: Iterable[Document], update: Update, folder: str | Path, *, size: int = DEFAULT_SIZE,
+                 overlap: int = DEFAULT_OVERLAP, encoding: str = "utf-8",
+                 progress: bool = False) -> tuple[list[Document], dict[str, str]]:
+    """Drop the windows of changed and removed files, read added and changed ones; return documents and manifest.
+
+    Windows of unchanged files are kept as they are (same ids), so an index only needs to re-encode the rest.
+    """
+    keep = set(update.unchanged)
+    kept = [d for d in documents if d.metadata.get("path") in keep]
+    new_docs, new_manifest = load_folder(folder, paths=update.to_load, size=size, overlap=overlap,
+                                         encoding=encoding, progress=progress)
+    manifest = {r: update.manifest[r] for r in update.unchanged}
+    manifest.update(new_manifest)
+    docs = sorted(kept + new_docs, key=lambda d: (d.metadata["path"], d.metadata["window"]))
+    return docs, dict(sorted(manifest.items()))
