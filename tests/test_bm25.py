@@ -54,7 +54,7 @@ def brute_force_lucene(token_docs, query_tokens, k1, b):
 def test_scores_match_a_brute_force_lucene_bm25(k1, b):
     tok = tokenizer_for("en", stemmer=None)
     d = docs(EN)
-    r = BM25Retriever.from_documents(d, tok, k1=k1, b=b, with_title=False)
+    r = BM25Retriever.from_documents(d, tok, k1=k1, b=b, title_mode="none")
     token_docs = [tok(x.text) for x in d]
     for query in ["the worker signs a labour contract", "loan interest loan", "repair house rent"]:
         expected = brute_force_lucene(token_docs, tok(query), k1, b)
@@ -71,7 +71,7 @@ def test_robertson_matches_rank_bm25_okapi():
     token_docs = [tok(x.text) for x in d]
     # every query term occurs in fewer than half of the documents, so rank_bm25's idf floor never applies
     ref = BM25Okapi(token_docs, k1=1.5, b=0.75)
-    r = BM25Retriever.from_documents(d, tok, k1=1.5, b=0.75, method="robertson", with_title=False)
+    r = BM25Retriever.from_documents(d, tok, k1=1.5, b=0.75, method="robertson", title_mode="none")
     for query in ["labour contract worker", "private loan cap", "traffic accident victim"]:
         # bm25s drops the constant (k1 + 1) factor of the Okapi form; scores are otherwise identical
         np.testing.assert_allclose(r.scores(query) * (1.5 + 1), ref.get_scores(tok(query)), rtol=1e-5, atol=1e-6)
@@ -128,3 +128,19 @@ def test_bad_inputs():
         BM25Retriever.from_documents([Document(id="x", text="the a of")], lang="en")
     with pytest.raises(ValueError):
         BM25Retriever.from_documents(docs(EN), lang="en").retrieve("worker", k=0)
+
+
+def test_title_modes():
+    from legalrag.retrieval.lexical import document_text
+
+    d = Document(id="1", text="正文", title="劳动合同法第十条", metadata={"law": "劳动合同法"})
+    assert document_text(d, "none") == "正文"
+    assert document_text(d, "law") == "劳动合同法\n正文"
+    assert document_text(d, "full") == "劳动合同法第十条\n正文"
+    assert document_text(Document(id="2", text="正文", title="笔记"), "law") == "笔记\n正文"
+    with pytest.raises(InputError, match="title mode"):
+        BM25Retriever.from_documents([d], lang="zh", title_mode="yes")
+    # the law title makes a question that names the law find it
+    r = BM25Retriever.from_documents(docs(ZH), lang="zh", title_mode="law")
+    assert {h.id for h in r.retrieve("民法典", k=5)} == {"3", "4"}
+    assert BM25Retriever.from_documents(docs(ZH), lang="zh", title_mode="none").retrieve("民法典", k=5) == []

@@ -42,7 +42,7 @@ def brute_force_log_likelihood(token_docs, query_tokens, mu):
 def test_scores_are_the_dirichlet_log_likelihood(mu):
     tok = tokenizer_for("en", stemmer=None)
     d = docs()
-    r = QLDRetriever.from_documents(d, tok, mu=mu, with_title=False)
+    r = QLDRetriever.from_documents(d, tok, mu=mu, title_mode="none")
     token_docs = [tok(x.text) for x in d]
     for query in ["interest on a loan interest", "worker wages", "house repair unknownword"]:
         expected = brute_force_log_likelihood(token_docs, tok(query), mu)
@@ -81,7 +81,7 @@ def test_shares_a_tokenisation_with_bm25():
 
     d = docs()
     tok = tokenizer_for("en")
-    tc = TokenizedCorpus.build(d, tok, with_title=True)
+    tc = TokenizedCorpus.build(d, tok, title_mode="law")
     q = QLDRetriever.from_documents(d, tok, tokens=tc)
     b = BM25Retriever.from_documents(d, tok, tokens=tc)
     assert q.vocab == b.model.vocab_dict

@@ -15,6 +15,7 @@ from legalrag.types import Hit
 
 SAMPLE_QUESTION = "公司一直不跟我签书面劳动合同，我可以要求公司支付双倍工资吗？"
 SAMPLE_FILE = "statutes_sample.jsonl"
+_BUILD = 1
 
 
 def sample_path() -> Path:
@@ -28,7 +29,8 @@ def demo_index(directory: str | Path | None = None, progress: bool = False):
 
     path = Path(directory) if directory is not None else cache_dir() / "demo-index"
     sample = sample_path()
-    source = f"legalrag/data/{SAMPLE_FILE} sha256={sha256_file(sample)}"
+    # bump _BUILD when the demo index settings change, so cached demo indexes are rebuilt
+    source = f"legalrag/data/{SAMPLE_FILE} sha256={sha256_file(sample)} build={_BUILD}"
     try:
         index = open_index(path)
         if index.manifest["corpus"].get("source") == source:

@@ -2,7 +2,8 @@
 queries are scored as one sparse product over that matrix (see ``retrieval/lexical.py``).
 
 Parameters: ``k1``, ``b`` and ``method`` (bm25s's ``lucene`` (default), ``robertson`` or ``atire``).
-``with_title`` indexes the article name with its text; ``dedupe_query`` counts a repeated query term once.
+``title_mode`` says which title is indexed with the text (none, law, full; see ``lexical.document_text``);
+``dedupe_query`` counts a repeated query term once.
 """
 
 from __future__ import annotations
@@ -28,13 +29,13 @@ class BM25Retriever:
     name = "bm25"
 
     def __init__(self, model: Any, documents: Sequence[Document], tokenizer: Tokenizer, *,
-                 with_title: bool = True, dedupe_query: bool = False):
+                 title_mode: str = "law", dedupe_query: bool = False):
         import scipy.sparse as sp
 
         self.model = model
         self.documents = documents
         self.tokenizer = tokenizer
-        self.with_title = with_title
+        self.title_mode = title_mode
         self.dedupe_query = dedupe_query
         n_docs = int(model.scores["num_docs"])
         if n_docs != len(documents):
@@ -49,13 +50,13 @@ class BM25Retriever:
     @property
     def params(self) -> dict[str, Any]:
         return {"k1": float(self.model.k1), "b": float(self.model.b), "method": self.model.method,
-                "with_title": self.with_title, "dedupe_query": self.dedupe_query,
+                "title_mode": self.title_mode, "dedupe_query": self.dedupe_query,
                 "tokenizer": self.tokenizer.config.to_dict()}
 
     @classmethod
     def from_documents(cls, documents: Sequence[Document], tokenizer: Tokenizer | None = None, *,
                        lang: str = "auto", k1: float = 1.2, b: float = 0.75, method: str = "lucene",
-                       with_title: bool = True, dedupe_query: bool = False,
+                       title_mode: str = "law", dedupe_query: bool = False,
                        tokens: TokenizedCorpus | None = None, progress: bool = False) -> "BM25Retriever":
         """Index ``documents``; pass ``tokens`` to reuse a tokenisation shared with other components."""
         bm25s = _bm25s()
@@ -66,12 +67,12 @@ class BM25Retriever:
         if tokenizer is None:
             tokenizer = tokenizer_for(lang, sample=(d.text for d in documents))
         if tokens is None:
-            tokens = TokenizedCorpus.build(documents, tokenizer, with_title, progress)
+            tokens = TokenizedCorpus.build(documents, tokenizer, title_mode, progress)
         if not tokens.vocab:
             raise InputError("the documents contain no indexable words (after stop-word removal)")
         model = bm25s.BM25(k1=k1, b=b, method=method)
         model.index((tokens.ids, dict(tokens.vocab)), create_empty_token=False, show_progress=progress)
-        return cls(model, documents, tokenizer, with_title=with_title, dedupe_query=dedupe_query)
+        return cls(model, documents, tokenizer, title_mode=title_mode, dedupe_query=dedupe_query)
 
     def save(self, directory: str | Path) -> None:
         d = Path(directory)
@@ -89,7 +90,7 @@ class BM25Retriever:
         params = json.loads((d / PARAMS_FILE).read_text(encoding="utf-8"))
         model = bm25s.BM25.load(str(d), mmap=mmap, allow_pickle=False, show_progress=False)
         tokenizer = Tokenizer(TokenizerConfig.from_dict(params["tokenizer"]))
-        return cls(model, documents, tokenizer, with_title=params.get("with_title", True),
+        return cls(model, documents, tokenizer, title_mode=params.get("title_mode", "law"),
                    dedupe_query=params.get("dedupe_query", False))
 
     def scores(self, query: str) -> np.ndarray:
@@ -126,12 +127,12 @@ def _bm25s():
 
 
 def build_component(ctx, directory: Path, *, k1: float = 1.2, b: float = 0.75, method: str = "lucene",
-                    with_title: bool = True, dedupe_query: bool = False, stopwords: bool = True,
+                    title_mode: str = "law", dedupe_query: bool = False, stopwords: bool = True,
                     jieba_mode: str = "search") -> dict[str, Any]:
     """Index component builder (see ``retrieval/index.py``)."""
     tokenizer = ctx.tokenizer(stopwords=stopwords, jieba_mode=jieba_mode)
-    r = BM25Retriever.from_documents(ctx.documents, tokenizer, k1=k1, b=b, method=method, with_title=with_title,
-                                     dedupe_query=dedupe_query, tokens=ctx.tokens(tokenizer, with_title),
+    r = BM25Retriever.from_documents(ctx.documents, tokenizer, k1=k1, b=b, method=method, title_mode=title_mode,
+                                     dedupe_query=dedupe_query, tokens=ctx.tokens(tokenizer, title_mode),
                                      progress=ctx.progress)
     r.save(directory)
     return r.params

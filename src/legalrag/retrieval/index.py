@@ -56,8 +56,9 @@ class ComponentKind:
 COMPONENT_KINDS: dict[str, ComponentKind] = {
     "bm25": ComponentKind("bm25", "legalrag.retrieval.bm25:build_component", "legalrag.retrieval.bm25:load_component"),
     "qld": ComponentKind("qld", "legalrag.retrieval.qld:build_component", "legalrag.retrieval.qld:load_component"),
-    # issue 3 (dense/hybrid/ranker) registers here, e.g.:
-    # "dense": ComponentKind("dense", "legalrag.retrieval.dense:build_component", "legalrag.retrieval.dense:load_component"),
+    "dense": ComponentKind("dense", "legalrag.retrieval.dense:build_component", "legalrag.retrieval.dense:load_component"),
+    "hybrid": ComponentKind("hybrid", "legalrag.retrieval.hybrid:build_component",
+                            "legalrag.retrieval.hybrid:load_component"),
 }
 
 
@@ -118,13 +119,13 @@ class BuildContext:
             self._tokenizers[key] = tokenizer_for(self.lang, **options)
         return self._tokenizers[key]
 
-    def tokens(self, tokenizer, with_title: bool):
-        """The corpus tokenised once per (tokenizer config, with_title), shared by BM25 and QLD."""
+    def tokens(self, tokenizer, title_mode: str):
+        """The corpus tokenised once per (tokenizer config, title_mode), shared by BM25 and QLD."""
         from legalrag.retrieval.lexical import TokenizedCorpus
 
-        key = (tokenizer.config, with_title)
+        key = (tokenizer.config, title_mode)
         if key not in self._tokens:
-            self._tokens[key] = TokenizedCorpus.build(self.documents, tokenizer, with_title, self.progress)
+            self._tokens[key] = TokenizedCorpus.build(self.documents, tokenizer, title_mode, self.progress)
         return self._tokens[key]
 
 

@@ -23,8 +23,27 @@ from legalrag.types import Document, Hit
 QUERY_CHUNK = 128  # queries per sparse product; bounds the memory of one product
 
 
-def document_text(doc: Document, with_title: bool) -> str:
-    return f"{doc.title}\n{doc.text}" if with_title and doc.title else doc.text
+TITLE_MODES = ("none", "law", "full")
+
+
+def check_title_mode(title_mode: str) -> str:
+    if title_mode not in TITLE_MODES:
+        from legalrag.errors import InputError
+
+        raise InputError(f"unknown title mode {title_mode!r}; use one of {', '.join(TITLE_MODES)}")
+    return title_mode
+
+
+def document_text(doc: Document, title_mode: str) -> str:
+    """The text that is indexed: ``none`` = the text only; ``law`` = the law title (``metadata['law']``, else
+    the document title) and the text; ``full`` = the whole title (with the article number) and the text.
+
+    ``law`` is the default: on STARD, article numbers in Chinese numerals add noise tokens (第一, 一百...)
+    for layperson questions, while the law's name helps questions that mention it."""
+    if title_mode == "none":
+        return doc.text
+    head = doc.title if title_mode == "full" else (doc.metadata.get("law") or doc.title)
+    return f"{head}\n{doc.text}" if head else doc.text
 
 
 @dataclass
@@ -35,11 +54,12 @@ class TokenizedCorpus:
     ids: list[list[int]]
 
     @classmethod
-    def build(cls, documents: Sequence[Document], tokenizer: Tokenizer, with_title: bool,
+    def build(cls, documents: Sequence[Document], tokenizer: Tokenizer, title_mode: str,
               progress: bool = False) -> "TokenizedCorpus":
+        check_title_mode(title_mode)
         vocab: dict[str, int] = {}
         ids = []
-        texts = [document_text(d, with_title) for d in documents]
+        texts = [document_text(d, title_mode) for d in documents]
         for toks in _iter_tokens(tokenizer, texts, progress):
             ids.append([vocab.setdefault(t, len(vocab)) for t in toks])
         return cls(vocab, ids)

@@ -33,7 +33,7 @@ class QLDRetriever:
     name = "qld"
 
     def __init__(self, counts: Any, vocab: dict[str, int], documents: Sequence[Document], tokenizer: Tokenizer,
-                 *, mu: float = 1000.0, with_title: bool = True):
+                 *, mu: float = 1000.0, title_mode: str = "law"):
         """``counts``: documents x vocabulary term counts, a scipy CSC matrix."""
         import scipy.sparse as sp
 
@@ -47,7 +47,7 @@ class QLDRetriever:
         self.documents = documents
         self.tokenizer = tokenizer
         self.mu = float(mu)
-        self.with_title = with_title
+        self.title_mode = title_mode
         self.doc_len = np.asarray(self.counts.sum(axis=1)).ravel().astype(np.float64)
         coll_freq = np.asarray(self.counts.sum(axis=0)).ravel().astype(np.float64)
         total = coll_freq.sum()
@@ -66,19 +66,19 @@ class QLDRetriever:
 
     @property
     def params(self) -> dict[str, Any]:
-        return {"mu": self.mu, "with_title": self.with_title, "tokenizer": self.tokenizer.config.to_dict()}
+        return {"mu": self.mu, "title_mode": self.title_mode, "tokenizer": self.tokenizer.config.to_dict()}
 
     @classmethod
     def from_documents(cls, documents: Sequence[Document], tokenizer: Tokenizer | None = None, *,
-                       lang: str = "auto", mu: float = 1000.0, with_title: bool = True,
+                       lang: str = "auto", mu: float = 1000.0, title_mode: str = "law",
                        tokens: TokenizedCorpus | None = None, progress: bool = False) -> "QLDRetriever":
         if not documents:
             raise InputError("cannot build a QLD index over no documents")
         if tokenizer is None:
             tokenizer = tokenizer_for(lang, sample=(d.text for d in documents))
         if tokens is None:
-            tokens = TokenizedCorpus.build(documents, tokenizer, with_title, progress)
-        return cls(tokens.counts_matrix(), dict(tokens.vocab), documents, tokenizer, mu=mu, with_title=with_title)
+            tokens = TokenizedCorpus.build(documents, tokenizer, title_mode, progress)
+        return cls(tokens.counts_matrix(), dict(tokens.vocab), documents, tokenizer, mu=mu, title_mode=title_mode)
 
     def save(self, directory: str | Path) -> None:
         d = Path(directory)
@@ -107,7 +107,7 @@ class QLDRetriever:
         vocab = json.loads((d / "vocab.json").read_text(encoding="utf-8"))
         tokenizer = Tokenizer(TokenizerConfig.from_dict(params["tokenizer"]))
         return cls(counts, vocab, documents, tokenizer, mu=params["mu"] if mu is None else mu,
-                   with_title=params.get("with_title", True))
+                   title_mode=params.get("title_mode", "law"))
 
     def log_likelihood(self, query: str) -> np.ndarray:
         """log p(query | d) for every document (dense; for inspection and tests)."""
@@ -145,12 +145,12 @@ class QLDRetriever:
         return out
 
 
-def build_component(ctx, directory: Path, *, mu: float = 1000.0, with_title: bool = True, stopwords: bool = True,
+def build_component(ctx, directory: Path, *, mu: float = 1000.0, title_mode: str = "law", stopwords: bool = True,
                     jieba_mode: str = "search") -> dict[str, Any]:
     """Index component builder (see ``retrieval/index.py``)."""
     tokenizer = ctx.tokenizer(stopwords=stopwords, jieba_mode=jieba_mode)
-    r = QLDRetriever.from_documents(ctx.documents, tokenizer, mu=mu, with_title=with_title,
-                                    tokens=ctx.tokens(tokenizer, with_title), progress=ctx.progress)
+    r = QLDRetriever.from_documents(ctx.documents, tokenizer, mu=mu, title_mode=title_mode,
+                                    tokens=ctx.tokens(tokenizer, title_mode), progress=ctx.progress)
     r.save(directory)
     return r.params
 
