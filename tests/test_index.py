@@ -26,7 +26,7 @@ def test_build_open_and_search(tmp_path):
     assert m["corpus"]["n_documents"] == 3 and len(m["corpus"]["sha256"]) == 64
     assert m["components"]["bm25"]["params"]["k1"] == 1.0
     assert m["components"]["bm25"]["params"]["tokenizer"]["lang"] == "zh"
-    assert m["components"]["qld"]["params"]["mu"] == 1000.0
+    assert m["components"]["qld"]["params"]["mu"] == 200.0
     assert sorted(p.name for p in out.iterdir()) == ["bm25", "documents.jsonl", "manifest.json", "qld"]
     assert not list(out.rglob("*.pkl")) and not list(out.rglob("*.pickle"))
 

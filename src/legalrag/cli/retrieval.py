@@ -22,7 +22,7 @@ def index_build(
     fields: Optional[str] = typer.Option(None, "--fields", help="Field mapping, e.g. id=text_id,text=text,name=name."),
     k1: float = typer.Option(1.2, "--k1", help="BM25 k1."),
     b: float = typer.Option(0.75, "--b", help="BM25 b."),
-    mu: float = typer.Option(1000.0, "--mu", help="QLD Dirichlet prior mu."),
+    mu: float = typer.Option(200.0, "--mu", help="QLD Dirichlet prior mu."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
 ) -> None:
     """Build an index over a corpus."""
@@ -73,13 +73,21 @@ def search(
     rerank: Optional[str] = typer.Option(None, "--rerank", help="Reranker to apply to the retrieved candidates."),
     filter_law: List[str] = typer.Option([], "--filter-law", help="Only articles of this law title (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the hits as JSON."),
+    agents: bool = typer.Option(False, "--agents", help="Multi-agent query rewriting with a planner (uses an LLM)."),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="With --agents: write the trajectory as JSONL."),
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL for LLM stages."),
+    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
 ) -> None:
     """Search an index and print the top articles with their citations."""
     from legalrag.retrieval.index import open_index
     from legalrag.retrieval.pipeline import build_pipeline, law_filter
 
+    from legalrag.cli.agents import agent_pipeline, wants_agents
+
     idx = open_index(index)
-    pipe = build_pipeline(idx, retriever=retriever, rerank=rerank)
+    pipe = (agent_pipeline(idx, retriever, rerank, agents=agents, endpoint=endpoint, endpoint_model=endpoint_model,
+                           trace=trace) if wants_agents(agents, rerank, endpoint) or trace
+            else build_pipeline(idx, retriever=retriever, rerank=rerank))
     flt = law_filter(idx, filter_law) if filter_law else None
     hits = pipe.search(question, k=k, filter=flt)
     if as_json:
@@ -110,6 +118,10 @@ def eval_retrieval(
     run_out: Optional[Path] = typer.Option(None, "--run-out", help="Save run.trec, metrics.json and a manifest here."),
     as_json: bool = typer.Option(False, "--json", help="Print the metrics as one JSON object."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
+    agents: bool = typer.Option(False, "--agents", help="Multi-agent query rewriting with a planner (uses an LLM)."),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="With --agents: write the trajectory as JSONL."),
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL for LLM stages."),
+    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
 ) -> None:
     """Evaluate retrieval on a query file (macro-averaged Recall/Precision/F1/MRR/nDCG/Hit at K)."""
     from legalrag.evaluation.datasets import QueryFields, load_queries
@@ -119,7 +131,11 @@ def eval_retrieval(
 
     idx = open_index(index)
     qs = load_queries(queries, idx, QueryFields.parse(query_fields) if query_fields else None)
-    pipe = build_pipeline(idx, retriever=retriever, rerank=rerank)
+    from legalrag.cli.agents import agent_pipeline, wants_agents
+
+    pipe = (agent_pipeline(idx, retriever, rerank, agents=agents, endpoint=endpoint, endpoint_model=endpoint_model,
+                           trace=trace) if wants_agents(agents, rerank, endpoint) or trace
+            else build_pipeline(idx, retriever=retriever, rerank=rerank))
     result = evaluate_retrieval(pipe, qs, k=k, progress=progress)
     summary = metrics_json(result.metrics, k)
     if run_out is not None:

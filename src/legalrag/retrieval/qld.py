@@ -27,13 +27,16 @@ from legalrag.retrieval.tokenize import Tokenizer, TokenizerConfig, tokenizer_fo
 from legalrag.types import Document, Hit
 
 PARAMS_FILE = "legalrag.json"
+# Statute articles are short (about 60 tokens on STARD), so a prior much smaller than the usual 1000-2000 for
+# news/web documents fits better: on STARD's training queries mu=200 beat mu=1000 (docs/benchmarks.md).
+DEFAULT_MU = 200.0
 
 
 class QLDRetriever:
     name = "qld"
 
     def __init__(self, counts: Any, vocab: dict[str, int], documents: Sequence[Document], tokenizer: Tokenizer,
-                 *, mu: float = 1000.0, title_mode: str = "law"):
+                 *, mu: float = DEFAULT_MU, title_mode: str = "law"):
         """``counts``: documents x vocabulary term counts, a scipy CSC matrix."""
         import scipy.sparse as sp
 
@@ -70,7 +73,7 @@ class QLDRetriever:
 
     @classmethod
     def from_documents(cls, documents: Sequence[Document], tokenizer: Tokenizer | None = None, *,
-                       lang: str = "auto", mu: float = 1000.0, title_mode: str = "law",
+                       lang: str = "auto", mu: float = DEFAULT_MU, title_mode: str = "law",
                        tokens: TokenizedCorpus | None = None, progress: bool = False) -> "QLDRetriever":
         if not documents:
             raise InputError("cannot build a QLD index over no documents")
@@ -145,7 +148,7 @@ class QLDRetriever:
         return out
 
 
-def build_component(ctx, directory: Path, *, mu: float = 1000.0, title_mode: str = "law", stopwords: bool = True,
+def build_component(ctx, directory: Path, *, mu: float = DEFAULT_MU, title_mode: str = "law", stopwords: bool = True,
                     jieba_mode: str = "search") -> dict[str, Any]:
     """Index component builder (see ``retrieval/index.py``)."""
     tokenizer = ctx.tokenizer(stopwords=stopwords, jieba_mode=jieba_mode)
