@@ -109,7 +109,7 @@ def test_bad_inputs_exit_non_zero(index_dir, tmp_path, monkeypatch, capsys):
     empty = tmp_path / "empty"
     empty.mkdir()
     code, _, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", empty, "--out", tmp_path / "o")
-    assert code == 1 and "empty" in err and not (tmp_path / "o").exists()
+    assert code == 1 and str(empty) in err and "no documents found" in err and not (tmp_path / "o").exists()
     code, _, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", tmp_path / "nope.jsonl",
                            "--out", tmp_path / "o")
     assert code == 1 and "nope.jsonl: corpus not found" in err
@@ -128,3 +128,32 @@ def test_bad_inputs_exit_non_zero(index_dir, tmp_path, monkeypatch, capsys):
     assert code == 1 and "version 0" in err and "rebuild" in err
     code, _, err = run_cli(monkeypatch, capsys, "search", "--index", tmp_path / "missing", "x")
     assert code == 1 and "no index at" in err
+
+
+def test_folder_corpus_and_incremental_rebuild(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "lease.md").write_text("# 租房笔记\n\n## 押金\n\n房东应当在租期结束后退还押金。\n", encoding="utf-8")
+    (folder / "work.txt").write_text("加班费应当按照工资的百分之一百五十支付。\n", encoding="utf-8")
+    (folder / "old.txt").write_text("这个文件稍后会被删除。\n", encoding="utf-8")
+    out = tmp_path / "idx"
+    code, stdout, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", folder, "--out", out,
+                                "--no-progress")
+    assert code == 0, err
+    assert "read 3 added and 0 changed files" in stdout
+    code, stdout, err = run_cli(monkeypatch, capsys, "search", "--index", out, "--json", "房东不退押金")
+    hits = json.loads(stdout)["hits"]
+    assert hits[0]["metadata"]["path"] == "lease.md"
+    (folder / "work.txt").write_text("加班费应当按照工资的百分之二百支付。\n", encoding="utf-8")
+    (folder / "new.md").write_text("借款利息不得超过法定上限。\n", encoding="utf-8")
+    (folder / "old.txt").unlink()
+    code, stdout, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", folder, "--out", out,
+                                "--no-progress")
+    assert code == 0, err
+    assert "read 1 added and 1 changed files, kept 1 unchanged, dropped 1 removed" in stdout
+    from legalrag.retrieval.index import open_index
+
+    idx = open_index(out)
+    assert sorted({d.metadata["path"] for d in idx.documents}) == ["lease.md", "new.md", "work.txt"]
+    assert any("百分之二百" in d.text for d in idx.documents)
+    assert sorted(idx.manifest["corpus"]["files"]) == ["lease.md", "new.md", "work.txt"]

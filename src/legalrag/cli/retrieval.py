@@ -32,10 +32,14 @@ def index_build(
 
     if lang not in ("zh", "en", "auto"):
         raise InputError(f"--lang must be zh, en or auto, not {lang!r}")
-    docs = read_corpus(corpus, FieldMap.parse(fields) if fields else None)
+    docs, info = read_corpus(corpus, FieldMap.parse(fields) if fields else None, previous=out, progress=progress)
     params = {"bm25": {"k1": k1, "b": b}, "qld": {"mu": mu}}
     index = build_index(out, docs, retrievers=retriever, lang=lang, params=params, progress=progress,
-                        source=str(corpus))
+                        source=str(corpus), corpus_info={k: v for k, v in info.items() if k != "update"})
+    if "update" in info:
+        u = info["update"]
+        typer.echo(f"folder: read {u['added']} added and {u['changed']} changed files, kept {u['unchanged']} "
+                   f"unchanged, dropped {u['removed']} removed")
     typer.echo(f"indexed {len(docs)} documents ({index.manifest['lang']}; {', '.join(index.names)}) into {out}")
 
 

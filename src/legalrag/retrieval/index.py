@@ -170,11 +170,12 @@ def _build_components(ctx: BuildContext, specs: Sequence[ComponentSpec], compone
 def build_index(out: str | Path, documents: Sequence[Document],
                 retrievers: Iterable[str | ComponentSpec] = ("bm25",), lang: str = "auto",
                 params: Mapping[str, Mapping[str, Any]] | None = None, progress: bool = False,
-                source: str | None = None) -> "Index":
+                source: str | None = None, corpus_info: Mapping[str, Any] | None = None) -> "Index":
     """Build an index directory at ``out`` (replacing any index there only once the new one is complete).
 
     ``retrievers``: component kinds or :class:`ComponentSpec` s; ``params``: per-kind parameters
-    (e.g. ``{"bm25": {"k1": 1.2}}``); ``lang``: zh, en or auto (detected from the documents).
+    (e.g. ``{"bm25": {"k1": 1.2}}``); ``lang``: zh, en or auto (detected from the documents);
+    ``corpus_info``: more to record under the manifest's ``corpus`` (e.g. a folder's file hashes).
     """
     documents = list(documents)
     if not documents:
@@ -195,7 +196,8 @@ def build_index(out: str | Path, documents: Sequence[Document],
             "legalrag_version": _version(),
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "lang": ctx.lang,
-            "corpus": {"sha256": sha, "bytes": size, "n_documents": len(documents), "source": source or ""},
+            "corpus": {"sha256": sha, "bytes": size, "n_documents": len(documents), "source": source or "",
+                       **dict(corpus_info or {})},
             "components": components,
             "default": specs[0].dirname,
         }
@@ -351,26 +353,42 @@ def _version() -> str:
     return __version__
 
 
-def read_corpus(path: str | Path, fields: Any = None) -> list[Document]:
-    """Documents from a JSONL statute corpus (shape detected, or ``fields``: a corpora.statutes.FieldMap)
-    or from a folder of user documents (``legalrag.corpora.documents``)."""
+
+def read_corpus(path: str | Path, fields: Any = None, previous: str | Path | None = None,
+                progress: bool = False) -> tuple[list[Document], dict[str, Any]]:
+    """Documents from a JSONL statute corpus (shape detected, or ``fields``: a corpora.statutes.FieldMap) or from
+    a folder of user documents (``legalrag.corpora.documents``), and what to record about the corpus.
+
+    For a folder, ``previous`` may name an index built from the same folder earlier: only added and changed
+    files are read again (by content hash), the windows of unchanged files are taken from that index.
+    """
     p = Path(path)
     if not p.exists():
         raise InputError("corpus not found; check the path", path=str(p))
-    if p.is_dir():
-        try:
-            from legalrag.corpora import documents as user_docs
-        except ImportError:
-            raise InputError("reading a folder of documents is not available in this build; pass a JSONL corpus "
-                             "file instead", path=str(p)) from None
-        loader = getattr(user_docs, "load_folder", None) or getattr(user_docs, "read_folder", None)
-        if loader is None:
-            raise InputError("reading a folder of documents is not available in this build; pass a JSONL corpus "
-                             "file instead", path=str(p))
-        docs = list(loader(p))
-        if not docs:
-            raise InputError("the folder has no readable documents (Markdown or text files)", path=str(p))
-        return docs
-    from legalrag.corpora.statutes import load_statutes
+    if not p.is_dir():
+        from legalrag.corpora.statutes import load_statutes
 
-    return load_statutes(p, fields)
+        return load_statutes(p, fields), {}
+    try:
+        from legalrag.corpora import documents as user_docs
+    except ImportError:
+        raise InputError("reading a folder of documents is not available in this build; pass a JSONL corpus "
+                         "file instead", path=str(p)) from None
+    old = None
+    if previous is not None and (Path(previous) / MANIFEST).exists():
+        try:
+            old = open_index(previous)
+        except IndexError_:
+            old = None
+    old_files = (old.manifest["corpus"].get("files") if old is not None else None) or None
+    if old_files is not None and old.manifest["corpus"].get("folder") == str(p.resolve()):
+        update = user_docs.plan_update(p, old_files)
+        docs, files = user_docs.apply_update(old.documents, update, p, progress=progress)
+        info = {"added": len(update.added), "changed": len(update.changed), "removed": len(update.removed),
+                "unchanged": len(update.unchanged)}
+    else:
+        docs, files = user_docs.load_folder(p, progress=progress)
+        info = {"added": len(files), "changed": 0, "removed": 0, "unchanged": 0}
+    if not docs:
+        raise InputError("the folder has no readable text (all files are empty)", path=str(p))
+    return docs, {"folder": str(p.resolve()), "files": files, "update": info}
