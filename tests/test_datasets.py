@@ -103,3 +103,14 @@ def test_trec_run_bad_input(tmp_path):
     (tmp_path / "bad.trec").write_text("q1 Q0 d1 1 0.5\n", encoding="utf-8")
     with pytest.raises(InputError, match="bad.trec:1"):
         read_trec_run(tmp_path / "bad.trec")
+
+
+def test_stard_training_queries_resolve_by_id_and_by_name(shared_data):
+    from legalrag.corpora.statutes import load_statutes
+
+    docs = load_statutes(shared_data / "stard" / "corpus.jsonl")
+    qs = load_queries(shared_data / "stard" / "train.jsonl", docs)
+    assert len(qs) == 1234 and all(q.gold_ids for q in qs)
+    by_name = load_queries(shared_data / "stard" / "train.jsonl", docs,
+                           QueryFields(gold_ids="no_such_field"))  # forces resolution through gold_names
+    assert [q.gold_ids for q in by_name] == [q.gold_ids for q in qs]
