@@ -61,7 +61,7 @@ def short_keys(key: str) -> set[str]:
 def surface_forms(title: str) -> set[str]:
     """Ways a title may appear unbracketed in running text (used to find titles written without 《》)."""
     t = _SPACES.sub("", title)
-    forms = {t}
+    forms = {t, title.strip()}  # with its spaces too: 最高人民法院 最高人民检察院关于…
     if t.startswith(PRC):
         forms.add(t[len(PRC):])
     elif _CJK.search(t) and t.endswith("法"):

@@ -11,12 +11,14 @@ Extraction rules (see :func:`extract_chinese`):
 - ``第三款`` or ``第（二）项`` alone continues the previous citation when only a list separator (、，及和与或)
   lies between them: ``第六十七条第一款及第三款`` is 67(1) and 67(3). Otherwise such a fragment is not an
   article citation and is skipped.
+- ``第…条`` inside ``《…》`` belongs to a title, not a citation.
 - ``第一、三款`` and ``第（一）、（二）项`` expand to one citation per number. Ranges (第X条至第Y条) give their two
   ends only.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import ClassVar
@@ -34,13 +36,15 @@ _UNIT = re.compile(  # 第 may be missing right after a title: 《刑法》三�
     rf"|第(?P<para_only>{_NUM}(?:{_SEP}{_NUM})*)款(?:第(?P<item_p>{_ITEM}(?:{_SEP}{_ITEM})*)项)?"
     rf"|第(?P<item_only>{_ITEM}(?:{_SEP}{_ITEM})*)项"
 )
+_MAX_TITLE = 160  # characters looked at before 第 to find a title (the longest corpus titles are ~70)
 _SENTENCE_END = re.compile(r"[。！？!?\n\r]")
 _LIST_GAP = re.compile(r"(?:[\s、，,;；]|以及|及|和|与|或)*")
-_CJK_RUN_END = re.compile(r"[\u4e00-\u9fff（）()《》〈〉]+$")
+_CJK_RUN_END = re.compile(r"[\u4e00-\u9fff（）()《》〈〉、0-9 ]+$")  # titles hold 、 and years: 宪法修正案（1988年）
 # Other bracket styles seen in judgments (﹤…﹥, ＜…＞) are read as 〈…〉; the replacement keeps every offset.
 _BRACKETS = str.maketrans("﹤﹥＜＞", "〈〉〈〉")
 _LAW_SUFFIX = re.compile(r"(?:法典|法|条例|规定|解释|办法|规则|细则|决定|通则|公约|章程)(?:（[^（）]{1,8}）)?$")
-_TRIGGER = re.compile(r"依照|依据|根据|按照|违反|适用|参照|比照|触犯|符合|援引|引用|对照|以及|及|与|或|了|和(?!国)")
+_TRIGGER = re.compile(r"依照|依据|根据|按照|违反|适用|参照|比照|触犯|符合|援引|引用|对照|以及|及|与|或|了|和(?!国)"
+                      r"|然后|并且|而且|同时|据此|应当|可以|是|在|由|将|被")
 _ISSUERS = r"(?:最高人民法院|最高人民检察院|公安部|司法部|国家安全部|国务院)"
 _ISSUER_BEFORE = re.compile(rf"(?:{_ISSUERS}[、和与\s]?)+$")
 _ISSUED_TITLE = re.compile(rf"{_ISSUERS}(?:[、和与]?{_ISSUERS})*关于.+$")
@@ -100,7 +104,11 @@ def extract_chinese(text: str, aliases: AliasTable | None = None) -> list[Citati
     law: str | None = None
     prev: ChineseCitation | None = None
     prev_end = 0
+    opens = [i for i, ch in enumerate(text) if ch == "《"]
+    closes = [i for i, ch in enumerate(text) if ch == "》"]
     for m in _UNIT.finditer(text):
+        if _inside_title(opens, closes, m.start()):
+            continue  # 《最高人民法院关于适用刑法第十二条几个问题的解释》
         gap = text[prev_end:m.start()]
         if _SENTENCE_END.search(gap):
             law, prev = None, None
@@ -130,6 +138,14 @@ def extract_chinese(text: str, aliases: AliasTable | None = None) -> list[Citati
     return out
 
 
+def _inside_title(opens: list[int], closes: list[int], pos: int) -> bool:
+    """Whether ``pos`` follows a 《 that is still open and near enough to be a title (a stray 《 is ignored)."""
+    i = bisect.bisect(opens, pos) - 1
+    if i < 0 or pos - opens[i] > _MAX_TITLE:
+        return False
+    return bisect.bisect(closes, pos) == bisect.bisect(closes, opens[i]) and bisect.bisect(closes, pos) < len(closes)
+
+
 def _opt_int(s: str | None) -> int | None:
     return to_int(s) if s else None
 
@@ -142,6 +158,7 @@ def _numbers(group: str | None) -> list[int | None]:
 
 def _title_before(text: str, lo: int, hi: int, aliases: AliasTable | None) -> tuple[str | None, int]:
     """The law title written right before position ``hi`` (not before ``lo``) and where it starts."""
+    lo = max(lo, hi - _MAX_TITLE)  # titles are short; bounding the look-back keeps extraction linear
     before = text[lo:hi]
     stripped = before.rstrip()
     end = lo + len(stripped)
@@ -176,6 +193,7 @@ def _guess_title(words: str) -> str | None:
     elif PRC in words:
         cand = words[words.rfind(PRC):]
     else:
+        words = re.sub(r"^[0-9]+年(?:修订|修正)?的?", "", re.split(r"[、\s]", words)[-1])  # 1997年修订的刑法
         triggers = list(_TRIGGER.finditer(words))
         if triggers:
             cand = words[triggers[-1].end():]
