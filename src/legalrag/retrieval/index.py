@@ -302,14 +302,20 @@ class Index:
         if name not in self.manifest["components"]:
             raise InputError(f"the index at {self.path} has no component {name!r}; it has: {', '.join(self.names)}. "
                              f"Add one with `legalrag index build --retriever {name}`")
-        key = (name, tuple(sorted(options.items())))
-        if key not in self._retrievers:
+        key: tuple | None = (name, tuple(sorted(options.items())))
+        try:
+            hash(key)
+        except TypeError:  # unhashable options (e.g. a dict): load afresh, do not cache
+            key = None
+        if key is None or key not in self._retrievers:
             entry = self.manifest["components"][name]
             directory = self.component_dir(name)
             if not directory.is_dir():
                 raise IndexError_(f"{directory} is missing; the index is damaged: rebuild it")
-            self._retrievers[key] = _resolve(_kind(entry["kind"]).load)(self, directory, dict(entry["params"]),
-                                                                         **options)
+            loaded = _resolve(_kind(entry["kind"]).load)(self, directory, dict(entry["params"]), **options)
+            if key is None:
+                return loaded
+            self._retrievers[key] = loaded
         return self._retrievers[key]
 
 
