@@ -64,6 +64,9 @@ def test_canonical_options_and_article_keys():
     assert c.article_label == "第一百二十条之一"
     assert c.canonical(brackets=True) == "《刑法》第一百二十条之一第二款"
     assert c.canonical(CL) == "中华人民共和国刑法第一百二十条之一第二款"
+    inner = ChineseCitation("最高人民法院关于适用《刑事诉讼法》的解释", 505)
+    assert inner.canonical(brackets=True) == "《最高人民法院关于适用〈刑事诉讼法〉的解释》第五百零五条"
+    assert parse_chinese(inner.canonical(brackets=True)) == inner
 
 
 @pytest.mark.parametrize("bad", ["刑法", "第二百六十四条、第五条", "刑法第二百六十四条规定", "第一次", ""])

@@ -75,8 +75,8 @@ class ChineseCitation:
     def canonical(self, law: str | None = None, *, brackets: bool = False) -> str:
         """Official style, e.g. ``中华人民共和国刑法第六十七条第三款`` (``brackets=True``: ``《…》第…``)."""
         title = law if law is not None else (self.law or "")
-        if title and brackets:
-            title = f"《{title}》"
+        if title and brackets:  # marks inside marks become 〈〉: 《最高人民法院关于适用〈刑事诉讼法〉的解释》
+            title = "《" + title.replace("《", "〈").replace("》", "〉") + "》"
         out = title + self.article_label
         if self.paragraph is not None:
             out += f"第{to_chinese(self.paragraph)}款"
