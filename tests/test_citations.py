@@ -425,3 +425,14 @@ def test_every_sampled_stard_article_name_resolves_to_itself(shared_data):
     # the only names that cannot be parsed carry an article marker inside the title itself, unbracketed:
     # 最高人民法院关于适用刑法第十二条几个问题的解释第一条
     assert all("刑法第十二条" in w and not w.startswith("《") for w in unparsed), unparsed
+
+
+def test_unresolved_citation_carries_reason_note():
+    from legalrag.citations import check_citations
+    from legalrag.corpora.statutes import statute_document
+
+    docs = [statute_document("1", "盗窃公私财物……", "中华人民共和国刑法第二百六十四条")]
+    out = check_citations("依照《中华人民共和国刑法》第二百六十四条、第九百九十九条之规定", docs)
+    assert [c.resolved for c in out] == [True, False]
+    assert out[0].note.endswith("-> document 1")
+    assert "no article 999" in out[1].note

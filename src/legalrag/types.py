@@ -98,6 +98,7 @@ class Citation:
     document_id: str | None = None
     in_retrieved: bool = False
     document_text: str = ""
+    note: str = ""  # why it did not resolve (unknown law, ambiguous title...), or what it resolved to
 
 
 @dataclass(frozen=True)

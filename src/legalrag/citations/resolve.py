@@ -153,7 +153,7 @@ def explain_citations(text: str, resolver: CitationResolver | Iterable[Document]
         doc = r.document
         cit = Citation(text=m.text, canonical=r.canonical, resolved=doc is not None,
                        document_id=doc.id if doc else None, in_retrieved=doc is not None and doc.id in retrieved,
-                       document_text=doc.text if doc else "")
+                       document_text=doc.text if doc else "", note=r.message)
         out.append(CheckedCitation(m, r, cit))
     return out
 
