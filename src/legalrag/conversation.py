@@ -8,16 +8,19 @@ Processors (the LexRAG conversation strategies), each ``processor(turns) -> str`
 - ``LLMRewrite(llm)``: the model rewrites the last question into a standalone one (prompt template
   ``conversation_rewrite_<lang>``); an empty or failed rewrite falls back to ``all_questions``.
 
-``make_processor(name, llm=None)`` builds one by name, as the CLI does.
+``make_processor(name, llm=None)`` builds one by name, as the CLI does. ``Consultation`` holds a multi-turn
+consultation: each question is turned into a query by the processor, retrieved, and answered from the
+retrieved articles with every citation checked against the corpus (unresolved ones are kept and flagged).
 """
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+import time
+from typing import Any, Callable, Iterable, Sequence
 
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM, ChatRequest
-from legalrag.types import Turn
+from legalrag.types import Answer, Document, Hit, Step, Turn
 
 Processor = Callable[[Sequence[Turn]], str]
 PROCESSORS = ("last", "all_questions", "full_context", "rewrite")
@@ -105,3 +108,62 @@ def make_processor(name: str, llm: LLM | None = None, lang: str = "zh") -> Proce
             raise InputError("the 'rewrite' processor needs an LLM")
         return LLMRewrite(llm, lang=lang)
     raise InputError(f"unknown conversation processor {name!r}; choose one of {', '.join(PROCESSORS)}")
+
+
+def _source_label(doc: Document) -> str:
+    law, label = doc.metadata.get("law"), doc.metadata.get("article_label")
+    return f"《{law}》{label}" if law and label else (doc.title or doc.id)
+
+
+class Consultation:
+    """A multi-turn consultation over a search function ``search(query, k) -> hits`` and an LLM."""
+
+    def __init__(self, search: Callable[[str, int], list[Hit]], llm: LLM, *, documents: Iterable[Document] = (),
+                 processor: str | Processor = "rewrite", k: int = 5, lang: str = "zh", max_tokens: int = 400,
+                 max_chars: int = 400, resolver: Any = None):
+        if k < 1:
+            raise InputError(f"k must be at least 1, got {k}")
+        self.search, self.llm, self.k, self.lang = search, llm, k, lang
+        self.max_tokens, self.max_chars = max_tokens, max_chars
+        self.processor = make_processor(processor, llm, lang) if isinstance(processor, str) else processor
+        self.processor_name = processor if isinstance(processor, str) else getattr(processor, "name", "custom")
+        self._documents, self._resolver = documents, resolver
+        self.turns: list[Turn] = []
+
+    def _checker(self):
+        if self._resolver is None:
+            from legalrag.citations import CitationResolver
+
+            self._resolver = CitationResolver.from_documents(self._documents)
+        return self._resolver
+
+    def ask(self, question: str) -> Answer:
+        from legalrag.citations import check_citations
+        from legalrag.rerank.llm_common import article_block, render_messages
+
+        question = " ".join(question.split())
+        if not question:
+            raise InputError("the question is empty")
+        turns = self.turns + [Turn("user", question)]
+        t0 = time.perf_counter()
+        query = self.processor(turns)
+        t1 = time.perf_counter()
+        hits = self.search(query, self.k)
+        t2 = time.perf_counter()
+        none = "（无）" if self.lang == "zh" else "(none)"
+        sources = "\n\n".join(f"[{i}] {_source_label(h.document)}\n{article_block(h.document, self.max_chars)}"
+                               for i, h in enumerate(hits, 1)) or none
+        messages = render_messages(f"conversation_answer_{self.lang}", question=question, sources=sources,
+                                   history=full_context(self.turns, self.lang) if self.turns else none)
+        result = self.llm.chat(ChatRequest(messages=tuple(messages), max_tokens=self.max_tokens, temperature=0.0))
+        t3 = time.perf_counter()
+        text = result.text.strip()
+        citations = tuple(check_citations(text, self._checker(), [h.id for h in hits]))
+        self.turns = turns + [Turn("assistant", text)]
+        steps = (Step(agent="conversation", action=self.processor_name, input=question, output=query,
+                      seconds=t1 - t0, tokens=getattr(self.processor, "tokens", 0)),
+                 Step(agent="retriever", action="retrieve", input=query, output=[h.id for h in hits], seconds=t2 - t1),
+                 Step(agent="answer", action="generate", output=text, seconds=t3 - t2,
+                      tokens=result.prompt_tokens + result.completion_tokens))
+        return Answer(text=text, citations=citations, hits=tuple(hits), steps=steps,
+                      timings={"processor": t1 - t0, "retrieval": t2 - t1, "generation": t3 - t2})

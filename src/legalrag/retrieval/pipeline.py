@@ -20,7 +20,12 @@ from legalrag.retrieval.base import DocumentFilter, Retriever, retrieve_many
 from legalrag.types import Hit
 
 # name -> "module:function" returning a Reranker; issues 3 and 5 add theirs here.
-RERANKERS: dict[str, str] = {}
+RERANKERS: dict[str, str] = {
+    # issue 5: LLM rerankers (factory(index, llm=None, **options))
+    "llm-listwise": "legalrag.rerank.llm_factories:listwise",
+    "llm-pointwise": "legalrag.rerank.llm_factories:pointwise",
+    "llm-yesno": "legalrag.rerank.llm_factories:yesno",
+}
 
 
 @dataclass

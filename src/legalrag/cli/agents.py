@@ -1,0 +1,78 @@
+"""Agent options for `legalrag search` and `legalrag eval retrieval` (defined in cli/retrieval.py).
+
+``--agents`` runs the planner loop (multi-agent query rewriting) over the chosen first-stage retriever;
+``--rerank llm-listwise|llm-pointwise|llm-yesno`` reranks with the LLM (after the loop, over its pool, when
+``--agents`` is given); ``--endpoint URL --endpoint-model NAME`` sends every LLM call to an OpenAI-compatible
+server instead of the embedded model; ``--trace FILE`` writes the trajectories as JSONL. LLM calls are
+cached on disk, so re-running an evaluation costs only the calls not made before.
+
+The commands themselves stay in cli/retrieval.py; they call :func:`agent_pipeline` when an agent option is set.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+LLM_RERANKERS = ("llm-listwise", "llm-pointwise", "llm-yesno")
+
+
+def wants_agents(agents: bool, rerank: str | None, endpoint: str | None) -> bool:
+    return bool(agents or endpoint or (rerank in LLM_RERANKERS))
+
+
+class TracingMASRetriever:
+    """The planner loop as a retriever that rewrites the whole trace file after every query (atomically)."""
+
+    name = "mas"
+
+    def __init__(self, loop: Any, trace: Path | None):
+        self.loop, self.trace = loop, trace
+        self.results: list[Any] = []
+
+    @property
+    def last(self):
+        return self.results[-1] if self.results else None
+
+    def retrieve(self, query: str, k: int = 10, filter=None):
+        from legalrag.agents.planner import step_to_dict
+        from legalrag.io import write_jsonl
+
+        res = self.loop.run(query, filter=filter)
+        self.results.append(res)
+        if self.trace is not None:
+            rows = []
+            for i, r in enumerate(self.results):
+                rows += [{"query_index": i, **step_to_dict(s)} for s in r.steps]
+                rows.append({"query_index": i, "summary": r.summary()})
+            write_jsonl(self.trace, rows)
+        return list(res.hits[:k])
+
+
+def agent_pipeline(index: Any, retriever: str | None, rerank: str | None, *, agents: bool = False,
+                   endpoint: str | None = None, endpoint_model: str | None = None, model: str | None = None,
+                   trace: Path | None = None, max_rounds: int = 4, llm: Any = None):
+    """A ``retrieval.pipeline.Pipeline`` with the LLM stages wired to one (cached) LLM."""
+    from legalrag.errors import InputError
+    from legalrag.retrieval.pipeline import Pipeline, build_pipeline
+
+    if trace is not None and not agents:
+        raise InputError("--trace writes the agents' trajectory; add --agents")
+    if llm is None:
+        from legalrag.agents.backend import make_llm
+
+        llm = make_llm(model, endpoint, endpoint_model)
+    llm_rerank = rerank in LLM_RERANKERS
+    if not agents:
+        return build_pipeline(index, retriever=retriever, rerank=rerank, **({"llm": llm} if llm_rerank else {}))
+    from legalrag.agents.planner import PlannerConfig, PlannerLoop
+
+    base = build_pipeline(index, retriever=retriever)
+    final = None
+    if rerank:
+        final = build_pipeline(index, retriever=retriever, rerank=rerank,
+                               **({"llm": llm} if llm_rerank else {})).reranker
+    lang = index.manifest.get("lang", "zh")
+    cfg = PlannerConfig(lang=lang if lang in ("zh", "en") else "zh", max_rounds=max_rounds)
+    loop = PlannerLoop(llm, base.retriever, final_reranker=final, config=cfg)
+    return Pipeline(retriever=TracingMASRetriever(loop, trace))

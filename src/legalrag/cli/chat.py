@@ -1,0 +1,76 @@
+"""`legalrag chat --index DIR`: a multi-turn legal consultation in the terminal.
+
+Each turn: the conversation processor turns the dialogue into a query, the index is searched, and the model
+answers from the retrieved articles; citations in the answer are checked against the corpus and unresolved
+ones are flagged. Type /exit (or end the input) to stop, /reset to start a new consultation.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from legalrag.cli.apps import app
+
+
+@app.command("chat")
+def chat(
+    index: Path = typer.Option(..., "--index", help="Index directory."),
+    k: int = typer.Option(5, "--k", min=1, help="Articles retrieved per turn."),
+    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the first built)."),
+    processor: str = typer.Option("rewrite", "--processor",
+                                  help="How the dialogue becomes a query: rewrite, last, all_questions, full_context."),
+    model: Optional[str] = typer.Option(None, "--model", help="Embedded model (default 1.5B) or a GGUF path."),
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL."),
+    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    max_tokens: int = typer.Option(400, "--max-tokens", min=16, help="Longest answer, in tokens."),
+) -> None:
+    """Hold a multi-turn consultation: retrieval each turn, answers with checked citations."""
+    from legalrag.agents.backend import make_llm
+    from legalrag.conversation import PROCESSORS, Consultation
+    from legalrag.errors import InputError
+    from legalrag.retrieval.index import open_index
+    from legalrag.retrieval.pipeline import build_pipeline
+
+    if processor not in PROCESSORS:
+        raise InputError(f"unknown --processor {processor!r}; choose one of {', '.join(PROCESSORS)}")
+    idx = open_index(index)
+    pipe = build_pipeline(idx, retriever=retriever)
+    lang = idx.manifest.get("lang", "zh")
+    llm = make_llm(model, endpoint, endpoint_model)
+    consultation = Consultation(lambda q, n: pipe.search(q, k=n), llm, documents=idx.documents, processor=processor,
+                                k=k, lang=lang if lang in ("zh", "en") else "zh", max_tokens=max_tokens)
+    typer.echo("Ask a legal question (/reset starts over, /exit quits).")
+    while True:
+        typer.echo("> ", nl=False)
+        line = sys.stdin.readline()
+        if not line:
+            typer.echo("")
+            break
+        question = line.strip()
+        if not question:
+            continue
+        if question in ("/exit", "/quit"):
+            break
+        if question == "/reset":
+            consultation.turns.clear()
+            typer.echo("(new consultation)")
+            continue
+        answer = consultation.ask(question)
+        query = answer.steps[0].output
+        if query != question:
+            typer.echo(f"[query] {query}")
+        typer.echo(answer.text)
+        if answer.hits:
+            typer.echo("Sources: " + "; ".join(f"[{i}] {h.document.title or h.id}" for i, h in enumerate(answer.hits, 1)))
+        for c in answer.citations:
+            if not c.resolved:
+                mark = "UNRESOLVED: not in the corpus"
+            elif not c.in_retrieved:
+                mark = "in the corpus, but not among the retrieved sources"
+            else:
+                mark = "verified"
+            typer.echo(f"  citation {c.text} -> {mark}")

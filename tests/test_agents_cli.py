@@ -1,0 +1,76 @@
+"""`legalrag search --agents` / `eval retrieval --agents --rerank llm-*`: option checks without a model, and
+end-to-end runs with the real embedded 0.5B model over a small BM25 index."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from legalrag.cli import app
+from legalrag.retrieval.pipeline import RERANKERS
+from legalrag.types import Document
+
+from test_agents_planner import CORPUS, QUERY
+
+
+@pytest.fixture
+def index_dir(tmp_path):
+    from legalrag.retrieval.index import build_index
+
+    docs = [Document(i, text, title) for i, title, text in CORPUS]
+    build_index(tmp_path / "idx", docs, retrievers=["bm25"], lang="zh")
+    return tmp_path / "idx"
+
+
+def test_llm_rerankers_are_registered():
+    assert {"llm-listwise", "llm-pointwise", "llm-yesno"} <= set(RERANKERS)
+
+
+def test_trace_needs_agents(index_dir, tmp_path):
+    res = CliRunner().invoke(app, ["search", QUERY, "--index", str(index_dir), "--trace", str(tmp_path / "t.jsonl"),
+                                   "--endpoint", "http://127.0.0.1:9", "--endpoint-model", "m"])
+    assert res.exit_code != 0 and "--agents" in str(res.exception)
+
+
+def test_endpoint_needs_a_model_name(index_dir):
+    res = CliRunner().invoke(app, ["search", QUERY, "--index", str(index_dir), "--agents",
+                                   "--endpoint", "http://127.0.0.1:9"])
+    assert res.exit_code != 0 and "--endpoint-model" in str(res.exception)
+
+
+@pytest.fixture
+def llm(request, monkeypatch):
+    try:
+        model = request.getfixturevalue("small_llm")
+    except pytest.FixtureLookupError:
+        pytest.skip("the small_llm fixture (embedded 0.5B) is not available")
+    # The commands build their LLM with agents.backend.make_llm; hand them the already loaded real 0.5B model.
+    monkeypatch.setattr("legalrag.agents.backend.make_llm", lambda *a, **kw: model)
+    return model
+
+
+@pytest.mark.llm
+def test_search_with_agents_prints_ranking_and_writes_trace(index_dir, tmp_path, llm):
+    trace = tmp_path / "trace.jsonl"
+    res = CliRunner().invoke(app, ["search", QUERY, "--index", str(index_dir), "--agents", "--json", "--k", "3",
+                                   "--trace", str(trace)])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["retriever"] == "mas" and 1 <= len(out["hits"]) <= 3
+    rows = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    assert rows[0]["action"] == "retrieve" and "summary" in rows[-1]
+    assert rows[-1]["summary"]["retrieval_calls"] >= 2
+
+
+@pytest.mark.llm
+def test_eval_retrieval_with_an_llm_reranker(index_dir, tmp_path, llm):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"query_id": "q1", "query": QUERY, "gold_ids": ["1", "2"]}, ensure_ascii=False)
+                       + "\n", encoding="utf-8")
+    res = CliRunner().invoke(app, ["eval", "retrieval", "--index", str(index_dir), "--queries", str(queries),
+                                   "--k", "3", "--rerank", "llm-listwise", "--json", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    metrics = json.loads(res.output)
+    assert metrics["n_queries"] == 1 and 0.0 <= metrics["recall@3"] <= 1.0

@@ -1,0 +1,61 @@
+"""`legalrag chat`: a two-turn consultation through the CLI with the real embedded 0.5B model."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from legalrag.cli import app
+from legalrag.types import Document
+
+DOCS = [
+    Document("1", "夫妻一方要求离婚的，可以直接向人民法院提起离婚诉讼。实施家庭暴力的，调解无效，应当准予离婚。",
+             "中华人民共和国民法典第一千零七十九条", metadata={"law": "中华人民共和国民法典", "article": "1079",
+                                                        "article_label": "第一千零七十九条"}),
+    Document("2", "离婚后，不满两周岁的子女，以由母亲直接抚养为原则。已满两周岁的子女，按照最有利于未成年子女的原则判决。",
+             "中华人民共和国民法典第一千零八十四条", metadata={"law": "中华人民共和国民法典", "article": "1084",
+                                                        "article_label": "第一千零八十四条"}),
+    Document("3", "盗窃公私财物，数额较大的，处三年以下有期徒刑、拘役或者管制。", "中华人民共和国刑法第二百六十四条",
+             metadata={"law": "中华人民共和国刑法", "article": "264", "article_label": "第二百六十四条"}),
+]
+
+
+@pytest.fixture
+def index_dir(tmp_path):
+    from legalrag.retrieval.index import build_index
+
+    build_index(tmp_path / "idx", DOCS, retrievers=["bm25"], lang="zh")
+    return tmp_path / "idx"
+
+
+def test_unknown_processor_is_refused_before_any_model_loads(index_dir):
+    res = CliRunner().invoke(app, ["chat", "--index", str(index_dir), "--processor", "summary"], input="/exit\n")
+    assert res.exit_code != 0 and "unknown --processor" in str(res.exception)
+
+
+def test_endpoint_model_is_required_with_endpoint(index_dir):
+    res = CliRunner().invoke(app, ["chat", "--index", str(index_dir), "--endpoint", "http://127.0.0.1:9"],
+                             input="/exit\n")
+    assert res.exit_code != 0 and "--endpoint-model" in str(res.exception)
+
+
+@pytest.fixture
+def llm(request):
+    try:
+        return request.getfixturevalue("small_llm")
+    except pytest.FixtureLookupError:
+        pytest.skip("the small_llm fixture (embedded 0.5B) is not available")
+
+
+@pytest.mark.llm
+def test_two_turn_consultation(index_dir, llm, monkeypatch):
+    # The command builds its LLM with agents.backend.make_llm; hand it the already loaded real 0.5B model.
+    monkeypatch.setattr("legalrag.agents.backend.make_llm", lambda *a, **kw: llm)
+    res = CliRunner().invoke(app, ["chat", "--index", str(index_dir), "--k", "2", "--processor", "all_questions",
+                                   "--max-tokens", "60"],
+                             input="老公打我，我想离婚。\n\n那孩子归谁？\n/exit\n")
+    assert res.exit_code == 0, res.output
+    assert res.output.count("Sources:") == 2
+    # the second query carries the first question (all_questions), so the divorce article is retrieved again
+    assert "[query] 老公打我，我想离婚。 那孩子归谁？" in res.output
+    assert "第一千零八十四条" in res.output.split("[query]")[1]
