@@ -17,7 +17,9 @@ LEXICAL = ("bm25", "qld")
 def index_build(
     corpus: Path = typer.Option(..., "--corpus", help="JSONL statute corpus, or a folder of user documents."),
     out: Path = typer.Option(..., "--out", help="Index directory to write (replaced atomically)."),
-    retriever: List[str] = typer.Option(["bm25"], "--retriever", help="Component(s) to build: bm25, qld."),
+    retriever: List[str] = typer.Option(["bm25"], "--retriever", help="Component(s) to build: bm25, qld, dense, hybrid."),
+    encoder: List[str] = typer.Option([], "--encoder", help="Dense encoder(s): e5-small, use-multilingual, PATH, openai:MODEL."),
+    index_type: str = typer.Option("flat", "--index-type", help="Dense index: flat (exact), hnsw or ivf."),
     lang: str = typer.Option("auto", "--lang", help="zh, en or auto (detected from the corpus)."),
     fields: Optional[str] = typer.Option(None, "--fields", help="Field mapping, e.g. id=text_id,text=text,name=name."),
     k1: float = typer.Option(1.2, "--k1", help="BM25 k1."),
@@ -34,7 +36,10 @@ def index_build(
         raise InputError(f"--lang must be zh, en or auto, not {lang!r}")
     docs, info = read_corpus(corpus, FieldMap.parse(fields) if fields else None, previous=out, progress=progress)
     params = {"bm25": {"k1": k1, "b": b}, "qld": {"mu": mu}}
-    index = build_index(out, docs, retrievers=retriever, lang=lang, params=params, progress=progress,
+    from legalrag.retrieval.hybrid import expand_components
+
+    index = build_index(out, docs, retrievers=expand_components(retriever, encoder, index_type=index_type),
+                        lang=lang, params=params, progress=progress,
                         source=str(corpus), corpus_info={k: v for k, v in info.items() if k != "update"})
     if "update" in info:
         u = info["update"]

@@ -25,6 +25,7 @@ RERANKERS: dict[str, str] = {
     "llm-listwise": "legalrag.rerank.llm_factories:listwise",
     "llm-pointwise": "legalrag.rerank.llm_factories:pointwise",
     "llm-yesno": "legalrag.rerank.llm_factories:yesno",
+    "learned": "legalrag.rerank.learned:from_index",  # issue 3: LightGBM lambdarank (`legalrag ranker train`)
 }
 
 
@@ -75,7 +76,7 @@ def build_pipeline(index: Any, retriever: str | None = None, rerank: str | None 
                    rerank_depth: int = 50, **rerank_options: Any) -> Pipeline:
     r = index.retriever(resolve_component(index, retriever))
     reranker = None
-    if rerank:
+    if rerank and rerank != "none":
         ref = RERANKERS.get(rerank)
         if ref is None:
             known = ", ".join(sorted(RERANKERS)) or "none installed"

@@ -1,0 +1,51 @@
+"""`legalrag ranker train`: the LightGBM learned ranker over an index's BM25/dense/hybrid features.
+
+(`index build --retriever dense|hybrid --encoder ...`, `search`/`eval retrieval --retriever ... --rerank
+learned|none` live in cli/retrieval.py and reach this area through the index registry and the pipeline.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from legalrag.cli.apps import ranker_app
+from legalrag.cli.common import print_json
+
+
+@ranker_app.command("train")
+def ranker_train(
+    index: Path = typer.Option(..., "--index", help="Index directory (with bm25 and/or dense components)."),
+    queries: Path = typer.Option(..., "--queries", help="TRAINING query JSONL (query_id, query, gold_ids or gold_names)."),
+    depth: int = typer.Option(50, "--depth", min=2, help="Candidates per query taken from the hybrid (or default) retriever."),
+    rounds: int = typer.Option(300, "--rounds", min=1, help="LightGBM boosting rounds."),
+    cv: int = typer.Option(0, "--cv", help="Also report K-fold cross-validated metrics on these queries (0: skip)."),
+    k: int = typer.Option(10, "--k", min=1, help="Cut-off for the reported metrics."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+    progress: bool = typer.Option(True, "--progress/--no-progress"),
+) -> None:
+    """Train the learned ranker on training queries and save it into INDEX/ranker."""
+    from legalrag.evaluation.datasets import load_queries
+    from legalrag.rerank.learned import cross_validate_for_index, train_for_index
+    from legalrag.retrieval.index import open_index
+
+    idx = open_index(index)
+    qs = load_queries(queries, idx)
+    summary: dict = {"index": str(index), "queries": str(queries), "n_queries": len(qs), "depth": depth}
+    if cv:
+        summary["cv"] = {"folds": cv, **cross_validate_for_index(idx, qs, k_folds=cv, depth=depth, rounds=rounds,
+                                                                 k=k, progress=progress)}
+    ranker = train_for_index(idx, qs, depth=depth, rounds=rounds, progress=progress)
+    summary.update({"ranker": str(Path(index) / "ranker"), "features": ranker.spec["features"],
+                    "candidates": ranker.spec["candidates"]})
+    if as_json:
+        print_json(summary)
+        return
+    typer.echo(f"trained the learned ranker on {len(qs)} queries ({len(ranker.spec['features'])} features, "
+               f"candidates from {ranker.spec['candidates']}, depth {depth}); saved to {summary['ranker']}")
+    if cv:
+        m = summary["cv"]
+        typer.echo(f"{cv}-fold CV: " + ", ".join(f"{key} {m[key]:.4f}" for key in
+                                                  (f"recall@{k}", f"mrr@{k}", f"ndcg@{k}", f"hit@{k}")))

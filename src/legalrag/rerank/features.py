@@ -1,0 +1,135 @@
+"""Cheap features for the learned ranker, computed for (query, candidate hits).
+
+Per candidate: BM25 score (raw and relative to the best candidate) and rank; for each dense retriever the
+cosine (raw and relative) and rank; the fused (input) rank and score; character-bigram overlap of the query
+with the law title, the article name and the text; whether the query names the law; the article and law
+priors (log counts in training qrels); text length; query length. Ranks come from ``Hit.sources`` (a
+document a retriever did not return gets ``depth + 1``); scores are exact for every candidate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from legalrag.types import Hit, Query
+
+
+def _bigrams(text: str) -> set[str]:
+    t = "".join(ch for ch in text if not ch.isspace() and ch not in "《》，。、；：？！,.;:?!()（）“”\"'")
+    return {t[i:i + 2] for i in range(len(t) - 1)} or ({t} if t else set())
+
+
+def _overlap(q: set[str], other: set[str]) -> float:
+    return len(q & other) / len(other) if other else 0.0
+
+
+def short_law_name(law: str) -> str:
+    return law.removeprefix("中华人民共和国").strip("《》 ")
+
+
+@dataclass
+class Prior:
+    """How often each article and each law is gold in training qrels (estimated on training queries only)."""
+
+    article: dict[str, int] = field(default_factory=dict)
+    law: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_queries(cls, queries: Iterable[Query], law_of: Mapping[str, str]) -> "Prior":
+        p = cls()
+        for q in queries:
+            for g in q.gold_ids:
+                p.article[g] = p.article.get(g, 0) + 1
+                law = law_of.get(g)
+                if law:
+                    p.law[law] = p.law.get(law, 0) + 1
+        return p
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"article": self.article, "law": self.law}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Prior":
+        return cls(dict(d.get("article", {})), dict(d.get("law", {})))
+
+
+PRIOR_FEATURES = ("article_prior", "law_prior")
+
+
+class FeatureExtractor:
+    """``FeatureExtractor(bm25, [dense...], depth)``; ``names``; ``matrix(query, hits, prior)`` -> (n, f)."""
+
+    def __init__(self, bm25: Any = None, dense: Sequence[Any] = (), depth: int = 100):
+        self.bm25 = bm25
+        self.dense = list(dense)
+        self.depth = depth
+        self._bm25_pos: dict[str, int] | None = None
+
+    @property
+    def retriever_names(self) -> list[str]:
+        return ([self.bm25.name] if self.bm25 is not None else []) + [d.name for d in self.dense]
+
+    @property
+    def names(self) -> list[str]:
+        out = []
+        if self.bm25 is not None:
+            out += ["bm25_score", "bm25_rel", "bm25_rank"]
+        for i in range(len(self.dense)):
+            out += [f"dense{i}_cos", f"dense{i}_rel", f"dense{i}_rank"]
+        out += ["fused_rank", "fused_score_rel", "law_title_overlap", "name_overlap", "text_overlap",
+                "query_names_law", *PRIOR_FEATURES, "log_doc_len", "log_query_len"]
+        return out
+
+    def _bm25_scores(self, query: str, hits: Sequence[Hit]) -> np.ndarray:
+        if self._bm25_pos is None:
+            self._bm25_pos = {d.id: i for i, d in enumerate(self.bm25.documents)}
+        all_scores = self.bm25.scores(query)
+        return np.array([all_scores[self._bm25_pos[h.id]] if h.id in self._bm25_pos else 0.0 for h in hits])
+
+    def _rank(self, hit: Hit, name: str) -> float:
+        sources = hit.sources or {hit.retriever: hit.rank}
+        return float(sources.get(name, self.depth + 1))
+
+    def base_matrix(self, query: str, hits: Sequence[Hit], query_vectors: Sequence[np.ndarray] | None = None) -> np.ndarray:
+        """All features but the priors (which are set per training fold by :meth:`set_priors`); priors are 0."""
+        n = len(hits)
+        cols: list[np.ndarray] = []
+        if self.bm25 is not None:
+            s = self._bm25_scores(query, hits)
+            top = s.max() if n and s.max() > 0 else 1.0
+            cols += [s, s / top, np.array([self._rank(h, self.bm25.name) for h in hits])]
+        for i, d in enumerate(self.dense):
+            qv = query_vectors[i] if query_vectors is not None else d.encode_queries([query])[0]
+            cos = np.nan_to_num(d.similarity(qv, [h.id for h in hits]), nan=0.0)
+            cols += [cos, cos - (cos.max() if n else 0.0), np.array([self._rank(h, d.name) for h in hits])]
+        qb = _bigrams(query)
+        fused = np.array([h.score for h in hits], dtype=np.float64)
+        top = fused.max() if n and fused.max() > 0 else 1.0
+        law_overlap, name_overlap, text_overlap, names_law, doc_len = [], [], [], [], []
+        for h in hits:
+            law = str(h.document.metadata.get("law", ""))
+            short = short_law_name(law)
+            law_overlap.append(_overlap(qb, _bigrams(short)))
+            name_overlap.append(_overlap(qb, _bigrams(h.document.title)))
+            text_overlap.append(len(qb & _bigrams(h.document.text)) / max(len(qb), 1))
+            names_law.append(1.0 if short and len(short) >= 2 and short.removesuffix("法") in query else 0.0)
+            doc_len.append(math.log1p(len(h.document.text)))
+        cols += [np.array([float(h.rank) for h in hits]), fused / top, np.array(law_overlap),
+                 np.array(name_overlap), np.array(text_overlap), np.array(names_law),
+                 np.zeros(n), np.zeros(n), np.array(doc_len), np.full(n, math.log1p(len(query)))]
+        return np.column_stack(cols).astype(np.float32) if n else np.zeros((0, len(self.names)), np.float32)
+
+    def set_priors(self, matrix: np.ndarray, hits: Sequence[Hit], prior: Prior) -> np.ndarray:
+        a, l = self.names.index("article_prior"), self.names.index("law_prior")
+        m = matrix.copy()
+        for j, h in enumerate(hits):
+            m[j, a] = math.log1p(prior.article.get(h.id, 0))
+            m[j, l] = math.log1p(prior.law.get(str(h.document.metadata.get("law", "")), 0))
+        return m
+
+    def matrix(self, query: str, hits: Sequence[Hit], prior: Prior) -> np.ndarray:
+        return self.set_priors(self.base_matrix(query, hits), hits, prior)
