@@ -56,7 +56,7 @@ def cached_tokens(docs, tokenizer, title_mode: str):
     key = sha256_text(json.dumps([tokenizer.config.to_dict(), title_mode, len(docs), docs[0].id, docs[-1].id,
                                   docs[len(docs) // 2].text]))[:16]
     d = cache_dir() / "bench-tokens" / key
-    if (d / "vocab.json").exists():
+    if (d / "meta.json").exists():  # written last
         flat = np.load(d / "ids.npy", allow_pickle=False)
         offsets = np.load(d / "offsets.npy", allow_pickle=False)
         vocab = json.loads((d / "vocab.json").read_text(encoding="utf-8"))

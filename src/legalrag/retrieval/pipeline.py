@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -45,7 +46,11 @@ class Pipeline:
     def search_batch(self, queries: Sequence[str], k: int = 10, filter: DocumentFilter | None = None,
                      progress: bool = False) -> list[list[Hit]]:
         depth = max(k, self.rerank_depth) if self.reranker is not None else k
-        results = retrieve_many(self.retriever, queries, k=depth, filter=filter, progress=progress)
+        batch = getattr(self.retriever, "retrieve_batch", None)
+        if batch is not None and "progress" in inspect.signature(batch).parameters:
+            results = batch(list(queries), k=depth, filter=filter, progress=progress)
+        else:
+            results = retrieve_many(self.retriever, queries, k=depth, filter=filter, progress=progress)
         if self.reranker is None:
             return results
         it = zip(queries, results)
