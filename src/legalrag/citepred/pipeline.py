@@ -1,0 +1,196 @@
+"""The citation-prediction pipeline: stages with provenance for each predicted provision.
+
+Stages (each leaves a snapshot pool provision -> score, cumulative, for the ablation):
+``retrieval`` (top ``core_k`` candidates, score 1), ``rerank`` (the pointwise LLM reranker reorders the top
+``rerank_top`` candidates; same as retrieval when no reranker), ``always-add`` and ``clusters`` (learned
+rules), ``co-citation`` (the graph's proposals from the current predictions), ``verification`` (the LLM
+accepts, rejects or corrects each addition). The final set is every provision scoring at or above
+``threshold`` (core predictions always stay).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from legalrag.citepred.analysis import Analysis, analyse_facts
+from legalrag.citepred.cocitation import CoCitationGraph
+from legalrag.citepred.codefilter import code_filter, law_titles
+from legalrag.citepred.retrieve import retrieve_candidates
+from legalrag.citepred.rules import RuleSet, apply_rules, natural_key
+from legalrag.citepred.verify import Proposal, verify_all
+from legalrag.llm.base import LLM
+from legalrag.retrieval.base import Retriever
+from legalrag.types import Document, Step
+
+STAGES = ("retrieval", "rerank", "always-add", "clusters", "co-citation", "verification")
+
+
+class CiteConfig(BaseModel):
+    """Pipeline settings; ``threshold`` and ``core_k`` are what ``legalrag eval cite --dev`` calibrates."""
+
+    model_config = ConfigDict(extra="forbid")
+    candidates: int = Field(30, ge=1, description="retrieval depth")
+    core_k: int = Field(1, ge=1, description="top candidates kept as core predictions")
+    prior_weight: float = Field(0.0, ge=0, description="weight of the training-citation prior in retrieval")
+    seen_only: bool = Field(True, description="only provisions cited at least once in training")
+    max_query_chars: int = Field(600, ge=20)
+    rerank_top: int = Field(5, ge=0, description="candidates the LLM reranker scores (0: no rerank)")
+    use_always: bool = True
+    use_clusters: bool = True
+    use_cocitation: bool = True
+    cocite_neighbours: int = Field(20, ge=1)
+    threshold: float = Field(0.5, ge=0, le=1, description="selection threshold for additions")
+    analysis: bool = Field(False, description="LLM query analysis (issues, codes, keywords)")
+    code_filter: bool = Field(False, description="restrict retrieval to the analysed law codes")
+    verify: bool = Field(False, description="LLM verification of additions")
+    verify_below: float = Field(0.95, ge=0, le=1.01, description="additions scoring this or more skip verification")
+    verify_concurrency: int = Field(4, ge=1)
+    language: str = "zh"
+
+
+@dataclass(frozen=True)
+class Provenance:
+    stage: str
+    score: float
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class CitedProvision:
+    provision: str
+    title: str
+    score: float
+    provenance: tuple[Provenance, ...]
+    resolved: bool = True
+
+
+@dataclass(frozen=True)
+class CiteResult:
+    predictions: tuple[CitedProvision, ...]
+    pools: Mapping[str, Mapping[str, float]]  # stage -> provision -> score, cumulative
+    ranking: tuple[str, ...]  # retrieval candidates, best first
+    analysis: Analysis | None = None
+    steps: tuple[Step, ...] = ()
+    llm_calls: int = 0
+    seconds: float = 0.0
+    filtered_codes: tuple[str, ...] = ()
+    unresolved: tuple[str, ...] = field(default=())
+
+    @property
+    def provisions(self) -> list[str]:
+        return [p.provision for p in self.predictions]
+
+
+class CitationPredictor:
+    """Facts in, the predicted set of provisions out. Collaborators are passed in; nothing loads here."""
+
+    def __init__(self, documents: Sequence[Document], retriever: Retriever, rules: RuleSet, graph: CoCitationGraph,
+                 *, config: CiteConfig | None = None, llm: LLM | None = None, reranker=None):
+        self.config = config or CiteConfig()
+        if (self.config.analysis or self.config.verify) and llm is None:
+            from legalrag.errors import InputError
+
+            raise InputError("analysis and verification need an LLM; pass llm= or turn them off")
+        self.documents = {d.id: d for d in documents}
+        self.titles = law_titles(documents)
+        self.retriever, self.rules, self.graph = retriever, rules, graph
+        self.llm, self.reranker = llm, reranker
+        self.counts = {p: int(self.graph.df[i]) for p, i in self.graph.index.items()}
+
+    def _lookup(self, pid: str) -> Document | None:
+        return self.documents.get(pid)
+
+    def predict(self, facts: str) -> CiteResult:
+        cfg, start = self.config, time.perf_counter()
+        steps: list[Step] = []
+        prov: dict[str, list[Provenance]] = {}
+        calls = 0
+
+        def note(p: str, stage: str, score: float, detail: str) -> None:
+            prov.setdefault(p, []).append(Provenance(stage, round(float(score), 4), detail))
+
+        analysis, flt, matched = None, None, []
+        if cfg.analysis:
+            analysis, step = analyse_facts(self.llm, facts, self.titles, language=cfg.language)
+            steps.append(step)
+            calls += analysis.calls
+            if cfg.code_filter and analysis.codes:
+                flt, matched = code_filter(analysis.codes, self.titles)
+        queries = [facts.strip()[:cfg.max_query_chars]]
+        if analysis is not None and analysis.search_text():
+            queries.append(analysis.search_text())
+        t0 = time.perf_counter()
+        hits = retrieve_candidates(self.retriever, queries, k=cfg.candidates, citation_counts=self.counts,
+                                   prior_weight=cfg.prior_weight, seen_only=cfg.seen_only, filter=flt)
+        steps.append(Step(agent="cite", action="retrieve", input=len(queries), output=[h.id for h in hits[:10]],
+                          seconds=time.perf_counter() - t0))
+        pools: dict[str, dict[str, float]] = {}
+        core = [h.id for h in hits[:cfg.core_k]]
+        for h in hits[:cfg.core_k]:
+            note(h.id, "retrieval", h.score, f"rank {h.rank} of {self.retriever.name}")
+        pools["retrieval"] = {p: 1.0 for p in core}
+
+        if self.reranker is not None and cfg.rerank_top > 0 and hits:
+            t0, before = time.perf_counter(), getattr(getattr(self.reranker, "stats", None), "calls", 0)
+            top = self.reranker.rerank(queries[0], hits[:cfg.rerank_top])
+            used = getattr(getattr(self.reranker, "stats", None), "calls", 0) - before
+            calls += used
+            core = [h.id for h in top[:cfg.core_k]]
+            for h in top[:cfg.core_k]:
+                note(h.id, "rerank", h.score, f"rank {h.rank} after {self.reranker.name}")
+            steps.append(Step(agent="cite", action="rerank", input=[h.id for h in hits[:cfg.rerank_top]],
+                              output=[(h.id, round(h.score, 3)) for h in top], seconds=time.perf_counter() - t0))
+        pool = {p: 1.0 for p in core}
+        pools["rerank"] = dict(pool)
+
+        def add(stage: str, items) -> None:
+            for pid, score, detail in items:
+                note(pid, stage, score, detail)
+                pool[pid] = max(pool.get(pid, 0.0), score)
+            pools[stage] = dict(pool)
+
+        charges = analysis.issues if analysis is not None else ()
+        add("always-add", [(r.provision, r.score, r.reason) for r in apply_rules(self.rules, core, charges,
+                           use_clusters=False)] if cfg.use_always else [])
+        add("clusters", [(r.provision, r.score, r.reason) for r in apply_rules(self.rules, core, charges,
+                         use_always=False)] if cfg.use_clusters else [])
+        if cfg.use_cocitation:
+            seeds = {p: s for p, s in pool.items() if s >= cfg.threshold}
+            props = self.graph.propose(seeds, k=cfg.cocite_neighbours)
+            add("co-citation", [(c.provision, c.score, f"co-cited by {c.neighbours} of the "
+                                 f"{cfg.cocite_neighbours} most similar training decisions") for c in props])
+        else:
+            add("co-citation", [])
+
+        unresolved: list[str] = []
+        if cfg.verify:
+            todo = [p for p, s in sorted(pool.items(), key=lambda x: -x[1])
+                    if p not in core and cfg.threshold <= s < cfg.verify_below]
+            proposals = [Proposal(p, prov[p][-1].detail if prov.get(p) else "") for p in todo]
+            for verdict, step in verify_all(self.llm, facts, proposals, self._lookup,
+                                            concurrency=cfg.verify_concurrency):
+                steps.append(step)
+                calls += verdict.calls
+                p = verdict.provision
+                note(p, "verification", pool[p], f"{verdict.decision}: {verdict.reason}")
+                if verdict.decision == "reject":
+                    pool.pop(p)
+                elif verdict.decision == "correct":
+                    score = pool.pop(p)
+                    if verdict.resolved and verdict.corrected:
+                        pool[verdict.corrected] = max(pool.get(verdict.corrected, 0.0), score)
+                        note(verdict.corrected, "verification", score, f"corrected from {p}: {verdict.reason}")
+                    elif verdict.corrected:
+                        unresolved.append(verdict.corrected)
+        pools["verification"] = dict(pool)
+
+        final = {p: s for p, s in pool.items() if s >= cfg.threshold or p in core}
+        order = sorted(final, key=lambda p: (-final[p], natural_key(p)))
+        preds = tuple(CitedProvision(p, self.documents[p].title if p in self.documents else "", round(final[p], 4),
+                                     tuple(prov.get(p, ())), p in self.documents) for p in order)
+        return CiteResult(preds, pools, tuple(h.id for h in hits), analysis, tuple(steps), calls,
+                          time.perf_counter() - start, tuple(matched), tuple(unresolved))

@@ -1,0 +1,94 @@
+"""The citation pipeline end to end on a tiny English corpus with a real BM25 index (no LLM here)."""
+
+import pytest
+
+from legalrag.citepred.cocitation import CoCitationGraph
+from legalrag.citepred.codefilter import filter_report, match_codes
+from legalrag.citepred.pipeline import STAGES, CitationPredictor, CiteConfig
+from legalrag.citepred.rules import learn_rules
+from legalrag.citepred.select import calibrate_threshold, calibrate_top_k, select
+from legalrag.corpora.statutes import statute_document
+from legalrag.errors import InputError
+from legalrag.retrieval.index import build_index
+
+DOCS = [
+    statute_document("1", "Whoever steals property of another shall be punished for theft.", "Penal Code Art. 1"),
+    statute_document("2", "Whoever deceives another to obtain property shall be punished for fraud.", "Penal Code Art. 2"),
+    statute_document("3", "An offender who confesses truthfully may receive a lighter punishment.", "Penal Code Art. 3"),
+    statute_document("4", "A fine is set according to the circumstances of the crime.", "Penal Code Art. 4"),
+    statute_document("5", "An attempted crime may be punished less severely.", "Penal Code Art. 5"),
+    statute_document("9", "Traffic on public roads is regulated by the road code.", "Road Code Art. 9"),
+]
+# Theft decisions cite 1, 3 and usually 4; fraud decisions cite 2, 3 and often 5. Article 3 is in all six.
+TRAIN = {"t1": {"1", "3", "4"}, "t2": {"1", "3", "4"}, "t3": {"1", "3"},
+         "f1": {"2", "3", "5"}, "f2": {"2", "3"}, "f3": {"2", "3", "5"}}
+
+
+@pytest.fixture(scope="module")
+def predictor_parts(tmp_path_factory):
+    index = build_index(tmp_path_factory.mktemp("idx") / "i", DOCS, ["bm25"], lang="en")
+    rules = learn_rules(TRAIN, always_share=0.5, min_support=2, min_confidence=0.6)
+    return index, rules, CoCitationGraph.build(TRAIN)
+
+
+def test_stages_and_provenance(predictor_parts):
+    index, rules, graph = predictor_parts
+    p = CitationPredictor(index.documents, index.retriever("bm25"), rules, graph,
+                          config=CiteConfig(core_k=1, threshold=0.5, rerank_top=0))
+    r = p.predict("He steals a bicycle, the property of another person.")
+    assert r.ranking[0] == "1" and "9" not in r.ranking  # 9 is never cited in training: seen_only drops it
+    assert r.pools["retrieval"] == {"1": 1.0} and r.pools["rerank"] == {"1": 1.0}
+    assert r.pools["always-add"] == {"1": 1.0, "3": 1.0}
+    # Cluster: 4 is cited in 2 of the 3 decisions citing 1.
+    assert r.pools["clusters"] == {"1": 1.0, "3": 1.0, "4": pytest.approx(0.6667)}
+    # The nearest training decisions (t1, t2, t3) cite nothing beyond {1, 3, 4}.
+    assert r.pools["co-citation"] == r.pools["clusters"] == r.pools["verification"]
+    assert r.provisions == ["1", "3", "4"]
+    by = {c.provision: c for c in r.predictions}
+    assert [v.stage for v in by["1"].provenance] == ["retrieval"]
+    assert [v.stage for v in by["3"].provenance] == ["always-add"]
+    assert by["4"].provenance[0].detail.startswith("cited in 67% of the 3 decisions citing 1")
+    assert by["4"].title == "Penal Code Art. 4" and all(c.resolved for c in r.predictions)
+    assert r.llm_calls == 0 and set(r.pools) == set(STAGES)
+
+
+def test_cocitation_stage_adds_what_rules_miss(predictor_parts):
+    index, _, graph = predictor_parts
+    strict = learn_rules(TRAIN, always_share=0.5, min_support=2, min_confidence=0.9)  # no cluster for 2
+    p = CitationPredictor(index.documents, index.retriever("bm25"), strict, graph,
+                          config=CiteConfig(core_k=1, threshold=0.5, rerank_top=0))
+    r = p.predict("She deceives a shop to obtain property by fraud.")
+    assert r.ranking[0] == "2"
+    assert "5" not in r.pools["clusters"]
+    # Neighbours f1, f3 (cosine 1) and f2 both cite 2; 5 is co-cited by f1 and f3: 2 / (2 + cos(f2)).
+    assert r.pools["co-citation"]["5"] > 0.5 and "5" in r.provisions
+    assert [v.stage for v in r.predictions[[c.provision for c in r.predictions].index("5")].provenance] == \
+        ["co-citation"]
+
+
+def test_llm_stages_need_an_llm(predictor_parts):
+    index, rules, graph = predictor_parts
+    with pytest.raises(InputError, match="need an LLM"):
+        CitationPredictor(index.documents, index.retriever("bm25"), rules, graph, config=CiteConfig(verify=True))
+    with pytest.raises(Exception, match="extra"):
+        CiteConfig(bogus=1)
+
+
+def test_selection_calibration():
+    pools = [{"a": 1.0, "b": 0.6, "c": 0.3}, {"a": 1.0, "d": 0.4}]
+    gold = [{"a", "b"}, {"a", "d"}]
+    # t = 0.4 keeps a, b | a, d: perfect; t = 0.3 adds the wrong c.
+    assert calibrate_threshold(pools, gold) == (0.4, 1.0)
+    assert select(pools[0], 0.5) == {"a", "b"}
+    assert calibrate_top_k([["a", "b", "c"], ["a", "d", "x"]], gold, max_k=3) == (2, 1.0)
+
+
+def test_code_filter_report():
+    titles = ["Penal Code", "Road Code"]
+    assert match_codes(["penal"], titles) == []  # containment is case-sensitive, exact strings only
+    assert match_codes(["Penal Code Art. 1"], titles) == ["Penal Code"]
+    assert match_codes(["Penal Code", "Road"], titles) == ["Penal Code", "Road Code"]
+    rep = filter_report(DOCS, [["Penal Code"], ["nothing"]], [{"1", "9"}, {"2"}])
+    # Case 1: filtered to 5 of 6 documents, keeps gold 1 but not 9; case 2: unfiltered.
+    assert rep.filtered_cases == 1 and rep.gold_kept == pytest.approx(2 / 3)
+    assert rep.space_kept == pytest.approx((5 / 6 + 1) / 2)
