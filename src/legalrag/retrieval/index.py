@@ -30,6 +30,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import importlib
+import inspect
 import json
 import shutil
 from dataclasses import dataclass, field
@@ -159,10 +160,12 @@ def _build_components(ctx: BuildContext, specs: Sequence[ComponentSpec], compone
             raise InputError(f"index component {spec.dirname!r} given twice")
         directory = ctx.root / spec.dirname
         directory.mkdir()
+        builder = _resolve(kind.build)
         try:
-            recorded = _resolve(kind.build)(ctx, directory, **spec.params)
+            inspect.signature(builder).bind(ctx, directory, **spec.params)
         except TypeError as exc:
             raise InputError(f"bad parameters for index component {spec.kind!r}: {exc}") from None
+        recorded = builder(ctx, directory, **spec.params)
         components[spec.dirname] = {"kind": spec.kind, "dir": spec.dirname, "params": recorded}
         ctx.built[spec.dirname] = recorded
 
