@@ -45,6 +45,15 @@ def test_search_json_and_table(index_dir, monkeypatch, capsys):
     assert "劳动合同法" in out and "qld" in out
 
 
+def test_index_info(index_dir, monkeypatch, capsys):
+    code, out, err = run_cli(monkeypatch, capsys, "index", "info", "--index", index_dir, "--json")
+    assert code == 0, err
+    m = json.loads(out)
+    assert m["corpus"]["n_documents"] == 12 and list(m["components"]) == ["bm25", "qld"]
+    code, out, err = run_cli(monkeypatch, capsys, "index", "info", "--index", index_dir)
+    assert code == 0 and "bm25 (default)" in out and "mu=200.0" in out
+
+
 def test_search_filter_law(index_dir, monkeypatch, capsys):
     code, out, err = run_cli(monkeypatch, capsys, "search", "--index", index_dir, "--json", "--k", "5",
                              "--filter-law", "《中华人民共和国劳动合同法》", "借款要付利息吗，用人单位")

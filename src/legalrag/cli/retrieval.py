@@ -48,6 +48,35 @@ def index_build(
     typer.echo(f"indexed {len(docs)} documents ({index.manifest['lang']}; {', '.join(index.names)}) into {out}")
 
 
+@index_app.command("info")
+def index_info(
+    index: Path = typer.Option(..., "--index", help="Index directory."),
+    as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
+) -> None:
+    """Show what an index holds: corpus, language, components and their parameters."""
+    from legalrag.retrieval.index import open_index
+
+    idx = open_index(index)
+    m = idx.manifest
+    if as_json:
+        print_json({k: v for k, v in m.items()} | {"corpus": {k: v for k, v in m["corpus"].items() if k != "files"}})
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    c = m["corpus"]
+    console = Console()
+    console.print(f"{idx.path}: {c['n_documents']} documents ({m['lang']}), corpus sha256 {c['sha256'][:16]}…, "
+                  f"built by legalrag {m['legalrag_version']} on {m['created']}")
+    table = Table(title="components")
+    for col in ("name", "kind", "parameters"):
+        table.add_column(col)
+    for name, entry in m["components"].items():
+        params = ", ".join(f"{k}={v}" for k, v in entry["params"].items() if k != "tokenizer")
+        table.add_row(name + (" (default)" if name == idx.default else ""), entry["kind"], params)
+    console.print(table)
+
+
 def _hits_table(hits, title: str):
     from rich.table import Table
 
