@@ -73,6 +73,7 @@ class CiteResult:
     predictions: tuple[CitedProvision, ...]
     pools: Mapping[str, Mapping[str, float]]  # stage -> provision -> score, cumulative
     ranking: tuple[str, ...]  # retrieval candidates, best first
+    reranked: tuple[str, ...] = ()  # the same after the reranker (equal to ranking without one)
     analysis: Analysis | None = None
     steps: tuple[Step, ...] = ()
     llm_calls: int = 0
@@ -144,6 +145,9 @@ class CitationPredictor:
                 note(h.id, "rerank", h.score, f"rank {h.rank} after {self.reranker.name}")
             steps.append(Step(agent="cite", action="rerank", input=[h.id for h in hits[:cfg.rerank_top]],
                               output=[(h.id, round(h.score, 3)) for h in top], seconds=time.perf_counter() - t0))
+            reranked = [h.id for h in top] + [h.id for h in hits[cfg.rerank_top:]]
+        else:
+            reranked = [h.id for h in hits]
         pool = {p: 1.0 for p in core}
         pools["rerank"] = dict(pool)
 
@@ -192,5 +196,5 @@ class CitationPredictor:
         order = sorted(final, key=lambda p: (-final[p], natural_key(p)))
         preds = tuple(CitedProvision(p, self.documents[p].title if p in self.documents else "", round(final[p], 4),
                                      tuple(prov.get(p, ())), p in self.documents) for p in order)
-        return CiteResult(preds, pools, tuple(h.id for h in hits), analysis, tuple(steps), calls,
+        return CiteResult(preds, pools, tuple(h.id for h in hits), tuple(reranked), analysis, tuple(steps), calls,
                           time.perf_counter() - start, tuple(matched), tuple(unresolved))

@@ -1,0 +1,80 @@
+"""A citation model directory: the learned rules (editable JSON), the co-citation graph and the pipeline
+settings (possibly calibrated), so that ``legalrag cite`` does not relearn them on every call.
+
+Layout: ``rules.json``, ``cocitation/`` (JSON + .npy), ``config.json``. Written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from pydantic import ValidationError
+
+from legalrag.citepred.cocitation import CoCitationGraph
+from legalrag.citepred.data import load_citation_sets
+from legalrag.citepred.pipeline import CiteConfig
+from legalrag.citepred.rules import RuleSet, learn_rules, load_rules, save_rules
+from legalrag.errors import InputError
+from legalrag.io import atomic_dir
+
+
+def save_model(path: str | Path, rules: RuleSet, graph: CoCitationGraph, config: CiteConfig) -> None:
+    with atomic_dir(path) as tmp:
+        save_rules(tmp / "rules.json", rules)
+        graph.save(tmp / "cocitation")
+        (tmp / "config.json").write_text(json.dumps(config.model_dump(), indent=2) + "\n", encoding="utf-8")
+
+
+def load_config(path: str | Path) -> CiteConfig:
+    p = Path(path)
+    try:
+        return CiteConfig.model_validate(json.loads(p.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        raise InputError("config file not found", path=str(p)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON ({exc.msg})", path=str(p), line=exc.lineno) from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise InputError(err["msg"], path=str(p), field=".".join(str(x) for x in err["loc"])) from None
+
+
+def load_model(path: str | Path) -> tuple[RuleSet, CoCitationGraph, CiteConfig]:
+    p = Path(path)
+    if not (p / "rules.json").exists():
+        raise InputError("not a citation model directory (rules.json missing); write one with "
+                         "`legalrag eval cite ... --save-model DIR`", path=str(p))
+    return load_rules(p / "rules.json"), CoCitationGraph.load(p / "cocitation"), load_config(p / "config.json")
+
+
+def learn_model(train_citations: str | Path, *, always_share: float = 0.5, min_support: int = 5,
+                min_confidence: float = 0.5) -> tuple[RuleSet, CoCitationGraph]:
+    sets = load_citation_sets(train_citations)
+    return (learn_rules(sets, always_share=always_share, min_support=min_support, min_confidence=min_confidence),
+            CoCitationGraph.build(sets))
+
+
+def resolve_parts(*, train_citations: str | Path | None = None, model_dir: str | Path | None = None,
+                  rules_path: str | Path | None = None, overrides: Mapping[str, Any] | None = None
+                  ) -> tuple[RuleSet, CoCitationGraph, CiteConfig]:
+    """Rules, graph and config from a model directory or from training citations; ``rules_path`` replaces the
+    rules (a user-edited file); ``overrides`` replace config fields."""
+    if model_dir is not None:
+        rules, graph, config = load_model(model_dir)
+    elif train_citations is not None:
+        rules, graph = learn_model(train_citations)
+        config = CiteConfig()
+    else:
+        raise InputError("pass --train-citations FILE (training decision -> provisions) or --model DIR "
+                         "(written by `legalrag eval cite --save-model DIR`)")
+    if rules_path is not None:
+        rules = load_rules(rules_path)
+    if overrides:
+        try:
+            config = CiteConfig.model_validate({**config.model_dump(), **{k: v for k, v in overrides.items()
+                                                                         if v is not None}})
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise InputError(f"bad option {'.'.join(str(x) for x in err['loc'])}: {err['msg']}") from None
+    return rules, graph, config

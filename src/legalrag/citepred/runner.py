@@ -1,0 +1,38 @@
+"""`legalrag eval cite` as one library call: load, split, calibrate, evaluate, optionally save the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from legalrag.citepred.data import load_cases, split_dev_eval
+from legalrag.citepred.evaluate import CiteReport, evaluate
+from legalrag.citepred.service import build_predictor
+from legalrag.errors import InputError
+from legalrag.llm.base import LLM
+
+
+def run_eval(index_dir: str | Path, cases_path: str | Path, *, train_citations: str | Path | None = None,
+             model_dir: str | Path | None = None, rules_path: str | Path | None = None, dev: int = 0,
+             limit: int | None = None, retriever: str | None = None, llm: LLM | None = None, rerank: bool = False,
+             save_model: str | Path | None = None, progress: bool = False,
+             overrides: Mapping[str, Any] | None = None) -> CiteReport:
+    cases = load_cases(cases_path)
+    dev_cases, eval_cases = split_dev_eval(cases, dev)
+    if not eval_cases:
+        raise InputError(f"--dev {dev} leaves no evaluation cases ({len(cases)} in all)", path=str(cases_path))
+    if limit is not None:
+        eval_cases = eval_cases[:limit]
+    predictor = build_predictor(index_dir, train_citations=train_citations, model_dir=model_dir,
+                                rules_path=rules_path, retriever=retriever, overrides=overrides, llm=llm,
+                                rerank=rerank)
+    rep, _ = evaluate(predictor, eval_cases, dev_cases, progress=progress)
+    if save_model is not None:
+        from legalrag.citepred.model import save_model as save
+
+        final = rep.calibration.get("+ verification") or rep.calibration.get("+ co-citation")
+        config = predictor.config
+        if dev_cases and final and final[0] == "threshold":
+            config = config.model_copy(update={"threshold": float(final[1])})
+        save(save_model, predictor.rules, predictor.graph, config)
+    return rep

@@ -1,0 +1,53 @@
+"""Wiring for the CLI and the benchmark: an index, a citation model and (optionally) an LLM into a predictor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from legalrag.citepred.model import resolve_parts
+from legalrag.citepred.pipeline import CitationPredictor, CiteResult
+from legalrag.llm.base import LLM
+
+
+def build_predictor(index_dir: str | Path, *, train_citations: str | Path | None = None,
+                    model_dir: str | Path | None = None, rules_path: str | Path | None = None,
+                    retriever: str | None = None, overrides: Mapping[str, Any] | None = None,
+                    llm: LLM | None = None, rerank: bool = False) -> CitationPredictor:
+    """Open the index, load or learn the citation model; the model directory defaults to ``INDEX/citepred``."""
+    from legalrag.retrieval.index import open_index
+
+    index = open_index(index_dir)
+    if model_dir is None and train_citations is None and (index.path / "citepred").is_dir():
+        model_dir = index.path / "citepred"
+    rules, graph, config = resolve_parts(train_citations=train_citations, model_dir=model_dir, rules_path=rules_path,
+                                         overrides=overrides)
+    if index.manifest.get("lang") in ("zh", "en") and not (overrides or {}).get("language"):
+        config = config.model_copy(update={"language": index.manifest["lang"]})
+    reranker = None
+    if rerank and config.rerank_top > 0:
+        from legalrag.rerank.llm_pointwise import LLMPointwiseReranker
+
+        if llm is None:
+            from legalrag.errors import InputError
+
+            raise InputError("--rerank needs an LLM (the embedded model or --endpoint)")
+        reranker = LLMPointwiseReranker(llm, prompts=(config.language if config.language in ("zh", "en") else "en",))
+    return CitationPredictor(index.documents, index.retriever(retriever), rules, graph, config=config, llm=llm,
+                             reranker=reranker)
+
+
+def result_to_dict(result: CiteResult) -> dict[str, Any]:
+    return {
+        "provisions": [{"id": c.provision, "title": c.title, "score": c.score, "resolved": c.resolved,
+                        "provenance": [{"stage": v.stage, "score": v.score, "detail": v.detail}
+                                       for v in c.provenance]} for c in result.predictions],
+        "unresolved": list(result.unresolved),
+        "analysis": None if result.analysis is None else {"issues": list(result.analysis.issues),
+                                                          "codes": list(result.analysis.codes),
+                                                          "keywords": list(result.analysis.keywords)},
+        "filtered_codes": list(result.filtered_codes),
+        "candidates": list(result.ranking[:10]),
+        "llm_calls": result.llm_calls,
+        "seconds": round(result.seconds, 3),
+    }

@@ -1,0 +1,111 @@
+"""`legalrag cite` (predict the provisions a decision would cite) and `legalrag eval cite` (stage ablation)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from legalrag.cli.apps import app, eval_app
+from legalrag.cli.common import print_json
+
+_MODEL_HELP = "Citation model directory (rules.json, cocitation/, config.json); default INDEX/citepred."
+
+
+def _llm(use: bool, model: Optional[str], endpoint: Optional[str], endpoint_model: Optional[str]):
+    if not use:
+        return None
+    from legalrag.agents.backend import make_llm
+
+    return make_llm(model, endpoint, endpoint_model)
+
+
+@app.command("cite")
+def cite(
+    facts: str = typer.Argument(..., help="The facts of the case."),
+    index: Path = typer.Option(..., "--index", help="Statute index directory."),
+    train_citations: Optional[Path] = typer.Option(None, "--train-citations", help="Training citation sets (qrels or JSONL)."),
+    model_dir: Optional[Path] = typer.Option(None, "--model", help=_MODEL_HELP),
+    rules: Optional[Path] = typer.Option(None, "--rules", help="A (user-edited) rules file replacing the learned one."),
+    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the index's first)."),
+    core_k: Optional[int] = typer.Option(None, "--core-k", min=1, help="Top candidates kept as core predictions."),
+    threshold: Optional[float] = typer.Option(None, "--threshold", help="Selection threshold for additions."),
+    analysis: bool = typer.Option(False, "--analyse/--no-analyse", help="LLM query analysis."),
+    rerank: bool = typer.Option(False, "--rerank/--no-rerank", help="Pointwise LLM rerank of the top candidates."),
+    verify: bool = typer.Option(False, "--verify/--no-verify", help="LLM verification of each addition."),
+    llm_model: Optional[str] = typer.Option(None, "--llm", help="Embedded model name or GGUF path (default 1.5B)."),
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL."),
+    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Predict the set of provisions a court would cite for FACTS, with the provenance of each."""
+    from legalrag.citepred.service import build_predictor, result_to_dict
+
+    llm = _llm(analysis or rerank or verify, llm_model, endpoint, endpoint_model)
+    predictor = build_predictor(index, train_citations=train_citations, model_dir=model_dir, rules_path=rules,
+                                retriever=retriever, llm=llm, rerank=rerank,
+                                overrides={"core_k": core_k, "threshold": threshold, "analysis": analysis or None,
+                                           "verify": verify or None})
+    out = result_to_dict(predictor.predict(facts))
+    if as_json:
+        print_json(out)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"Predicted citations ({len(out['provisions'])})")
+    for col in ("id", "title", "score", "provenance"):
+        table.add_column(col)
+    for p in out["provisions"]:
+        table.add_row(p["id"], p["title"] + ("" if p["resolved"] else " [unresolved]"), f"{p['score']:.3f}",
+                      "; ".join(f"{v['stage']}: {v['detail']}" for v in p["provenance"]))
+    Console(width=140).print(table)
+    for u in out["unresolved"]:
+        typer.echo(f"unresolved correction (no such provision in the corpus): {u}")
+
+
+@eval_app.command("cite")
+def eval_cite(
+    index: Path = typer.Option(..., "--index", help="Statute index directory."),
+    cases: Path = typer.Option(..., "--cases", help="JSONL cases with facts (text) and gold citations (la/gold)."),
+    train_citations: Optional[Path] = typer.Option(None, "--train-citations", help="Training citation sets."),
+    model_dir: Optional[Path] = typer.Option(None, "--model", help=_MODEL_HELP),
+    rules: Optional[Path] = typer.Option(None, "--rules", help="A (user-edited) rules file."),
+    dev: int = typer.Option(0, "--dev", min=0, help="Calibrate on the first N cases by sorted id; evaluate the rest."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Evaluate only the first N evaluation cases."),
+    retriever: Optional[str] = typer.Option(None, "--retriever"),
+    core_k: Optional[int] = typer.Option(None, "--core-k", min=1),
+    prior_weight: Optional[float] = typer.Option(None, "--prior-weight", min=0.0),
+    analysis: bool = typer.Option(False, "--analyse/--no-analyse"),
+    rerank: bool = typer.Option(False, "--rerank/--no-rerank"),
+    verify: bool = typer.Option(False, "--verify/--no-verify"),
+    llm_model: Optional[str] = typer.Option(None, "--llm"),
+    endpoint: Optional[str] = typer.Option(None, "--endpoint"),
+    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model"),
+    save_model: Optional[Path] = typer.Option(None, "--save-model", help="Write rules, graph and calibrated config here."),
+    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Precision, recall and F1 (micro and macro) after each stage of the citation pipeline."""
+    from legalrag.citepred.runner import run_eval
+
+    llm = _llm(analysis or rerank or verify, llm_model, endpoint, endpoint_model)
+    rep = run_eval(index, cases, train_citations=train_citations, model_dir=model_dir, rules_path=rules, dev=dev,
+                   limit=limit, retriever=retriever, llm=llm, rerank=rerank, save_model=save_model, progress=progress,
+                   overrides={"core_k": core_k, "prior_weight": prior_weight, "analysis": analysis or None,
+                              "verify": verify or None})
+    if as_json:
+        print_json(rep.to_dict())
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"Citation prediction on {rep.n_cases} cases (calibrated on {rep.n_dev})")
+    for col in ("stage", "selection", "P", "R", "F1", "macro P", "macro R", "macro F1", "mean size"):
+        table.add_column(col, justify="left" if col in ("stage", "selection") else "right")
+    for r in rep.rows:
+        table.add_row(r.stage, r.rule, f"{r.precision:.3f}", f"{r.recall:.3f}", f"{r.f1:.3f}",
+                      f"{r.macro_precision:.3f}", f"{r.macro_recall:.3f}", f"{r.macro_f1:.3f}", f"{r.mean_size:.2f}")
+    Console(width=140).print(table)
+    typer.echo(f"LLM calls per case: {rep.llm_calls_per_case}; seconds per case: {rep.seconds_per_case}")
