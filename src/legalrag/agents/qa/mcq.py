@@ -1,0 +1,54 @@
+"""Multiple-choice answering: with retrieved evidence (simple / multi modes) and the two closed-book
+baselines (zero-shot, chain of thought) under the same model."""
+
+from __future__ import annotations
+
+import re
+from typing import Mapping, Sequence
+
+from legalrag.agents.qa._llm import ask_json, ask_text, render
+from legalrag.agents.qa.evidence import evidence_block
+from legalrag.agents.qa.models import ChoiceAnswer
+from legalrag.errors import StructuredOutputError
+from legalrag.llm.base import LLM
+from legalrag.search.base import SearchResult
+
+_FINAL = re.compile(r"(?:answer|答案)\s*(?:is|为|是)?\s*[:：]?\s*\(?([A-F])\)?", re.IGNORECASE)
+
+
+def format_choices(choices: Mapping[str, str]) -> str:
+    return "\n".join(f"{k}. {v}" for k, v in choices.items())
+
+
+def _fallback_letter(text: str, letters: Sequence[str]) -> str | None:
+    """The letter a free-text reply settles on: the last 'Answer: X', else the last standalone letter."""
+    found = [m.group(1).upper() for m in _FINAL.finditer(text) if m.group(1).upper() in letters]
+    if found:
+        return found[-1]
+    standalone = [x for x in re.findall(r"(?<![A-Za-z])([A-F])(?![A-Za-z])", text) if x in letters]
+    return standalone[-1] if standalone else None
+
+
+def choose(llm: LLM, question: str, choices: Mapping[str, str], evidence: Sequence[SearchResult] | None,
+           *, max_chars: int = 500) -> tuple[str | None, str, str | None]:
+    """(letter, rationale, error). ``evidence=None`` is the zero-shot baseline (no sources in the prompt)."""
+    if evidence is None:
+        messages = render("qa_mcq_zero", question=question, choices=format_choices(choices))
+    else:
+        messages = render("qa_mcq", question=question, choices=format_choices(choices),
+                          evidence=evidence_block(evidence, max_chars))
+    try:
+        reply = ask_json(llm, messages, ChoiceAnswer, max_tokens=120)
+    except StructuredOutputError as exc:
+        letter = next((x for raw in reversed(exc.raw) if (x := _fallback_letter(raw, list(choices)))), None)
+        return letter, "", str(exc)
+    if reply.answer not in choices:
+        return None, reply.rationale, f"answer {reply.answer} is not one of the choices"
+    return reply.answer, reply.rationale, None
+
+
+def choose_cot(llm: LLM, question: str, choices: Mapping[str, str], *, max_tokens: int = 384) -> tuple[str | None, str]:
+    """Chain-of-thought baseline: reason step by step in free text, end with 'Answer: X'."""
+    text = ask_text(llm, render("qa_mcq_cot", question=question, choices=format_choices(choices)),
+                    max_tokens=max_tokens)
+    return _fallback_letter(text, list(choices)), text

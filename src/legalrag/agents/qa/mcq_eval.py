@@ -1,0 +1,147 @@
+"""Multiple-choice evaluation: load a question file (JSONL, JSON or CSV), run each mode, score it."""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from legalrag.errors import InputError
+from legalrag.io import read_jsonl
+from legalrag.llm.base import LLM
+from legalrag.search.base import SearchSource
+
+LETTERS = "ABCDEF"
+
+
+@dataclass(frozen=True)
+class MCQuestion:
+    id: str
+    question: str
+    choices: Mapping[str, str]
+    gold: str
+    domain: str = ""
+
+
+def _choices(raw: Any, path: str, line: int) -> dict[str, str]:
+    if isinstance(raw, Mapping):
+        out = {str(k).strip().upper(): str(v) for k, v in raw.items()}
+    elif isinstance(raw, list):
+        out = {LETTERS[i]: str(v) for i, v in enumerate(raw[:len(LETTERS)])}
+    elif isinstance(raw, str):  # CSV: "A. text | B. text" or a JSON object/list
+        try:
+            return _choices(json.loads(raw), path, line)
+        except json.JSONDecodeError:
+            parts = [p.strip() for p in raw.split("|") if p.strip()]
+            out = {}
+            for i, p in enumerate(parts):
+                if len(p) > 2 and p[0].upper() in LETTERS and p[1] in ".:、)）":
+                    out[p[0].upper()] = p[2:].strip()
+                else:
+                    out[LETTERS[i]] = p
+    else:
+        raise InputError("choices must be an object {\"A\": ...}, a list, or 'A. ... | B. ...'", path=path,
+                         line=line, field="choices")
+    if len(out) < 2 or any(k not in LETTERS for k in out):
+        raise InputError("need at least two choices labelled A-F", path=path, line=line, field="choices")
+    return out
+
+
+def _row(obj: Mapping[str, Any], path: str, line: int) -> MCQuestion:
+    for key in ("question", "choices", "gold"):
+        if obj.get(key) in (None, ""):
+            raise InputError(f"missing {key!r}; each question needs question, choices and gold", path=path,
+                             line=line, field=key)
+    choices = _choices(obj["choices"], path, line)
+    gold = str(obj["gold"]).strip().upper()
+    if gold not in choices:
+        raise InputError(f"gold {gold!r} is not one of the choices {sorted(choices)}", path=path, line=line,
+                         field="gold")
+    return MCQuestion(id=str(obj.get("id") or f"q{line}"), question=str(obj["question"]), choices=choices,
+                      gold=gold, domain=str(obj.get("domain") or ""))
+
+
+def load_mcq(path: str | Path) -> list[MCQuestion]:
+    """Questions from ``.jsonl``, ``.json`` (a list of objects) or ``.csv`` (columns question, choices, gold,
+    optional id and domain; or one column per letter A, B, C...)."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError("file not found; check the path", path=str(p))
+    suffix = p.suffix.lower()
+    if suffix == ".jsonl":
+        rows = [_row(obj, str(p), n) for n, obj in read_jsonl(p)]
+    elif suffix == ".json":
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON ({exc.msg} at line {exc.lineno})", path=str(p)) from None
+        if isinstance(data, dict):
+            data = data.get("questions", data)
+        if not isinstance(data, list):
+            raise InputError("expected a list of question objects (or {\"questions\": [...]})", path=str(p))
+        rows = [_row(obj, str(p), i) if isinstance(obj, dict) else _row({}, str(p), i) for i, obj in enumerate(data, 1)]
+    elif suffix == ".csv":
+        with p.open(encoding="utf-8-sig", newline="") as fh:
+            reader = csv.DictReader(fh)
+            rows = []
+            for n, rec in enumerate(reader, 2):
+                rec = {k.strip().lower() if k else k: v for k, v in rec.items()}
+                if not rec.get("choices"):
+                    letter_cols = {c.upper(): rec[c.lower()] for c in LETTERS if rec.get(c.lower())}
+                    rec["choices"] = letter_cols or None
+                rows.append(_row(rec, str(p), n))
+    else:
+        raise InputError("unknown question file type; use .jsonl, .json or .csv", path=str(p))
+    if not rows:
+        raise InputError("no questions in the file", path=str(p))
+    return rows
+
+
+def evaluate_mcq(questions: Sequence[MCQuestion], llm: LLM, sources: Mapping[str, SearchSource],
+                 modes: Sequence[str], *, max_rounds: int = 2, progress: bool = True) -> dict[str, Any]:
+    """Per-question rows and, per mode, accuracy overall and per domain, mean latency and LLM calls, and the
+    share of answer citations that resolve to retrieved sources."""
+    from tqdm import tqdm
+
+    from legalrag.agents.qa.pipeline import MCQ_MODES, answer_mcq
+
+    for m in modes:
+        if m not in MCQ_MODES:
+            raise InputError(f"unknown mode {m!r}; use {', '.join(MCQ_MODES)}", field="modes")
+    rows = []
+    total = len(questions) * len(modes)
+    with tqdm(total=total, desc="mcq", disable=not progress) as bar:
+        for mode in modes:
+            for q in questions:
+                res = answer_mcq(q.question, q.choices, llm, sources, mode=mode, max_rounds=max_rounds)
+                rows.append({"id": q.id, "domain": q.domain, "mode": mode, "gold": q.gold, "choice": res.choice,
+                             "correct": res.choice == q.gold, "seconds": round(res.seconds, 3),
+                             "llm_calls": res.llm_calls, "citations": len(res.citations),
+                             "resolved": sum(c.resolved for c in res.citations),
+                             "sources": [s.title for s in res.sources], "rationale": res.answer})
+                bar.update(1)
+    return {"n_questions": len(questions), "modes": summarise_rows(rows, modes), "rows": rows}
+
+
+def summarise_rows(rows: Sequence[Mapping[str, Any]], modes: Sequence[str]) -> dict[str, Any]:
+    out = {}
+    for mode in modes:
+        rs = [r for r in rows if r["mode"] == mode]
+        if not rs:
+            continue
+        by_domain: dict[str, list[bool]] = defaultdict(list)
+        for r in rs:
+            by_domain[r["domain"] or "-"].append(r["correct"])
+        cites = sum(r["citations"] for r in rs)
+        out[mode] = {"accuracy": sum(r["correct"] for r in rs) / len(rs), "n": len(rs),
+                     "answered": sum(r["choice"] is not None for r in rs),
+                     "mean_seconds": statistics.fmean(r["seconds"] for r in rs),
+                     "mean_llm_calls": statistics.fmean(r["llm_calls"] for r in rs),
+                     "citations": cites,
+                     "citations_resolved_share": (sum(r["resolved"] for r in rs) / cites) if cites else None,
+                     "per_domain": {d: {"accuracy": sum(v) / len(v), "n": len(v)} for d, v in sorted(by_domain.items())}}
+    return out

@@ -1,0 +1,194 @@
+"""The QA modes as bounded loops that return their whole trajectory.
+
+- simple: query agent -> search agent -> summary (one pass);
+- multi: query agent -> [search -> judge -> refine] up to ``max_rounds`` -> summary;
+- multiple choice (``answer_mcq``): the same, ending in a letter and a short rationale; plus the closed-book
+  ``zero-shot`` and ``cot`` baselines.
+Nothing configured, every source failing or nothing found still ends in a valid QAResult that says what could
+not be established.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from legalrag.agents.qa._llm import CountingLLM
+from legalrag.agents.qa.evidence import usable
+from legalrag.agents.qa.judge_agent import judge
+from legalrag.agents.qa.mcq import choose, choose_cot
+from legalrag.agents.qa.models import SearchIntent
+from legalrag.agents.qa.query_agent import plan_queries
+from legalrag.agents.qa.search_agent import run_searches
+from legalrag.agents.qa.summary_agent import check_citations, summarise
+from legalrag.errors import InputError, LegalRagError
+from legalrag.io import write_jsonl
+from legalrag.llm.base import LLM
+from legalrag.search.base import SearchResult, SearchSource
+from legalrag.types import Answer, Citation, Hit, Step
+
+MODES = ("simple", "multi")
+MCQ_MODES = ("zero-shot", "cot", "simple", "multi")
+
+
+@dataclass(frozen=True)
+class QAResult:
+    question: str
+    mode: str
+    answer: str
+    sources: tuple[SearchResult, ...] = ()
+    citations: tuple[Citation, ...] = ()
+    unsupported: tuple[str, ...] = ()
+    not_established: tuple[str, ...] = ()
+    steps: tuple[Step, ...] = ()
+    choice: str | None = None  # multiple choice only
+    llm_calls: int = 0
+    seconds: float = 0.0
+    problems: tuple[str, ...] = field(default_factory=tuple)  # sources that could not be used
+
+    @property
+    def citation_precision(self) -> float | None:
+        """Share of the answer's citations that resolve to a retrieved source (None without citations)."""
+        return sum(c.resolved for c in self.citations) / len(self.citations) if self.citations else None
+
+    def to_answer(self) -> Answer:
+        hits = tuple(Hit(document=r.to_document(), score=r.score, rank=i, retriever=r.source_type.value)
+                     for i, r in enumerate(self.sources, 1))
+        return Answer(text=self.answer, citations=self.citations, hits=hits, steps=self.steps,
+                      timings={"total": self.seconds})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"question": self.question, "mode": self.mode, "answer": self.answer, "choice": self.choice,
+                "sources": [{"n": i, **r.to_dict()} for i, r in enumerate(self.sources, 1)],
+                "citations": [c.__dict__ for c in self.citations], "unsupported": list(self.unsupported),
+                "not_established": list(self.not_established), "problems": list(self.problems),
+                "citation_precision": self.citation_precision, "llm_calls": self.llm_calls,
+                "seconds": round(self.seconds, 3), "steps": [step_dict(s) for s in self.steps]}
+
+
+def step_dict(step: Step) -> dict[str, Any]:
+    return json.loads(json.dumps(step.__dict__, ensure_ascii=False, default=lambda o: getattr(o, "__dict__", str(o))))
+
+
+def save_trace(path: str | Path, result: QAResult) -> None:
+    """The trajectory as JSONL, one step per line."""
+    write_jsonl(path, [step_dict(s) for s in result.steps])
+
+
+class _Run:
+    """Shared state of one run: the counting LLM, the steps so far and a clock."""
+
+    def __init__(self, llm: LLM):
+        self.llm = CountingLLM(llm)
+        self.steps: list[Step] = []
+        self.t0 = time.perf_counter()
+
+    def step(self, agent: str, action: str, inp: Any, out: Any, t: float, error: str | None = None) -> None:
+        self.steps.append(Step(agent=agent, action=action, input=inp, output=out,
+                               seconds=time.perf_counter() - t, error=error))
+
+
+def _gather(run: _Run, question: str, sources: Mapping[str, SearchSource], mode: str, max_rounds: int,
+            clarifications: Sequence[str], k: int, fetch_top: int) -> tuple[list[SearchResult], list[str]]:
+    """Query planning, search and (multi mode) judging; the usable evidence and the gaps still open."""
+    t = time.perf_counter()
+    intents, err = plan_queries(run.llm, question, list(sources), clarifications)
+    run.step("query", "plan", question, [i.model_dump() for i in intents], t, err)
+    evidence: list[SearchResult] = []
+    gaps: list[str] = []
+    rounds = 1 if mode == "simple" else max(1, max_rounds)
+    for rnd in range(1, rounds + 1):
+        found, search_steps = run_searches(intents, sources, k=k, fetch_top=fetch_top, seen=evidence)
+        run.steps.extend(search_steps)
+        t = time.perf_counter()
+        kept, dropped = usable(found)
+        run.step("judge", "filter", len(found), {"kept": len(kept), "dropped": dropped}, t)
+        evidence.extend(kept)
+        if mode == "simple":
+            break
+        t = time.perf_counter()
+        try:
+            verdict = judge(run.llm, question, evidence)
+        except LegalRagError as exc:
+            run.step("judge", "verdict", rnd, None, t, str(exc))
+            break
+        run.step("judge", "verdict", rnd, verdict.model_dump(), t)
+        gaps = [f"{m}: {verdict.reason}" for m in verdict.missing] if not verdict.sufficient else []
+        if verdict.sufficient or rnd == rounds:
+            break
+        next_query = verdict.next_query.strip() or question[:300]
+        if any(next_query == i.query for i in intents):
+            run.step("judge", "stop", rnd, "refined query repeats an earlier one", time.perf_counter())
+            break
+        intents = [SearchIntent(query=next_query, source="any", priority=1)]
+    return evidence, gaps
+
+
+def _not_established(sources: Mapping[str, SearchSource], problems: Sequence[str], evidence, gaps) -> list[str]:
+    notes = list(problems)
+    if not sources:
+        notes.append("No search source is configured, so nothing could be checked against a source.")
+    elif not evidence:
+        notes.append("No usable source was found for this question; the answer could not be established.")
+    notes.extend(f"Still missing: {g}" for g in gaps)
+    return notes
+
+
+def answer_question(question: str, llm: LLM, sources: Mapping[str, SearchSource], *, mode: str = "simple",
+                    max_rounds: int = 3, clarifications: Sequence[str] = (), k: int = 4, fetch_top: int = 3,
+                    problems: Sequence[str] = ()) -> QAResult:
+    """An answer with numbered citations to retrieved sources, or a statement of what could not be established."""
+    if mode not in MODES:
+        raise InputError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}", field="mode")
+    if not question.strip():
+        raise InputError("the question is empty", field="question")
+    run = _Run(llm)
+    evidence, gaps = _gather(run, question, sources, mode, max_rounds, clarifications, k, fetch_top) \
+        if sources else ([], [])
+    notes = _not_established(sources, problems, evidence, gaps)
+    if evidence:
+        t = time.perf_counter()
+        text = summarise(run.llm, question, evidence, gaps="; ".join(gaps))
+        citations, unsupported = check_citations(text, evidence)
+        run.step("summary", "answer", len(evidence), {"chars": len(text), "citations": len(citations),
+                                                      "unsupported": len(unsupported)}, t)
+    else:
+        text, citations, unsupported = ("I could not establish an answer from the available sources. "
+                                        + " ".join(notes)), [], []
+    return QAResult(question=question, mode=mode, answer=text, sources=tuple(evidence), citations=tuple(citations),
+                    unsupported=tuple(unsupported), not_established=tuple(notes), steps=tuple(run.steps),
+                    llm_calls=run.llm.calls, seconds=time.perf_counter() - run.t0, problems=tuple(problems))
+
+
+def answer_mcq(question: str, choices: Mapping[str, str], llm: LLM, sources: Mapping[str, SearchSource] | None = None,
+               *, mode: str = "simple", max_rounds: int = 2, k: int = 4, fetch_top: int = 3) -> QAResult:
+    """A letter and a one-or-two-sentence rationale; ``mode`` is zero-shot, cot, simple or multi."""
+    if mode not in MCQ_MODES:
+        raise InputError(f"unknown mode {mode!r}; use one of {', '.join(MCQ_MODES)}", field="mode")
+    if len(choices) < 2:
+        raise InputError("a multiple-choice question needs at least two choices", field="choices")
+    run = _Run(llm)
+    sources = sources or {}
+    evidence: list[SearchResult] = []
+    gaps: list[str] = []
+    t = time.perf_counter()
+    if mode == "zero-shot":
+        letter, rationale, err = choose(run.llm, question, choices, None)
+    elif mode == "cot":
+        letter, rationale = choose_cot(run.llm, question, choices)
+        err = None if letter else "no answer letter in the reasoning"
+    else:
+        if sources:
+            evidence, gaps = _gather(run, question, sources, mode, max_rounds, (), k, fetch_top)
+        t = time.perf_counter()
+        letter, rationale, err = choose(run.llm, question, choices, evidence)
+    run.step("answer", mode, question, {"choice": letter, "rationale": rationale}, t, err)
+    citations, unsupported = check_citations(rationale, evidence) if evidence else ([], [])
+    notes = _not_established(sources, (), evidence, gaps) if mode in MODES else []
+    return QAResult(question=question, mode=mode, answer=rationale, sources=tuple(evidence),
+                    citations=tuple(citations), unsupported=tuple(unsupported), not_established=tuple(notes),
+                    steps=tuple(run.steps), choice=letter, llm_calls=run.llm.calls,
+                    seconds=time.perf_counter() - run.t0)

@@ -1,0 +1,106 @@
+"""What the `qa` and `eval mcq` commands do, kept out of the CLI module so the commands stay one call each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from legalrag.agents.qa.pipeline import QAResult, answer_question, save_trace
+
+
+def _llm(model: str | None, endpoint: str | None, endpoint_model: str | None):
+    from legalrag.agents.backend import make_llm
+
+    return make_llm(model, endpoint, endpoint_model)
+
+
+def print_result(result: QAResult) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    console.print(result.answer, markup=False, highlight=False)
+    if result.sources:
+        table = Table(title="Sources", show_lines=False)
+        for col in ("#", "type", "title", "where", "date"):
+            table.add_column(col)
+        for n, r in enumerate(result.sources, 1):
+            table.add_row(str(n), r.source_type.value, r.title[:60], r.url[:70], r.date)
+        console.print(table)
+    bad = [c.text for c in result.citations if not c.resolved]
+    if bad:
+        console.print(f"[red]Citations that point to no retrieved source:[/red] {', '.join(bad)}")
+    for s in result.unsupported:
+        console.print(f"[yellow]Unsupported:[/yellow] {s}", highlight=False)
+    for note in result.not_established:
+        console.print(f"[yellow]Not established:[/yellow] {note}", highlight=False)
+    console.print(f"[dim]{result.mode} mode, {result.llm_calls} LLM calls, {result.seconds:.1f} s, "
+                  f"{len(result.steps)} steps[/dim]")
+
+
+def run_qa_cli(question: str, *, mode: str, sources: str, docs: Path | None, index: Path | None, max_rounds: int,
+               clarifications: Sequence[str], model: str | None, endpoint: str | None, endpoint_model: str | None,
+               trace: Path | None, show: bool = True) -> QAResult:
+    from legalrag.search.local import sources_from_names
+
+    srcs, problems = sources_from_names([s for s in sources.split(",") if s.strip()], docs=docs, index=index)
+    llm = _llm(model, endpoint, endpoint_model)
+    result = answer_question(question, llm, srcs, mode=mode, max_rounds=max_rounds, clarifications=clarifications,
+                             problems=problems)
+    if trace is not None:
+        save_trace(trace, result)
+    if show:
+        print_result(result)
+    return result
+
+
+def run_mcq_cli(questions: Path, *, modes: str, docs: Path | None, sources: str, limit: int | None, max_rounds: int,
+                model: str | None, endpoint: str | None, endpoint_model: str | None, out: Path | None,
+                print_table: bool = True) -> dict[str, Any]:
+    from legalrag.agents.qa.mcq_eval import evaluate_mcq, load_mcq
+    from legalrag.io import write_jsonl
+    from legalrag.search.local import sources_from_names
+
+    qs = load_mcq(questions)[:limit] if limit else load_mcq(questions)
+    mode_list = [m.strip() for m in modes.split(",") if m.strip()]
+    needs_sources = any(m in ("simple", "multi") for m in mode_list)
+    srcs, problems = sources_from_names([s for s in sources.split(",") if s.strip()], docs=docs) \
+        if needs_sources else ({}, [])
+    llm = _llm(model, endpoint, endpoint_model)
+    report = evaluate_mcq(qs, llm, srcs, mode_list, max_rounds=max_rounds, progress=print_table)
+    report["problems"] = problems
+    report["model"] = getattr(llm, "model_id", "")
+    if out is not None:
+        write_jsonl(out, report["rows"])
+    if print_table:
+        print_mcq_table(report)
+    return report
+
+
+def print_mcq_table(report: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"Multiple choice: {report['n_questions']} questions ({report.get('model', '')})")
+    for col in ("mode", "accuracy", "answered", "s / question", "LLM calls / question", "citations resolved"):
+        table.add_column(col)
+    for mode, s in report["modes"].items():
+        share = "-" if s["citations_resolved_share"] is None else f"{s['citations_resolved_share']:.0%} of {s['citations']}"
+        table.add_row(mode, f"{s['accuracy']:.1%}", f"{s['answered']}/{s['n']}", f"{s['mean_seconds']:.1f}",
+                      f"{s['mean_llm_calls']:.1f}", share)
+    console.print(table)
+    domains = sorted({d for s in report["modes"].values() for d in s["per_domain"]})
+    dt = Table(title="Accuracy per domain")
+    dt.add_column("domain")
+    for mode in report["modes"]:
+        dt.add_column(mode)
+    for d in domains:
+        cells = []
+        for s in report["modes"].values():
+            v = s["per_domain"].get(d)
+            cells.append("-" if v is None else f"{v['accuracy']:.0%} ({v['n']})")
+        dt.add_row(d, *cells)
+    console.print(dt)
+    for p in report.get("problems", []):
+        console.print(f"[yellow]{p}[/yellow]")

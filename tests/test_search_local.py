@@ -1,0 +1,60 @@
+"""The local documents source: BM25 over a real folder, re-indexed when files are added, changed or removed."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from qa_http import QA_DATA
+
+from legalrag.errors import InputError
+from legalrag.search.base import SourceNotConfigured, SourceType
+from legalrag.search.local import LocalDocumentsSource, sources_from_names
+
+
+def test_search_and_automatic_reindex(tmp_path):
+    (tmp_path / "lease.md").write_text("# Lease\n\nThe tenant pays a security deposit of two months' rent. "
+                                       "The landlord returns the deposit within 21 days after move-out.",
+                                       encoding="utf-8")
+    (tmp_path / "employment.txt").write_text("The employee may terminate the contract with 30 days written "
+                                             "notice to the employer.", encoding="utf-8")
+    shutil.copy(QA_DATA / "pages" / "civ1950_5.pdf", tmp_path / "civil_code.pdf")
+    src = LocalDocumentsSource(tmp_path)
+    hits = src.search("deposit returned after move-out", k=3)
+    assert hits[0].title == "lease" and hits[0].source_type is SourceType.LOCAL
+    assert hits[0].url.endswith("lease.md") and "21 days" in hits[0].content
+    assert hits[0].to_document().kind.value == "user_document"
+    assert any(h.title == "civil_code" for h in src.search("itemized statement security", k=3))
+    assert src.reindex_count == 1
+    src.search("notice")
+    assert src.reindex_count == 1  # nothing changed: no re-index
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "pets.txt").write_text("Pets: the tenant may keep one cat with the landlord's consent.",
+                                               encoding="utf-8")
+    assert src.search("cat consent", k=1)[0].title == "pets" and src.reindex_count == 2
+    (tmp_path / "employment.txt").write_text("Probation lasts at most six months.", encoding="utf-8")
+    assert src.search("probation months", k=1)[0].title == "employment"
+    assert not any(h.title == "employment" for h in src.search("written notice terminate contract", k=5))
+    (tmp_path / "lease.md").unlink()
+    assert all(h.title != "lease" for h in src.search("deposit", k=5)) and src.reindex_count == 4
+
+
+def test_empty_folder_and_bad_files(tmp_path):
+    src = LocalDocumentsSource(tmp_path)
+    assert src.search("anything") == []
+    (tmp_path / "bad.pdf").write_bytes(b"%PDF-1.4 truncated")
+    with pytest.raises(InputError, match="bad.pdf"):
+        src.search("anything")
+    with pytest.raises(SourceNotConfigured, match="does not exist"):
+        LocalDocumentsSource(tmp_path / "nope")
+
+
+def test_sources_from_names_reports_unconfigured(tmp_path, monkeypatch):
+    for var in ("SERPER_API_KEY", "TAVILY_API_KEY", "SEARXNG_URL"):
+        monkeypatch.delenv(var, raising=False)
+    sources, problems = sources_from_names(["local", "web", "courtlistener"], docs=tmp_path)
+    assert set(sources) == {"local", "courtlistener"}
+    assert len(problems) == 1 and problems[0].startswith("web:") and "SERPER_API_KEY" in problems[0]
+    with pytest.raises(InputError, match="unknown source"):
+        sources_from_names(["gopher"])
