@@ -177,3 +177,18 @@ def test_extra_reasoning_end_markers_used_by_llm_drafts(marker):
     assert not split_sections(text).parsed
     broad = split_sections(text, extra_markers=True)
     assert broad.parsed and broad.result.strip() == "被告人甲犯贩卖毒品罪，判处有期徒刑六个月。"
+
+
+def test_numbers_in_reads_every_official_numeral():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from legalrag.numerals import to_chinese
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.integers(min_value=1, max_value=10**9))
+    def check(n):
+        assert numbers_in(f"罚金人民币{to_chinese(n)}元") == [float(n)]
+        assert numbers_in(f"罚金人民币{n}元") == [float(n)]
+
+    check()
