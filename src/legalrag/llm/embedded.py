@@ -1,0 +1,249 @@
+"""The embedded backend: a GGUF model run in process with xllamacpp (llama.cpp).
+
+The constructor only checks its arguments; the model file is assembled/verified and loaded on first use or
+on ``load()``. One model serves one request at a time (a lock around the runtime), so an instance can be
+shared by threads.
+
+xllamacpp's ``Server`` always starts llama.cpp's HTTP server next to the in-process API, by default on a
+random 127.0.0.1 TCP port with no API key, which any local user could call. We bind it instead to a Unix
+socket inside a fresh 0700 temp directory (llama.cpp treats a host name ending in ``.sock`` as a socket path)
+and set a random API key, so no TCP port is opened and only this user can reach it. We use that socket
+ourselves for one thing: exact prompt token counts, so a too-long prompt fails before any compute.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from legalrag._optional import require
+from legalrag.errors import InputError, ModelError
+from legalrag.llm.base import ChatRequest, ChatResult, Message, PromptTooLongError, TokenLogprob
+from legalrag.llm.models import BUNDLED, DEFAULT_MODEL, check_gguf, resolve_model
+
+_LIVE: "weakref.WeakSet[EmbeddedLLM]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    # llama.cpp's server thread can hang interpreter shutdown if the Server is still alive then.
+    for llm in list(_LIVE):
+        llm.close()
+
+
+def default_threads() -> int:
+    """$LEGALRAG_THREADS, else the cores this process may run on."""
+    env = os.environ.get("LEGALRAG_THREADS")
+    if env:
+        return max(1, int(env))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class EmbeddedLLM:
+    """A local chat model: ``"qwen2.5-1.5b"`` (default), ``"qwen2.5-0.5b"`` or the path of any GGUF file."""
+
+    backend = "embedded"
+    supports_json_schema = True
+    supports_logprobs = True
+
+    def __init__(self, model: str | os.PathLike = DEFAULT_MODEL, *, n_ctx: int = 4096, n_threads: int | None = None,
+                 models_dir: str | os.PathLike | None = None, progress: bool = True, verbose: bool = False):
+        if n_ctx < 64:
+            raise InputError(f"n_ctx must be at least 64 tokens, got {n_ctx}")
+        if n_threads is not None and n_threads < 1:
+            raise InputError(f"n_threads must be >= 1, got {n_threads}")
+        self.model = model
+        if isinstance(model, str) and model in BUNDLED:
+            self.model_id = model
+        else:
+            p = check_gguf(model)  # reads 4 bytes: cheap, and a wrong path fails here rather than later
+            self.model_id = f"gguf:{p.name}:{p.stat().st_size}"
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or default_threads()
+        self.models_dir = models_dir
+        self.progress = progress
+        self.verbose = verbose
+        self.path: Path | None = None
+        self.load_seconds = 0.0
+        self._server: Any = None
+        self._sock_dir: str | None = None
+        self._api_key = ""
+        self._lock = threading.RLock()
+
+    def __repr__(self) -> str:
+        return f"EmbeddedLLM({self.model_id!r}, n_ctx={self.n_ctx}, n_threads={self.n_threads})"
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+    @property
+    def loaded(self) -> bool:
+        return self._server is not None
+
+    def load(self) -> "EmbeddedLLM":
+        """Assemble/verify the model file if needed and start the runtime; a no-op when already loaded."""
+        with self._lock:
+            if self._server is not None:
+                return self
+            xlc = require("xllamacpp", "llm")
+            t0 = time.perf_counter()
+            self.path, _ = resolve_model(self.model, self.models_dir, progress=self.progress)
+            p = xlc.CommonParams()
+            p.model.path = str(self.path)
+            p.n_ctx = self.n_ctx
+            p.n_parallel = 1
+            p.cpuparams.n_threads = p.cpuparams_batch.n_threads = self.n_threads
+            p.warmup = False
+            p.verbosity = 3 if self.verbose else -1
+            self._sock_dir = tempfile.mkdtemp(prefix="legalrag-llm-")  # 0700: only this user can connect
+            p.hostnames = [os.path.join(self._sock_dir, "llm.sock")]
+            self._api_key = secrets.token_urlsafe(24)
+            p.api_keys = [self._api_key]
+            try:
+                self._server = xlc.Server(p)
+            except Exception as exc:
+                shutil.rmtree(self._sock_dir, ignore_errors=True)
+                self._sock_dir = None
+                raise ModelError(f"could not load model {self.path} with xllamacpp ({exc}); the file may be "
+                                 "corrupt or not a chat model. Re-run with verbose=True to see llama.cpp's log.") from exc
+            self.load_seconds = time.perf_counter() - t0
+            _LIVE.add(self)
+            return self
+
+    def close(self) -> None:
+        """Free the model and its socket; the next call loads it again."""
+        with self._lock:
+            server, self._server = self._server, None
+            if server is not None:
+                del server
+            if self._sock_dir:
+                shutil.rmtree(self._sock_dir, ignore_errors=True)
+                self._sock_dir = None
+
+    def __enter__(self) -> "EmbeddedLLM":
+        return self.load()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # pragma: no cover - best effort at garbage collection
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    @property
+    def listening_address(self) -> str:
+        """Where llama.cpp's HTTP side listens (a unix:// socket path); empty before loading."""
+        return self._server.listening_address if self._server is not None else ""
+
+    # -- token counting ----------------------------------------------------------------------------------------
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        """Exact prompt tokens of ``messages`` after the chat template (no generation)."""
+        self.load()
+        httpx = require("httpx", "llm")
+        transport = httpx.HTTPTransport(uds=os.path.join(self._sock_dir or "", "llm.sock"))
+        with httpx.Client(transport=transport, base_url="http://llm", timeout=60) as client:
+            r = client.post("/v1/chat/completions/input_tokens", json={"messages": [dict(m) for m in messages]},
+                            headers={"Authorization": f"Bearer {self._api_key}"})
+        if r.status_code != 200:
+            raise ModelError(f"token counting failed ({r.status_code}): {r.text[:300]}")
+        return int(r.json()["input_tokens"])
+
+    def _check_length(self, request: ChatRequest) -> None:
+        # Byte-level BPE: a token covers at least one byte, so bytes (+ template overhead) bound the count.
+        # Only prompts near the limit pay for an exact count.
+        bound = sum(len(str(m.get("content", "")).encode("utf-8")) + 8 for m in request.messages) + 16
+        if bound + request.max_tokens <= self.n_ctx:
+            return
+        n = self.count_tokens(request.messages)
+        if n + request.max_tokens > self.n_ctx:
+            raise PromptTooLongError(n, request.max_tokens, self.n_ctx, self.model_id)
+
+    # -- chat ----------------------------------------------------------------------------------------------------
+    def chat(self, request: ChatRequest) -> ChatResult:
+        if not request.messages:
+            raise InputError("a chat request needs at least one message")
+        if request.max_tokens < 1:
+            raise InputError(f"max_tokens must be >= 1, got {request.max_tokens}")
+        body = request_body(request)
+        with self._lock:
+            self.load()
+            self._check_length(request)
+            t0 = time.perf_counter()
+            try:
+                reply = self._server.handle_chat_completions(body)
+            except ValueError as exc:  # raised for schemas the grammar converter rejects
+                raise InputError(f"the embedded model cannot use this request's json_schema: {exc}. Simplify "
+                                 "the schema (plain JSON Schema types) or drop it", field="json_schema") from exc
+            seconds = time.perf_counter() - t0
+        return parse_reply(reply, seconds, self.model_id, self.n_ctx, request.max_tokens)
+
+
+def request_body(request: ChatRequest) -> dict[str, Any]:
+    """The OpenAI-style chat-completions body for ``request`` (shared with the OpenAI-compatible server)."""
+    body: dict[str, Any] = {
+        "messages": [dict(m) for m in request.messages],
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+        "stream": False,
+    }
+    if request.stop:
+        body["stop"] = list(request.stop)
+    if request.seed is not None:
+        body["seed"] = request.seed
+    if request.json_schema is not None:
+        body["response_format"] = {"type": "json_schema",
+                                   "json_schema": {"name": "reply", "schema": dict(request.json_schema), "strict": True}}
+    if request.logprobs or request.top_logprobs:
+        body["logprobs"] = True
+        body["top_logprobs"] = request.top_logprobs
+    return body
+
+
+def parse_logprobs(choice: Mapping[str, Any]) -> tuple[TokenLogprob, ...]:
+    content = (choice.get("logprobs") or {}).get("content") or []
+    out = []
+    for item in content:
+        top: dict[str, float] = {}
+        for alt in item.get("top_logprobs") or []:
+            tok, lp = alt.get("token", ""), float(alt.get("logprob", float("-inf")))
+            top[tok] = max(lp, top.get(tok, float("-inf")))  # distinct ids can decode to the same string
+        out.append(TokenLogprob(token=item.get("token", ""), logprob=float(item.get("logprob", 0.0)), top=top))
+    return tuple(out)
+
+
+def parse_reply(reply: Mapping[str, Any], seconds: float, model_id: str, n_ctx: int = 0,
+                max_tokens: int = 0) -> ChatResult:
+    """A ChatResult from an OpenAI-style chat-completions reply; an error reply raises a clear exception."""
+    if "error" in reply:
+        err = reply["error"] if isinstance(reply["error"], Mapping) else {"message": str(reply["error"])}
+        if err.get("type") == "exceed_context_size_error":
+            raise PromptTooLongError(int(err.get("n_prompt_tokens", 0)), max_tokens, int(err.get("n_ctx", n_ctx)),
+                                     model_id)
+        raise ModelError(f"{model_id} refused the request: {err.get('message', err)}")
+    choices = reply.get("choices") or []
+    if not choices:
+        raise ModelError(f"{model_id} returned no choices: {str(reply)[:300]}")
+    choice = choices[0]
+    usage = reply.get("usage") or {}
+    timings = {k: float(v) for k, v in (reply.get("timings") or {}).items() if isinstance(v, (int, float))}
+    return ChatResult(
+        text=(choice.get("message") or {}).get("content") or "",
+        logprobs=parse_logprobs(choice),
+        prompt_tokens=int(usage.get("prompt_tokens", 0)),
+        completion_tokens=int(usage.get("completion_tokens", 0)),
+        seconds=seconds,
+        model=model_id,
+        finish_reason=choice.get("finish_reason") or "",
+        timings=timings,
+    )
