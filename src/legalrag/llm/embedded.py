@@ -22,12 +22,13 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from legalrag._optional import require
 from legalrag.errors import InputError, ModelError
-from legalrag.llm.base import ChatRequest, ChatResult, Message, PromptTooLongError, TokenLogprob
+from legalrag.llm.base import ChatRequest, ChatResult, Message, PromptTooLongError
 from legalrag.llm.models import BUNDLED, DEFAULT_MODEL, check_gguf, resolve_model
+from legalrag.llm.wire import parse_reply, request_body
 
 _LIVE: "weakref.WeakSet[EmbeddedLLM]" = weakref.WeakSet()
 
@@ -187,63 +188,3 @@ class EmbeddedLLM:
                                  "the schema (plain JSON Schema types) or drop it", field="json_schema") from exc
             seconds = time.perf_counter() - t0
         return parse_reply(reply, seconds, self.model_id, self.n_ctx, request.max_tokens)
-
-
-def request_body(request: ChatRequest) -> dict[str, Any]:
-    """The OpenAI-style chat-completions body for ``request`` (shared with the OpenAI-compatible server)."""
-    body: dict[str, Any] = {
-        "messages": [dict(m) for m in request.messages],
-        "max_tokens": request.max_tokens,
-        "temperature": request.temperature,
-        "stream": False,
-    }
-    if request.stop:
-        body["stop"] = list(request.stop)
-    if request.seed is not None:
-        body["seed"] = request.seed
-    if request.json_schema is not None:
-        body["response_format"] = {"type": "json_schema",
-                                   "json_schema": {"name": "reply", "schema": dict(request.json_schema), "strict": True}}
-    if request.logprobs or request.top_logprobs:
-        body["logprobs"] = True
-        body["top_logprobs"] = request.top_logprobs
-    return body
-
-
-def parse_logprobs(choice: Mapping[str, Any]) -> tuple[TokenLogprob, ...]:
-    content = (choice.get("logprobs") or {}).get("content") or []
-    out = []
-    for item in content:
-        top: dict[str, float] = {}
-        for alt in item.get("top_logprobs") or []:
-            tok, lp = alt.get("token", ""), float(alt.get("logprob", float("-inf")))
-            top[tok] = max(lp, top.get(tok, float("-inf")))  # distinct ids can decode to the same string
-        out.append(TokenLogprob(token=item.get("token", ""), logprob=float(item.get("logprob", 0.0)), top=top))
-    return tuple(out)
-
-
-def parse_reply(reply: Mapping[str, Any], seconds: float, model_id: str, n_ctx: int = 0,
-                max_tokens: int = 0) -> ChatResult:
-    """A ChatResult from an OpenAI-style chat-completions reply; an error reply raises a clear exception."""
-    if "error" in reply:
-        err = reply["error"] if isinstance(reply["error"], Mapping) else {"message": str(reply["error"])}
-        if err.get("type") == "exceed_context_size_error":
-            raise PromptTooLongError(int(err.get("n_prompt_tokens", 0)), max_tokens, int(err.get("n_ctx", n_ctx)),
-                                     model_id)
-        raise ModelError(f"{model_id} refused the request: {err.get('message', err)}")
-    choices = reply.get("choices") or []
-    if not choices:
-        raise ModelError(f"{model_id} returned no choices: {str(reply)[:300]}")
-    choice = choices[0]
-    usage = reply.get("usage") or {}
-    timings = {k: float(v) for k, v in (reply.get("timings") or {}).items() if isinstance(v, (int, float))}
-    return ChatResult(
-        text=(choice.get("message") or {}).get("content") or "",
-        logprobs=parse_logprobs(choice),
-        prompt_tokens=int(usage.get("prompt_tokens", 0)),
-        completion_tokens=int(usage.get("completion_tokens", 0)),
-        seconds=seconds,
-        model=model_id,
-        finish_reason=choice.get("finish_reason") or "",
-        timings=timings,
-    )

@@ -1,0 +1,104 @@
+"""`legalrag llm serve | info | cache-clear`: the embedded model as an OpenAI-compatible server, model files,
+digests and call-cache statistics."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from legalrag.cli.apps import llm_app
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@llm_app.command("serve")
+def serve_cmd(
+    model: str = typer.Option("qwen2.5-1.5b", "--model", help="qwen2.5-1.5b, qwen2.5-0.5b or a .gguf path."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535),
+    host: str = typer.Option("127.0.0.1", "--host", help="Loopback only, unless --api-key-env is set."),
+    name: Optional[str] = typer.Option(None, "--name", help="Model name clients send (default: the model id)."),
+    api_key_env: Optional[str] = typer.Option(None, "--api-key-env",
+                                              help="Require 'Authorization: Bearer $VAR' from clients."),
+    n_ctx: int = typer.Option(4096, "--n-ctx", min=64, help="Context window, in tokens."),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads (default: all cores)."),
+) -> None:
+    """Serve an embedded model at http://HOST:PORT/v1 (chat completions, models)."""
+    from legalrag.errors import InputError
+    from legalrag.llm.embedded import EmbeddedLLM
+    from legalrag.llm.serve import serve
+
+    api_key = None
+    if api_key_env:
+        api_key = os.environ.get(api_key_env)
+        if not api_key:
+            raise InputError(f"--api-key-env {api_key_env}: the variable is not set or empty")
+    if not _is_loopback(host) and not api_key:
+        raise InputError(f"refusing to serve on {host} without an API key; use --host 127.0.0.1 or set "
+                         "--api-key-env VAR")
+    llm = EmbeddedLLM(model, n_ctx=n_ctx, n_threads=threads).load()
+    typer.echo(f"serving {llm.model_id} at http://{host}:{port}/v1 (loaded in {llm.load_seconds:.1f} s); "
+               "Ctrl-C stops", err=True)
+    try:
+        serve(llm, host=host, port=port, model_name=name, api_key=api_key)
+    finally:
+        llm.close()
+
+
+@llm_app.command("info")
+def info_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Call-cache file (default: the shared one)."),
+) -> None:
+    """Bundled models (parts installed, assembled file, verified digest) and call-cache statistics."""
+    from legalrag.cli.common import print_json
+    from legalrag.llm.info import llm_info
+
+    info = llm_info(cache)
+    if as_json:
+        print_json(info)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"Models (cache dir {info['models_dir']})")
+    for col in ("name", "parts installed", "assembled", "verified", "sha256", "path"):
+        t.add_column(col)
+    for m in info["models"]:
+        t.add_row(m["name"], "yes" if m["parts_installed"] else f"no: {m['install']}",
+                  "yes" if m["assembled"] else "no", "yes" if m["verified"] else "no",
+                  m["expected_sha256"][:16] + "…", m["path"])
+    console = Console()
+    console.print(t)
+    console.print(f"runtime: xllamacpp {info['runtime'] or 'not installed'}")
+    c = info["call_cache"]
+    if c.get("exists"):
+        console.print(f"call cache {c['path']}: {c['entries']} entries, {c['bytes'] / 1e6:.1f} MB")
+        for m in c["models"]:
+            console.print(f"  {m['backend']} {m['model']}: {m['entries']} entries, {m['hits']} hits")
+    else:
+        console.print(f"call cache {c['path']}: empty")
+
+
+@llm_app.command("cache-clear")
+def cache_clear_cmd(
+    model: Optional[str] = typer.Option(None, "--model", help="Only this model id."),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Call-cache file (default: the shared one)."),
+) -> None:
+    """Delete cached LLM calls."""
+    from legalrag.llm.cache import CallCache
+
+    store = CallCache(cache)
+    n = store.clear(model)
+    store.close()
+    typer.echo(f"deleted {n} cached calls from {store.path}")
