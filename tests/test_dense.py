@@ -134,3 +134,18 @@ def test_hybrid_index_directory_and_failed_rebuild_leaves_old_index(server, tmp_
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".idx")]
     monkeypatch.setenv("LEGALRAG_EMBEDDINGS_BASE_URL", server.url)
     assert [h.id for h in open_index(out).retriever("hybrid").retrieve("离婚 子女 抚养", k=3)] == [h.id for h in hits]
+
+
+def test_rebuilding_after_a_corpus_change_encodes_only_the_changed_article(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("LEGALRAG_EMBEDDINGS_BASE_URL", server.url)
+    spec = ComponentSpec("dense", {"encoder": "openai:char-hash"}, name=component_name("openai:char-hash"))
+    build_index(tmp_path / "idx", DOCS, [spec], lang="zh")
+    first = [t for r in server.requests for t in r["body"]["input"]]
+    assert len(first) >= len(DOCS)
+    changed = DOCS[:2] + [Document(id="2", text="盗窃数额巨大的，处十年以上有期徒刑。", title="刑法第二百六十四条",
+                                   metadata={"law": "刑法"})] + DOCS[3:]
+    server.requests.clear()
+    idx = build_index(tmp_path / "idx", changed, [spec], lang="zh")
+    encoded = [t for r in server.requests for t in r["body"]["input"] if t != "dimension probe"]
+    assert encoded == [passage_text(changed[2])]
+    assert idx.retriever(spec.dirname).retrieve("盗窃数额巨大", k=1)[0].id == "2"
