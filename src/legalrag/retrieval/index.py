@@ -258,14 +258,19 @@ class Index:
     @property
     def documents(self) -> list[Document]:
         if self._documents is None:
+            from legalrag.types import DocumentKind
+
             docs = []
             p = self.path / DOCUMENTS
-            from_dict = Document.from_dict
+            kinds = {k.value: k for k in DocumentKind}
+            loads = json.loads
             with p.open(encoding="utf-8") as fh:
                 for lineno, line in enumerate(fh, 1):
-                    try:
-                        docs.append(from_dict(json.loads(line)))
-                    except (ValueError, KeyError) as exc:
+                    try:  # lines are Document.to_dict() as written by build_index: no defaults to fill in
+                        r = loads(line)
+                        docs.append(Document(r["id"], r["text"], r["title"], kinds[r["kind"]], r["source"],
+                                             r["metadata"]))
+                    except (ValueError, KeyError, TypeError) as exc:
                         raise IndexError_(f"{p}:{lineno}: damaged index ({exc}); rebuild it with "
                                           "`legalrag index build`") from None
             expected = self.manifest["corpus"]["n_documents"]
