@@ -121,9 +121,9 @@ class BM25Retriever:
 
 
 def _bm25s():
-    from legalrag._optional import require
+    import bm25s  # a core dependency, imported lazily to keep `import legalrag` light
 
-    return require("bm25s", "core")
+    return bm25s
 
 
 def build_component(ctx, directory: Path, *, k1: float = 1.2, b: float = 0.75, method: str = "lucene",
