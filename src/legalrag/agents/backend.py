@@ -24,7 +24,9 @@ def make_llm(model: str | None = None, endpoint: str | None = None, endpoint_mod
 
         llm = EmbeddedLLM(model) if model else EmbeddedLLM()
     if cache:
-        from legalrag.llm.cache import CachedLLM
-
+        try:
+            from legalrag.llm.cache import CachedLLM
+        except ImportError:  # an install without the cache module: run uncached rather than fail
+            return llm
         llm = CachedLLM(llm)
     return llm

@@ -106,7 +106,7 @@ class PlannerConfig:
     on_language_mismatch: str = "rewrite"  # or "refuse"
     fallback_order: tuple[str, ...] = ("single_element", "supplementary_element", "multi_element",
                                        "supportive_law", "semantic_abnormality")
-    seed: int | None = None
+    seed: int | None = 0  # fixed by default: runs are reproducible and the call cache can serve reruns
     # Run these agents in order without consulting the planner (e.g. ("single_element",) = one-round rewriting).
     script: tuple[str, ...] | None = None
 

@@ -49,6 +49,20 @@ class TracingMASRetriever:
         return list(res.hits[:k])
 
 
+def light_reranker(index: Any):
+    """The cheap reranker that cuts each reformulation's top 30 to 10: the index's learned ranker when it has
+    one (``legalrag ranker train``), else none (the first-stage order decides)."""
+    if "ranker" not in getattr(index, "names", []):
+        return None
+    from legalrag.retrieval.pipeline import RERANKERS
+
+    if "learned" not in RERANKERS:
+        return None
+    from legalrag.retrieval.pipeline import build_pipeline
+
+    return build_pipeline(index, rerank="learned").reranker
+
+
 def agent_pipeline(index: Any, retriever: str | None, rerank: str | None, *, agents: bool = False,
                    endpoint: str | None = None, endpoint_model: str | None = None, model: str | None = None,
                    trace: Path | None = None, max_rounds: int = 4, llm: Any = None):
@@ -74,5 +88,5 @@ def agent_pipeline(index: Any, retriever: str | None, rerank: str | None, *, age
                                **({"llm": llm} if llm_rerank else {})).reranker
     lang = index.manifest.get("lang", "zh")
     cfg = PlannerConfig(lang=lang if lang in ("zh", "en") else "zh", max_rounds=max_rounds)
-    loop = PlannerLoop(llm, base.retriever, final_reranker=final, config=cfg)
+    loop = PlannerLoop(llm, base.retriever, light_reranker=light_reranker(index), final_reranker=final, config=cfg)
     return Pipeline(retriever=TracingMASRetriever(loop, trace))

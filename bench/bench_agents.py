@@ -1,0 +1,261 @@
+"""Statute retrieval agents and LLM rerankers on STARD (issue 5).
+
+Fixed subset: the 50 STARD training queries with the smallest query_ids (``--limit N`` runs the first N of
+them, in query_id order). For each configuration: Recall@10 / MRR@10 / nDCG@10, and per query the mean
+first-stage retrieval calls, LLM calls, tokens and wall seconds; for the agent loops also the pool size and
+the pool-stage Recall@K at the mean pool size.
+
+Configurations: ``baseline`` (the index's first-stage retriever), ``pointwise`` / ``yesno`` / ``listwise``
+(baseline top ``--depth`` reranked by the LLM), ``rewrite1`` (one round of single-element rewriting, no
+planner), ``planner`` (the full loop), ``planner+listwise``.
+
+    python bench/bench_agents.py --index /work/cache/i5/stard-index --limit 50 --model qwen2.5-1.5b \
+        --configs baseline,pointwise,yesno,listwise,rewrite1,planner,planner+listwise --out results.json
+
+LLM calls are cached on disk (``--cache``), so a rerun, or ``planner+listwise`` after ``planner``, only pays
+for calls it has not made before. Threads are capped at 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(var, "2")
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+K = 10
+CONFIGS = ("baseline", "pointwise", "yesno", "listwise", "rewrite1", "planner", "planner+listwise")
+
+
+class DiskCachedLLM:
+    """Bench-local call cache (used only when ``legalrag.llm.cache.CachedLLM`` is not available): one JSON file
+    per request digest. Cached results report the original timing and tokens, flagged ``cached``."""
+
+    def __init__(self, llm, root: Path):
+        self.llm, self.root = llm, root
+        self.model_id = llm.model_id
+        root.mkdir(parents=True, exist_ok=True)
+
+    def chat(self, request):
+        from dataclasses import asdict, replace
+
+        from legalrag.llm.base import ChatResult, TokenLogprob
+
+        key = hashlib.sha256(json.dumps([self.model_id, asdict(request)], ensure_ascii=False, sort_keys=True,
+                                        default=str).encode()).hexdigest()
+        path = self.root / f"{key}.json"
+        if path.exists():
+            d = json.loads(path.read_text(encoding="utf-8"))
+            d["logprobs"] = tuple(TokenLogprob(**t) for t in d["logprobs"])
+            return replace(ChatResult(**d), cached=True)
+        result = self.llm.chat(request)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(result), ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+        return result
+
+
+class XllamaLLM:
+    """Stop-gap embedded backend (xllamacpp) used only when ``legalrag.llm.embedded`` is not available."""
+
+    def __init__(self, path: str, threads: int = 2, n_ctx: int = 4096):
+        import xllamacpp as xlc
+
+        p = xlc.CommonParams()
+        p.model.path = path
+        p.n_ctx = n_ctx
+        p.cpuparams.n_threads = p.cpuparams_batch.n_threads = threads
+        self.srv = xlc.Server(p)
+        self.model_id = "embedded:" + Path(path).name
+
+    def chat(self, req):
+        from legalrag.llm.base import ChatResult, TokenLogprob
+
+        body = {"messages": [dict(m) for m in req.messages], "max_tokens": req.max_tokens,
+                "temperature": req.temperature}
+        if req.seed is not None:
+            body["seed"] = req.seed
+        if req.logprobs:
+            body.update(logprobs=True, top_logprobs=req.top_logprobs)
+        if req.json_schema:
+            body["response_format"] = {"type": "json_schema", "json_schema": {"name": "reply",
+                                                                              "schema": dict(req.json_schema)}}
+        t = time.perf_counter()
+        r = self.srv.handle_chat_completions(body)
+        ch = r["choices"][0]
+        lps = ()
+        if req.logprobs and ch.get("logprobs"):
+            lps = tuple(TokenLogprob(c["token"], c["logprob"], {a["token"]: a["logprob"] for a in c.get("top_logprobs", [])})
+                        for c in ch["logprobs"]["content"])
+        u = r.get("usage", {})
+        return ChatResult(ch["message"]["content"] or "", lps, u.get("prompt_tokens", 0), u.get("completion_tokens", 0),
+                          time.perf_counter() - t, self.model_id)
+
+
+def make_llm(model: str, cache: Path, threads: int):
+    """The embedded model behind the SQLite call cache (the bench-local fallbacks only if those are missing)."""
+    try:
+        from legalrag.llm.embedded import EmbeddedLLM
+    except ImportError:
+        path = Path.home() / ".cache/legalrag/models" / f"qwen2.5-coder-{model.split('-')[-1]}-instruct-q4_k_m.gguf"
+        return DiskCachedLLM(XllamaLLM(str(path), threads=threads), cache)
+    llm = EmbeddedLLM(model, n_threads=threads, progress=False).load()
+    try:
+        from legalrag.llm.cache import CachedLLM
+    except ImportError:
+        return DiskCachedLLM(llm, cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    return CachedLLM(llm, path=cache / "calls.sqlite")
+
+
+def load_subset(path: Path, n: int) -> list[dict]:
+    rows = [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
+    rows.sort(key=lambda r: int(r["query_id"]))
+    return rows[:n]
+
+
+def open_or_build_index(path: Path, corpus: Path, retriever: str):
+    from legalrag.retrieval.index import build_index, open_index, read_corpus
+
+    if not (path / "manifest.json").exists():
+        print(f"building the {retriever} index at {path} ...", flush=True)
+        build_index(path, read_corpus(corpus), retrievers=[retriever], lang="zh", progress=True, source=str(corpus))
+    return open_index(path)
+
+
+def make_runner(name, retriever, llm, args):
+    """A function query -> (ranked ids, pool ids or None, cost dict) for configuration ``name``."""
+    from legalrag.agents.planner import PlannerConfig, PlannerLoop
+    from legalrag.rerank.llm_listwise import LLMListwiseReranker
+    from legalrag.rerank.llm_pointwise import LLMPointwiseReranker, LLMYesNoReranker
+
+    rerankers = {
+        "pointwise": lambda: LLMPointwiseReranker(llm, prompts=("zh",), max_chars=args.max_chars),
+        "yesno": lambda: LLMYesNoReranker(llm, prompts=("zh",), max_chars=args.max_chars),
+        "listwise": lambda: LLMListwiseReranker(llm, window=args.window, step=args.step,
+                                                max_chars=args.max_chars // 2),
+    }
+
+    def run(text):
+        if name == "baseline" or name in rerankers:
+            hits = retriever.retrieve(text, k=max(args.depth, K))
+            calls = tokens = 0
+            if name in rerankers:
+                rr = rerankers[name]()
+                hits = rr.rerank(text, hits[: args.depth]) + hits[args.depth:]
+                calls, tokens = rr.stats.calls, rr.stats.tokens
+            return [h.id for h in hits], None, {"retrieval_calls": 1, "llm_calls": calls, "tokens": tokens}, None
+        cfg = PlannerConfig(lang="zh", first_stage_k=args.first_stage_k, pool_k=args.pool_k, seed=args.seed,
+                            max_rounds=args.max_rounds, max_pool_titles=args.pool_titles,
+                            script=("single_element",) if name == "rewrite1" else None)
+        final = rerankers["listwise"]() if name == "planner+listwise" else None
+        res = PlannerLoop(llm, retriever, final_reranker=final, config=cfg).run(text)
+        cost = {"retrieval_calls": res.retrieval_calls, "llm_calls": res.llm_calls, "tokens": res.tokens,
+                "pool_size": len(res.pool), "rounds": res.rounds, "refused_exits": res.refused_exits,
+                "failures": res.failures}
+        return [h.id for h in res.hits], [h.id for h in res.pool], cost, res.summary()
+
+    return run
+
+
+def summarise(name, rows):
+    from legalrag.evaluation.metrics import recall_at_k
+
+    n = len(rows)
+    keys = ("retrieval_calls", "llm_calls", "tokens", "seconds", "pool_size", "rounds", "refused_exits", "failures")
+    summary = {"config": name, "n": n, **{m: sum(r[m] for r in rows) / n for m in ("recall", "mrr", "ndcg")},
+               **{f"mean_{k}": sum(r.get(k, 0) or 0 for r in rows) / n for k in keys}}
+    if rows and rows[0]["pool_ids"] is not None:
+        kpool = max(1, round(summary["mean_pool_size"]))
+        summary["pool_k"] = kpool
+        summary["pool_recall_at_k"] = sum(recall_at_k(r["pool_ids"], r["gold"], kpool) for r in rows) / n
+        summary["pool_recall_full"] = sum(recall_at_k(r["pool_ids"], r["gold"], max(1, len(r["pool_ids"])))
+                                          for r in rows) / n
+    return summary
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    ap.add_argument("--index", type=Path, default=Path("/work/cache/i5/stard-index"))
+    ap.add_argument("--retriever", default="bm25", help="first-stage index component (bm25, hybrid, ...)")
+    ap.add_argument("--subset", type=int, default=50, help="the fixed subset: this many smallest query_ids")
+    ap.add_argument("--limit", type=int, default=None, help="run only the first N queries of the subset")
+    ap.add_argument("--model", default="qwen2.5-1.5b")
+    ap.add_argument("--threads", type=int, default=1, help="llama.cpp threads (1 is fastest on a shared, loaded machine)")
+    ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--depth", type=int, default=20, help="candidates the LLM rerankers see")
+    ap.add_argument("--window", type=int, default=10)
+    ap.add_argument("--step", type=int, default=5)
+    ap.add_argument("--max-chars", type=int, default=160)
+    ap.add_argument("--first-stage-k", type=int, default=30)
+    ap.add_argument("--pool-k", type=int, default=10)
+    ap.add_argument("--max-rounds", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--cache", type=Path, default=Path("/work/cache/i5/llm-calls"))
+    ap.add_argument("--pool-titles", type=int, default=15, help="pool titles shown to the planner")
+    ap.add_argument("--budget-s", type=float, default=None, help="stop starting new queries after this many seconds")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+
+    queries = load_subset(args.data / "stard" / "train.jsonl", args.subset)[: args.limit]
+    index = open_or_build_index(args.index, args.data / "stard" / "corpus.jsonl", args.retriever)
+    retriever = index.retriever(args.retriever)
+    retriever.retrieve("预热", k=1)
+    llm = make_llm(args.model, args.cache / args.model, args.threads)
+    print(f"{len(queries)} queries (query_ids {queries[0]['query_id']}..{queries[-1]['query_id']}), "
+          f"first stage {args.retriever}, model {llm.model_id}", flush=True)
+    from legalrag.evaluation.metrics import mrr_at_k, ndcg_at_k, recall_at_k
+
+    names = args.configs.split(",")
+    for name in names:
+        if name not in CONFIGS:
+            raise SystemExit(f"unknown config {name!r}; choose from {CONFIGS}")
+    runners = {name: make_runner(name, retriever, llm, args) for name in names}
+    rows = {name: [] for name in names}
+    traces = {name: [] for name in names}
+    t_start = time.perf_counter()
+    # Query-major order: every configuration sees the same queries, so a time budget cuts all of them equally.
+    for qi, q in enumerate(queries):
+        if args.budget_s and time.perf_counter() - t_start > args.budget_s:
+            print(f"time budget reached after {qi} queries", flush=True)
+            break
+        gold = {str(g) for g in q["gold_ids"]}
+        for name in names:
+            t0 = time.perf_counter()
+            ranked, pool, cost, trace = runners[name](q["query"])
+            row = {"query_id": q["query_id"], "recall": recall_at_k(ranked, gold, K), "mrr": mrr_at_k(ranked, gold, K),
+                   "ndcg": ndcg_at_k(ranked, gold, K), "seconds": time.perf_counter() - t0, "pool_ids": pool,
+                   "gold": sorted(gold), "top10": ranked[:K], **cost}
+            rows[name].append(row)
+            if trace is not None:
+                traces[name].append({"query_id": q["query_id"], **trace})
+            print(f"q{q['query_id']} {name}: R@10={row['recall']:.2f} MRR={row['mrr']:.2f} "
+                  f"llm={cost['llm_calls']} tok={cost['tokens']} {row['seconds']:.1f}s", flush=True)
+        results = {"args": {k: str(v) for k, v in vars(args).items()},
+                   "summaries": [summarise(n, rows[n]) for n in names], "rows": rows, "traces": traces}
+        if args.out:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(results, ensure_ascii=False, indent=1), encoding="utf-8")
+    results = {"summaries": [summarise(n, rows[n]) for n in names if rows[n]]}
+    print(f"\n{'config':18} {'n':>3} {'R@10':>6} {'MRR@10':>7} {'nDCG@10':>8} {'ret/q':>6} {'llm/q':>6} "
+          f"{'tok/q':>7} {'s/q':>6} {'pool':>5} {'poolR@K':>8}")
+    for s in results["summaries"]:
+        pool = f"{s['mean_pool_size']:5.1f}" if "pool_k" in s else "    -"
+        prec = f"{s['pool_recall_at_k']:8.3f}" if "pool_k" in s else "       -"
+        print(f"{s['config']:18} {s['n']:>3} {s['recall']:6.3f} {s['mrr']:7.3f} {s['ndcg']:8.3f} "
+              f"{s['mean_retrieval_calls']:6.2f} {s['mean_llm_calls']:6.1f} {s['mean_tokens']:7.0f} "
+              f"{s['mean_seconds']:6.1f} {pool} {prec}")
+
+
+if __name__ == "__main__":
+    main()
