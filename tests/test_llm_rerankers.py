@@ -136,7 +136,7 @@ def test_templates_render_and_report_missing_variables():
     assert template_variables("mas_rerank_pointwise_zh") == {"query", "article"}
     msgs = render_messages("mas_rerank_pointwise_en", query="Q?", article="A")
     assert [m["role"] for m in msgs] == ["system", "user"] and "Q?" in msgs[1]["content"]
-    with pytest.raises(InputError, match="needs values"):
+    with pytest.raises(InputError, match="missing"):
         render_messages("mas_rerank_pointwise_en", query="Q?")
     with pytest.raises(InputError, match="no prompt template"):
         render_messages("does_not_exist")

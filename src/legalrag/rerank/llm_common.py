@@ -1,61 +1,33 @@
 """Helpers shared by the LLM rerankers and the query-rewriting agents.
 
-- ``render_messages(name, **vars)``: turn a prompt template ``prompts/<name>.md`` into chat messages.
+- ``render_messages(name, **vars)``: ``legalrag.prompts.load_prompt(name).render(**vars)`` (templates
+  ``prompts/<name>.md``; every variable must be given, unknown ones are refused).
 - ``first_token_distribution(result)``: the first generated token's top log-probabilities as probabilities.
 - ``expected_digit`` / ``yes_probability``: scores read off that distribution.
 - ``article_block``: a document shortened to a fixed number of characters for a prompt.
-
-Template format (kept deliberately tiny): sections start with a line ``### system``, ``### user`` or
-``### assistant``; ``{{ name }}`` placeholders are replaced by the variables given. A placeholder with no
-value is an error, so a typo in a template fails loudly instead of sending a half-filled prompt.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
-from pathlib import Path
 from typing import Mapping
 
-from legalrag.errors import InputError
 from legalrag.llm.base import ChatResult, Message
 from legalrag.types import Document
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
-_SECTION = re.compile(r"^###\s*(system|user|assistant)\s*$", re.MULTILINE)
-_PLACEHOLDER = re.compile(r"\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}")
-
-
-@lru_cache(maxsize=None)
-def _template(name: str) -> tuple[tuple[str, str], ...]:
-    try:
-        text = (PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"no prompt template named {name!r} in legalrag/prompts") from None
-    parts = _SECTION.split(text)
-    sections = []
-    for i in range(1, len(parts) - 1, 2):
-        sections.append((parts[i], parts[i + 1].strip("\n")))
-    if not sections:
-        raise InputError(f"prompt template {name!r} has no '### system' / '### user' sections")
-    return tuple(sections)
-
 
 def template_variables(name: str) -> set[str]:
-    return {m.group(1) for _, body in _template(name) for m in _PLACEHOLDER.finditer(body)}
+    from legalrag.prompts import load_prompt
+
+    return set(load_prompt(name).variables)
 
 
 def render_messages(name: str, **variables: object) -> list[Message]:
-    """Render template ``name`` with ``variables``; every placeholder must be given a value."""
-    missing = template_variables(name) - set(variables)
-    if missing:
-        raise InputError(f"prompt template {name!r} needs values for {sorted(missing)}")
+    """Render template ``name`` with exactly its variables (a missing or unknown one is an InputError)."""
+    from legalrag.prompts import load_prompt
 
-    def fill(m: re.Match) -> str:
-        return str(variables[m.group(1)])
-
-    return [{"role": role, "content": _PLACEHOLDER.sub(fill, body).strip()} for role, body in _template(name)]
+    return load_prompt(name).render(**variables)
 
 
 def article_block(doc: Document, max_chars: int) -> str:
