@@ -1,0 +1,188 @@
+"""Answer a legal question from an index with cited articles, and check every citation.
+
+``answer_question(question, index, llm)``: retrieve the top ``k`` articles, ask the model to answer from them
+(prompt template ``prompts/ask.md``, Chinese or English), then parse every citation in the answer with
+:mod:`legalrag.citations` and resolve it against the whole corpus. Each citation says whether it resolved to
+a corpus article and whether that article was among the retrieved ones; unresolved citations are kept and
+flagged, never dropped. When the sources do not fit the model's context window, the least relevant ones are
+dropped (and recorded in the trajectory) rather than failing.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import weakref
+from typing import Any, Sequence
+
+from legalrag.errors import InputError
+from legalrag.llm.base import LLM, ChatRequest, PromptTooLongError
+from legalrag.types import Answer, Citation, Hit, Step
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_RESOLVERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+def question_language(question: str, index: Any = None) -> str:
+    """"zh" or "en": the index's language when it has one, else whether the question is mostly Chinese."""
+    lang = (getattr(index, "manifest", None) or {}).get("lang")
+    if lang in ("zh", "en"):
+        return lang
+    return "zh" if len(_CJK.findall(question)) >= max(1, len(question) // 5) else "en"
+
+
+def source_label(doc: Any) -> str:
+    """How a retrieved article is named to the model: 《law》第…条 when known, else title or id."""
+    law, label = doc.metadata.get("law"), doc.metadata.get("article_label")
+    if law and label:
+        return f"《{law}》{label}"
+    return doc.title or doc.id
+
+
+def format_sources(hits: Sequence[Hit], max_chars: int) -> str:
+    blocks = []
+    for i, h in enumerate(hits, 1):
+        text = " ".join(h.document.text.split())
+        if len(text) > max_chars:
+            text = text[:max_chars] + "…"
+        blocks.append(f"[{i}] {source_label(h.document)}\n{text}")
+    return "\n\n".join(blocks)
+
+
+def resolver_for(index: Any) -> Any:
+    """The citation resolver of an index's corpus, built once per opened index."""
+    from legalrag.citations import CitationResolver
+
+    try:
+        return _RESOLVERS[index]
+    except (KeyError, TypeError):
+        pass
+    resolver = CitationResolver.from_documents(index.documents)
+    try:
+        _RESOLVERS[index] = resolver
+    except TypeError:
+        pass
+    return resolver
+
+
+def generate_answer(llm: LLM, question: str, hits: Sequence[Hit], *, lang: str, max_tokens: int = 512,
+                    max_article_chars: int = 600, temperature: float = 0.0, seed: int | None = 0
+                    ) -> tuple[Any, list[Step]]:
+    """The model's answer from ``hits``; drops the lowest-ranked sources if the prompt is too long."""
+    from legalrag.prompts import load_prompt
+
+    prompt = load_prompt("ask")
+    steps: list[Step] = []
+    hits = list(hits)
+    chars = max_article_chars
+    while True:
+        messages = prompt.render(question=question, sources=format_sources(hits, chars) or "(none)", language=lang)
+        try:
+            t0 = time.perf_counter()
+            result = llm.chat(ChatRequest(messages=tuple(messages), max_tokens=max_tokens, temperature=temperature,
+                                          seed=seed))
+        except PromptTooLongError as exc:
+            if len(hits) > 1:
+                dropped = hits.pop()
+                steps.append(Step("ask", "drop_source", input=dropped.id, output=str(exc)))
+                continue
+            if chars > 100:
+                chars //= 2
+                steps.append(Step("ask", "shorten_sources", input=chars, output=str(exc)))
+                continue
+            raise
+        steps.append(Step("ask", "generate", input={"sources": [h.id for h in hits], "lang": lang},
+                          output=result.text, seconds=time.perf_counter() - t0,
+                          tokens=result.prompt_tokens + result.completion_tokens))
+        return result, steps
+
+
+def answer_question(question: str, index: Any, llm: LLM, *, k: int = 8, retriever: str | None = None,
+                    lang: str | None = None, max_tokens: int = 512, max_article_chars: int = 600,
+                    search: Any = None) -> Answer:
+    """Retrieve, answer with citations, check them. ``search(question, k) -> hits`` overrides retrieval."""
+    question = (question or "").strip()
+    if not question:
+        raise InputError("the question is empty; ask something, e.g. legalrag ask \"公司不签劳动合同怎么办？\"")
+    if k < 1:
+        raise InputError(f"k must be >= 1, got {k}")
+    lang = lang or question_language(question, index)
+    if lang not in ("zh", "en"):
+        raise InputError(f"lang must be 'zh' or 'en', got {lang!r}")
+    t0 = time.perf_counter()
+    if search is None:
+        from legalrag.retrieval.pipeline import build_pipeline
+
+        pipe = build_pipeline(index, retriever=retriever)
+        hits = list(pipe.search(question, k=k))
+    else:
+        hits = list(search(question, k))
+    t1 = time.perf_counter()
+    steps = [Step("ask", "retrieve", input=question, output=[h.id for h in hits], seconds=t1 - t0)]
+    result, gen_steps = generate_answer(llm, question, hits, lang=lang, max_tokens=max_tokens,
+                                        max_article_chars=max_article_chars)
+    steps += gen_steps
+    t2 = time.perf_counter()
+    from legalrag.citations import check_citations
+
+    citations = tuple(check_citations(result.text, resolver_for(index), [h.id for h in hits]))
+    t3 = time.perf_counter()
+    steps.append(Step("ask", "check_citations", output=[c.canonical or c.text for c in citations], seconds=t3 - t2))
+    timings = {"retrieval_s": t1 - t0, "generation_s": t2 - t1, "citation_check_s": t3 - t2, "total_s": t3 - t0,
+               "prompt_tokens": float(result.prompt_tokens), "completion_tokens": float(result.completion_tokens),
+               "cached": float(result.cached)}
+    return Answer(text=result.text, citations=citations, hits=tuple(hits), steps=tuple(steps), timings=timings)
+
+
+def citation_to_dict(c: Citation) -> dict[str, Any]:
+    return {"text": c.text, "canonical": c.canonical, "resolved": c.resolved, "document_id": c.document_id,
+            "document_text": c.document_text if c.resolved else None, "in_retrieved": c.in_retrieved,
+            "note": getattr(c, "note", "")}
+
+
+def answer_to_dict(question: str, answer: Answer, model: str = "") -> dict[str, Any]:
+    """The ``legalrag ask --json`` shape."""
+    t = answer.timings
+    return {
+        "question": question,
+        "answer": answer.text,
+        "model": model,
+        "citations": [citation_to_dict(c) for c in answer.citations],
+        "retrieved": [{"rank": h.rank, "id": h.id, "label": source_label(h.document), "score": h.score}
+                      for h in answer.hits],
+        "timings": {k: round(t[k], 3) for k in ("retrieval_s", "generation_s", "citation_check_s", "total_s")
+                    if k in t},
+        "usage": {"prompt_tokens": int(t.get("prompt_tokens", 0)),
+                  "completion_tokens": int(t.get("completion_tokens", 0)), "cached": bool(t.get("cached", 0))},
+        "unresolved": sum(not c.resolved for c in answer.citations),
+        "not_retrieved": sum(c.resolved and not c.in_retrieved for c in answer.citations),
+    }
+
+
+def print_answer(answer: Answer, console: Any = None) -> None:
+    """Human output: the answer, then each citation flagged OK / NOT RETRIEVED / UNRESOLVED."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = console or Console()
+    console.print(answer.text.strip(), highlight=False, markup=False)
+    console.print()
+    if not answer.citations:
+        console.print("[yellow]The answer cites no article.[/yellow]")
+    else:
+        console.print("[bold]Citations checked against the corpus:[/bold]")
+        for c in answer.citations:
+            name = escape(c.canonical or c.text)
+            if not c.resolved:
+                why = f" ({escape(c.note)})" if getattr(c, "note", "") else ""
+                console.print(f"  [bold red]UNRESOLVED[/bold red]     {name}{why}", highlight=False)
+            elif not c.in_retrieved:
+                console.print(f"  [bold yellow]NOT RETRIEVED[/bold yellow]  {name} -> {escape(c.document_id or '')} "
+                              "(in the corpus, but not among the retrieved articles)", highlight=False)
+            else:
+                console.print(f"  [green]OK[/green]             {name} -> {escape(c.document_id or '')}",
+                              highlight=False)
+    t = answer.timings
+    console.print(f"[dim]retrieval {t.get('retrieval_s', 0):.2f} s, generation {t.get('generation_s', 0):.2f} s "
+                  f"({int(t.get('completion_tokens', 0))} tokens{', cached' if t.get('cached') else ''}), "
+                  f"citation check {t.get('citation_check_s', 0):.2f} s[/dim]")

@@ -1,0 +1,46 @@
+"""`legalrag ask "question" --index DIR`: retrieve, answer with cited articles, check every citation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from legalrag.cli.apps import app
+
+
+@app.command("ask")
+def ask(
+    question: str = typer.Argument(..., help="The legal question."),
+    index: Optional[Path] = typer.Option(None, "--index", help="Index directory (default: the bundled demo sample)."),
+    k: int = typer.Option(8, "--k", min=1, help="Articles retrieved and given to the model."),
+    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the first built)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the answer, checked citations and timings as JSON."),
+    model: Optional[str] = typer.Option(None, "--model", help="qwen2.5-1.5b (default), qwen2.5-0.5b or a .gguf path."),
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL instead."),
+    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    max_tokens: int = typer.Option(512, "--max-tokens", min=16, help="Longest answer, in tokens."),
+    lang: Optional[str] = typer.Option(None, "--lang", help="zh or en (default: the index's language)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the LLM call cache."),
+) -> None:
+    """Answer a question from the index; unresolved or unretrieved citations are flagged."""
+    from legalrag.agents.backend import make_llm
+    from legalrag.answer import answer_question, answer_to_dict, print_answer
+
+    if index is None:
+        from legalrag.demo import demo_index
+
+        idx = demo_index(progress=not as_json)
+    else:
+        from legalrag.retrieval.index import open_index
+
+        idx = open_index(index)
+    llm = make_llm(model, endpoint, endpoint_model, cache=not no_cache)
+    answer = answer_question(question, idx, llm, k=k, retriever=retriever, lang=lang, max_tokens=max_tokens)
+    if as_json:
+        from legalrag.cli.common import print_json
+
+        print_json(answer_to_dict(question, answer, model=llm.model_id))
+    else:
+        print_answer(answer)

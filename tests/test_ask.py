@@ -1,0 +1,118 @@
+"""`legalrag ask`: retrieval + the real 0.5B + citation checking; flags in the JSON and human output."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from legalrag.answer import answer_question, answer_to_dict, print_answer, resolver_for
+from legalrag.cli.apps import app
+from legalrag.types import Answer
+
+runner = CliRunner()
+QUESTION = "公司一直不跟我签书面劳动合同，我可以要求公司支付双倍工资吗？"
+
+
+@pytest.fixture(scope="module")
+def sample_index(tmp_path_factory):
+    from legalrag.demo import demo_index
+
+    return demo_index(tmp_path_factory.mktemp("idx") / "demo")
+
+
+def test_flags_unresolved_and_unretrieved(sample_index):
+    """The check itself, on a fixed answer text: one retrieved, one in the corpus only, one invented."""
+    from legalrag.citations import check_citations
+
+    retrieved = [d for d in sample_index.documents if d.metadata.get("law") == "劳动合同法"
+                 and str(d.metadata.get("article")) == "82"]
+    other = next(d for d in sample_index.documents if d.metadata.get("law") == "劳动合同法"
+                 and str(d.metadata.get("article")) == "47")
+    assert retrieved
+    text = ("依据《中华人民共和国劳动合同法》第八十二条，应支付二倍工资；另见《中华人民共和国劳动合同法》第四十七条。"
+            "《中华人民共和国劳动合同法》第九百九十九条也有规定。")
+    cits = tuple(check_citations(text, resolver_for(sample_index), [retrieved[0].id]))
+    answer = Answer(text=text, citations=cits, timings={"retrieval_s": 0.1, "generation_s": 1.0})
+    d = answer_to_dict("q", answer, model="m")
+    assert [(c["resolved"], c["in_retrieved"]) for c in d["citations"]] == [(True, True), (True, False),
+                                                                           (False, False)]
+    assert d["citations"][1]["document_id"] == other.id and d["citations"][1]["document_text"] == other.text
+    assert d["citations"][2]["document_text"] is None and d["unresolved"] == 1 and d["not_retrieved"] == 1
+
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    print_answer(answer, console)
+    out = console.export_text()
+    assert "UNRESOLVED" in out and "NOT RETRIEVED" in out and "OK " in out
+
+
+def test_empty_question_is_refused(sample_index):
+    from legalrag.errors import InputError
+
+    with pytest.raises(InputError, match="question is empty"):
+        answer_question("  ", sample_index, llm=None)
+
+
+@pytest.mark.llm
+def test_answer_with_the_real_model(sample_index, small_llm):
+    answer = answer_question(QUESTION, sample_index, small_llm, k=3, max_tokens=32, max_article_chars=120)
+    assert answer.text and len(answer.hits) == 3
+    assert {"retrieval_s", "generation_s", "citation_check_s"} <= set(answer.timings)
+    assert [s.action for s in answer.steps][0] == "retrieve" and answer.steps[-1].action == "check_citations"
+    for c in answer.citations:  # whatever it cited is checked and reported, resolved or not
+        assert c.resolved == (c.document_id is not None)
+
+
+@pytest.fixture(scope="module")
+def endpoint(small_llm):
+    import socket
+
+    import httpx
+    import uvicorn
+
+    from legalrag.llm.serve import create_app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(small_llm, model_name="small"), host="127.0.0.1", port=port,
+                                           log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(100):
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/health")
+            break
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/v1"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.mark.llm
+def test_cli_json_through_an_endpoint(sample_index, endpoint, tmp_path, monkeypatch):
+    monkeypatch.setenv("LEGALRAG_LLM_CACHE", str(tmp_path / "calls.sqlite"))
+    args = ["ask", QUESTION, "--index", str(sample_index.path), "--endpoint", endpoint, "--endpoint-model", "small",
+            "--k", "2", "--max-tokens", "32", "--json"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["answer"] and len(out["retrieved"]) == 2 and out["model"].startswith("small@")
+    assert set(out["timings"]) >= {"retrieval_s", "generation_s"} and not out["usage"]["cached"]
+    again = json.loads(runner.invoke(app, args).output)  # temperature 0: the second run is a cache hit
+    assert again["usage"]["cached"] and again["answer"] == out["answer"]
+    res = runner.invoke(app, args[:-1] + ["--no-cache"])
+    assert res.exit_code == 0 and "Citations checked" in res.output or "cites no article" in res.output
+
+
+def test_cli_empty_question_exits_nonzero(sample_index):
+    from legalrag.cli import main  # noqa: F401
+
+    res = runner.invoke(app, ["ask", " ", "--index", str(sample_index.path), "--model", "qwen2.5-0.5b"])
+    assert res.exit_code != 0 and "question is empty" in str(res.exception)
