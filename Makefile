@@ -23,7 +23,7 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 demo: $(VENV)/.demo-installed
-	$(BIN)/python -m legalrag demo
+	$(BIN)/python -m legalrag demo --answer
 
 test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest

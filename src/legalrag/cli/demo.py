@@ -13,6 +13,8 @@ from legalrag.cli.apps import app
 def demo(
     question: Optional[str] = typer.Argument(None, help="A layperson's legal question (Chinese)."),
     k: int = typer.Option(5, "--k", min=1, help="Number of articles to show."),
+    answer: bool = typer.Option(False, "--answer/--no-answer",
+                                help="Also answer with the embedded 1.5B and check its citations (make demo does)."),
 ) -> None:
     """Build the sample statute index (once, in the cache dir) and show the top articles for a question."""
     from rich.console import Console
@@ -36,3 +38,7 @@ def demo(
         console.print(h.document.text.strip(), highlight=False, markup=False)
     console.print("\n[bold]Cited articles:[/bold] " + "; ".join(citation_label(h.document) for h in hits),
                   highlight=False)
+    if answer:  # the LLM layer's step (legalrag.answer): generate from these hits, check every citation
+        from legalrag.answer import demo_answer
+
+        demo_answer(q, index, hits, console)
