@@ -61,7 +61,7 @@ def analyse_facts(llm: LLM, facts: str, law_titles: Sequence[str], *, language: 
     messages = render_messages("cite_analysis", facts=facts.strip()[:max_chars], language=lang_name,
                                codes="; ".join(list(law_titles)[:30]))
     start = time.perf_counter()
-    value, rec = call_json(llm, messages, parse, schema=_SCHEMA, temperature=0.0, max_tokens=200, retries=1)
+    value, rec = call_json(llm, messages, parse, schema=_SCHEMA, temperature=0.0, max_tokens=120, retries=1)
     result = value or Analysis()
     result = Analysis(result.issues, result.codes, result.keywords, calls=rec.attempts, raw=tuple(rec.raw))
     step = Step(agent="cite", action="analyse", input=facts[:200],

@@ -37,6 +37,7 @@ class CiteConfig(BaseModel):
     core_k: int = Field(1, ge=1, description="top candidates kept as core predictions")
     prior_weight: float = Field(0.0, ge=0, description="weight of the training-citation prior in retrieval")
     seen_only: bool = Field(True, description="only provisions cited at least once in training")
+    core_skip_always: bool = Field(True, description="core slots go to provisions outside the always-add set")
     max_query_chars: int = Field(600, ge=20)
     rerank_top: int = Field(5, ge=0, description="candidates the LLM reranker scores (0: no rerank)")
     use_always: bool = True
@@ -130,22 +131,26 @@ class CitationPredictor:
         steps.append(Step(agent="cite", action="retrieve", input=len(queries), output=[h.id for h in hits[:10]],
                           seconds=time.perf_counter() - t0))
         pools: dict[str, dict[str, float]] = {}
-        core = [h.id for h in hits[:cfg.core_k]]
-        for h in hits[:cfg.core_k]:
+        skip = {a.provision for a in self.rules.always_add} if cfg.core_skip_always and cfg.use_always else set()
+        core_hits = [h for h in hits if h.id not in skip][:cfg.core_k]
+        core = [h.id for h in core_hits]
+        for h in core_hits:
             note(h.id, "retrieval", h.score, f"rank {h.rank} of {self.retriever.name}")
         pools["retrieval"] = {p: 1.0 for p in core}
 
         if self.reranker is not None and cfg.rerank_top > 0 and hits:
             t0, before = time.perf_counter(), getattr(getattr(self.reranker, "stats", None), "calls", 0)
-            top = self.reranker.rerank(queries[0], hits[:cfg.rerank_top])
+            pool_hits = [h for h in hits if h.id not in skip][:cfg.rerank_top]
+            top = self.reranker.rerank(queries[0], pool_hits)
             used = getattr(getattr(self.reranker, "stats", None), "calls", 0) - before
             calls += used
             core = [h.id for h in top[:cfg.core_k]]
             for h in top[:cfg.core_k]:
                 note(h.id, "rerank", h.score, f"rank {h.rank} after {self.reranker.name}")
-            steps.append(Step(agent="cite", action="rerank", input=[h.id for h in hits[:cfg.rerank_top]],
+            steps.append(Step(agent="cite", action="rerank", input=[h.id for h in pool_hits],
                               output=[(h.id, round(h.score, 3)) for h in top], seconds=time.perf_counter() - t0))
-            reranked = [h.id for h in top] + [h.id for h in hits[cfg.rerank_top:]]
+            done = {h.id for h in top}
+            reranked = [h.id for h in top] + [h.id for h in hits if h.id not in done]
         else:
             reranked = [h.id for h in hits]
         pool = {p: 1.0 for p in core}

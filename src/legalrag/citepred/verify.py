@@ -64,7 +64,7 @@ def verify_one(llm: LLM, facts: str, proposal: Proposal, lookup: Callable[[str],
     messages = render_messages("cite_verify", facts=facts.strip()[:max_chars], provision_id=proposal.provision,
                                provision=article, reason=proposal.reason)
     start = time.perf_counter()
-    value, rec = call_json(llm, messages, parse, schema=_SCHEMA, temperature=0.0, max_tokens=120, retries=1)
+    value, rec = call_json(llm, messages, parse, schema=_SCHEMA, temperature=0.0, max_tokens=80, retries=1)
     if value is None:
         verdict = Verdict(proposal.provision, "accept", reason="no usable verdict; kept", parsed=False,
                           calls=rec.attempts)

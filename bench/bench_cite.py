@@ -1,0 +1,120 @@
+"""Citation-prediction ablation on JuDGE (issue 8): P/R/F1 after each stage, LLM calls and seconds per case.
+
+    python bench/bench_cite.py --index /work/cache/citepred/judge-bm25          # non-LLM stages, all 301 eval cases
+    python bench/bench_cite.py --index ... --llm-cases 12 --llm qwen2.5-1.5b    # + LLM stages on the first 12
+    python bench/bench_cite.py --index ... --llm-cases 301                      # the full LLM run (hours on 2 cores)
+
+Data: ../shared/data/judge/data (test.json split by sorted text_id: first 200 = development, other 301 =
+evaluation; qrels_file_train = training citation sets). Each row's selection rule (top-k or score threshold)
+is calibrated on the development cases with the non-LLM pipeline and applied unchanged to the evaluation
+cases; the LLM subset reuses those rules (calibrating on dev with the LLM would cost as much as the run).
+LLM calls go through the on-disk call cache when ``legalrag.llm.cache`` is available, so reruns are cheap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(var, "2")
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+DATA = Path(os.environ.get("LEGALRAG_SHARED_DATA", REPO.parent / "shared" / "data")) / "judge" / "data"
+
+
+def table(title: str, rep) -> str:
+    lines = [f"### {title}", "", f"{rep.n_cases} cases; LLM calls/case {rep.llm_calls_per_case}; "
+             f"wall s/case {rep.seconds_per_case}", "",
+             "| stage | selection (dev-calibrated) | P | R | F1 | macro P | macro R | macro F1 | mean size |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rep.rows:
+        lines.append(f"| {r.stage} | {r.rule} | {r.precision:.3f} | {r.recall:.3f} | {r.f1:.3f} | "
+                     f"{r.macro_precision:.3f} | {r.macro_recall:.3f} | {r.macro_f1:.3f} | {r.mean_size:.2f} |")
+    return "\n".join(lines)
+
+
+def make_llm(name: str):
+    from legalrag.llm.embedded import EmbeddedLLM
+
+    llm = EmbeddedLLM(name, n_ctx=4096, n_threads=2)
+    try:
+        from legalrag.llm.cache import CachedLLM
+
+        return CachedLLM(llm), llm
+    except ImportError:
+        return llm, llm
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--index", required=True, help="JuDGE statute index (legalrag index build --retriever bm25)")
+    ap.add_argument("--retriever", default=None)
+    ap.add_argument("--dev", type=int, default=200)
+    ap.add_argument("--core-k", type=int, default=2)
+    ap.add_argument("--prior-weight", type=float, default=2.0)
+    ap.add_argument("--llm-cases", type=int, default=0, help="run the LLM stages on the first N evaluation cases")
+    ap.add_argument("--llm", default="qwen2.5-1.5b")
+    ap.add_argument("--rerank-top", type=int, default=5)
+    ap.add_argument("--analyse", action="store_true", help="also run LLM query analysis (charges + keywords)")
+    ap.add_argument("--json", type=Path, default=None, help="write all figures here")
+    args = ap.parse_args()
+
+    from legalrag.citepred.codefilter import filter_report
+    from legalrag.citepred.data import load_cases, split_dev_eval
+    from legalrag.citepred.evaluate import calibrate, evaluate, report, run_cases
+    from legalrag.citepred.service import build_predictor
+
+    print("uptime before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
+    cases = load_cases(DATA / "test.json")
+    dev, ev = split_dev_eval(cases, args.dev)
+    train = DATA / "qrels_file_train"
+    overrides = {"core_k": args.core_k, "prior_weight": args.prior_weight, "rerank_top": args.rerank_top}
+    out: dict = {"dev": len(dev), "eval": len(ev), "config": overrides}
+
+    base = build_predictor(args.index, train_citations=train, retriever=args.retriever, overrides=overrides)
+    t0 = time.perf_counter()
+    dev_res = run_cases(base, dev, progress=True, desc="dev (no LLM)")
+    rules = calibrate(dev_res, [c.gold for c in dev])
+    rep, _ = evaluate(base, ev, rules=rules, progress=True)
+    print(table(f"Non-LLM stages, all {len(ev)} evaluation cases", rep), flush=True)
+    out["non_llm"] = rep.to_dict()
+    out["non_llm"]["seconds_total"] = round(time.perf_counter() - t0, 1)
+
+    if args.llm_cases:
+        subset = ev[: args.llm_cases]
+        rep_sub = report(run_cases(base, subset), [c.gold for c in subset], rules)
+        print(table(f"Non-LLM stages on the LLM subset (first {len(subset)} evaluation cases)", rep_sub), flush=True)
+        out["non_llm_subset"] = rep_sub.to_dict()
+        llm, raw = make_llm(args.llm)
+        t = time.perf_counter()
+        raw.load()
+        print(f"loaded {args.llm} in {time.perf_counter() - t:.1f}s", flush=True)
+        over = {**overrides, "verify": True, "threshold": rules["+ co-citation"][1], "analysis": args.analyse}
+        pred = build_predictor(args.index, train_citations=train, retriever=args.retriever, overrides=over, llm=llm,
+                               rerank=args.rerank_top > 0)
+        t = time.perf_counter()
+        results = run_cases(pred, subset, progress=True, desc=f"LLM stages ({args.llm})")
+        rep_llm = report(results, [c.gold for c in subset], rules, seconds=time.perf_counter() - t)
+        name = f"LLM stages ({args.llm}{', + query analysis' if args.analyse else ''}), first {len(subset)} evaluation cases"
+        print(table(name, rep_llm), flush=True)
+        out["llm"] = {"model": args.llm, **rep_llm.to_dict()}
+        if args.analyse:
+            fr = filter_report(list(pred.documents.values()), [r.analysis.codes if r.analysis else () for r in results],
+                               [c.gold for c in subset])
+            print(f"code filter: {fr}", flush=True)
+            out["code_filter"] = fr.__dict__
+    print("uptime after:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(out, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
