@@ -79,12 +79,12 @@ def error_reason(text: str, status: int | None = None) -> str | None:
     if status is not None and status >= 400:
         return f"HTTP {status}"
     stripped = " ".join(text.split())
-    if len(stripped) < _MIN_TEXT:
-        return "no readable text"
     head = stripped[:600].lower() if len(stripped) > 3000 else stripped.lower()
     for marker in ERROR_MARKERS:
         if marker in head:
             return f"error page ({marker!r})"
+    if len(stripped) < _MIN_TEXT:
+        return "no readable text"
     return None
 
 
