@@ -114,3 +114,32 @@ def test_cli_eval_mcq_bad_file_exits_nonzero(tmp_path):
     p.write_text("x", encoding="utf-8")
     result = CliRunner().invoke(app, ["eval", "mcq", "--questions", str(p), "--modes", "zero-shot"])
     assert result.exit_code != 0 and "unknown question file type" in str(result.exception)
+
+
+def test_cli_qa_without_configured_source_still_answers(tmp_path, monkeypatch):
+    """No web key set: the command ends normally, says what to configure, and writes the trajectory."""
+    from legalrag.cli import main  # noqa: F401
+    from legalrag.cli.apps import app
+
+    for var in ("SERPER_API_KEY", "TAVILY_API_KEY", "SEARXNG_URL"):
+        monkeypatch.delenv(var, raising=False)
+    trace = tmp_path / "t.jsonl"
+    result = CliRunner().invoke(app, ["qa", "Is a verbal lease valid?", "--sources", "web", "--json",
+                                      "--model", "qwen2.5-0.5b", "--trace", str(trace)])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert out["llm_calls"] == 0 and out["sources"] == [] and "SERPER_API_KEY" in out["answer"]
+    assert any("No search source" in n for n in out["not_established"])
+    assert trace.exists()
+    bad = CliRunner().invoke(app, ["qa", "x", "--sources", "web", "--mode", "fast", "--model", "qwen2.5-0.5b"])
+    assert bad.exit_code != 0 and "unknown mode" in str(bad.exception)
+
+
+def test_written_article_citations_resolve_only_to_retrieved_articles():
+    evidence = [SearchResult("中华人民共和国民法典第五百八十五条", "docs/585.txt", "", SourceType.LOCAL,
+                             content="约定的违约金过分高于造成的损失的，人民法院或者仲裁机构可以根据当事人的请求予以适当减少。")]
+    citations, _ = check_citations("依照《民法典》第五百八十五条可以请求适当减少 [1]。《民法典》第九百九十九条另有规定。",
+                                   evidence)
+    by_text = {c.text: c for c in citations}
+    assert by_text["《民法典》第五百八十五条"].resolved and by_text["《民法典》第五百八十五条"].document_id == evidence[0].id
+    assert not by_text["《民法典》第九百九十九条"].resolved

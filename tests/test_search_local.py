@@ -21,10 +21,10 @@ def test_search_and_automatic_reindex(tmp_path):
     shutil.copy(QA_DATA / "pages" / "civ1950_5.pdf", tmp_path / "civil_code.pdf")
     src = LocalDocumentsSource(tmp_path)
     hits = src.search("deposit returned after move-out", k=3)
-    assert hits[0].title == "lease" and hits[0].source_type is SourceType.LOCAL
+    assert hits[0].metadata["path"] == "lease.md" and hits[0].source_type is SourceType.LOCAL
     assert hits[0].url.endswith("lease.md") and "21 days" in hits[0].content
     assert hits[0].to_document().kind.value == "user_document"
-    assert any(h.title == "civil_code" for h in src.search("itemized statement security", k=3))
+    assert any(h.metadata["path"] == "civil_code.pdf" for h in src.search("itemized statement security", k=3))
     assert src.reindex_count == 1
     src.search("notice")
     assert src.reindex_count == 1  # nothing changed: no re-index
@@ -32,12 +32,12 @@ def test_search_and_automatic_reindex(tmp_path):
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "pets.txt").write_text("Pets: the tenant may keep one cat with the landlord's consent.",
                                                encoding="utf-8")
-    assert src.search("cat consent", k=1)[0].title == "pets" and src.reindex_count == 2
+    assert src.search("cat consent", k=1)[0].metadata["path"] == "sub/pets.txt" and src.reindex_count == 2
     (tmp_path / "employment.txt").write_text("Probation lasts at most six months.", encoding="utf-8")
-    assert src.search("probation months", k=1)[0].title == "employment"
-    assert not any(h.title == "employment" for h in src.search("written notice terminate contract", k=5))
+    assert src.search("probation months", k=1)[0].metadata["path"] == "employment.txt"
+    assert not any(h.metadata["path"] == "employment.txt" for h in src.search("written notice terminate contract", k=5))
     (tmp_path / "lease.md").unlink()
-    assert all(h.title != "lease" for h in src.search("deposit", k=5)) and src.reindex_count == 4
+    assert all(h.metadata["path"] != "lease.md" for h in src.search("deposit", k=5)) and src.reindex_count == 4
 
 
 def test_empty_folder_and_bad_files(tmp_path):

@@ -2,9 +2,8 @@
 
 ``LocalDocumentsSource`` keeps an in-memory BM25 index over windows of the files in a folder. Before each
 search it compares the files' content hashes with the indexed ones and re-indexes when a file was added,
-changed or removed, so the agent always searches what is on disk. Files are read by the foundation's
-user-document reader when it is available (``legalrag.corpora.documents``), otherwise by the small reader here
-(md/txt/html/pdf, overlapping windows).
+changed or removed, so the agent always searches what is on disk. Files (Markdown, text, PDF, HTML) are read
+into overlapping windows by the foundation's user-document reader (``legalrag.corpora.documents``).
 """
 
 from __future__ import annotations
@@ -14,36 +13,8 @@ from pathlib import Path
 from typing import Sequence
 
 from legalrag.errors import InputError
-from legalrag.io import sha256_file
 from legalrag.search.base import SearchResult, SearchSource, SourceNotConfigured, SourceType
-from legalrag.types import Document, DocumentKind
-
-SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf")
-
-
-def _windows(text: str, size: int, overlap: int) -> list[str]:
-    text = text.strip()
-    if len(text) <= size:
-        return [text] if text else []
-    step = max(1, size - overlap)
-    return [text[i:i + size] for i in range(0, max(1, len(text) - overlap), step)]
-
-
-def read_file_windows(path: Path, root: Path, size: int = 1000, overlap: int = 200) -> list[Document]:
-    """Documents (one per window) for one file; unreadable files raise InputError naming the file."""
-    from legalrag.search.fetch import extract_text
-
-    ctype = {".pdf": "application/pdf", ".html": "text/html", ".htm": "text/html"}.get(path.suffix.lower(),
-                                                                                       "text/plain")
-    try:
-        text = extract_text(path.read_bytes(), ctype, str(path))
-    except Exception as exc:
-        raise InputError(f"cannot read this document ({exc}); convert it to .txt, .md, .html or .pdf",
-                         path=str(path)) from None
-    rel = path.relative_to(root).as_posix()
-    title = path.stem
-    return [Document(id=f"{rel}#{i}", text=w, title=title, kind=DocumentKind.USER_DOCUMENT, source=str(path),
-                     metadata={"path": rel, "chunk": i}) for i, w in enumerate(_windows(text, size, overlap))]
+from legalrag.types import Document
 
 
 class LocalDocumentsSource:
@@ -59,40 +30,39 @@ class LocalDocumentsSource:
                                       "with --docs")
         self.window, self.overlap, self.lang = window, overlap, lang
         self._hashes: dict[str, str] = {}
-        self._docs_by_file: dict[str, list[Document]] = {}
+        self._documents: list[Document] = []
         self._retriever = None
         self.reindex_count = 0
 
-    def _scan(self) -> dict[str, str]:
-        files = sorted(p for p in self.folder.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES
-                       and not any(part.startswith(".") for part in p.relative_to(self.folder).parts))
-        return {p.relative_to(self.folder).as_posix(): sha256_file(p) for p in files}
-
     def refresh(self) -> bool:
-        """Re-index if any file was added, changed or removed; True when it did."""
-        hashes = self._scan()
-        if hashes == self._hashes and (self._retriever is not None or not hashes):
+        """Re-index if any file was added, changed or removed (by content hash); True when it did.
+
+        Files are read by the foundation's user-document reader (``legalrag.corpora.documents``); windows of
+        unchanged files are kept as they are."""
+        from legalrag.corpora.documents import apply_update, plan_update
+
+        update = plan_update(self.folder, self._hashes)
+        if not (update.added or update.changed or update.removed) and self._hashes:
             return False
-        docs_by_file = {}
-        for rel, digest in hashes.items():
-            if self._hashes.get(rel) == digest and rel in self._docs_by_file:
-                docs_by_file[rel] = self._docs_by_file[rel]  # unchanged file: reuse its windows
-            else:
-                docs_by_file[rel] = read_file_windows(self.folder / rel, self.folder, self.window, self.overlap)
-        self._hashes, self._docs_by_file = hashes, docs_by_file
-        documents = [d for rel in sorted(docs_by_file) for d in docs_by_file[rel]]
+        if not update.manifest:  # empty folder (or every file removed)
+            emptied = bool(self._hashes)
+            self._hashes, self._documents, self._retriever = {}, [], None
+            self.reindex_count += emptied
+            return emptied
+        self._documents, self._hashes = apply_update(self._documents, update, self.folder, size=self.window,
+                                                     overlap=self.overlap)
         self._retriever = None
-        if documents:
+        if self._documents:
             from legalrag.retrieval.bm25 import BM25Retriever
 
-            self._retriever = BM25Retriever.from_documents(documents, lang=self.lang)
+            self._retriever = BM25Retriever.from_documents(self._documents, lang=self.lang)
         self.reindex_count += 1
         return True
 
     @property
     def documents(self) -> list[Document]:
         self.refresh()
-        return [d for rel in sorted(self._docs_by_file) for d in self._docs_by_file[rel]]
+        return list(self._documents)
 
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         self.refresh()
@@ -122,7 +92,8 @@ def hit_to_result(hit, source_type: SourceType) -> SearchResult:
     return SearchResult(title=doc.title or doc.id, url=doc.source or doc.id, snippet=doc.text[:300],
                         source_type=source_type, site="local" if source_type is SourceType.LOCAL else "statutes",
                         date=str(doc.metadata.get("date", "")), content=doc.text, score=float(hit.score),
-                        metadata={"document_id": doc.id, "chunk": doc.metadata.get("chunk", doc.id)})
+                        metadata={"document_id": doc.id, "chunk": doc.metadata.get("window", doc.id),
+                                  "path": doc.metadata.get("path", ""), "section": doc.metadata.get("section", "")})
 
 
 def sources_from_names(names: Sequence[str], *, docs: str | os.PathLike | None = None,

@@ -7,6 +7,7 @@ citations share almost no words with the cited sources, is flagged as unsupporte
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Sequence
 
 from legalrag.agents.qa._llm import ask_text, render
@@ -27,8 +28,37 @@ def summarise(llm: LLM, question: str, evidence: Sequence[SearchResult], gaps: s
     return ask_text(llm, messages, max_tokens=max_tokens).strip()
 
 
+_ARTICLE_TITLE = re.compile(r"^(.+?)(第[零〇一二两三四五六七八九十百千万0-9]+条(?:之[一二三四五六七八九十]+)?)$")
+
+
+def _as_statute(result: SearchResult):
+    """The result as a Document carrying ``law``/``article`` metadata when its title names a statute article
+    (e.g. 劳动合同法第十九条), so the citation resolver can match article citations written in the answer."""
+    from legalrag.citations.extract import parse_citation
+
+    m = _ARTICLE_TITLE.match(result.title.strip())
+    if not m:
+        return None
+    try:
+        c = parse_citation(f"《{m.group(1)}》{m.group(2)}")
+    except ValueError:
+        return None
+    doc = result.to_document()
+    return replace(doc, id=result.id, metadata={**doc.metadata, "law": c.law, "article": c.article_key})
+
+
+def statute_citations(answer: str, evidence: Sequence[SearchResult]) -> list[Citation]:
+    """Article citations written out in the answer (《民法典》第五百八十五条...), checked against the retrieved
+    statute articles only: one that names no retrieved article stays unresolved."""
+    from legalrag.citations.resolve import check_citations as check_articles
+
+    docs = [d for d in map(_as_statute, evidence) if d is not None]
+    return check_articles(answer, docs, [d.id for d in docs])
+
+
 def check_citations(answer: str, evidence: Sequence[SearchResult]) -> tuple[list[Citation], list[str]]:
-    """Citations found in ``answer`` (resolved or not) and the sentences flagged as unsupported."""
+    """Citations found in ``answer`` (numbered [n] and written-out article citations, resolved or not) and
+    the sentences flagged as unsupported."""
     citations: dict[str, Citation] = {}
     for m in _MARK.finditer(answer):
         n = int(m.group(1))
@@ -40,6 +70,8 @@ def check_citations(answer: str, evidence: Sequence[SearchResult]) -> tuple[list
                                              document_id=r.id, in_retrieved=True, document_text=r.text[:500])
         else:
             citations[m.group(0)] = Citation(text=m.group(0), canonical="", resolved=False)
+    for c in statute_citations(answer, evidence):
+        citations.setdefault(c.text, c)
     unsupported = []
     for s in _SENTENCE.finditer(answer):
         sentence = s.group(0).strip()
