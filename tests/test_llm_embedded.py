@@ -89,3 +89,23 @@ def test_bad_schema_is_a_clear_error(small_llm):
     with pytest.raises(InputError, match="json_schema"):
         small_llm.chat(ChatRequest(messages=({"role": "user", "content": "hi"},), max_tokens=2,
                                    json_schema={"type": "bogus"}))
+
+
+def test_process_exits_without_close():
+    """Closing a just-loaded, never used model, and exiting with one still loaded, must not hang (an
+    xllamacpp Server destroyed before its task loop started used to block forever)."""
+    import subprocess
+    import sys
+
+    from legalrag.llm.models import parts_installed
+
+    if not parts_installed("qwen2.5-0.5b"):
+        pytest.skip("pip install 'legalrag[model-small]'")
+    code = ("from legalrag.llm.embedded import EmbeddedLLM\n"
+            "for _ in range(3):\n"
+            "    EmbeddedLLM('qwen2.5-0.5b', n_ctx=4096, n_threads=1).load().close()\n"
+            "llm = EmbeddedLLM('qwen2.5-0.5b', n_ctx=4096, n_threads=1).load()\n"
+            "raise SystemExit(3)\n")
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": src}, timeout=120)
+    assert proc.returncode == 3

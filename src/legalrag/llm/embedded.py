@@ -104,6 +104,7 @@ class EmbeddedLLM:
             p.n_parallel = 1
             p.cpuparams.n_threads = p.cpuparams_batch.n_threads = self.n_threads
             p.warmup = False
+            p.endpoint_metrics = True  # see the handle_metrics() call below
             p.verbosity = 3 if self.verbose else -1
             self._sock_dir = tempfile.mkdtemp(prefix="legalrag-llm-")  # 0700: only this user can connect
             p.hostnames = [os.path.join(self._sock_dir, "llm.sock")]
@@ -111,6 +112,10 @@ class EmbeddedLLM:
             p.api_keys = [self._api_key]
             try:
                 self._server = xlc.Server(p)
+                # Server() returns before its task loop runs; destroying it in that window hangs forever
+                # (xllamacpp 2026.10.11549: the stop signal is lost), and so would interpreter exit. A metrics
+                # request is answered by the loop itself (~0.2 ms), so after it the loop is known to run.
+                self._server.handle_metrics()
             except Exception as exc:
                 shutil.rmtree(self._sock_dir, ignore_errors=True)
                 self._sock_dir = None
