@@ -53,6 +53,22 @@ def make_llm(name: str):
         return llm, llm
 
 
+def anchor(ev) -> dict:
+    """Articles cited in JuDGE's reference generations (Example_Output.jsonl), scored like our sets."""
+    from legalrag.evaluation.metrics import macro_prf, micro_prf
+    from legalrag.io import read_jsonl
+    from legalrag.judgment.extract import extract_fields
+
+    docs = {rec["id"]: rec["document"] for _, rec in read_jsonl(DATA.parent / "Example_Output.jsonl")}
+    pred = [{str(a.number) for a in extract_fields(docs.get(c.id, "")).articles} for c in ev]
+    gold = [c.gold for c in ev]
+    mi, ma = micro_prf(pred, gold), macro_prf(pred, gold)
+    res = {"cases": len(ev), "missing": sum(c.id not in docs for c in ev), "micro": mi, "macro": ma}
+    print(f"Example_Output.jsonl on the {len(ev)} evaluation cases: micro P/R/F1 {mi['precision']:.3f}/"
+          f"{mi['recall']:.3f}/{mi['f1']:.3f}, macro F1 {ma['f1']:.3f}", flush=True)
+    return res
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--index", required=True, help="JuDGE statute index (legalrag index build --retriever bm25)")
@@ -64,6 +80,8 @@ def main() -> None:
     ap.add_argument("--llm", default="qwen2.5-1.5b")
     ap.add_argument("--rerank-top", type=int, default=5)
     ap.add_argument("--analyse", action="store_true", help="also run LLM query analysis (charges + keywords)")
+    ap.add_argument("--anchor", action="store_true",
+                    help="score JuDGE's Example_Output.jsonl articles on the same evaluation cases")
     ap.add_argument("--json", type=Path, default=None, help="write all figures here")
     args = ap.parse_args()
 
@@ -111,6 +129,8 @@ def main() -> None:
                                [c.gold for c in subset])
             print(f"code filter: {fr}", flush=True)
             out["code_filter"] = fr.__dict__
+    if args.anchor:
+        out["example_output"] = anchor(ev)
     print("uptime after:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
     if args.json:
         args.json.write_text(json.dumps(out, ensure_ascii=False, indent=2), encoding="utf-8")
