@@ -160,8 +160,10 @@ def _model_from_fields(name: str, fields: dict[str, str]):
         if kind == "str":
             return (str, Field(min_length=1, max_length=int(rest))) if rest else (str, Field(min_length=1))
         if kind in ("int", "float"):
-            lo, hi = rest.split(":")
             typ = int if kind == "int" else float
+            if not rest:
+                return (typ, ...)
+            lo, hi = rest.split(":")
             return (typ, Field(ge=typ(lo), le=typ(hi)))
         if kind == "bool":
             return (bool, ...)

