@@ -79,6 +79,7 @@ def main() -> None:
     ap.add_argument("--llm-cases", type=int, default=0, help="run the LLM stages on the first N evaluation cases")
     ap.add_argument("--llm", default="qwen2.5-1.5b")
     ap.add_argument("--rerank-top", type=int, default=5)
+    ap.add_argument("--budget-s", type=float, default=900, help="stop the LLM cases after this many seconds")
     ap.add_argument("--analyse", action="store_true", help="also run LLM query analysis (charges + keywords)")
     ap.add_argument("--anchor", action="store_true",
                     help="score JuDGE's Example_Output.jsonl articles on the same evaluation cases")
@@ -108,9 +109,6 @@ def main() -> None:
 
     if args.llm_cases:
         subset = ev[: args.llm_cases]
-        rep_sub = report(run_cases(base, subset), [c.gold for c in subset], rules)
-        print(table(f"Non-LLM stages on the LLM subset (first {len(subset)} evaluation cases)", rep_sub), flush=True)
-        out["non_llm_subset"] = rep_sub.to_dict()
         llm, raw = make_llm(args.llm)
         t = time.perf_counter()
         raw.load()
@@ -119,8 +117,21 @@ def main() -> None:
         pred = build_predictor(args.index, train_citations=train, retriever=args.retriever, overrides=over, llm=llm,
                                rerank=args.rerank_top > 0)
         t = time.perf_counter()
-        results = run_cases(pred, subset, progress=True, desc=f"LLM stages ({args.llm})")
+        results = []
+        for i, case in enumerate(subset):
+            if time.perf_counter() - t > args.budget_s:
+                print(f"time budget of {args.budget_s}s spent after {i} cases; stopping there", flush=True)
+                break
+            r = pred.predict(case.facts)
+            results.append(r)
+            print(f"[{i + 1}/{len(subset)}] {case.id} gold={sorted(case.gold)} final={r.provisions} "
+                  f"core={sorted(r.pools['rerank'])} llm_calls={r.llm_calls} {r.seconds:.1f}s "
+                  f"analysis={r.analysis.issues if r.analysis else None}", flush=True)
+        subset = subset[: len(results)]
         rep_llm = report(results, [c.gold for c in subset], rules, seconds=time.perf_counter() - t)
+        rep_sub = report(run_cases(base, subset), [c.gold for c in subset], rules)
+        print(table(f"Non-LLM stages on the same {len(subset)} cases", rep_sub), flush=True)
+        out["non_llm_subset"] = rep_sub.to_dict()
         name = f"LLM stages ({args.llm}{', + query analysis' if args.analyse else ''}), first {len(subset)} evaluation cases"
         print(table(name, rep_llm), flush=True)
         out["llm"] = {"model": args.llm, **rep_llm.to_dict()}
