@@ -81,16 +81,20 @@ def part_encode(args) -> dict:
     from legalrag.retrieval.encoders import encoder_from_spec
 
     docs, _ = load_stard(args.subset)
+    if args.sample:  # a fixed sample (every n-th article), encoded without the cache: a throughput measurement
+        docs = docs[:: max(1, len(docs) // args.sample)][: args.sample]
     texts = [passage_text(d, args.max_chars) for d in docs]
-    enc = encoder_from_spec(args.encoder, threads=1)
-    cache = enc.vector_cache()
+    enc = encoder_from_spec(args.encoder, threads=1, cache=not args.sample)
     from legalrag.io import sha256_text
 
-    todo = len(set(sha256_text(t) for t in texts)) - len(cache.get("passage", [sha256_text(t) for t in texts]))
+    cache = enc.vector_cache()
+    unique = set(sha256_text(t) for t in texts)
+    todo = len(unique) - (len(cache.get("passage", list(unique))) if cache is not None else 0)
     t0 = time.perf_counter()
     enc.encode_documents(texts)
     secs = time.perf_counter() - t0
     res = {"part": "encode", "encoder": args.encoder, "max_chars": args.max_chars, "subset": args.subset or "all",
+           "sample": args.sample or None, "mean_chars": round(sum(map(len, texts)) / len(texts), 1),
            "n_texts": len(texts), "encoded_now": todo, "seconds": round(secs, 1),
            "texts_per_s": round(todo / secs, 1) if todo else None, "peak_rss_mib": round(rss_mib())}
     print(json.dumps(res, ensure_ascii=False))
@@ -183,7 +187,7 @@ def part_stard(args) -> dict:
         "hybrid RRF k=60 (dense 2:1)": (["bm25", dname], {"method": "rrf", "weights": {dense_r: 2.0}}),
         "hybrid min-max score fusion (1:1)": (["bm25", dname], {"method": "wsf"}),
     }
-    rows, extra = run_systems(idx, queries, [dname], hybrids, "hybrid RRF k=60 (1:1)", args.folds, args.depth,
+    rows, extra = run_systems(idx, queries, [dname], hybrids, "hybrid min-max score fusion (1:1)", args.folds, args.depth,
                               args.rounds)
     # latency: single queries, query encoder without the vector cache, 2 cores shared
     from legalrag.retrieval.dense import DenseRetriever
@@ -226,10 +230,13 @@ def part_civil(args) -> dict:
     out = WORK / "civil-idx"
     build_index(out, docs, comps, lang="zh", progress=True)
     idx = open_index(out)
-    hybrids = {f"hybrid RRF bm25+{n.removeprefix('dense-')}": (["bm25", n], {"method": "rrf"}) for n in dnames}
-    if len(dnames) > 1:
-        hybrids["hybrid RRF bm25+" + "+".join(n.removeprefix("dense-") for n in dnames)] = (["bm25", *dnames],
-                                                                                           {"method": "rrf"})
+    hybrids = {}
+    for method, label in (("rrf", "RRF"), ("wsf", "min-max")):
+        for n in dnames:
+            hybrids[f"hybrid {label} bm25+{n.removeprefix('dense-')}"] = (["bm25", n], {"method": method})
+        if len(dnames) > 1:
+            hybrids[f"hybrid {label} bm25+" + "+".join(n.removeprefix("dense-") for n in dnames)] = (
+                ["bm25", *dnames], {"method": method})
     cv = list(hybrids)[-1] if args.folds else None
     rows, extra = run_systems(idx, queries, dnames, hybrids, cv, args.folds, args.depth, args.rounds)
     recall_plot(extra["curves"], ROOT / "docs" / "recall_vs_depth_civil.png",
@@ -244,9 +251,10 @@ def main() -> None:
     ap.add_argument("--encoder", action="append", help="encode: spec; stard/civil: spec:max_chars (repeatable)")
     ap.add_argument("--max-chars", type=int, default=256)
     ap.add_argument("--subset", choices=["civil"], default=None)
+    ap.add_argument("--sample", type=int, default=0, help="encode: time a fixed sample of N articles, uncached")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--depth", type=int, default=100, help="learned-ranker candidates per query")
-    ap.add_argument("--rounds", type=int, default=300)
+    ap.add_argument("--rounds", type=int, default=150)
     ap.add_argument("--latency-queries", type=int, default=200)
     ap.add_argument("--out", type=Path, default=None, help="also write the result JSON here")
     args = ap.parse_args()

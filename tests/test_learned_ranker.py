@@ -19,7 +19,7 @@ from legalrag.rerank.learned import (LearnedRanker, build_training_set, cross_va
 from legalrag.retrieval.index import build_index, open_index
 from legalrag.retrieval.hybrid import expand_components
 from legalrag.retrieval.pipeline import build_pipeline
-from legalrag.types import Document, Query
+from legalrag.types import Document, Hit, Query
 
 TOPICS = ["租金", "工资", "押金", "借款", "房屋", "车辆", "保险", "利息", "违约金", "定金", "赠与", "继承",
           "抚养", "赡养", "遗嘱", "担保", "抵押", "质押", "留置", "侵权"]
@@ -127,3 +127,17 @@ def test_no_gold_in_candidates_is_an_error(index):
     qs = [Query(text="完全无关", id="x", gold_ids=("missing",))]
     with pytest.raises(InputError, match="no training query has a gold document"):
         train_for_index(index, qs, depth=5, rounds=5)
+
+
+def test_training_rows_leave_their_own_qrels_out_of_the_priors():
+    docs = corpus()
+    hits = [Hit(document=d, score=1.0, rank=i) for i, d in enumerate(docs[:2], 1)]  # a0 (甲法), b0 (乙法)
+    ex = FeatureExtractor(None, [], depth=10)
+    base = np.zeros((2, len(ex.names)), dtype=np.float32)
+    prior = Prior({"a0": 3}, {"甲法": 5})
+    a, law = ex.names.index("article_prior"), ex.names.index("law_prior")
+    test_rows = ex.set_priors(base, hits, prior)
+    train_rows = ex.set_priors(base, hits, prior, own_gold=("a0",), own_laws={"甲法": 1})
+    assert test_rows[0, a] == pytest.approx(np.log1p(3)) and train_rows[0, a] == pytest.approx(np.log1p(2))
+    assert test_rows[0, law] == pytest.approx(np.log1p(5)) and train_rows[0, law] == pytest.approx(np.log1p(4))
+    assert train_rows[1, a] == 0 and train_rows[1, law] == 0

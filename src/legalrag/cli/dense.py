@@ -20,7 +20,7 @@ def ranker_train(
     index: Path = typer.Option(..., "--index", help="Index directory (with bm25 and/or dense components)."),
     queries: Path = typer.Option(..., "--queries", help="TRAINING query JSONL (query_id, query, gold_ids or gold_names)."),
     depth: int = typer.Option(50, "--depth", min=2, help="Candidates per query taken from the hybrid (or default) retriever."),
-    rounds: int = typer.Option(300, "--rounds", min=1, help="LightGBM boosting rounds."),
+    rounds: int = typer.Option(150, "--rounds", min=1, help="LightGBM boosting rounds."),
     cv: int = typer.Option(0, "--cv", help="Also report K-fold cross-validated metrics on these queries (0: skip)."),
     k: int = typer.Option(10, "--k", min=1, help="Cut-off for the reported metrics."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),

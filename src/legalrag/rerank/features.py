@@ -123,12 +123,23 @@ class FeatureExtractor:
                  np.zeros(n), np.zeros(n), np.array(doc_len), np.full(n, math.log1p(len(query)))]
         return np.column_stack(cols).astype(np.float32) if n else np.zeros((0, len(self.names)), np.float32)
 
-    def set_priors(self, matrix: np.ndarray, hits: Sequence[Hit], prior: Prior) -> np.ndarray:
+    def set_priors(self, matrix: np.ndarray, hits: Sequence[Hit], prior: Prior,
+                   own_gold: Sequence[str] = (), own_laws: Mapping[str, int] | None = None) -> np.ndarray:
+        """Fill the prior columns. For a TRAINING query pass its ``own_gold``: its own qrels are left out of
+        the counts (leave-one-out), else the model learns "prior > 0 means relevant" from its own labels."""
         a, l = self.names.index("article_prior"), self.names.index("law_prior")
+        own = set(own_gold)
+        if own_laws is None:  # the laws of the query's own gold (exact when given, else those among the hits)
+            own_laws = {}
+            for h in hits:
+                if h.id in own:
+                    law = str(h.document.metadata.get("law", ""))
+                    own_laws[law] = own_laws.get(law, 0) + 1
         m = matrix.copy()
         for j, h in enumerate(hits):
-            m[j, a] = math.log1p(prior.article.get(h.id, 0))
-            m[j, l] = math.log1p(prior.law.get(str(h.document.metadata.get("law", "")), 0))
+            law = str(h.document.metadata.get("law", ""))
+            m[j, a] = math.log1p(max(0, prior.article.get(h.id, 0) - (1 if h.id in own else 0)))
+            m[j, l] = math.log1p(max(0, prior.law.get(law, 0) - own_laws.get(law, 0)))
         return m
 
     def matrix(self, query: str, hits: Sequence[Hit], prior: Prior) -> np.ndarray:

@@ -26,11 +26,12 @@ from legalrag.types import Hit, Query
 
 RANKER_DIR = "ranker"
 DEFAULT_PARAMS: dict[str, Any] = {
-    "objective": "lambdarank", "metric": "ndcg", "eval_at": [10], "learning_rate": 0.05, "num_leaves": 15,
-    "min_data_in_leaf": 20, "feature_fraction": 0.9, "bagging_fraction": 0.8, "bagging_freq": 1,
+    # small trees, strongly regularised: ~1k training queries (STARD) overfit 15-leaf trees in 300 rounds
+    "objective": "lambdarank", "metric": "ndcg", "eval_at": [10], "learning_rate": 0.05, "num_leaves": 7,
+    "min_data_in_leaf": 50, "feature_fraction": 0.9, "bagging_fraction": 0.8, "bagging_freq": 1,
     "lambdarank_truncation_level": 20, "num_threads": 1, "verbose": -1, "seed": 13,
 }
-DEFAULT_ROUNDS = 300
+DEFAULT_ROUNDS = 150
 
 
 @dataclass
@@ -61,7 +62,7 @@ def build_training_set(extractor: FeatureExtractor, candidates: Any, queries: Se
 
 
 def _fit(ts: TrainingSet, idx: Sequence[int], extractor: FeatureExtractor, prior: Prior,
-         params: Mapping[str, Any], rounds: int):
+         params: Mapping[str, Any], rounds: int, law_of: Mapping[str, str]):
     lgb = require("lightgbm", "dense")
     xs, ys, groups = [], [], []
     for i in idx:
@@ -69,7 +70,12 @@ def _fit(ts: TrainingSet, idx: Sequence[int], extractor: FeatureExtractor, prior
         y = np.array([1.0 if h.id in gold else 0.0 for h in ts.hits[i]])
         if not len(y) or y.sum() == 0:  # nothing to learn from a query whose gold was not retrieved
             continue
-        xs.append(extractor.set_priors(ts.base[i], ts.hits[i], prior))
+        own = ts.queries[i].gold_ids
+        own_laws: dict[str, int] = {}
+        for g in own:
+            if law_of.get(g):
+                own_laws[law_of[g]] = own_laws.get(law_of[g], 0) + 1
+        xs.append(extractor.set_priors(ts.base[i], ts.hits[i], prior, own_gold=own, own_laws=own_laws))
         ys.append(y)
         groups.append(len(y))
     if not groups:
@@ -123,7 +129,7 @@ def train(extractor: FeatureExtractor, ts: TrainingSet, law_of: Mapping[str, str
           extra_spec: Mapping[str, Any] | None = None) -> LearnedRanker:
     p = {**DEFAULT_PARAMS, **(params or {})}
     prior = Prior.from_queries(ts.queries, law_of)
-    booster = _fit(ts, range(len(ts.queries)), extractor, prior, p, rounds)
+    booster = _fit(ts, range(len(ts.queries)), extractor, prior, p, rounds, law_of)
     spec = {"format": "legalrag-ranker", "version": 1, "features": extractor.names,
             "retrievers": extractor.retriever_names, "depth": extractor.depth, "params": p, "rounds": rounds,
             "n_train_queries": len(ts.queries), **(extra_spec or {})}
@@ -149,7 +155,7 @@ def cross_validate(extractor: FeatureExtractor, ts: TrainingSet, law_of: Mapping
         test_set = set(test)
         train_idx = [i for i in range(len(ts.queries)) if i not in test_set]
         prior = Prior.from_queries([ts.queries[i] for i in train_idx], law_of)
-        booster = _fit(ts, train_idx, extractor, prior, p, rounds)
+        booster = _fit(ts, train_idx, extractor, prior, p, rounds, law_of)
         for i in test:
             hits = ts.hits[i]
             if not hits:
