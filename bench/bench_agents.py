@@ -12,6 +12,7 @@ planner), ``planner`` (the full loop), ``planner+listwise``.
     python bench/bench_agents.py --index /work/cache/i5/stard-index --limit 50 --model qwen2.5-1.5b \
         --configs baseline,pointwise,yesno,listwise,rewrite1,planner,planner+listwise --out results.json
 
+``--endpoint URL --endpoint-model NAME`` runs the same configurations against an OpenAI-compatible server.
 LLM calls are cached on disk (``--cache``), so a rerun, or ``planner+listwise`` after ``planner``, only pays
 for calls it has not made before. Threads are capped at 2.
 """
@@ -202,6 +203,8 @@ def main() -> None:
     ap.add_argument("--max-rounds", type=int, default=4)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--cache", type=Path, default=Path("/work/cache/i5/llm-calls"))
+    ap.add_argument("--endpoint", default=None, help="OpenAI-compatible endpoint URL instead of the embedded model")
+    ap.add_argument("--endpoint-model", default=None, help="model name at --endpoint")
     ap.add_argument("--pool-titles", type=int, default=15, help="pool titles shown to the planner")
     ap.add_argument("--budget-s", type=float, default=None, help="stop starting new queries after this many seconds")
     ap.add_argument("--out", type=Path, default=None)
@@ -211,9 +214,16 @@ def main() -> None:
     index = open_or_build_index(args.index, args.data / "stard" / "corpus.jsonl", args.retriever)
     retriever = index.retriever(args.retriever)
     retriever.retrieve("预热", k=1)
-    llm = make_llm(args.model, args.cache / args.model, args.threads)
+    needs_llm = args.configs != "baseline"
+    llm = None
+    if needs_llm and args.endpoint:
+        from legalrag.agents.backend import make_llm as endpoint_llm
+
+        llm = endpoint_llm(None, args.endpoint, args.endpoint_model)  # behind the SQLite call cache
+    elif needs_llm:
+        llm = make_llm(args.model, args.cache / args.model, args.threads)
     print(f"{len(queries)} queries (query_ids {queries[0]['query_id']}..{queries[-1]['query_id']}), "
-          f"first stage {args.retriever}, model {llm.model_id}", flush=True)
+          f"first stage {args.retriever}, model {llm.model_id if llm else 'none'}", flush=True)
     from legalrag.evaluation.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 
     names = args.configs.split(",")

@@ -74,3 +74,51 @@ def test_eval_retrieval_with_an_llm_reranker(index_dir, tmp_path, llm):
     assert res.exit_code == 0, res.output
     metrics = json.loads(res.output)
     assert metrics["n_queries"] == 1 and 0.0 <= metrics["recall@3"] <= 1.0
+
+
+@pytest.fixture
+def served(request):
+    """`legalrag llm serve`'s app over the real 0.5B on a free 127.0.0.1 port, in a thread."""
+    try:
+        model = request.getfixturevalue("small_llm")
+    except pytest.FixtureLookupError:
+        pytest.skip("the small_llm fixture (embedded 0.5B) is not available")
+    import socket
+    import threading
+    import time
+
+    httpx = pytest.importorskip("httpx")
+    uvicorn = pytest.importorskip("uvicorn")
+    from legalrag.llm.serve import create_app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(model, model_name="qwen-small"), host="127.0.0.1", port=port,
+                                           log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/v1"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.mark.llm
+def test_same_pipeline_against_an_openai_compatible_endpoint(index_dir, tmp_path, served, monkeypatch):
+    monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path / "home"))  # the call cache goes to a temp dir
+    trace = tmp_path / "trace.jsonl"
+    res = CliRunner().invoke(app, ["search", QUERY, "--index", str(index_dir), "--agents", "--json", "--k", "3",
+                                   "--rerank", "llm-pointwise", "--trace", str(trace),
+                                   "--endpoint", served, "--endpoint-model", "qwen-small"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["retriever"] == "mas" and 1 <= len(out["hits"]) <= 3
+    assert out["hits"][0]["retriever"] == "llm-pointwise"  # the pool was reranked with endpoint logprobs
+    summary = json.loads(trace.read_text(encoding="utf-8").splitlines()[-1])["summary"]
+    assert summary["llm_calls"] >= 2 and summary["retrieval_calls"] >= 2
