@@ -70,22 +70,31 @@ def run_eval(data: Path, text_metrics: bool) -> dict:
     return out
 
 
-def run_draft(data: Path, n: int, model: str, out_path: Path | None, max_tokens: int) -> dict:
+def run_draft(data: Path, n: int, model: str, out_path: Path | None, max_tokens: int,
+              budget_s: float = 0.0, threads: int = 1) -> dict:
     from legalrag.judgment.draft import JudgmentDrafter, cases_from_judgments, load_law_corpus
     from legalrag.judgment.io import load_judgments
     from legalrag.judgment.metrics import evaluate
     from legalrag.judgment.textmetrics import text_scores
     from legalrag.llm.embedded import EmbeddedLLM
 
-    tests = json.loads((data / "data" / "test.json").read_text(encoding="utf-8"))
+    raw = (data / "data" / "test.json").read_text(encoding="utf-8")  # JSON lines despite the name
+    tests = [json.loads(line) for line in raw.splitlines() if line.strip()]
     gold_all = load_judgments(data / "expected.jsonl")
     chosen = sorted(t["text_id"] for t in tests if t["text_id"] in gold_all)[:n]
     facts = {t["text_id"]: t["text"] for t in tests}
-    llm = EmbeddedLLM(model=model, n_threads=2) if model else EmbeddedLLM(n_threads=2)
+    llm = EmbeddedLLM(model or "qwen2.5-1.5b", n_threads=threads, progress=False)
+    t0 = time.perf_counter()
+    llm.load()
+    print(f"model {llm.model_id} loaded in {time.perf_counter() - t0:.1f} s", flush=True)
     drafter = JudgmentDrafter(llm, load_law_corpus(data / "data" / "law_corpus.jsonl"),
                               cases_from_judgments(gold_all), max_tokens=max_tokens)
     preds, rows = {}, []
+    t_start = time.perf_counter()
     for i, case_id in enumerate(chosen, 1):
+        if budget_s and time.perf_counter() - t_start > budget_s:
+            print(f"time budget of {budget_s:.0f} s used: stopping after {i - 1} of {len(chosen)} cases", flush=True)
+            break
         t0 = time.perf_counter()
         res = drafter.draft(facts[case_id], exclude_case_ids={case_id})
         secs = time.perf_counter() - t0
@@ -96,14 +105,15 @@ def run_draft(data: Path, n: int, model: str, out_path: Path | None, max_tokens:
         if out_path:
             with out_path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps({"id": case_id, "document": res.document}, ensure_ascii=False) + "\n")
-    gold = {k: gold_all[k] for k in chosen}
+    done = [r["id"] for r in rows]
+    gold = {k: gold_all[k] for k in done}
     rep = evaluate(preds, gold)
     ts = text_scores(preds, gold)
     secs = [r["seconds"] for r in rows]
-    summary = {"n": len(chosen), "ids": chosen, **rep.summary(), **ts.to_dict(),
+    summary = {"n": len(done), "ids": done, "planned": len(chosen), **rep.summary(), **ts.to_dict(),
                "parsed_share": sum(r["parsed"] for r in rows) / len(rows),
                "seconds_mean": sum(secs) / len(secs), "seconds_max": max(secs), "documents": rows}
-    _table(f"Drafting with {getattr(llm, 'name', model)} on {len(chosen)} JuDGE test cases",
+    _table(f"Drafting with {llm.model_id} on {len(done)} JuDGE test cases",
            [(k, PAPER_QWEN7B_RAG.get(k), summary[k]) for k in
             ("prison", "fine", "charge_f1", "article_precision", "article_recall", "article_f1")]
            + [("reasoning METEOR", None, ts.reasoning_meteor), ("result METEOR", None, ts.result_meteor),
@@ -120,14 +130,16 @@ def main() -> None:
     ap.add_argument("--no-text-metrics", action="store_true")
     ap.add_argument("--n", type=int, default=20)
     ap.add_argument("--model", default="")
-    ap.add_argument("--max-tokens", type=int, default=900)
+    ap.add_argument("--max-tokens", type=int, default=500)
+    ap.add_argument("--threads", type=int, default=1, help="llama.cpp threads (1 is faster on a loaded machine)")
+    ap.add_argument("--budget", type=float, default=0.0, help="stop starting new drafts after this many seconds")
     ap.add_argument("--out", type=Path, default=None, help="append drafted judgments here as JSONL")
     ap.add_argument("--json-out", type=Path, default=None, help="write the summary JSON here")
     args = ap.parse_args()
     if args.what == "eval":
         res = run_eval(args.data, not args.no_text_metrics)
     else:
-        res = run_draft(args.data, args.n, args.model, args.out, args.max_tokens)
+        res = run_draft(args.data, args.n, args.model, args.out, args.max_tokens, args.budget, args.threads)
     if args.json_out:
         args.json_out.write_text(json.dumps(res, ensure_ascii=False, indent=2), encoding="utf-8")
 

@@ -75,7 +75,7 @@ def draft(
                                                help="Past judgments, JSONL lines {id, document}."),
     model: Optional[str] = typer.Option(None, "--model", help="GGUF path or embedded model name (default 1.5B)."),
     as_json: bool = typer.Option(False, "--json", help="Print sections, extracted fields and citations as JSON."),
-    max_tokens: int = typer.Option(900, "--max-tokens", help="Upper bound on generated tokens."),
+    max_tokens: int = typer.Option(500, "--max-tokens", help="Upper bound on generated tokens."),
 ) -> None:
     """Draft a complete criminal judgment from case facts, grounded on retrieved articles and cases."""
     from legalrag.judgment.draft import draft_from_cli

@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -54,30 +53,25 @@ def cases_from_judgments(judgments: Mapping[str, str | None]) -> list[Document]:
 
 
 def render_prompt(name: str, **variables: str) -> list[dict[str, str]]:
-    """Render ``prompts/<name>.md`` (``### role`` blocks, ``{{ var }}`` slots) into chat messages."""
-    try:  # the shared loader, when present, checks variables the same way
-        from legalrag.prompts import load_prompt  # type: ignore[attr-defined]
+    """Render ``prompts/<name>.md`` into chat messages (variables are checked by the shared loader)."""
+    from legalrag.prompts import load_prompt
 
-        return list(load_prompt(name).render(**variables))
-    except ImportError:
-        pass
-    text = resources.files("legalrag").joinpath(f"prompts/{name}.md").read_text(encoding="utf-8")
-    missing = set(re.findall(r"{{\s*(\w+)\s*}}", text)) - set(variables)
-    if missing:
-        raise InputError(f"prompt {name!r} needs variables {sorted(missing)}")
-    text = re.sub(r"{{\s*(\w+)\s*}}", lambda m: str(variables[m.group(1)]), text)
-    messages = []
-    for block in re.split(r"^### ", text, flags=re.M):
-        if block.strip():
-            role, _, content = block.partition("\n")
-            messages.append({"role": role.strip(), "content": content.strip()})
-    return messages
+    return list(load_prompt(name).render(**variables))
 
 
 # ---------------------------------------------------------------------------------------- structure
 
+_RESULT_START = re.compile(r"(?:^|\n)[ \t]*(?:判决结果[:：]?|判决如下[:：]?)?[ \t]*(?:一、)?被告人[^\n，。；]{1,20}犯[^\n，。；]{1,30}罪")
+_TAIL_MARKERS = re.compile(r"[，,]?\s*(?:判决结果|(?:特)?判决如下|作出如下判决)[:：]?\s*$")
+
+
 def repair_reply(reply: str) -> str:
-    """Bring an LLM reply into ``本院认为……判决如下：\\n<result>`` form so the evaluator can split it."""
+    """Bring an LLM reply into ``本院认为……判决如下：\\n<result>`` form so the evaluator can split it.
+
+    The result starts at the first line that sentences a defendant (``被告人…犯…罪``); everything before it
+    is the reasoning, which gets ``本院认为，`` in front if missing and ``判决如下：`` at its end. Template
+    residue the model copied (``（或拘役…）``), Markdown and a closing it wrote itself are removed.
+    """
     text = reply.strip().replace("**", "")
     text = re.sub(r"^#+\s*", "", text, flags=re.M)
     start = text.find("本院认为")
@@ -85,17 +79,21 @@ def repair_reply(reply: str) -> str:
         text = text[start:]
     elif start < 0:
         text = "本院认为，" + text
-    if "判决如下" not in text:
-        m = re.search(r"\n?\s*(?:一、)?被告人[^\n，。]{0,20}犯", text)
-        if m and m.start() > 0:
-            text = text[: m.start()].rstrip() + "判决如下：\n" + text[m.start():].lstrip()
-        else:
-            text = text.rstrip() + "\n判决如下：\n"
+    m = _RESULT_START.search(text, 4)
+    if m:
+        reasoning, result = text[: m.start()], text[m.start():].strip()
+        result = re.sub(r"^(?:判决结果|判决如下)[:：]?\s*", "", result)
+    else:
+        reasoning, result = text, ""
+    reasoning = _TAIL_MARKERS.sub("", reasoning.rstrip()).rstrip("，,。 \n")
+    if "判决如下" in reasoning:  # a stray marker inside the reasoning would end it early
+        reasoning = reasoning.replace("判决如下", "判决")
+    result = re.sub(r"（或[^）]*）", "", result)
     for marker in ("如不服本判决", "审判长", "审判员", "书记员"):  # drop a closing the model wrote itself
-        pos = text.find(marker, text.find("判决如下"))
-        if pos > 0:
-            text = text[:pos].rstrip()
-    return text
+        pos = result.find(marker)
+        if pos >= 0:
+            result = result[:pos].rstrip()
+    return reasoning + "，判决如下：\n" + result
 
 
 def assemble(facts: str, reply: str) -> str:
@@ -151,8 +149,8 @@ class JudgmentDrafter:
     """Facts in, a complete judgment out. ``llm`` is any ``legalrag.llm.base.LLM``."""
 
     def __init__(self, llm, statutes: Sequence[Document], cases: Sequence[Document] = (), *,
-                 k_laws: int = 6, k_cases: int = 1, max_tokens: int = 900, max_fact_chars: int = 1200,
-                 max_case_chars: int = 700):
+                 k_laws: int = 5, k_cases: int = 1, max_tokens: int = 500, max_fact_chars: int = 900,
+                 max_case_chars: int = 500, max_law_chars: int = 160):
         if not statutes:
             raise InputError("the statute corpus is empty; pass --law-corpus with statute articles")
         self.llm = llm
@@ -160,7 +158,7 @@ class JudgmentDrafter:
         self.cases = list(cases)
         self.k_laws, self.k_cases = k_laws, k_cases
         self.max_tokens = max_tokens
-        self.max_fact_chars, self.max_case_chars = max_fact_chars, max_case_chars
+        self.max_fact_chars, self.max_case_chars, self.max_law_chars = max_fact_chars, max_case_chars, max_law_chars
         self._law_retriever = self._case_retriever = None
 
     def _retriever(self, docs):
@@ -184,7 +182,7 @@ class JudgmentDrafter:
         return [h for h in hits if h.id not in exclude][: self.k_cases]
 
     def messages(self, facts: str, laws: Sequence[Hit], cases: Sequence[Hit]) -> list[dict[str, str]]:
-        law_text = "\n".join(f"{h.document.title}：{h.document.text[:220]}" for h in laws) or "（无）"
+        law_text = "\n".join(f"{h.document.title}：{h.document.text[: self.max_law_chars]}" for h in laws) or "（无）"
         case_text = "\n\n".join(
             (h.document.metadata.get("reasoning", "") + "\n" + h.document.metadata.get("result", ""))
             [: self.max_case_chars] for h in cases) or "（无）"
