@@ -119,3 +119,21 @@ def test_damaged_index_is_reported(tmp_path):
                                               .splitlines()[0] + "\n", encoding="utf-8")
     with pytest.raises(IndexError_, match="has 1 documents, the manifest says 3"):
         open_index(idx.path).documents
+
+
+def test_documents_load_lazily_and_behave_like_a_list(tmp_path):
+    idx = build_index(tmp_path / "idx", DOCS, retrievers=["bm25"], lang="zh")
+    docs = open_index(idx.path).documents
+    assert len(docs) == 3 and docs._docs == [None, None, None]  # nothing parsed on open
+    assert docs[1] == DOCS[1] and docs[-1] == DOCS[2] and docs[0:2] == DOCS[0:2]
+    assert docs._docs[0] is not None and docs._docs[2] is not None
+    assert list(docs) == DOCS and docs == DOCS and docs + [] == DOCS
+    with pytest.raises(IndexError):
+        docs[3]
+    lines = (idx.path / "documents.jsonl").read_text(encoding="utf-8").splitlines()
+    lines[1] = lines[1][:20]
+    (idx.path / "documents.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    damaged = open_index(idx.path).documents
+    assert damaged[0] == DOCS[0]
+    with pytest.raises(IndexError_, match=r"documents.jsonl:2: damaged index"):
+        damaged[1]

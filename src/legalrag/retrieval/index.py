@@ -236,7 +236,7 @@ class Index:
     def __init__(self, path: Path, manifest: dict[str, Any]):
         self.path = path
         self.manifest = manifest
-        self._documents: list[Document] | None = None
+        self._documents: Sequence[Document] | None = None
         self._by_id: dict[str, int] | None = None
         self._retrievers: dict[tuple, Any] = {}
 
@@ -256,28 +256,12 @@ class Index:
         return self.manifest["corpus"]["sha256"]
 
     @property
-    def documents(self) -> list[Document]:
+    def documents(self) -> Sequence[Document]:
+        """The documents in index order: a read-only list-like that parses each line on first use."""
         if self._documents is None:
-            from legalrag.types import DocumentKind
+            from legalrag.retrieval.docstore import LazyDocuments
 
-            docs = []
-            p = self.path / DOCUMENTS
-            kinds = {k.value: k for k in DocumentKind}
-            loads = json.loads
-            with p.open(encoding="utf-8") as fh:
-                for lineno, line in enumerate(fh, 1):
-                    try:  # lines are Document.to_dict() as written by build_index: no defaults to fill in
-                        r = loads(line)
-                        docs.append(Document(r["id"], r["text"], r["title"], kinds[r["kind"]], r["source"],
-                                             r["metadata"]))
-                    except (ValueError, KeyError, TypeError) as exc:
-                        raise IndexError_(f"{p}:{lineno}: damaged index ({exc}); rebuild it with "
-                                          "`legalrag index build`") from None
-            expected = self.manifest["corpus"]["n_documents"]
-            if len(docs) != expected:
-                raise IndexError_(f"{p} has {len(docs)} documents, the manifest says {expected}; the index is "
-                                  "damaged: rebuild it")
-            self._documents = docs
+            self._documents = LazyDocuments(self.path / DOCUMENTS, self.manifest["corpus"]["n_documents"])
         return self._documents
 
     def position(self, doc_id: str) -> int:
