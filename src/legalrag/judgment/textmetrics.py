@@ -97,7 +97,7 @@ class WordEmbedder:
         if progress and missing:
             from tqdm import tqdm
 
-            batches = tqdm(batches, desc="embedding words", unit="batch")
+            batches = tqdm(batches, desc="embedding tokens", unit="batch")
         for start in batches:
             chunk = missing[start:start + self.batch_size]
             vecs = embed(chunk)
