@@ -40,6 +40,17 @@ VARIANTS = [
 ]
 
 
+class Clock:
+    """Wall and CPU seconds (this process) of a block: CPU time is less distorted by other jobs on the machine."""
+
+    def __enter__(self):
+        self.w0, self.c0 = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.wall, self.cpu = time.perf_counter() - self.w0, time.process_time() - self.c0
+
+
 def rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -150,22 +161,24 @@ def job(name: str, data: Path, n_rank_bm25: int, tmp: Path) -> dict:
     if name == "ours_build_index":  # end to end: read JSONL, tokenise, BM25, write the index directory
         from legalrag.retrieval.index import build_index
 
-        t0 = time.perf_counter()
-        docs = load_statutes(corpus)
-        build_index(tmp / "stard-bm25", docs, retrievers=["bm25"], lang="zh", source=str(corpus))
-        out["seconds"] = time.perf_counter() - t0
+        with Clock() as c:
+            docs = load_statutes(corpus)
+            build_index(tmp / "stard-bm25", docs, retrievers=["bm25"], lang="zh", source=str(corpus))
+        out["seconds"], out["cpu_seconds"] = c.wall, c.cpu
         out["index_mib"] = sum(p.stat().st_size for p in (tmp / "stard-bm25").rglob("*") if p.is_file()) / 2**20
-    elif name == "ours_load":  # open the index and answer one query
+    elif name == "ours_load":  # open the index, load BM25, answer one query (as `legalrag search` does)
         from legalrag.retrieval.index import open_index
 
-        t0 = time.perf_counter()
-        idx = open_index(tmp / "stard-bm25")
-        r = idx.retriever("bm25")
-        out["open_s"] = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        r.retrieve("公司不签劳动合同怎么办", k=K)
-        out["first_query_s"] = time.perf_counter() - t1  # includes loading jieba's dictionary
-        out["seconds"] = time.perf_counter() - t0
+        with Clock() as c:
+            idx = open_index(tmp / "stard-bm25")
+            r = idx.retriever("bm25")
+        out["open_s"], out["open_cpu_s"] = c.wall, c.cpu
+        with Clock() as c2:
+            r.retrieve("公司不签劳动合同怎么办", k=K)
+        out["first_query_s"], out["first_query_cpu_s"] = c2.wall, c2.cpu  # includes loading jieba's dictionary
+        with Clock() as c3:
+            list(idx.documents)
+        out["parse_all_documents_s"], out["parse_all_documents_cpu_s"] = c3.wall, c3.cpu
     elif name == "ours_query":
         from legalrag.evaluation.datasets import load_queries
         from legalrag.retrieval.index import open_index
@@ -174,14 +187,14 @@ def job(name: str, data: Path, n_rank_bm25: int, tmp: Path) -> dict:
         r = idx.retriever("bm25")
         qs = [q.text for q in load_queries(train, idx)]
         r.retrieve("预热", k=K)
-        t0 = time.perf_counter()
-        r.retrieve_batch(qs, k=K)
-        out["batch_qps"] = len(qs) / (time.perf_counter() - t0)
+        with Clock() as c:
+            r.retrieve_batch(qs, k=K)
+        out["batch_qps"], out["batch_qps_cpu"] = len(qs) / c.wall, len(qs) / c.cpu
         sub = qs[:n_rank_bm25]
-        t0 = time.perf_counter()
-        for q in sub:
-            r.retrieve(q, k=K)
-        out["single_qps"] = len(sub) / (time.perf_counter() - t0)
+        with Clock() as c:
+            for q in sub:
+                r.retrieve(q, k=K)
+        out["single_qps"], out["single_qps_cpu"] = len(sub) / c.wall, len(sub) / c.cpu
         out["n_batch"], out["n_single"] = len(qs), len(sub)
     elif name in ("ours_from_tokens", "rank_bm25"):  # index build from the same cached tokens
         docs = load_statutes(corpus)
@@ -191,9 +204,9 @@ def job(name: str, data: Path, n_rank_bm25: int, tmp: Path) -> dict:
         if name == "ours_from_tokens":
             from legalrag.retrieval.bm25 import BM25Retriever
 
-            t0 = time.perf_counter()
-            BM25Retriever.from_documents(docs, tok, tokens=tc)
-            out["seconds"] = time.perf_counter() - t0
+            with Clock() as c:
+                BM25Retriever.from_documents(docs, tok, tokens=tc)
+            out["seconds"], out["cpu_seconds"] = c.wall, c.cpu
         else:
             from rank_bm25 import BM25Okapi
 
@@ -201,19 +214,19 @@ def job(name: str, data: Path, n_rank_bm25: int, tmp: Path) -> dict:
             token_docs = [[inv[i] for i in ids] for ids in tc.ids]
             del tc
             out["baseline_rss_mib"] = rss_mib()
-            t0 = time.perf_counter()
-            model = BM25Okapi(token_docs, k1=1.2, b=0.75)
-            out["seconds"] = time.perf_counter() - t0
+            with Clock() as c:
+                model = BM25Okapi(token_docs, k1=1.2, b=0.75)
+            out["seconds"], out["cpu_seconds"] = c.wall, c.cpu
             from legalrag.evaluation.datasets import load_queries
 
             qs = [q.text for q in load_queries(train, docs)][:n_rank_bm25]
             tok("预热")
-            t0 = time.perf_counter()
-            for q in qs:
-                scores = model.get_scores(tok(q))
-                top = np.argpartition(-scores, K)[:K]
-                top[np.argsort(-scores[top])]
-            out["single_qps"] = len(qs) / (time.perf_counter() - t0)
+            with Clock() as c:
+                for q in qs:
+                    scores = model.get_scores(tok(q))
+                    top = np.argpartition(-scores, K)[:K]
+                    top[np.argsort(-scores[top])]
+            out["single_qps"], out["single_qps_cpu"] = len(qs) / c.wall, len(qs) / c.cpu
             out["n_single"] = len(qs)
     out["peak_rss_mib"] = rss_mib()
     return out
@@ -222,7 +235,7 @@ def job(name: str, data: Path, n_rank_bm25: int, tmp: Path) -> dict:
 def part_speed(data: Path, n_rank_bm25: int) -> list[dict]:
     import tempfile
 
-    rows = []
+    rows = [{"job": "machine", "loadavg_before": os.getloadavg()}]
     with tempfile.TemporaryDirectory(prefix="bench-lexical-") as tmp:
         for name in ("ours_build_index", "ours_load", "ours_query", "ours_from_tokens", "rank_bm25"):
             cmd = [sys.executable, __file__, "--job", name, "--data", str(data), "--tmp", tmp,
@@ -236,6 +249,8 @@ def part_speed(data: Path, n_rank_bm25: int) -> list[dict]:
             row = {k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()}
             rows.append(row)
             print(json.dumps(row), flush=True)
+    rows.append({"job": "machine", "loadavg_after": os.getloadavg()})
+    print(json.dumps(rows[-1]), flush=True)
     return rows
 
 
