@@ -247,7 +247,12 @@ def draft_from_cli(facts: str, *, law_corpus: Path | None, case_corpus: Path | N
     if stream:
         out.write(HEADING + "\n" + text.strip() + "\n\n")
         out.flush()
-    res = drafter.draft(text, on_text=(lambda s: (out.write(s), out.flush())) if stream else None)
+    # Token streaming when the backend offers it; otherwise each section is printed once it is complete.
+    can_stream = stream and callable(getattr(llm, "stream", None))
+    res = drafter.draft(text, on_text=(lambda s: (out.write(s), out.flush())) if can_stream else None)
+    if stream and not can_stream:
+        out.write(res.sections.reasoning + "\n" + res.sections.result.strip() + "\n" + CLOSING.strip() + "\n")
+        out.flush()
     if stream:
         from rich.console import Console
 
