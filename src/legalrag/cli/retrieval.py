@@ -134,7 +134,8 @@ def search(
     from rich.console import Console
 
     if not hits:
-        typer.echo("no matching documents")
+        typer.echo("no matching documents: none shares a word with the question (stop words are ignored); "
+                   "rephrase it with the words a statute would use, or try a dense retriever")
         return
     Console().print(_hits_table(hits, f"{pipe.name}: {question}"))
 
