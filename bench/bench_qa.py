@@ -32,6 +32,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="only the first N questions (a fixed subset)")
     ap.add_argument("--max-rounds", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--budget-s", type=float, default=None,
+                    help="stop starting new questions after this many seconds (all modes stay on the same questions)")
     ap.add_argument("--out", default=None, help="write the full report (with per-question rows) as JSON here")
     args = ap.parse_args()
 
@@ -51,8 +53,8 @@ def main() -> None:
     llm = EmbeddedLLM(args.model, n_ctx=4096, n_threads=args.threads, progress=False).load()
     load_s = time.perf_counter() - t0
     report = evaluate_mcq(questions, llm, sources, [m.strip() for m in args.modes.split(",")],
-                          max_rounds=args.max_rounds, progress=True)
-    report.update(model=llm.model_id, load_seconds=round(load_s, 1), questions_file=args.questions,
+                          max_rounds=args.max_rounds, progress=True, budget_s=args.budget_s)
+    report.update(model=llm.model_id, budget_s=args.budget_s, load_seconds=round(load_s, 1), questions_file=args.questions,
                   limit=args.limit, machine=f"{platform.machine()}, {os.cpu_count()} cores",
                   uptime_before=uptime_before,
                   uptime_after=subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())

@@ -12,10 +12,10 @@ from legalrag.llm.base import LLM
 from legalrag.search.base import SearchResult
 
 
-def judge(llm: LLM, question: str, evidence: Sequence[SearchResult], *, max_chars: int = 500) -> JudgeVerdict:
+def judge(llm: LLM, question: str, evidence: Sequence[SearchResult], *, max_chars: int = 400) -> JudgeVerdict:
     """The verdict on already-filtered ``evidence``; with no evidence the verdict needs no model call."""
     if not evidence:
         return JudgeVerdict(sufficient=False, reason="No usable source was retrieved.",
                             missing=["authority"], next_query=question[:300])
     messages = render("qa_judge", question=question, evidence=evidence_block(evidence, max_chars))
-    return ask_json(llm, messages, JudgeVerdict, max_tokens=160)
+    return ask_json(llm, messages, JudgeVerdict, max_tokens=120)

@@ -30,7 +30,7 @@ def _fallback_letter(text: str, letters: Sequence[str]) -> str | None:
 
 
 def choose(llm: LLM, question: str, choices: Mapping[str, str], evidence: Sequence[SearchResult] | None,
-           *, max_chars: int = 500) -> tuple[str | None, str, str | None]:
+           *, max_chars: int = 400) -> tuple[str | None, str, str | None]:
     """(letter, rationale, error). ``evidence=None`` is the zero-shot baseline (no sources in the prompt)."""
     if evidence is None:
         messages = render("qa_mcq_zero", question=question, choices=format_choices(choices))
@@ -38,7 +38,7 @@ def choose(llm: LLM, question: str, choices: Mapping[str, str], evidence: Sequen
         messages = render("qa_mcq", question=question, choices=format_choices(choices),
                           evidence=evidence_block(evidence, max_chars))
     try:
-        reply = ask_json(llm, messages, ChoiceAnswer, max_tokens=120)
+        reply = ask_json(llm, messages, ChoiceAnswer, max_tokens=100)
     except StructuredOutputError as exc:
         letter = next((x for raw in reversed(exc.raw) if (x := _fallback_letter(raw, list(choices)))), None)
         return letter, "", str(exc)
@@ -47,7 +47,7 @@ def choose(llm: LLM, question: str, choices: Mapping[str, str], evidence: Sequen
     return reply.answer, reply.rationale, None
 
 
-def choose_cot(llm: LLM, question: str, choices: Mapping[str, str], *, max_tokens: int = 256) -> tuple[str | None, str]:
+def choose_cot(llm: LLM, question: str, choices: Mapping[str, str], *, max_tokens: int = 200) -> tuple[str | None, str]:
     """Chain-of-thought baseline: reason step by step in free text, end with 'Answer: X'."""
     text = ask_text(llm, render("qa_mcq_cot", question=question, choices=format_choices(choices)),
                     max_tokens=max_tokens)

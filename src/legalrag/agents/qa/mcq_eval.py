@@ -102,9 +102,15 @@ def load_mcq(path: str | Path) -> list[MCQuestion]:
 
 
 def evaluate_mcq(questions: Sequence[MCQuestion], llm: LLM, sources: Mapping[str, SearchSource],
-                 modes: Sequence[str], *, max_rounds: int = 2, progress: bool = True) -> dict[str, Any]:
+                 modes: Sequence[str], *, max_rounds: int = 2, progress: bool = True,
+                 budget_s: float | None = None) -> dict[str, Any]:
     """Per-question rows and, per mode, accuracy overall and per domain, mean latency and LLM calls, and the
-    share of answer citations that resolve to retrieved sources."""
+    share of answer citations that resolve to retrieved sources.
+
+    Each question is run in every mode before the next one starts, so with ``budget_s`` (stop starting new
+    questions after that many seconds) every mode is scored on the same questions."""
+    import time
+
     from tqdm import tqdm
 
     from legalrag.agents.qa.pipeline import MCQ_MODES, answer_mcq
@@ -113,10 +119,13 @@ def evaluate_mcq(questions: Sequence[MCQuestion], llm: LLM, sources: Mapping[str
         if m not in MCQ_MODES:
             raise InputError(f"unknown mode {m!r}; use {', '.join(MCQ_MODES)}", field="modes")
     rows = []
-    total = len(questions) * len(modes)
-    with tqdm(total=total, desc="mcq", disable=not progress) as bar:
-        for mode in modes:
-            for q in questions:
+    t0 = time.perf_counter()
+    done = 0
+    with tqdm(total=len(questions) * len(modes), desc="mcq", disable=not progress) as bar:
+        for q in questions:
+            if budget_s is not None and time.perf_counter() - t0 > budget_s:
+                break
+            for mode in modes:
                 res = answer_mcq(q.question, q.choices, llm, sources, mode=mode, max_rounds=max_rounds)
                 rows.append({"id": q.id, "domain": q.domain, "mode": mode, "gold": q.gold, "choice": res.choice,
                              "correct": res.choice == q.gold, "seconds": round(res.seconds, 3),
@@ -124,7 +133,8 @@ def evaluate_mcq(questions: Sequence[MCQuestion], llm: LLM, sources: Mapping[str
                              "resolved": sum(c.resolved for c in res.citations),
                              "sources": [s.title for s in res.sources], "rationale": res.answer})
                 bar.update(1)
-    return {"n_questions": len(questions), "modes": summarise_rows(rows, modes), "rows": rows}
+            done += 1
+    return {"n_questions": done, "modes": summarise_rows(rows, modes), "rows": rows}
 
 
 def summarise_rows(rows: Sequence[Mapping[str, Any]], modes: Sequence[str]) -> dict[str, Any]:

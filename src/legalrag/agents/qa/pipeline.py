@@ -111,7 +111,7 @@ def _gather(run: _Run, question: str, sources: Mapping[str, SearchSource], mode:
             break
         t = time.perf_counter()
         try:
-            verdict = judge(run.llm, question, evidence)
+            verdict = judge(run.llm, question, evidence[:8])
         except LegalRagError as exc:
             run.step("judge", "verdict", rnd, None, t, str(exc))
             break
@@ -139,7 +139,7 @@ def _not_established(sources: Mapping[str, SearchSource], problems: Sequence[str
 
 def answer_question(question: str, llm: LLM, sources: Mapping[str, SearchSource], *, mode: str = "simple",
                     max_rounds: int = 3, clarifications: Sequence[str] = (), k: int = 4, fetch_top: int = 3,
-                    problems: Sequence[str] = ()) -> QAResult:
+                    problems: Sequence[str] = (), max_sources: int = 6) -> QAResult:
     """An answer with numbered citations to retrieved sources, or a statement of what could not be established."""
     if mode not in MODES:
         raise InputError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}", field="mode")
@@ -148,6 +148,7 @@ def answer_question(question: str, llm: LLM, sources: Mapping[str, SearchSource]
     run = _Run(llm)
     evidence, gaps = _gather(run, question, sources, mode, max_rounds, clarifications, k, fetch_top) \
         if sources else ([], [])
+    evidence = evidence[:max_sources]  # the numbering the summary cites is this list's
     notes = _not_established(sources, problems, evidence, gaps)
     if evidence:
         t = time.perf_counter()
@@ -164,7 +165,8 @@ def answer_question(question: str, llm: LLM, sources: Mapping[str, SearchSource]
 
 
 def answer_mcq(question: str, choices: Mapping[str, str], llm: LLM, sources: Mapping[str, SearchSource] | None = None,
-               *, mode: str = "simple", max_rounds: int = 2, k: int = 4, fetch_top: int = 3) -> QAResult:
+               *, mode: str = "simple", max_rounds: int = 2, k: int = 3, fetch_top: int = 3,
+               max_sources: int = 5) -> QAResult:
     """A letter and a one-or-two-sentence rationale; ``mode`` is zero-shot, cot, simple or multi."""
     if mode not in MCQ_MODES:
         raise InputError(f"unknown mode {mode!r}; use one of {', '.join(MCQ_MODES)}", field="mode")
@@ -183,6 +185,7 @@ def answer_mcq(question: str, choices: Mapping[str, str], llm: LLM, sources: Map
     else:
         if sources:
             evidence, gaps = _gather(run, question, sources, mode, max_rounds, (), k, fetch_top)
+            evidence = evidence[:max_sources]
         t = time.perf_counter()
         letter, rationale, err = choose(run.llm, question, choices, evidence)
     run.step("answer", mode, question, {"choice": letter, "rationale": rationale}, t, err)

@@ -18,7 +18,7 @@ def plan_queries(llm: LLM, question: str, sources: Sequence[str], clarifications
                       clarifications="\n".join(f"- {c}" for c in clarifications) or "(none)",
                       max_intents=max_intents)
     try:
-        plan = ask_json(llm, messages, QueryPlan, max_tokens=200)
+        plan = ask_json(llm, messages, QueryPlan, max_tokens=150)
         intents, error = plan.intents, None
     except StructuredOutputError as exc:
         intents, error = [], str(exc)

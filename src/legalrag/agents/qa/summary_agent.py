@@ -22,7 +22,7 @@ _SENTENCE = re.compile(r"[^。！？.!?\n]+[。！？.!?]?")
 
 
 def summarise(llm: LLM, question: str, evidence: Sequence[SearchResult], gaps: str = "",
-              *, max_tokens: int = 400, max_chars: int = 700) -> str:
+              *, max_tokens: int = 400, max_chars: int = 500) -> str:
     messages = render("qa_summary", question=question, evidence=evidence_block(evidence, max_chars),
                       gaps=gaps or "(none)")
     return ask_text(llm, messages, max_tokens=max_tokens).strip()
