@@ -58,3 +58,18 @@ def test_sources_from_names_reports_unconfigured(tmp_path, monkeypatch):
     assert len(problems) == 1 and problems[0].startswith("web:") and "SERPER_API_KEY" in problems[0]
     with pytest.raises(InputError, match="unknown source"):
         sources_from_names(["gopher"])
+
+
+def test_statute_index_source(tmp_path):
+    from legalrag.corpora.statutes import statute_document
+    from legalrag.retrieval.index import build_index
+    from legalrag.search.local import StatuteIndexSource
+
+    docs = [statute_document("1", "劳动者提前三十日以书面形式通知用人单位，可以解除劳动合同。", "劳动合同法第三十七条"),
+            statute_document("2", "十八周岁以上的自然人为成年人。", "中华人民共和国民法典第十七条")]
+    build_index(tmp_path / "idx", docs, retrievers=["bm25"])
+    src = StatuteIndexSource(tmp_path / "idx")
+    hits = src.search("解除劳动合同 提前通知", k=2)
+    assert hits[0].title == "劳动合同法第三十七条" and hits[0].source_type is SourceType.STATUTE
+    doc = hits[0].to_document()
+    assert doc.kind.value == "statute" and doc.id == "1"
