@@ -54,11 +54,12 @@ def test_hybrid_index_search_eval_and_ranker(env, test_data, monkeypatch, capsys
     out = tmp / "idx"
     code, stdout, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", test_data / "lexical_statutes.jsonl",
                                 "--out", out, "--retriever", "hybrid", "--encoder", "openai:char-hash",
-                                "--encoder", "use-multilingual", "--lang", "zh", "--no-progress")
+                                "--encoder", "use-multilingual", "--fusion", "wsf", "--lang", "zh", "--no-progress")
     assert code == 0, err
     assert "bm25, dense-openai-char-hash, dense-use-multilingual, hybrid" in stdout
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["components"]["dense-use-multilingual"]["params"]["model_id"] == "use-multilingual"
+    assert manifest["components"]["hybrid"]["params"]["method"] == "wsf"
 
     code, stdout, err = run_cli(monkeypatch, capsys, "search", "--index", out, "--retriever", "hybrid", "--k", "3",
                                 "--json", "房东不修房子怎么办")
@@ -105,6 +106,10 @@ def test_bad_inputs_exit_non_zero_and_write_nothing(env, test_data, monkeypatch,
     code, _, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", test_data / "lexical_statutes.jsonl",
                            "--out", out, "--retriever", "dense", "--encoder", "bert-huge", "--no-progress")
     assert code == 1 and "unknown encoder 'bert-huge'" in err and not out.exists()
+    code, _, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", test_data / "lexical_statutes.jsonl",
+                           "--out", out, "--retriever", "hybrid", "--encoder", "openai:char-hash", "--fusion", "borda",
+                           "--lang", "zh", "--no-progress")
+    assert code == 1 and "unknown fusion method 'borda'" in err and not out.exists()
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

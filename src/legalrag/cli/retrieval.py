@@ -20,6 +20,7 @@ def index_build(
     retriever: List[str] = typer.Option(["bm25"], "--retriever", help="Component(s) to build: bm25, qld, dense, hybrid."),
     encoder: List[str] = typer.Option([], "--encoder", help="Dense encoder(s): e5-small, use-multilingual, PATH, openai:MODEL."),
     index_type: str = typer.Option("flat", "--index-type", help="Dense index: flat (exact), hnsw or ivf."),
+    fusion: str = typer.Option("rrf", "--fusion", help="Hybrid fusion: rrf (reciprocal rank) or wsf (min-max scores)."),
     lang: str = typer.Option("auto", "--lang", help="zh, en or auto (detected from the corpus)."),
     fields: Optional[str] = typer.Option(None, "--fields", help="Field mapping, e.g. id=text_id,text=text,name=name."),
     k1: float = typer.Option(1.2, "--k1", help="BM25 k1."),
@@ -38,7 +39,8 @@ def index_build(
     params = {"bm25": {"k1": k1, "b": b}, "qld": {"mu": mu}}
     from legalrag.retrieval.hybrid import expand_components
 
-    index = build_index(out, docs, retrievers=expand_components(retriever, encoder, index_type=index_type),
+    index = build_index(out, docs, retrievers=expand_components(retriever, encoder, index_type=index_type,
+                                                                  method=fusion),
                         lang=lang, params=params, progress=progress,
                         source=str(corpus), corpus_info={k: v for k, v in info.items() if k != "update"})
     if "update" in info:

@@ -65,6 +65,8 @@ def build_component(ctx, directory: Path, *, members: Sequence[str] | None = Non
                     rrf_k: int = 60, weights: Mapping[str, float] | None = None, normalisation: str = "minmax",
                     depth: int = 100) -> dict[str, Any]:
     """Members default to every component built before this one (e.g. ``bm25`` and ``dense-e5-small``)."""
+    if method not in ("rrf", "wsf"):
+        raise InputError(f"unknown fusion method {method!r}; use rrf (reciprocal rank) or wsf (weighted min-max scores)")
     members = list(members) if members is not None else [n for n in ctx.built if n != directory.name]
     missing = [m for m in members if m not in ctx.built]
     if missing:
@@ -116,7 +118,7 @@ def expand_components(retrievers: Sequence[str], encoders: Sequence[str] = (), *
             add("bm25")
             for d in dense:
                 add(d)
-            add(ComponentSpec("hybrid", {"method": method}) if method else "hybrid")
+            add(ComponentSpec("hybrid", {"method": method}) if method and method != "rrf" else "hybrid")
         else:
             add(r)
     return out
