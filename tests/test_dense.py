@@ -83,7 +83,11 @@ def test_incremental_add_delete_and_filters(server, tmp_path, index_type):
 def test_ivf_index_type(server):
     docs = [Document(id=str(i), text=f"第{i}条 文本{'甲乙丙丁'[i % 4]}" * 3) for i in range(60)]
     r = DenseRetriever.build(docs, local_encoder(server), index_type="ivf", ivf_nlist=4)
-    assert len(r.retrieve("文本甲", k=5)) == 5
+    top = r.retrieve("文本甲", k=5)
+    assert len(top) == 5
+    assert r.delete([top[0].id]) == 1 and top[0].id not in [h.id for h in r.retrieve("文本甲", k=5)]
+    r.add([Document(id="new", text="文本甲文本甲")])
+    assert len(r) == 60 and r.retrieve("文本甲文本甲", k=1)[0].id == "new"
     with pytest.raises(InputError, match="needs at least 64 documents"):
         DenseRetriever.build(docs, local_encoder(server), index_type="ivf", ivf_nlist=64)
     with pytest.raises(InputError, match="unknown dense index type"):
