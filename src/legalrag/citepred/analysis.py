@@ -19,8 +19,8 @@ _SCHEMA = {
     "type": "object",
     "properties": {
         "issues": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
-        "codes": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
-        "keywords": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
+        "codes": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+        "keywords": {"type": "array", "items": {"type": "string"}, "maxItems": 6},
     },
     "required": ["issues", "codes", "keywords"],
 }
@@ -43,7 +43,8 @@ def _strings(value: Any, limit: int) -> tuple[str, ...]:
 
     if not isinstance(value, list):
         raise ReplyError("each field must be a JSON list of strings")
-    return tuple(str(v).strip() for v in value if str(v).strip())[:limit]
+    # Small models pad lists with repeats; keep the first of each.
+    return tuple(dict.fromkeys(str(v).strip() for v in value if str(v).strip()))[:limit]
 
 
 def analyse_facts(llm: LLM, facts: str, law_titles: Sequence[str], *, language: str = "zh",
@@ -54,8 +55,8 @@ def analyse_facts(llm: LLM, facts: str, law_titles: Sequence[str], *, language: 
     def parse(obj: Any, _rec) -> Analysis:
         if not isinstance(obj, dict):
             raise ReplyError("expected a JSON object with issues, codes and keywords")
-        return Analysis(_strings(obj.get("issues", []), 3), _strings(obj.get("codes", []), 3),
-                        _strings(obj.get("keywords", []), 8))
+        return Analysis(_strings(obj.get("issues", []), 3), _strings(obj.get("codes", []), 2),
+                        _strings(obj.get("keywords", []), 6))
 
     lang_name = {"zh": "Chinese", "en": "English", "de": "German", "fr": "French"}.get(language, language)
     messages = render_messages("cite_analysis", facts=facts.strip()[:max_chars], language=lang_name,
