@@ -34,6 +34,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--budget-s", type=float, default=None,
                     help="stop starting new questions after this many seconds (all modes stay on the same questions)")
+    ap.add_argument("--stop-by", default=None,
+                    help="UTC time HH:MM after which no new question is started (caps --budget-s)")
     ap.add_argument("--out", default=None, help="write the full report (with per-question rows) as JSON here")
     args = ap.parse_args()
 
@@ -52,6 +54,14 @@ def main() -> None:
     t0 = time.perf_counter()
     llm = EmbeddedLLM(args.model, n_ctx=4096, n_threads=args.threads, progress=False).load()
     load_s = time.perf_counter() - t0
+    if args.stop_by:
+        import datetime as dt
+
+        now = dt.datetime.now(dt.timezone.utc)
+        hh, mm = map(int, args.stop_by.split(":"))
+        left = (now.replace(hour=hh, minute=mm, second=0, microsecond=0) - now).total_seconds()
+        args.budget_s = max(0.0, left if args.budget_s is None else min(args.budget_s, left))
+        print(f"time budget: {args.budget_s:.0f} s", flush=True)
     report = evaluate_mcq(questions, llm, sources, [m.strip() for m in args.modes.split(",")],
                           max_rounds=args.max_rounds, progress=True, budget_s=args.budget_s)
     report.update(model=llm.model_id, budget_s=args.budget_s, load_seconds=round(load_s, 1), questions_file=args.questions,
