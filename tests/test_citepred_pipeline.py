@@ -92,3 +92,12 @@ def test_code_filter_report():
     # Case 1: filtered to 5 of 6 documents, keeps gold 1 but not 9; case 2: unfiltered.
     assert rep.filtered_cases == 1 and rep.gold_kept == pytest.approx(2 / 3)
     assert rep.space_kept == pytest.approx((5 / 6 + 1) / 2)
+
+
+def test_core_max_share_leaves_widely_cited_provisions_to_the_rules(predictor_parts):
+    index, rules, graph = predictor_parts
+    p = CitationPredictor(index.documents, index.retriever("bm25"), rules, graph,
+                          config=CiteConfig(core_k=1, threshold=0.5, rerank_top=0, core_max_share=0.4))
+    r = p.predict("He steals a bicycle, the property of another person; an attempted crime.")
+    # 1 and 2 are each cited by 3 of 6 decisions (> 40%), 3 by all: the core is 5, the best of the rest.
+    assert r.ranking[0] == "1" and r.pools["retrieval"] == {"5": 1.0}

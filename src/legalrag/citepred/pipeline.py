@@ -38,6 +38,8 @@ class CiteConfig(BaseModel):
     prior_weight: float = Field(0.0, ge=0, description="weight of the training-citation prior in retrieval")
     seen_only: bool = Field(True, description="only provisions cited at least once in training")
     core_skip_always: bool = Field(True, description="core slots go to provisions outside the always-add set")
+    core_max_share: float = Field(1.0, ge=0, le=1, description="core candidates are cited by at most this share "
+                                  "of training decisions (widely cited provisions come as companions)")
     max_query_chars: int = Field(600, ge=20)
     rerank_top: int = Field(5, ge=0, description="candidates the LLM reranker scores (0: no rerank)")
     use_always: bool = True
@@ -132,6 +134,9 @@ class CitationPredictor:
                           seconds=time.perf_counter() - t0))
         pools: dict[str, dict[str, float]] = {}
         skip = {a.provision for a in self.rules.always_add} if cfg.core_skip_always and cfg.use_always else set()
+        if cfg.core_max_share < 1.0:
+            n = max(len(self.graph.decision_ids), 1)
+            skip |= {p for p, c in self.counts.items() if c / n > cfg.core_max_share}
         core_hits = [h for h in hits if h.id not in skip][:cfg.core_k]
         core = [h.id for h in core_hits]
         for h in core_hits:
