@@ -76,6 +76,7 @@ def main() -> None:
     ap.add_argument("--dev", type=int, default=200)
     ap.add_argument("--core-k", type=int, default=2)
     ap.add_argument("--prior-weight", type=float, default=2.0)
+    ap.add_argument("--core-max-share", type=float, default=1.0)
     ap.add_argument("--llm-cases", type=int, default=0, help="run the LLM stages on the first N evaluation cases")
     ap.add_argument("--llm", default="qwen2.5-1.5b")
     ap.add_argument("--rerank-top", type=int, default=5)
@@ -95,7 +96,8 @@ def main() -> None:
     cases = load_cases(DATA / "test.json")
     dev, ev = split_dev_eval(cases, args.dev)
     train = DATA / "qrels_file_train"
-    overrides = {"core_k": args.core_k, "prior_weight": args.prior_weight, "rerank_top": args.rerank_top}
+    overrides = {"core_k": args.core_k, "prior_weight": args.prior_weight, "rerank_top": args.rerank_top,
+                 "core_max_share": args.core_max_share}
     out: dict = {"dev": len(dev), "eval": len(ev), "config": overrides}
 
     base = build_predictor(args.index, train_citations=train, retriever=args.retriever, overrides=overrides)
