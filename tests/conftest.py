@@ -48,3 +48,9 @@ def small_llm():
     llm = EmbeddedLLM("qwen2.5-0.5b", n_ctx=4096, n_threads=threads, progress=False).load()
     yield llm
     llm.close()
+
+
+@pytest.fixture
+def llm(small_llm):
+    """Short name for the real embedded 0.5B model in tests that take an ``llm`` argument."""
+    return small_llm

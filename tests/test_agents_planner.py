@@ -184,13 +184,6 @@ def test_scripted_agents_skip_the_planner(bm25):
 
 # ---- the real embedded model ---------------------------------------------------------------------------
 
-@pytest.fixture
-def llm(request):
-    try:
-        return request.getfixturevalue("small_llm")
-    except pytest.FixtureLookupError:
-        pytest.skip("the small_llm fixture (embedded 0.5B) is not available")
-
 
 @pytest.mark.llm
 def test_planner_loop_end_to_end_with_the_embedded_model(llm, bm25, tmp_path):

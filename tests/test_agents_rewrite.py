@@ -58,13 +58,6 @@ def test_unknown_agent_and_language_are_input_errors():
         rewrite(None, "single_element", "q", lang="fr")
 
 
-@pytest.fixture
-def llm(request):
-    try:
-        return request.getfixturevalue("small_llm")
-    except pytest.FixtureLookupError:
-        pytest.skip("the small_llm fixture (embedded 0.5B) is not available")
-
 
 @pytest.mark.llm
 @pytest.mark.parametrize("agent", [Agent.MULTI_ELEMENT, Agent.SEMANTIC_ABNORMALITY])

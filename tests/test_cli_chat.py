@@ -39,13 +39,6 @@ def test_endpoint_model_is_required_with_endpoint(index_dir):
     assert res.exit_code != 0 and "--endpoint-model" in str(res.exception)
 
 
-@pytest.fixture
-def llm(request):
-    try:
-        return request.getfixturevalue("small_llm")
-    except pytest.FixtureLookupError:
-        pytest.skip("the small_llm fixture (embedded 0.5B) is not available")
-
 
 @pytest.mark.llm
 def test_two_turn_consultation(index_dir, llm, monkeypatch):

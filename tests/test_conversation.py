@@ -47,13 +47,6 @@ def test_rewrite_without_history_makes_no_call():
     assert LLMRewrite(NoCalls())([Turn("user", "  离婚  怎么分财产？ ")]) == "离婚 怎么分财产？"
 
 
-@pytest.fixture
-def llm(request):
-    try:
-        return request.getfixturevalue("small_llm")
-    except pytest.FixtureLookupError:
-        pytest.skip("the small_llm fixture (embedded 0.5B) is not available")
-
 
 @pytest.mark.llm
 def test_llm_rewrite_with_the_embedded_model(llm):

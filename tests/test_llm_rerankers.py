@@ -154,13 +154,6 @@ DOCS = [
 QUERY = "偷了别人的手机会被判刑吗？"
 
 
-@pytest.fixture
-def llm(request):
-    try:
-        return request.getfixturevalue("small_llm")
-    except pytest.FixtureLookupError:
-        pytest.skip("the small_llm fixture (embedded 0.5B) is not available")
-
 
 def _hits() -> list[Hit]:
     return [Hit(d, 1.0 / i, i, "bm25") for i, d in enumerate(DOCS, 1)]

@@ -25,13 +25,6 @@ ARTICLES = {
 }
 
 
-@pytest.fixture
-def llm(request):
-    try:
-        return request.getfixturevalue("small_llm")
-    except pytest.FixtureLookupError:
-        pytest.skip("the small_llm fixture (embedded 0.5B) is not available")
-
 
 @pytest.fixture
 def docs(tmp_path):
