@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
 
 import pytest
 
 from embeddings_server import EmbeddingsServer
+from cli_runner import run_cli
 
 QUERIES = [
     ("1", "公司不和我签劳动合同怎么办", [13506, 13578]),
@@ -25,17 +25,6 @@ QUERIES = [
 ]
 
 
-def run_cli(monkeypatch, capsys, *args):
-    from legalrag.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["legalrag", *map(str, args)])
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.fixture

@@ -1,23 +1,11 @@
 import json
-import sys
 
 import pytest
+from cli_runner import run_cli
 
 CORPUS_NAME = "lexical_statutes.jsonl"
 
 
-def run_cli(monkeypatch, capsys, *args):
-    """Run the real entry point in-process; returns (exit code, stdout, stderr)."""
-    from legalrag.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["legalrag", *map(str, args)])
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.fixture
