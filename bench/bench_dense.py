@@ -84,7 +84,7 @@ def part_encode(args) -> dict:
     if args.sample:  # a fixed sample (every n-th article), encoded without the cache: a throughput measurement
         docs = docs[:: max(1, len(docs) // args.sample)][: args.sample]
     texts = [passage_text(d, args.max_chars) for d in docs]
-    enc = encoder_from_spec(args.encoder, threads=1, cache=not args.sample)
+    enc = encoder_from_spec(args.encoder, threads=args.threads, cache=not args.sample)
     from legalrag.io import sha256_text
 
     cache = enc.vector_cache()
@@ -252,6 +252,7 @@ def main() -> None:
     ap.add_argument("--max-chars", type=int, default=256)
     ap.add_argument("--subset", choices=["civil"], default=None)
     ap.add_argument("--sample", type=int, default=0, help="encode: time a fixed sample of N articles, uncached")
+    ap.add_argument("--threads", type=int, default=1, help="encode: encoder threads")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--depth", type=int, default=100, help="learned-ranker candidates per query")
     ap.add_argument("--rounds", type=int, default=150)

@@ -47,7 +47,7 @@ def choose(llm: LLM, question: str, choices: Mapping[str, str], evidence: Sequen
     return reply.answer, reply.rationale, None
 
 
-def choose_cot(llm: LLM, question: str, choices: Mapping[str, str], *, max_tokens: int = 200) -> tuple[str | None, str]:
+def choose_cot(llm: LLM, question: str, choices: Mapping[str, str], *, max_tokens: int = 256) -> tuple[str | None, str]:
     """Chain-of-thought baseline: reason step by step in free text, end with 'Answer: X'."""
     text = ask_text(llm, render("qa_mcq_cot", question=question, choices=format_choices(choices)),
                     max_tokens=max_tokens)
