@@ -84,6 +84,11 @@ def main() -> None:
     ap.add_argument("--analyse", action="store_true", help="also run LLM query analysis (charges + keywords)")
     ap.add_argument("--anchor", action="store_true",
                     help="score JuDGE's Example_Output.jsonl articles on the same evaluation cases")
+    ap.add_argument("--no-case-memory", action="store_true",
+                    help="leave out the similar-cases stage (by default the development cases vote, each left out "
+                         "of its own vote while calibrating)")
+    ap.add_argument("--case-weight", type=float, default=0.9)
+    ap.add_argument("--case-neighbours", type=int, default=10)
     ap.add_argument("--json", type=Path, default=None, help="write all figures here")
     args = ap.parse_args()
 
@@ -97,10 +102,16 @@ def main() -> None:
     dev, ev = split_dev_eval(cases, args.dev)
     train = DATA / "qrels_file_train"
     overrides = {"core_k": args.core_k, "prior_weight": args.prior_weight, "rerank_top": args.rerank_top,
-                 "core_max_share": args.core_max_share}
+                 "core_max_share": args.core_max_share, "case_weight": args.case_weight,
+                 "case_neighbours": args.case_neighbours}
     out: dict = {"dev": len(dev), "eval": len(ev), "config": overrides}
 
-    base = build_predictor(args.index, train_citations=train, retriever=args.retriever, overrides=overrides)
+    from legalrag.citepred.cases import CaseMemory
+
+    memory = None if args.no_case_memory else CaseMemory.build(dev)
+    out["case_memory"] = 0 if memory is None else len(memory)
+    base = build_predictor(args.index, train_citations=train, retriever=args.retriever, overrides=overrides,
+                           cases=memory)
     t0 = time.perf_counter()
     dev_res = run_cases(base, dev, progress=True, desc="dev (no LLM)")
     rules = calibrate(dev_res, [c.gold for c in dev])
@@ -115,9 +126,9 @@ def main() -> None:
         t = time.perf_counter()
         raw.load()
         print(f"loaded {args.llm} in {time.perf_counter() - t:.1f}s", flush=True)
-        over = {**overrides, "verify": True, "threshold": rules["+ co-citation"][1], "analysis": args.analyse}
+        over = {**overrides, "verify": True, "threshold": rules["+ similar cases"][1], "analysis": args.analyse}
         pred = build_predictor(args.index, train_citations=train, retriever=args.retriever, overrides=over, llm=llm,
-                               rerank=args.rerank_top > 0)
+                               rerank=args.rerank_top > 0, cases=memory)
         t = time.perf_counter()
         results = []
         for i, case in enumerate(subset):

@@ -7,7 +7,7 @@ Parts (run one at a time, under the shared lock; vectors are cached in $LEGALRAG
           python bench/bench_dense.py encode --encoder e5-small --max-chars 128 --subset civil
   stard   the 1,234 training queries over the 55,515-article corpus: BM25, dense, hybrid fusion, the learned
           ranker (5-fold CV by query), recall@K for K=1..100 (PNG), hybrid latency, memory, index size
-          python bench/bench_dense.py stard --encoder use-multilingual --max-chars 256
+          python bench/bench_dense.py stard --encoder use-multilingual:256 --encoder e5-small:128
   civil   the same comparison on a fixed sub-corpus every encoder fits in here: the 1,260 articles of the
           Civil Code and the 546 training queries whose gold articles are all in it (adds e5-small)
           python bench/bench_dense.py civil --encoder use-multilingual:256 --encoder e5-small:128
@@ -173,41 +173,50 @@ def part_stard(args) -> dict:
     t0 = time.perf_counter()
     docs, queries = load_stard()
     print(f"{len(docs)} documents, {len(queries)} queries ({time.perf_counter() - t0:.1f} s)", flush=True)
-    dname = component_name(args.encoder[0].split(":")[0])
-    spec_e, max_chars = args.encoder[0].split(":")[0], int(args.encoder[0].split(":")[1])
-    out = WORK / "stard-idx"
+    comps, dnames, specs = ["bm25"], [], {}
+    for e in args.encoder:
+        spec_e, max_chars = e.split(":")[0], int(e.split(":")[1])
+        dnames.append(component_name(spec_e))
+        specs[dnames[-1]] = spec_e
+        comps.append(ComponentSpec("dense", {"encoder": spec_e, "max_chars": max_chars}, name=dnames[-1]))
+    out = WORK / ("stard-idx" if len(dnames) == 1 and dnames[0] == "dense-use-multilingual" else
+                  "stard-idx-" + "-".join(d.removeprefix("dense-") for d in dnames))
     t0 = time.perf_counter()
-    build_index(out, docs, ["bm25", ComponentSpec("dense", {"encoder": spec_e, "max_chars": max_chars}, name=dname),
-                            "hybrid"], lang="zh", progress=True)
+    build_index(out, docs, [*comps, "hybrid"], lang="zh", progress=True)
     build_s = time.perf_counter() - t0
     idx = open_index(out)
-    dense_r = idx.retriever(dname).name
-    hybrids = {
-        "hybrid RRF k=60 (1:1)": (["bm25", dname], {"method": "rrf"}),
-        "hybrid RRF k=60 (dense 2:1)": (["bm25", dname], {"method": "rrf", "weights": {dense_r: 2.0}}),
-        "hybrid min-max score fusion (1:1)": (["bm25", dname], {"method": "wsf"}),
-    }
-    rows, extra = run_systems(idx, queries, [dname], hybrids, "hybrid min-max score fusion (1:1)", args.folds, args.depth,
-                              args.rounds)
-    # latency: single queries, query encoder without the vector cache, 2 cores shared
+    short = {n: n.removeprefix("dense-") for n in dnames}
+    hybrids = {}
+    for method, label in (("rrf", "RRF k=60"), ("wsf", "min-max score fusion")):
+        for n in dnames:
+            hybrids[f"hybrid {label} bm25+{short[n]}"] = (["bm25", n], {"method": method})
+        if len(dnames) > 1:
+            hybrids[f"hybrid {label} bm25+{'+'.join(short.values())}"] = (["bm25", *dnames], {"method": method})
+    cv_on = list(hybrids)[-1]  # min-max fusion of BM25 and every encoder
+    rows, extra = run_systems(idx, queries, dnames, hybrids, cv_on, args.folds, args.depth, args.rounds)
+    # latency: single queries, query encoders without the vector cache, BM25 + each encoder (and all), RRF
     from legalrag.retrieval.dense import DenseRetriever
     from legalrag.retrieval.encoders import encoder_from_spec
     from legalrag.retrieval.hybrid import HybridRetriever
 
-    cold = DenseRetriever.load(idx.component_dir(dname), idx.documents, encoder_from_spec(spec_e, cache=False,
-                                                                                         threads=1))
-    hyb = HybridRetriever([idx.retriever("bm25"), cold], depth=100)
-    hyb.retrieve("warm-up: load the model", k=10)
-    lat = []
-    for q in queries[: args.latency_queries]:
-        t = time.perf_counter()
-        hyb.retrieve(q.text, k=10)
-        lat.append((time.perf_counter() - t) * 1000)
-    lat.sort()
-    res = {"part": "stard", "encoder": args.encoder[0], "n_docs": len(docs), "n_queries": len(queries),
-           "build_index_s_warm_vectors": round(build_s, 1), "rows": rows,
-           "hybrid_latency_ms": {"p50": round(statistics.median(lat), 1),
-                                 "p95": round(lat[int(0.95 * (len(lat) - 1))], 1), "n": len(lat)},
+    cold = {n: DenseRetriever.load(idx.component_dir(n), idx.documents, encoder_from_spec(specs[n], cache=False,
+                                                                                          threads=1))
+            for n in dnames}
+    latency = {}
+    for label, members in [*((f"bm25+{short[n]}", [n]) for n in dnames),
+                           *([(f"bm25+{'+'.join(short.values())}", dnames)] if len(dnames) > 1 else [])]:
+        hyb = HybridRetriever([idx.retriever("bm25"), *(cold[n] for n in members)], depth=100)
+        hyb.retrieve("warm-up: load the model", k=10)
+        lat = []
+        for q in queries[: args.latency_queries]:
+            t = time.perf_counter()
+            hyb.retrieve(q.text, k=10)
+            lat.append((time.perf_counter() - t) * 1000)
+        lat.sort()
+        latency[label] = {"p50": round(statistics.median(lat), 1), "p95": round(lat[int(0.95 * (len(lat) - 1))], 1),
+                          "n": len(lat)}
+    res = {"part": "stard", "encoders": args.encoder, "n_docs": len(docs), "n_queries": len(queries),
+           "build_index_s_warm_vectors": round(build_s, 1), "rows": rows, "hybrid_latency_ms": latency,
            "index_mib": {n: round(du(idx.component_dir(n)), 1) for n in idx.names},
            "documents_mib": round((out / "documents.jsonl").stat().st_size / 2**20, 1),
            "peak_rss_mib": round(rss_mib()), **extra["timings"]}

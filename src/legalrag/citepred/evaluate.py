@@ -17,7 +17,8 @@ from legalrag.citepred.select import calibrate_threshold, calibrate_top_k, selec
 from legalrag.evaluation.metrics import macro_prf, micro_prf
 
 ROWS = (("retrieval top-k", "ranking"), ("+ rerank", "reranked"), ("+ always-add", "always-add"),
-        ("+ clusters", "clusters"), ("+ co-citation", "co-citation"), ("+ verification", "verification"))
+        ("+ clusters", "clusters"), ("+ co-citation", "co-citation"), ("+ similar cases", "similar-cases"),
+        ("+ verification", "verification"))
 
 
 @dataclass(frozen=True)

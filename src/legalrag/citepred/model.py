@@ -1,7 +1,8 @@
 """A citation model directory: the learned rules (editable JSON), the co-citation graph and the pipeline
 settings (possibly calibrated), so that ``legalrag cite`` does not relearn them on every call.
 
-Layout: ``rules.json``, ``cocitation/`` (JSON + .npy), ``config.json``. Written atomically.
+Layout: ``rules.json``, ``cocitation/`` (JSON + .npy), ``config.json`` and, when the model has labelled cases,
+``cases/`` (the similar-case memory). Written atomically.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
+from legalrag.citepred.cases import CaseMemory
 from legalrag.citepred.cocitation import CoCitationGraph
 from legalrag.citepred.data import load_citation_sets
 from legalrag.citepred.pipeline import CiteConfig
@@ -20,10 +22,13 @@ from legalrag.errors import InputError
 from legalrag.io import atomic_dir
 
 
-def save_model(path: str | Path, rules: RuleSet, graph: CoCitationGraph, config: CiteConfig) -> None:
+def save_model(path: str | Path, rules: RuleSet, graph: CoCitationGraph, config: CiteConfig,
+               cases: CaseMemory | None = None) -> None:
     with atomic_dir(path) as tmp:
         save_rules(tmp / "rules.json", rules)
         graph.save(tmp / "cocitation")
+        if cases is not None:
+            cases.save(tmp / "cases")
         (tmp / "config.json").write_text(json.dumps(config.model_dump(), indent=2) + "\n", encoding="utf-8")
 
 
@@ -46,6 +51,12 @@ def load_model(path: str | Path) -> tuple[RuleSet, CoCitationGraph, CiteConfig]:
         raise InputError("not a citation model directory (rules.json missing); write one with "
                          "`legalrag eval cite ... --save-model DIR`", path=str(p))
     return load_rules(p / "rules.json"), CoCitationGraph.load(p / "cocitation"), load_config(p / "config.json")
+
+
+def load_case_memory(model_dir: str | Path) -> CaseMemory | None:
+    """The model directory's similar-case memory, or None when it has none."""
+    p = Path(model_dir) / "cases"
+    return CaseMemory.load(p) if p.is_dir() else None
 
 
 def learn_model(train_citations: str | Path, *, always_share: float = 0.5, min_support: int = 5,

@@ -3,9 +3,10 @@
 Stages (each leaves a snapshot pool provision -> score, cumulative, for the ablation):
 ``retrieval`` (top ``core_k`` candidates, score 1), ``rerank`` (the pointwise LLM reranker reorders the top
 ``rerank_top`` candidates; same as retrieval when no reranker), ``always-add`` and ``clusters`` (learned
-rules), ``co-citation`` (the graph's proposals from the current predictions), ``verification`` (the LLM
-accepts, rejects or corrects each addition). The final set is every provision scoring at or above
-``threshold`` (core predictions always stay).
+rules), ``co-citation`` (the graph's proposals from the current predictions), ``similar-cases`` (votes of the
+nearest labelled cases, mixed into every score with weight ``case_weight``; only with a case memory),
+``verification`` (the LLM accepts, rejects or corrects each addition). The final set is every provision
+scoring at or above ``threshold``; without a case memory the core predictions always stay.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from legalrag.citepred.analysis import Analysis, analyse_facts
+from legalrag.citepred.cases import CaseMemory
 from legalrag.citepred.cocitation import CoCitationGraph
 from legalrag.citepred.codefilter import code_filter, law_titles
 from legalrag.citepred.retrieve import retrieve_candidates
@@ -26,7 +28,7 @@ from legalrag.llm.base import LLM
 from legalrag.retrieval.base import Retriever
 from legalrag.types import Document, Step
 
-STAGES = ("retrieval", "rerank", "always-add", "clusters", "co-citation", "verification")
+STAGES = ("retrieval", "rerank", "always-add", "clusters", "co-citation", "similar-cases", "verification")
 
 
 class CiteConfig(BaseModel):
@@ -46,6 +48,9 @@ class CiteConfig(BaseModel):
     use_clusters: bool = True
     use_cocitation: bool = True
     cocite_neighbours: int = Field(20, ge=1)
+    use_cases: bool = Field(True, description="similar-case votes (when a case memory is given)")
+    case_neighbours: int = Field(10, ge=1, description="labelled cases that vote")
+    case_weight: float = Field(0.9, ge=0, le=1, description="weight of the case votes against the pool score")
     threshold: float = Field(0.5, ge=0, le=1, description="selection threshold for additions")
     analysis: bool = Field(False, description="LLM query analysis (issues, codes, keywords)")
     code_filter: bool = Field(False, description="restrict retrieval to the analysed law codes")
@@ -93,7 +98,8 @@ class CitationPredictor:
     """Facts in, the predicted set of provisions out. Collaborators are passed in; nothing loads here."""
 
     def __init__(self, documents: Sequence[Document], retriever: Retriever, rules: RuleSet, graph: CoCitationGraph,
-                 *, config: CiteConfig | None = None, llm: LLM | None = None, reranker=None):
+                 *, config: CiteConfig | None = None, llm: LLM | None = None, reranker=None,
+                 cases: CaseMemory | None = None):
         self.config = config or CiteConfig()
         if (self.config.analysis or self.config.verify) and llm is None:
             from legalrag.errors import InputError
@@ -102,7 +108,7 @@ class CitationPredictor:
         self.documents = {d.id: d for d in documents}
         self.titles = law_titles(documents)
         self.retriever, self.rules, self.graph = retriever, rules, graph
-        self.llm, self.reranker = llm, reranker
+        self.llm, self.reranker, self.cases = llm, reranker, cases
         self.counts = {p: int(self.graph.df[i]) for p, i in self.graph.index.items()}
 
     def _lookup(self, pid: str) -> Document | None:
@@ -179,6 +185,17 @@ class CitationPredictor:
                                  f"{cfg.cocite_neighbours} most similar training decisions") for c in props])
         else:
             add("co-citation", [])
+        use_cases = self.cases is not None and cfg.use_cases
+        if use_cases:
+            w = cfg.case_weight
+            votes = {v.provision: v for v in self.cases.propose(facts, k=cfg.case_neighbours)}
+            for p in set(pool) | set(votes):
+                v = votes.get(p)
+                pool[p] = (1 - w) * pool.get(p, 0.0) + w * (v.score if v else 0.0)
+                if v is not None:
+                    note(p, "similar-cases", v.score, f"cited by {len(v.cases)} of the {cfg.case_neighbours} most "
+                         f"similar labelled cases ({', '.join(v.cases[:3])}{', ...' if len(v.cases) > 3 else ''})")
+        pools["similar-cases"] = dict(pool)
 
         unresolved: list[str] = []
         if cfg.verify:
@@ -202,7 +219,7 @@ class CitationPredictor:
                         unresolved.append(verdict.corrected)
         pools["verification"] = dict(pool)
 
-        final = {p: s for p, s in pool.items() if s >= cfg.threshold or p in core}
+        final = {p: s for p, s in pool.items() if s >= cfg.threshold or (p in core and not use_cases)}
         order = sorted(final, key=lambda p: (-final[p], natural_key(p)))
         preds = tuple(CitedProvision(p, self.documents[p].title if p in self.documents else "", round(final[p], 4),
                                      tuple(prov.get(p, ())), p in self.documents) for p in order)

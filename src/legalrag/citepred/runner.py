@@ -16,16 +16,28 @@ def run_eval(index_dir: str | Path, cases_path: str | Path, *, train_citations: 
              model_dir: str | Path | None = None, rules_path: str | Path | None = None, dev: int = 0,
              limit: int | None = None, retriever: str | None = None, llm: LLM | None = None, rerank: bool = False,
              save_model: str | Path | None = None, progress: bool = False,
-             overrides: Mapping[str, Any] | None = None) -> CiteReport:
+             overrides: Mapping[str, Any] | None = None, case_memory: str | Path | None = None) -> CiteReport:
+    """``case_memory``: ``"dev"`` (the development cases, each left out of its own vote) or a JSONL file of
+    labelled cases; None keeps the model directory's memory, if any."""
     cases = load_cases(cases_path)
     dev_cases, eval_cases = split_dev_eval(cases, dev)
     if not eval_cases:
         raise InputError(f"--dev {dev} leaves no evaluation cases ({len(cases)} in all)", path=str(cases_path))
     if limit is not None:
         eval_cases = eval_cases[:limit]
+    memory = None
+    if case_memory is not None:
+        from legalrag.citepred.cases import CaseMemory
+
+        if str(case_memory) == "dev":
+            if not dev_cases:
+                raise InputError("--case-memory dev needs development cases; pass --dev N")
+            memory = CaseMemory.build(dev_cases)
+        else:
+            memory = CaseMemory.build(load_cases(case_memory))
     predictor = build_predictor(index_dir, train_citations=train_citations, model_dir=model_dir,
                                 rules_path=rules_path, retriever=retriever, overrides=overrides, llm=llm,
-                                rerank=rerank)
+                                rerank=rerank, cases=memory)
     rep, _ = evaluate(predictor, eval_cases, dev_cases, progress=progress)
     if save_model is not None:
         from legalrag.citepred.model import save_model as save
@@ -34,5 +46,5 @@ def run_eval(index_dir: str | Path, cases_path: str | Path, *, train_citations: 
         config = predictor.config
         if dev_cases and final and final[0] == "threshold":
             config = config.model_copy(update={"threshold": float(final[1])})
-        save(save_model, predictor.rules, predictor.graph, config)
+        save(save_model, predictor.rules, predictor.graph, config, predictor.cases)
     return rep

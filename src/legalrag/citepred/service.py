@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from legalrag.citepred.model import resolve_parts
+from legalrag.citepred.cases import CaseMemory
+from legalrag.citepred.model import load_case_memory, resolve_parts
 from legalrag.citepred.pipeline import CitationPredictor, CiteResult
 from legalrag.llm.base import LLM
 
@@ -13,8 +14,10 @@ from legalrag.llm.base import LLM
 def build_predictor(index_dir: str | Path, *, train_citations: str | Path | None = None,
                     model_dir: str | Path | None = None, rules_path: str | Path | None = None,
                     retriever: str | None = None, overrides: Mapping[str, Any] | None = None,
-                    llm: LLM | None = None, rerank: bool = False) -> CitationPredictor:
-    """Open the index, load or learn the citation model; the model directory defaults to ``INDEX/citepred``."""
+                    llm: LLM | None = None, rerank: bool = False,
+                    cases: CaseMemory | None = None) -> CitationPredictor:
+    """Open the index, load or learn the citation model; the model directory defaults to ``INDEX/citepred``.
+    ``cases`` (a similar-case memory) replaces the one saved in the model directory, if any."""
     from legalrag.retrieval.index import open_index
 
     index = open_index(index_dir)
@@ -33,8 +36,10 @@ def build_predictor(index_dir: str | Path, *, train_citations: str | Path | None
 
             raise InputError("--rerank needs an LLM (the embedded model or --endpoint)")
         reranker = LLMPointwiseReranker(llm, prompts=(config.language if config.language in ("zh", "en") else "en",))
+    if cases is None and model_dir is not None:
+        cases = load_case_memory(model_dir)
     return CitationPredictor(index.documents, index.retriever(retriever), rules, graph, config=config, llm=llm,
-                             reranker=reranker)
+                             reranker=reranker, cases=cases)
 
 
 def result_to_dict(result: CiteResult) -> dict[str, Any]:

@@ -28,6 +28,8 @@ def cite(
     train_citations: Optional[Path] = typer.Option(None, "--train-citations", help="Training citation sets (qrels or JSONL)."),
     model_dir: Optional[Path] = typer.Option(None, "--model", help=_MODEL_HELP),
     rules: Optional[Path] = typer.Option(None, "--rules", help="A (user-edited) rules file replacing the learned one."),
+    labelled: Optional[Path] = typer.Option(None, "--cases", help="JSONL labelled cases (facts + cited provisions) "
+                                            "whose nearest neighbours vote; replaces the model's case memory."),
     retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the index's first)."),
     core_k: Optional[int] = typer.Option(None, "--core-k", min=1, help="Top candidates kept as core predictions."),
     threshold: Optional[float] = typer.Option(None, "--threshold", help="Selection threshold for additions."),
@@ -43,8 +45,14 @@ def cite(
     from legalrag.citepred.service import build_predictor, result_to_dict
 
     llm = _llm(analysis or rerank or verify, llm_model, endpoint, endpoint_model)
+    memory = None
+    if labelled is not None:
+        from legalrag.citepred.cases import CaseMemory
+        from legalrag.citepred.data import load_cases
+
+        memory = CaseMemory.build(load_cases(labelled))
     predictor = build_predictor(index, train_citations=train_citations, model_dir=model_dir, rules_path=rules,
-                                retriever=retriever, llm=llm, rerank=rerank,
+                                retriever=retriever, llm=llm, rerank=rerank, cases=memory,
                                 overrides={"core_k": core_k, "threshold": threshold, "analysis": analysis or None,
                                            "verify": verify or None})
     out = result_to_dict(predictor.predict(facts))
@@ -73,6 +81,8 @@ def eval_cite(
     model_dir: Optional[Path] = typer.Option(None, "--model", help=_MODEL_HELP),
     rules: Optional[Path] = typer.Option(None, "--rules", help="A (user-edited) rules file."),
     dev: int = typer.Option(0, "--dev", min=0, help="Calibrate on the first N cases by sorted id; evaluate the rest."),
+    case_memory: Optional[str] = typer.Option(None, "--case-memory", help="'dev' (vote with the development cases, "
+                                              "each left out of its own vote) or a JSONL file of labelled cases."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Evaluate only the first N evaluation cases."),
     retriever: Optional[str] = typer.Option(None, "--retriever"),
     core_k: Optional[int] = typer.Option(None, "--core-k", min=1),
@@ -93,6 +103,7 @@ def eval_cite(
     llm = _llm(analysis or rerank or verify, llm_model, endpoint, endpoint_model)
     rep = run_eval(index, cases, train_citations=train_citations, model_dir=model_dir, rules_path=rules, dev=dev,
                    limit=limit, retriever=retriever, llm=llm, rerank=rerank, save_model=save_model, progress=progress,
+                   case_memory=case_memory,
                    overrides={"core_k": core_k, "prior_weight": prior_weight, "analysis": analysis or None,
                               "verify": verify or None})
     if as_json:
