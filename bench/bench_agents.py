@@ -133,7 +133,7 @@ def open_or_build_index(path: Path, corpus: Path, retriever: str):
     return open_index(path)
 
 
-def make_runner(name, retriever, llm, args):
+def make_runner(name, retriever, llm, args, light=None):
     """A function query -> (ranked ids, pool ids or None, cost dict) for configuration ``name``."""
     from legalrag.agents.planner import PlannerConfig, PlannerLoop
     from legalrag.rerank.llm_listwise import LLMListwiseReranker
@@ -148,7 +148,9 @@ def make_runner(name, retriever, llm, args):
 
     def run(text):
         if name == "baseline" or name in rerankers:
-            hits = retriever.retrieve(text, k=max(args.depth, K))
+            hits = retriever.retrieve(text, k=max(args.depth, K, args.first_stage_k))
+            if light is not None:
+                hits = light.rerank(text, hits[: args.first_stage_k]) + hits[args.first_stage_k:]
             calls = tokens = 0
             if name in rerankers:
                 rr = rerankers[name]()
@@ -159,7 +161,7 @@ def make_runner(name, retriever, llm, args):
                             max_rounds=args.max_rounds, max_pool_titles=args.pool_titles,
                             script=("single_element",) if name == "rewrite1" else None)
         final = rerankers["listwise"]() if name == "planner+listwise" else None
-        res = PlannerLoop(llm, retriever, final_reranker=final, config=cfg).run(text)
+        res = PlannerLoop(llm, retriever, light_reranker=light, final_reranker=final, config=cfg).run(text)
         cost = {"retrieval_calls": res.retrieval_calls, "llm_calls": res.llm_calls, "tokens": res.tokens,
                 "pool_size": len(res.pool), "rounds": res.rounds, "refused_exits": res.refused_exits,
                 "failures": res.failures}
@@ -189,6 +191,9 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     ap.add_argument("--index", type=Path, default=Path("/work/cache/i5/stard-index"))
     ap.add_argument("--retriever", default="bm25", help="first-stage index component (bm25, hybrid, ...)")
+    ap.add_argument("--light", default=None, choices=["learned"],
+                    help="light reranker between the first stage and the pool / baseline cut (the index's trained "
+                         "ranker: `legalrag ranker train`, on queries outside the subset)")
     ap.add_argument("--subset", type=int, default=50, help="the fixed subset: this many smallest query_ids")
     ap.add_argument("--limit", type=int, default=None, help="run only the first N queries of the subset")
     ap.add_argument("--model", default="qwen2.5-1.5b")
@@ -230,7 +235,12 @@ def main() -> None:
     for name in names:
         if name not in CONFIGS:
             raise SystemExit(f"unknown config {name!r}; choose from {CONFIGS}")
-    runners = {name: make_runner(name, retriever, llm, args) for name in names}
+    light = None
+    if args.light:
+        from legalrag.retrieval.pipeline import build_pipeline
+
+        light = build_pipeline(index, args.retriever, rerank=args.light).reranker
+    runners = {name: make_runner(name, retriever, llm, args, light) for name in names}
     rows = {name: [] for name in names}
     traces = {name: [] for name in names}
     t_start = time.perf_counter()

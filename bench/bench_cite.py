@@ -41,10 +41,10 @@ def table(title: str, rep) -> str:
     return "\n".join(lines)
 
 
-def make_llm(name: str):
+def make_llm(name: str, threads: int = 2):
     from legalrag.llm.embedded import EmbeddedLLM
 
-    llm = EmbeddedLLM(name, n_ctx=4096, n_threads=2)
+    llm = EmbeddedLLM(name, n_ctx=4096, n_threads=threads)
     try:
         from legalrag.llm.cache import CachedLLM
 
@@ -79,6 +79,7 @@ def main() -> None:
     ap.add_argument("--core-max-share", type=float, default=1.0)
     ap.add_argument("--llm-cases", type=int, default=0, help="run the LLM stages on the first N evaluation cases")
     ap.add_argument("--llm", default="qwen2.5-1.5b")
+    ap.add_argument("--threads", type=int, default=2, help="llama.cpp threads")
     ap.add_argument("--rerank-top", type=int, default=5)
     ap.add_argument("--budget-s", type=float, default=900, help="stop the LLM cases after this many seconds")
     ap.add_argument("--analyse", action="store_true", help="also run LLM query analysis (charges + keywords)")
@@ -122,7 +123,7 @@ def main() -> None:
 
     if args.llm_cases:
         subset = ev[: args.llm_cases]
-        llm, raw = make_llm(args.llm)
+        llm, raw = make_llm(args.llm, args.threads)
         t = time.perf_counter()
         raw.load()
         print(f"loaded {args.llm} in {time.perf_counter() - t:.1f}s", flush=True)

@@ -83,30 +83,12 @@ def served(request):
         model = request.getfixturevalue("small_llm")
     except pytest.FixtureLookupError:
         pytest.skip("the small_llm fixture (embedded 0.5B) is not available")
-    import socket
-    import threading
-    import time
-
-    httpx = pytest.importorskip("httpx")
-    uvicorn = pytest.importorskip("uvicorn")
+    pytest.importorskip("uvicorn")
     from legalrag.llm.serve import create_app
+    from http_app import serve_app
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(model, model_name="qwen-small"), host="127.0.0.1", port=port,
-                                           log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/v1"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serve_app(create_app(model, model_name="qwen-small")) as url:
+        yield url + "/v1"
 
 
 @pytest.mark.llm

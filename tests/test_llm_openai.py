@@ -4,12 +4,11 @@ HTTP servers that answer 503 / 429 / malformed JSON in the wire format."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from http_app import free_port, serve_app
 
 from legalrag.errors import EndpointError, InputError
 from legalrag.llm.base import ChatRequest, PromptTooLongError
@@ -19,34 +18,13 @@ from legalrag.llm.structured import structured_call
 MSG = ({"role": "user", "content": "Reply with the single word: hello"},)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def served(small_llm):
     """The OpenAI-compatible app of `legalrag llm serve` over the real 0.5B, on a free port, in a thread."""
-    import httpx
-    import uvicorn
-
     from legalrag.llm.serve import create_app
 
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(small_llm, model_name="qwen-small", api_key="k3y"),
-                                           host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(100):
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serve_app(create_app(small_llm, model_name="qwen-small", api_key="k3y")) as url:
+        yield url
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import time
 import weakref
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM, ChatRequest, PromptTooLongError
@@ -66,9 +66,10 @@ def resolver_for(index: Any) -> Any:
 
 
 def generate_answer(llm: LLM, question: str, hits: Sequence[Hit], *, lang: str, max_tokens: int = 512,
-                    max_article_chars: int = 600, temperature: float = 0.0, seed: int | None = 0
-                    ) -> tuple[Any, list[Step]]:
-    """The model's answer from ``hits``; drops the lowest-ranked sources if the prompt is too long."""
+                    max_article_chars: int = 600, temperature: float = 0.0, seed: int | None = 0,
+                    on_text: Callable[[str], None] | None = None) -> tuple[Any, list[Step]]:
+    """The model's answer from ``hits``; drops the lowest-ranked sources if the prompt is too long.
+    ``on_text`` receives the answer as it is generated (token by token when the backend can stream)."""
     from legalrag.prompts import load_prompt
 
     prompt = load_prompt("ask")
@@ -79,8 +80,13 @@ def generate_answer(llm: LLM, question: str, hits: Sequence[Hit], *, lang: str, 
         messages = prompt.render(question=question, sources=format_sources(hits, chars) or "(none)", language=lang)
         try:
             t0 = time.perf_counter()
-            result = llm.chat(ChatRequest(messages=tuple(messages), max_tokens=max_tokens, temperature=temperature,
-                                          seed=seed))
+            request = ChatRequest(messages=tuple(messages), max_tokens=max_tokens, temperature=temperature, seed=seed)
+            if on_text is None:
+                result = llm.chat(request)
+            else:
+                from legalrag.llm.stream import stream_chat
+
+                result = stream_chat(llm, request, on_text)
         except PromptTooLongError as exc:
             if len(hits) > 1:
                 dropped = hits.pop()
@@ -99,8 +105,9 @@ def generate_answer(llm: LLM, question: str, hits: Sequence[Hit], *, lang: str, 
 
 def answer_question(question: str, index: Any, llm: LLM, *, k: int = 8, retriever: str | None = None,
                     lang: str | None = None, max_tokens: int = 512, max_article_chars: int = 600,
-                    search: Any = None) -> Answer:
-    """Retrieve, answer with citations, check them. ``search(question, k) -> hits`` overrides retrieval."""
+                    search: Any = None, on_text: Callable[[str], None] | None = None) -> Answer:
+    """Retrieve, answer with citations, check them. ``search(question, k) -> hits`` overrides retrieval;
+    ``on_text`` receives the answer text as it is generated."""
     question = (question or "").strip()
     if not question:
         raise InputError("the question is empty; ask something, e.g. legalrag ask \"公司不签劳动合同怎么办？\"")
@@ -120,7 +127,7 @@ def answer_question(question: str, index: Any, llm: LLM, *, k: int = 8, retrieve
     t1 = time.perf_counter()
     steps = [Step("ask", "retrieve", input=question, output=[h.id for h in hits], seconds=t1 - t0)]
     result, gen_steps = generate_answer(llm, question, hits, lang=lang, max_tokens=max_tokens,
-                                        max_article_chars=max_article_chars)
+                                        max_article_chars=max_article_chars, on_text=on_text)
     steps += gen_steps
     t2 = time.perf_counter()
     from legalrag.citations import check_citations
@@ -159,13 +166,15 @@ def answer_to_dict(question: str, answer: Answer, model: str = "") -> dict[str, 
     }
 
 
-def print_answer(answer: Answer, console: Any = None) -> None:
-    """Human output: the answer, then each citation flagged OK / NOT RETRIEVED / UNRESOLVED."""
+def print_answer(answer: Answer, console: Any = None, show_text: bool = True) -> None:
+    """Human output: the answer (unless it was already streamed), then each citation flagged OK / NOT
+    RETRIEVED / UNRESOLVED."""
     from rich.console import Console
     from rich.markup import escape
 
     console = console or Console()
-    console.print(answer.text.strip(), highlight=False, markup=False)
+    if show_text:
+        console.print(answer.text.strip(), highlight=False, markup=False)
     console.print()
     if not answer.citations:
         console.print("[yellow]The answer cites no article.[/yellow]")

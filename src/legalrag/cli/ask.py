@@ -37,10 +37,20 @@ def ask(
 
         idx = open_index(index)
     llm = make_llm(model, endpoint, endpoint_model, cache=not no_cache)
-    answer = answer_question(question, idx, llm, k=k, retriever=retriever, lang=lang, max_tokens=max_tokens)
+    on_text = None
+    if not as_json:  # stream the answer as it is generated; the citation check follows it
+        import sys
+
+        def on_text(piece: str) -> None:
+            sys.stdout.write(piece)
+            sys.stdout.flush()
+
+    answer = answer_question(question, idx, llm, k=k, retriever=retriever, lang=lang, max_tokens=max_tokens,
+                             on_text=on_text)
     if as_json:
         from legalrag.cli.common import print_json
 
         print_json(answer_to_dict(question, answer, model=llm.model_id))
     else:
-        print_answer(answer)
+        print()
+        print_answer(answer, show_text=False)

@@ -7,7 +7,6 @@ learned|none` live in cli/retrieval.py and reach this area through the index reg
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 

@@ -195,6 +195,32 @@ class CachedLLM:
         self.usage.add(result, seconds=time.perf_counter() - t0)
         return result
 
+    def stream(self, request: ChatRequest) -> Any:
+        """Stream through the cache: a hit comes back as one piece; a miss streams from the backend (one piece
+        if it cannot stream) and is stored once read to its end."""
+        from legalrag.llm.stream import ObservedStream, ResultStream
+
+        inner_stream = getattr(self.inner, "stream", None)
+        if not callable(inner_stream):
+            return ResultStream(self.chat(request))
+        if not self.cacheable(request):
+            return ObservedStream(inner_stream(request), self.usage.add)
+        t0 = time.perf_counter()
+        key = request_key(self.backend, self.model_id, request)
+        hit = self.store.get(key)
+        if hit is not None:
+            result = _result_from_json(hit, time.perf_counter() - t0)
+            self.hits += 1
+            self.usage.add(result)
+            return ResultStream(result)
+        self.misses += 1
+
+        def done(result: ChatResult) -> None:
+            self.store.put(key, self.backend, self.model_id, _result_to_json(result))
+            self.usage.add(result, seconds=time.perf_counter() - t0)
+
+        return ObservedStream(inner_stream(request), done)
+
     def stats(self) -> dict[str, Any]:
         """This run's hits, misses and usage."""
         return {"enabled": self.enabled, "hits": self.hits, "misses": self.misses, **self.usage.as_dict()}

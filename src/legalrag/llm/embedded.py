@@ -22,12 +22,13 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from legalrag._optional import require
 from legalrag.errors import InputError, ModelError
 from legalrag.llm.base import ChatRequest, ChatResult, Message, PromptTooLongError
 from legalrag.llm.models import BUNDLED, DEFAULT_MODEL, check_gguf, resolve_model
+from legalrag.llm.stream import ChatStream
 from legalrag.llm.wire import parse_reply, request_body
 
 _LIVE: "weakref.WeakSet[EmbeddedLLM]" = weakref.WeakSet()
@@ -193,3 +194,33 @@ class EmbeddedLLM:
                                  "the schema (plain JSON Schema types) or drop it", field="json_schema") from exc
             seconds = time.perf_counter() - t0
         return parse_reply(reply, seconds, self.model_id, self.n_ctx, request.max_tokens)
+
+    def stream(self, request: ChatRequest) -> ChatStream:
+        """Stream the reply's text as it is generated (llama.cpp's server-sent events over the private socket).
+        The model is held for this request until the stream is read to its end or closed."""
+        if not request.messages:
+            raise InputError("a chat request needs at least one message")
+        if request.max_tokens < 1:
+            raise InputError(f"max_tokens must be >= 1, got {request.max_tokens}")
+        body = request_body(request)
+        body.update(stream=True, stream_options={"include_usage": True})
+        return ChatStream(self._stream_lines(request, body), self.model_id)
+
+    def _stream_lines(self, request: ChatRequest, body: dict[str, Any]) -> Iterator[str]:
+        httpx = require("httpx", "llm")
+        with self._lock:
+            self.load()
+            self._check_length(request)
+            transport = httpx.HTTPTransport(uds=os.path.join(self._sock_dir or "", "llm.sock"))
+            with httpx.Client(transport=transport, base_url="http://llm", timeout=httpx.Timeout(60.0, read=None)) as c:
+                with c.stream("POST", "/v1/chat/completions", json=body,
+                              headers={"Authorization": f"Bearer {self._api_key}"}) as r:
+                    if r.status_code != 200:
+                        r.read()
+                        try:
+                            reply = r.json()
+                        except ValueError:
+                            reply = {"error": {"message": r.text[:300]}}
+                        parse_reply(reply, 0.0, self.model_id, self.n_ctx, request.max_tokens)  # raises
+                        raise ModelError(f"streaming failed ({r.status_code}): {r.text[:300]}")
+                    yield from r.iter_lines()

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from legalrag._optional import require
 from legalrag.errors import EndpointError, InputError
 from legalrag.llm.base import ChatRequest, ChatResult
+from legalrag.llm.stream import ChatStream
 from legalrag.llm.wire import parse_reply, request_body
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -131,7 +132,7 @@ class OpenAICompatLLM:
         raise EndpointError(f"{url} failed after {self.max_retries + 1} attempts; last: {last}. The server is "
                             "overloaded or down; retry later or raise max_retries/timeout")
 
-    def chat(self, request: ChatRequest) -> ChatResult:
+    def _body(self, request: ChatRequest) -> dict[str, Any]:
         if not request.messages:
             raise InputError("a chat request needs at least one message")
         body = request_body(request, strict_schema=self.strict_schema, json_schema=self.supports_json_schema,
@@ -140,6 +141,34 @@ class OpenAICompatLLM:
             body.pop("logprobs", None)
             body.pop("top_logprobs", None)
         body.update(self.extra_body)
+        return body
+
+    def stream(self, request: ChatRequest) -> ChatStream:
+        """Stream the reply's text (``stream: true``, server-sent events). No retries once the reply has
+        started; a refused connection or an error status fails at once with an ``EndpointError``."""
+        body = self._body(request)
+        body.update(stream=True, stream_options={"include_usage": True})
+        return ChatStream(self._stream_lines(body), self.model_id, error_cls=EndpointError)
+
+    def _stream_lines(self, body: dict[str, Any]) -> Any:
+        httpx = require("httpx", "http")
+        url = self.base_url + "/chat/completions"
+        try:
+            with self._slots, self.client.stream("POST", url, json=body, headers=self._headers()) as r:
+                if r.status_code != 200:
+                    r.read()
+                    raise EndpointError(f"{url} rejected the streamed request ({r.status_code}): {_error_text(r)}")
+                yield from r.iter_lines()
+        except httpx.ConnectError as exc:
+            raise EndpointError(f"cannot connect to {url} ({exc}). Is the server running and the URL right? "
+                                "For a local one: legalrag llm serve --port PORT") from None
+        except httpx.TimeoutException:
+            raise EndpointError(f"{url}: no data within {self.timeout:g} s while streaming") from None
+        except httpx.HTTPError as exc:
+            raise EndpointError(f"{url}: the stream broke off ({type(exc).__name__}: {exc})") from None
+
+    def chat(self, request: ChatRequest) -> ChatResult:
+        body = self._body(request)
         t0 = time.perf_counter()
         reply = self._post("/chat/completions", body)
         return parse_reply(reply, time.perf_counter() - t0, self.model_id, max_tokens=request.max_tokens,

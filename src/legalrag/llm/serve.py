@@ -1,7 +1,8 @@
 """``legalrag llm serve``: any LLM (by default the embedded model) behind an OpenAI-compatible HTTP API.
 
-Routes: ``POST /v1/chat/completions`` (non-streaming; max_tokens, temperature, stop, seed,
-``response_format`` json_schema / json_object, logprobs, top_logprobs), ``GET /v1/models``, ``GET /health``.
+Routes: ``POST /v1/chat/completions`` (max_tokens, temperature, stop, seed, ``response_format`` json_schema /
+json_object, logprobs, top_logprobs; ``stream: true`` sends server-sent events, token by token when the backend
+can stream), ``GET /v1/models``, ``GET /health``.
 The server binds 127.0.0.1 by default; with ``api_key`` set, requests must send ``Authorization: Bearer``.
 Requests are served one at a time by the model (the backend's own lock); FastAPI runs handlers in a thread
 pool, so /health stays responsive during a long generation.
@@ -45,8 +46,8 @@ class ChatBody(BaseModel):
     n: int = Field(default=1, ge=1, le=1)
 
     def to_request(self, default_max_tokens: int) -> ChatRequest:
-        if self.stream:
-            raise InputError("stream=true is not supported by legalrag llm serve; send stream=false")
+        if self.stream and (self.logprobs or self.top_logprobs):
+            raise InputError("logprobs are not streamed; send stream=false to get them")
         schema = None
         if self.response_format:
             kind = self.response_format.get("type")
@@ -112,6 +113,8 @@ def create_app(llm: LLM, *, model_name: str | None = None, api_key: str | None =
                           "invalid_request_error")
         try:
             req = body.to_request(default_max_tokens)
+            if body.stream:
+                return _stream_response(llm, req, name)
             result = llm.chat(req)
         except PromptTooLongError as exc:
             return _error(400, str(exc), "exceed_context_size_error", n_prompt_tokens=exc.prompt_tokens,
@@ -126,6 +129,54 @@ def create_app(llm: LLM, *, model_name: str | None = None, api_key: str | None =
                                reply_id="chatcmpl-" + secrets.token_hex(12))
 
     return app
+
+
+def _stream_response(llm: LLM, req: ChatRequest, name: str) -> Any:
+    """Server-sent events for ``req``. The backend's stream is read by one worker thread (the embedded model
+    holds its lock for the whole generation, and a lock must be released by the thread that took it)."""
+    import queue
+    import threading
+
+    from fastapi.responses import StreamingResponse
+
+    from legalrag.llm.stream import sse_chunks
+
+    pieces: "queue.Queue[tuple[str, Any]]" = queue.Queue(maxsize=256)
+    totals: dict[str, Any] = {}
+
+    def produce() -> None:
+        try:
+            stream = getattr(llm, "stream", None)
+            if callable(stream):
+                chunks = stream(req)
+                for piece in chunks:
+                    pieces.put(("text", piece))
+                result = chunks.result
+            else:
+                result = llm.chat(req)
+                pieces.put(("text", result.text))
+            totals.update(prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
+                          total_tokens=result.prompt_tokens + result.completion_tokens)
+            pieces.put(("end", None))
+        except LegalRagError as exc:
+            pieces.put(("error", exc))
+        except Exception as exc:  # surfaced to the client as an error event, never a silent cut
+            pieces.put(("error", LegalRagError(f"{type(exc).__name__}: {exc}")))
+
+    def drain() -> Any:
+        while True:
+            kind, value = pieces.get()
+            if kind == "text":
+                yield value
+            elif kind == "error":
+                raise value
+            else:
+                return
+
+    threading.Thread(target=produce, name="legalrag-stream", daemon=True).start()
+    events = sse_chunks(drain(), model=name, reply_id="chatcmpl-" + secrets.token_hex(12), created=int(time.time()),
+                        usage=lambda: totals)
+    return StreamingResponse(events, media_type="text/event-stream")
 
 
 def serve(llm: LLM, *, host: str = "127.0.0.1", port: int = 8000, model_name: str | None = None,

@@ -1,0 +1,144 @@
+"""Token streaming: the server-sent-events form of chat completions, read and written.
+
+Backends that can stream (the embedded model, OpenAI-compatible endpoints) have ``stream(request)``, which
+returns a ``ChatStream``: iterate it for the text pieces as they are generated; once exhausted, ``.result``
+is the whole ``ChatResult`` (text, token counts when the server reports them, seconds). ``stream_chat`` is
+what callers use: it streams when the backend can and falls back to one ``chat`` call otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+from legalrag.errors import LegalRagError, ModelError
+from legalrag.llm.base import LLM, ChatRequest, ChatResult
+
+DONE = "[DONE]"
+
+
+def parse_sse_line(line: str, model_id: str, error_cls: type[LegalRagError] = ModelError) -> Mapping[str, Any] | None:
+    """The JSON event of one ``data:`` line; None for blank lines, comments and ``[DONE]``. An error event
+    raises ``error_cls``."""
+    line = line.strip()
+    if not line.startswith("data:"):
+        return None
+    data = line[5:].strip()
+    if not data or data == DONE:
+        return None
+    try:
+        event = json.loads(data)
+    except json.JSONDecodeError:
+        raise error_cls(f"{model_id} sent a stream event that is not JSON: {data[:200]!r}") from None
+    if not isinstance(event, Mapping):
+        raise error_cls(f"{model_id} sent a stream event that is not a JSON object: {data[:200]!r}")
+    if "error" in event:
+        err = event["error"]
+        raise error_cls(f"{model_id} failed while streaming: {err.get('message', err) if isinstance(err, Mapping) else err}")
+    return event
+
+
+class ChatStream:
+    """Text pieces of one streamed completion; ``result`` once the stream is exhausted."""
+
+    def __init__(self, lines: Iterable[str], model_id: str, error_cls: type[LegalRagError] = ModelError,
+                 on_close: Callable[[], None] | None = None):
+        self._lines, self.model_id, self._error_cls, self._on_close = lines, model_id, error_cls, on_close
+        self._parts: list[str] = []
+        self._usage: Mapping[str, Any] = {}
+        self._finish = ""
+        self._start = time.perf_counter()
+        self._seconds: float | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        try:
+            for line in self._lines:
+                event = parse_sse_line(line, self.model_id, self._error_cls)
+                if event is None:
+                    continue
+                if event.get("usage"):
+                    self._usage = event["usage"]
+                for choice in event.get("choices") or []:
+                    if choice.get("finish_reason"):
+                        self._finish = choice["finish_reason"]
+                    piece = (choice.get("delta") or {}).get("content") or ""
+                    if piece:
+                        self._parts.append(piece)
+                        yield piece
+        finally:
+            self._seconds = time.perf_counter() - self._start
+            if self._on_close is not None:
+                self._on_close()
+
+    @property
+    def result(self) -> ChatResult:
+        if self._seconds is None:
+            raise RuntimeError("read the stream to its end before asking for its result")
+        return ChatResult(text="".join(self._parts), prompt_tokens=int(self._usage.get("prompt_tokens", 0)),
+                          completion_tokens=int(self._usage.get("completion_tokens", 0)), seconds=self._seconds,
+                          model=self.model_id, finish_reason=self._finish)
+
+
+class ResultStream:
+    """A finished result read as a stream of one piece (a cache hit, or a backend that cannot stream)."""
+
+    def __init__(self, result: ChatResult):
+        self.result = result
+
+    def __iter__(self) -> Iterator[str]:
+        if self.result.text:
+            yield self.result.text
+
+
+class ObservedStream:
+    """Another stream's pieces, with ``on_done(result)`` called once it has been read to its end."""
+
+    def __init__(self, stream: Any, on_done: Callable[[ChatResult], None]):
+        self._stream, self._on_done = stream, on_done
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._stream
+        self._on_done(self._stream.result)
+
+    @property
+    def result(self) -> ChatResult:
+        return self._stream.result
+
+
+def stream_chat(llm: LLM, request: ChatRequest, on_text: Callable[[str], None]) -> ChatResult:
+    """Generate with ``on_text`` called on each piece as it comes (one piece for backends that cannot stream)."""
+    stream = getattr(llm, "stream", None)
+    if not callable(stream) or request.logprobs:
+        result = llm.chat(request)
+        on_text(result.text)
+        return result
+    chunks = stream(request)
+    for piece in chunks:
+        on_text(piece)
+    return chunks.result
+
+
+def sse_event(payload: Mapping[str, Any]) -> str:
+    return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
+
+
+def sse_chunks(pieces: Iterable[str], *, model: str, reply_id: str, created: int,
+               usage: Callable[[], Mapping[str, Any] | None] | None = None) -> Iterator[str]:
+    """The SSE lines of a chat-completions stream carrying ``pieces`` (what ``legalrag llm serve`` sends)."""
+    base = {"id": reply_id, "object": "chat.completion.chunk", "created": created, "model": model}
+    yield sse_event({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
+                                          "finish_reason": None}]})
+    try:
+        for piece in pieces:
+            yield sse_event({**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
+    except LegalRagError as exc:
+        yield sse_event({"error": {"message": str(exc), "type": "server_error"}})
+        yield f"data: {DONE}\n\n"
+        return
+    final: dict[str, Any] = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    totals = usage() if usage is not None else None
+    if totals:
+        final["usage"] = dict(totals)
+    yield sse_event(final)
+    yield f"data: {DONE}\n\n"
