@@ -90,6 +90,9 @@ def main() -> None:
                          "of its own vote while calibrating)")
     ap.add_argument("--case-weight", type=float, default=0.9)
     ap.add_argument("--case-neighbours", type=int, default=10)
+    ap.add_argument("--tune-cases", action="store_true",
+                    help="choose --case-weight and --case-neighbours on the development cases only (leave-one-out "
+                         "votes, threshold calibrated per setting, best dev F1 of the similar-cases row) and use them")
     ap.add_argument("--json", type=Path, default=None, help="write all figures here")
     args = ap.parse_args()
 
@@ -111,6 +114,22 @@ def main() -> None:
 
     memory = None if args.no_case_memory else CaseMemory.build(dev)
     out["case_memory"] = 0 if memory is None else len(memory)
+    if args.tune_cases and memory is not None:
+        from legalrag.citepred.select import calibrate_threshold
+
+        grid = []
+        for k in (3, 5, 10, 20):
+            for w in [i / 10 for i in range(11)]:
+                p = build_predictor(args.index, train_citations=train, retriever=args.retriever, cases=memory,
+                                    overrides={**overrides, "case_weight": w, "case_neighbours": k})
+                res = run_cases(p, dev)
+                t, f1 = calibrate_threshold([r.pools["similar-cases"] for r in res], [c.gold for c in dev])
+                grid.append({"case_neighbours": k, "case_weight": w, "threshold": t, "dev_f1": round(f1, 4)})
+        best = max(grid, key=lambda g: g["dev_f1"])
+        print("similar-cases settings by dev F1 (leave-one-out):", *(f"  k={g['case_neighbours']} w={g['case_weight']}"
+              f" -> {g['dev_f1']}" for g in sorted(grid, key=lambda g: -g["dev_f1"])[:8]), sep="\n", flush=True)
+        overrides.update(case_weight=best["case_weight"], case_neighbours=best["case_neighbours"])
+        out["case_tuning"] = {"grid": grid, "chosen": best}
     base = build_predictor(args.index, train_citations=train, retriever=args.retriever, overrides=overrides,
                            cases=memory)
     t0 = time.perf_counter()
