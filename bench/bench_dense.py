@@ -166,19 +166,27 @@ def run_systems(idx, queries, dense_names: list[str], hybrids: dict[str, tuple],
     return rows, {"curves": curves, "timings": timings}
 
 
-def part_stard(args) -> dict:
+def dense_components(encoders: list[str]) -> tuple[list, list[str], dict[str, str]]:
+    """``spec:max_chars`` options -> (index components with bm25 first, dense component names, name -> spec)."""
     from legalrag.retrieval.dense import component_name
-    from legalrag.retrieval.index import ComponentSpec, build_index, open_index
+    from legalrag.retrieval.index import ComponentSpec
+
+    comps, names, specs = ["bm25"], [], {}
+    for e in encoders:
+        spec_e, max_chars = e.split(":")[0], int(e.split(":")[1])
+        names.append(component_name(spec_e))
+        specs[names[-1]] = spec_e
+        comps.append(ComponentSpec("dense", {"encoder": spec_e, "max_chars": max_chars}, name=names[-1]))
+    return comps, names, specs
+
+
+def part_stard(args) -> dict:
+    from legalrag.retrieval.index import build_index, open_index
 
     t0 = time.perf_counter()
     docs, queries = load_stard()
     print(f"{len(docs)} documents, {len(queries)} queries ({time.perf_counter() - t0:.1f} s)", flush=True)
-    comps, dnames, specs = ["bm25"], [], {}
-    for e in args.encoder:
-        spec_e, max_chars = e.split(":")[0], int(e.split(":")[1])
-        dnames.append(component_name(spec_e))
-        specs[dnames[-1]] = spec_e
-        comps.append(ComponentSpec("dense", {"encoder": spec_e, "max_chars": max_chars}, name=dnames[-1]))
+    comps, dnames, specs = dense_components(args.encoder)
     out = WORK / ("stard-idx" if len(dnames) == 1 and dnames[0] == "dense-use-multilingual" else
                   "stard-idx-" + "-".join(d.removeprefix("dense-") for d in dnames))
     t0 = time.perf_counter()
@@ -226,16 +234,11 @@ def part_stard(args) -> dict:
 
 
 def part_civil(args) -> dict:
-    from legalrag.retrieval.dense import component_name
-    from legalrag.retrieval.index import ComponentSpec, build_index, open_index
+    from legalrag.retrieval.index import build_index, open_index
 
     docs, queries = load_stard("civil")
     print(f"civil sub-corpus: {len(docs)} documents, {len(queries)} queries", flush=True)
-    comps, dnames = ["bm25"], []
-    for e in args.encoder:
-        spec_e, max_chars = e.split(":")[0], int(e.split(":")[1])
-        dnames.append(component_name(spec_e))
-        comps.append(ComponentSpec("dense", {"encoder": spec_e, "max_chars": max_chars}, name=dnames[-1]))
+    comps, dnames, _ = dense_components(args.encoder)
     out = WORK / "civil-idx"
     build_index(out, docs, comps, lang="zh", progress=True)
     idx = open_index(out)

@@ -3,13 +3,13 @@
 import json
 
 import pytest
+from citepred_corpus import PENAL_CODE
 
 from legalrag.citepred.cases import CaseMemory
 from legalrag.citepred.cocitation import CoCitationGraph
 from legalrag.citepred.data import Case
 from legalrag.citepred.pipeline import STAGES, CitationPredictor, CiteConfig
 from legalrag.citepred.rules import learn_rules
-from legalrag.corpora.statutes import statute_document
 from legalrag.errors import InputError
 from legalrag.retrieval.index import build_index
 from typer.testing import CliRunner
@@ -69,13 +69,7 @@ def test_bad_input(tmp_path):
     assert "cases.jsonl:1:" in str(err.value) and "cited" in str(err.value)
 
 
-DOCS = [
-    statute_document("1", "Whoever steals property of another shall be punished for theft.", "Penal Code Art. 1"),
-    statute_document("2", "Whoever deceives another to obtain property shall be punished for fraud.", "Penal Code Art. 2"),
-    statute_document("3", "An offender who confesses truthfully may receive a lighter punishment.", "Penal Code Art. 3"),
-    statute_document("4", "A fine is set according to the circumstances of the crime.", "Penal Code Art. 4"),
-    statute_document("5", "An attempted crime may be punished less severely.", "Penal Code Art. 5"),
-]
+DOCS = PENAL_CODE
 TRAIN = {"t1": {"1", "3"}, "t2": {"2", "3"}, "t3": {"1", "4"}}
 
 

@@ -3,19 +3,13 @@
 import json
 
 import pytest
+from citepred_corpus import PENAL_CODE
 from typer.testing import CliRunner
 
 from legalrag.cli.apps import app
-from legalrag.corpora.statutes import statute_document
 from legalrag.retrieval.index import build_index
 
-DOCS = [
-    statute_document("1", "Whoever steals property of another shall be punished for theft.", "Penal Code Art. 1"),
-    statute_document("2", "Whoever deceives another to obtain property shall be punished for fraud.", "Penal Code Art. 2"),
-    statute_document("3", "An offender who confesses truthfully may receive a lighter punishment.", "Penal Code Art. 3"),
-    statute_document("4", "A fine is set according to the circumstances of the crime.", "Penal Code Art. 4"),
-    statute_document("5", "An attempted crime may be punished less severely.", "Penal Code Art. 5"),
-]
+DOCS = PENAL_CODE
 QRELS = "".join(f"{d} 0 {p} 1\n" for d, ps in {"t1": "134", "t2": "134", "t3": "13", "f1": "235", "f2": "23",
                                                 "f3": "235"}.items() for p in ps)
 CASES = [

@@ -1,6 +1,7 @@
 """The citation pipeline end to end on a tiny English corpus with a real BM25 index (no LLM here)."""
 
 import pytest
+from citepred_corpus import PENAL_CODE
 
 from legalrag.citepred.cocitation import CoCitationGraph
 from legalrag.citepred.codefilter import filter_report, match_codes
@@ -12,11 +13,7 @@ from legalrag.errors import InputError
 from legalrag.retrieval.index import build_index
 
 DOCS = [
-    statute_document("1", "Whoever steals property of another shall be punished for theft.", "Penal Code Art. 1"),
-    statute_document("2", "Whoever deceives another to obtain property shall be punished for fraud.", "Penal Code Art. 2"),
-    statute_document("3", "An offender who confesses truthfully may receive a lighter punishment.", "Penal Code Art. 3"),
-    statute_document("4", "A fine is set according to the circumstances of the crime.", "Penal Code Art. 4"),
-    statute_document("5", "An attempted crime may be punished less severely.", "Penal Code Art. 5"),
+    *PENAL_CODE,
     statute_document("9", "Traffic on public roads is regulated by the road code.", "Road Code Art. 9"),
 ]
 # Theft decisions cite 1, 3 and usually 4; fraud decisions cite 2, 3 and often 5. Article 3 is in all six.

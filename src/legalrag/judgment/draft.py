@@ -202,17 +202,12 @@ class JudgmentDrafter:
         t_retrieve = time.perf_counter() - t0
         request = ChatRequest(messages=tuple(self.messages(facts, laws, cases)), max_tokens=self.max_tokens,
                               temperature=0.0, stop=("如不服本判决",))
-        stream = getattr(self.llm, "stream", None)
-        if on_text is not None and callable(stream):
-            chunks = []
-            for piece in stream(request):
-                chunks.append(piece)
-                on_text(piece)
-            reply = "".join(chunks)
+        if on_text is not None:
+            from legalrag.llm.stream import stream_chat
+
+            reply = stream_chat(self.llm, request, on_text).text
         else:
             reply = self.llm.chat(request).text
-            if on_text is not None:
-                on_text(reply)
         t_generate = time.perf_counter() - t0 - t_retrieve
         document = assemble(facts, reply)
         fields = extract_fields(document)

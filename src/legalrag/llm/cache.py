@@ -176,23 +176,32 @@ class CachedLLM:
     def cacheable(self, request: ChatRequest) -> bool:
         return self.enabled and (self.cache_all or request.temperature == 0 or request.seed is not None)
 
+    def _lookup(self, request: ChatRequest) -> tuple[str, float, ChatResult | None]:
+        """(key, start time, the cached result or None), counting the hit or miss."""
+        t0 = time.perf_counter()
+        key = request_key(self.backend, self.model_id, request)
+        hit = self.store.get(key)
+        if hit is None:
+            self.misses += 1
+            return key, t0, None
+        result = _result_from_json(hit, time.perf_counter() - t0)
+        self.hits += 1
+        self.usage.add(result)
+        return key, t0, result
+
+    def _save(self, key: str, t0: float, result: ChatResult) -> None:
+        self.store.put(key, self.backend, self.model_id, _result_to_json(result))
+        self.usage.add(result, seconds=time.perf_counter() - t0)
+
     def chat(self, request: ChatRequest) -> ChatResult:
         if not self.cacheable(request):
             result = self.inner.chat(request)
             self.usage.add(result)
             return result
-        t0 = time.perf_counter()
-        key = request_key(self.backend, self.model_id, request)
-        hit = self.store.get(key)
-        if hit is not None:
-            result = _result_from_json(hit, time.perf_counter() - t0)
-            self.hits += 1
-            self.usage.add(result)
-            return result
-        self.misses += 1
-        result = self.inner.chat(request)
-        self.store.put(key, self.backend, self.model_id, _result_to_json(result))
-        self.usage.add(result, seconds=time.perf_counter() - t0)
+        key, t0, result = self._lookup(request)
+        if result is None:
+            result = self.inner.chat(request)
+            self._save(key, t0, result)
         return result
 
     def stream(self, request: ChatRequest) -> Any:
@@ -205,21 +214,10 @@ class CachedLLM:
             return ResultStream(self.chat(request))
         if not self.cacheable(request):
             return ObservedStream(inner_stream(request), self.usage.add)
-        t0 = time.perf_counter()
-        key = request_key(self.backend, self.model_id, request)
-        hit = self.store.get(key)
-        if hit is not None:
-            result = _result_from_json(hit, time.perf_counter() - t0)
-            self.hits += 1
-            self.usage.add(result)
+        key, t0, result = self._lookup(request)
+        if result is not None:
             return ResultStream(result)
-        self.misses += 1
-
-        def done(result: ChatResult) -> None:
-            self.store.put(key, self.backend, self.model_id, _result_to_json(result))
-            self.usage.add(result, seconds=time.perf_counter() - t0)
-
-        return ObservedStream(inner_stream(request), done)
+        return ObservedStream(inner_stream(request), lambda done: self._save(key, t0, done))
 
     def stats(self) -> dict[str, Any]:
         """This run's hits, misses and usage."""

@@ -177,11 +177,15 @@ class EmbeddedLLM:
             raise PromptTooLongError(n, request.max_tokens, self.n_ctx, self.model_id)
 
     # -- chat ----------------------------------------------------------------------------------------------------
-    def chat(self, request: ChatRequest) -> ChatResult:
+    @staticmethod
+    def _check_request(request: ChatRequest) -> None:
         if not request.messages:
             raise InputError("a chat request needs at least one message")
         if request.max_tokens < 1:
             raise InputError(f"max_tokens must be >= 1, got {request.max_tokens}")
+
+    def chat(self, request: ChatRequest) -> ChatResult:
+        self._check_request(request)
         body = request_body(request)
         with self._lock:
             self.load()
@@ -198,10 +202,7 @@ class EmbeddedLLM:
     def stream(self, request: ChatRequest) -> ChatStream:
         """Stream the reply's text as it is generated (llama.cpp's server-sent events over the private socket).
         The model is held for this request until the stream is read to its end or closed."""
-        if not request.messages:
-            raise InputError("a chat request needs at least one message")
-        if request.max_tokens < 1:
-            raise InputError(f"max_tokens must be >= 1, got {request.max_tokens}")
+        self._check_request(request)
         body = request_body(request)
         body.update(stream=True, stream_options={"include_usage": True})
         return ChatStream(self._stream_lines(request, body), self.model_id)

@@ -139,22 +139,14 @@ def _stream_response(llm: LLM, req: ChatRequest, name: str) -> Any:
 
     from fastapi.responses import StreamingResponse
 
-    from legalrag.llm.stream import sse_chunks
+    from legalrag.llm.stream import sse_chunks, stream_chat
 
     pieces: "queue.Queue[tuple[str, Any]]" = queue.Queue(maxsize=256)
     totals: dict[str, Any] = {}
 
     def produce() -> None:
         try:
-            stream = getattr(llm, "stream", None)
-            if callable(stream):
-                chunks = stream(req)
-                for piece in chunks:
-                    pieces.put(("text", piece))
-                result = chunks.result
-            else:
-                result = llm.chat(req)
-                pieces.put(("text", result.text))
+            result = stream_chat(llm, req, lambda piece: pieces.put(("text", piece)))
             totals.update(prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
                           total_tokens=result.prompt_tokens + result.completion_tokens)
             pieces.put(("end", None))
