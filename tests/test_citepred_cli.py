@@ -71,3 +71,12 @@ def test_cli_bad_input(files):
     r = CliRunner().invoke(app, ["eval", "cite", "--index", str(files / "idx"), "--cases", str(files / "bad.jsonl"),
                                  "--train-citations", str(files / "qrels")])
     assert r.exit_code != 0 and "bad.jsonl:1" in str(r.exception) and "no gold citations" in str(r.exception)
+
+
+def test_eval_cite_plot(files, tmp_path):
+    plot = tmp_path / "stages.png"
+    r = CliRunner().invoke(app, ["eval", "cite", "--index", str(files / "idx"), "--cases", str(files / "cases.jsonl"),
+                                 "--train-citations", str(files / "qrels"), "--dev", "2", "--no-progress",
+                                 "--plot", str(plot)])
+    assert r.exit_code == 0, r.output
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "+ co-citation" in r.output

@@ -96,16 +96,26 @@ def eval_cite(
     save_model: Optional[Path] = typer.Option(None, "--save-model", help="Write rules, graph and calibrated config here."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
     as_json: bool = typer.Option(False, "--json"),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw P/R/F1 after each stage to this PNG."),
 ) -> None:
     """Precision, recall and F1 (micro and macro) after each stage of the citation pipeline."""
     from legalrag.citepred.runner import run_eval
 
+    if plot is not None:
+        from legalrag.evaluation.plots import check_png_path
+
+        check_png_path(plot)
     llm = _llm(analysis or rerank or verify, llm_model, endpoint, endpoint_model)
     rep = run_eval(index, cases, train_citations=train_citations, model_dir=model_dir, rules_path=rules, dev=dev,
                    limit=limit, retriever=retriever, llm=llm, rerank=rerank, save_model=save_model, progress=progress,
                    case_memory=case_memory,
                    overrides={"core_k": core_k, "prior_weight": prior_weight, "analysis": analysis or None,
                               "verify": verify or None})
+    if plot is not None:
+        from legalrag.evaluation.plots import plot_bars
+
+        plot_bars({r.stage: {"precision": r.precision, "recall": r.recall, "F1": r.f1} for r in rep.rows}, plot,
+                  title=f"Citation prediction after each stage ({rep.n_cases} cases)")
     if as_json:
         print_json(rep.to_dict())
         return

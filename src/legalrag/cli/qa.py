@@ -50,12 +50,13 @@ def eval_mcq(
     endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write per-question rows (JSONL) here."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw accuracy per mode and domain to this PNG."),
 ) -> None:
     """Accuracy overall and per domain, latency and LLM calls per question, for each mode."""
     from legalrag.agents.qa.report import run_mcq_cli
 
     report = run_mcq_cli(questions, modes=modes, docs=docs, sources=sources, limit=limit, max_rounds=max_rounds,
                          model=model, endpoint=endpoint, endpoint_model=endpoint_model, out=out,
-                         print_table=not as_json)
+                         print_table=not as_json, plot=plot)
     if as_json:
         print_json(report)

@@ -197,3 +197,69 @@ def eval_retrieval(
     Console().print(table)
     if run_out is not None:
         typer.echo(f"run saved to {run_out}")
+
+
+@eval_app.command("compare")
+def eval_compare(
+    runs: List[Path] = typer.Argument(..., help="Run directories written by `eval retrieval --run-out` (the first "
+                                      "is the baseline), or TREC run files."),
+    queries: Path = typer.Option(..., "--queries", help="The query JSONL with the gold documents."),
+    index: Optional[Path] = typer.Option(None, "--index", help="Index to resolve gold_names and check gold ids."),
+    query_fields: Optional[str] = typer.Option(None, "--query-fields", help="Field mapping, as for eval retrieval."),
+    k: int = typer.Option(10, "--k", min=1, help="Cut-off K for the metrics."),
+    depth: int = typer.Option(100, "--depth", min=1, help="Largest K of the Recall@K curves."),
+    trials: int = typer.Option(10_000, "--trials", min=100, help="Permutations of the randomization test."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Draw the Recall@K curves to this PNG."),
+    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+) -> None:
+    """Compare saved runs on the same queries: metrics, paired randomization tests against the first run,
+    Recall@K curves."""
+    from legalrag.evaluation.compare import compare_runs
+    from legalrag.evaluation.datasets import QueryFields, load_queries
+    from legalrag.evaluation.runs import load_run
+
+    if plot is not None:
+        from legalrag.evaluation.plots import check_png_path
+
+        check_png_path(plot)
+    corpus = None
+    if index is not None:
+        from legalrag.retrieval.index import open_index
+
+        corpus = open_index(index)
+    qs = load_queries(queries, corpus, QueryFields.parse(query_fields) if query_fields else None)
+    loaded = {}
+    for path in runs:
+        name, ranked = load_run(path)
+        while name in loaded:
+            name += "'"
+        loaded[name] = ranked
+    result = compare_runs(loaded, {q.id: set(q.gold_ids) for q in qs}, k=k, depth=depth, trials=trials)
+    if plot is not None:
+        from legalrag.evaluation.plots import plot_curves
+
+        plot_curves({r.name: r.recall_curve for r in result.runs}, plot,
+                    title=f"Recall@K on {queries.name} ({result.n_queries} queries)")
+    if as_json:
+        print_json(result.to_dict())
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    keys = list(result.runs[0].means)
+    table = Table(title=f"{len(result.runs)} runs on {queries.name} ({result.n_queries} queries); "
+                        f"p: paired randomization test against {result.runs[0].name}")
+    table.add_column("run")
+    for key in keys:
+        table.add_column(key, justify="right")
+        table.add_column("p", justify="right")
+    table.add_column("missing queries", justify="right")
+    for r in result.runs:
+        cells = []
+        for key in keys:
+            p = r.p_values.get(key)
+            cells += [f"{r.means[key]:.4f}", "-" if p is None else (f"{p:.3f}" + (" *" if p < 0.05 else ""))]
+        table.add_row(r.name, *cells, str(r.missing_queries))
+    Console(width=160).print(table)
+    if plot is not None:
+        typer.echo(f"Recall@K curves drawn to {plot}")

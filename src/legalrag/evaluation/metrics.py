@@ -21,7 +21,7 @@ from typing import Collection, Iterable, Mapping, Sequence
 RANKING_METRICS = ("recall", "precision", "f1", "mrr", "ndcg", "hit")
 
 
-def _top(ranked: Sequence[str], k: int) -> list[str]:
+def unique_top(ranked: Sequence[str], k: int) -> list[str]:
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     seen: set[str] = set()
@@ -38,11 +38,11 @@ def _top(ranked: Sequence[str], k: int) -> list[str]:
 def recall_at_k(ranked: Sequence[str], gold: Collection[str], k: int) -> float:
     if not gold:
         return 0.0
-    return sum(1 for d in _top(ranked, k) if d in gold) / len(set(gold))
+    return sum(1 for d in unique_top(ranked, k) if d in gold) / len(set(gold))
 
 
 def precision_at_k(ranked: Sequence[str], gold: Collection[str], k: int) -> float:
-    return sum(1 for d in _top(ranked, k) if d in gold) / k
+    return sum(1 for d in unique_top(ranked, k) if d in gold) / k
 
 
 def f1_at_k(ranked: Sequence[str], gold: Collection[str], k: int) -> float:
@@ -51,21 +51,21 @@ def f1_at_k(ranked: Sequence[str], gold: Collection[str], k: int) -> float:
 
 
 def mrr_at_k(ranked: Sequence[str], gold: Collection[str], k: int) -> float:
-    for rank, d in enumerate(_top(ranked, k), 1):
+    for rank, d in enumerate(unique_top(ranked, k), 1):
         if d in gold:
             return 1.0 / rank
     return 0.0
 
 
 def hit_at_k(ranked: Sequence[str], gold: Collection[str], k: int) -> float:
-    return 1.0 if any(d in gold for d in _top(ranked, k)) else 0.0
+    return 1.0 if any(d in gold for d in unique_top(ranked, k)) else 0.0
 
 
 def ndcg_at_k(ranked: Sequence[str], gold: Collection[str], k: int) -> float:
     n_gold = len(set(gold))
     if not n_gold:
         return 0.0
-    dcg = sum(1.0 / math.log2(rank + 1) for rank, d in enumerate(_top(ranked, k), 1) if d in gold)
+    dcg = sum(1.0 / math.log2(rank + 1) for rank, d in enumerate(unique_top(ranked, k), 1) if d in gold)
     idcg = sum(1.0 / math.log2(rank + 1) for rank in range(1, min(n_gold, k) + 1))
     return dcg / idcg
 

@@ -117,3 +117,18 @@ def evaluate_retrieval(searcher: Any, queries: Sequence[Any], k: int = 10, filte
     metrics = evaluate_rankings(ranked, gold, ks=ks)
     per_query = {q.id: per_query_metrics(ranked[q.id], gold[q.id], ks) for q in queries}
     return RetrievalEvaluation(metrics, per_query, hits)
+
+
+def load_run(path: str | Path) -> tuple[str, dict[str, list[str]]]:
+    """(name, qid -> ranked ids) from a run directory (``run.trec`` inside; the name is the directory's) or a
+    TREC run file (the name is the file's stem)."""
+    p = Path(path)
+    if p.is_dir():
+        trec = p / "run.trec"
+        if not trec.is_file():
+            raise InputError("not a run directory (run.trec missing); write one with "
+                             "`legalrag eval retrieval ... --run-out DIR`", path=str(p))
+        return p.name, read_trec_run(trec)
+    if not p.is_file():
+        raise InputError("no such run directory or TREC run file", path=str(p))
+    return p.stem, read_trec_run(p)

@@ -56,11 +56,15 @@ def run_qa_cli(question: str, *, mode: str, sources: str, docs: Path | None, ind
 
 def run_mcq_cli(questions: Path, *, modes: str, docs: Path | None, sources: str, limit: int | None, max_rounds: int,
                 model: str | None, endpoint: str | None, endpoint_model: str | None, out: Path | None,
-                print_table: bool = True) -> dict[str, Any]:
+                print_table: bool = True, plot: Path | None = None) -> dict[str, Any]:
     from legalrag.agents.qa.mcq_eval import evaluate_mcq, load_mcq
     from legalrag.io import write_jsonl
     from legalrag.search.local import sources_from_names
 
+    if plot is not None:
+        from legalrag.evaluation.plots import check_png_path
+
+        check_png_path(plot)
     qs = load_mcq(questions)[:limit] if limit else load_mcq(questions)
     mode_list = [m.strip() for m in modes.split(",") if m.strip()]
     needs_sources = any(m in ("simple", "multi") for m in mode_list)
@@ -72,9 +76,23 @@ def run_mcq_cli(questions: Path, *, modes: str, docs: Path | None, sources: str,
     report["model"] = getattr(llm, "model_id", "")
     if out is not None:
         write_jsonl(out, report["rows"])
+    if plot is not None:
+        plot_mcq(report, plot)
     if print_table:
         print_mcq_table(report)
     return report
+
+
+def plot_mcq(report: dict[str, Any], path: Path) -> Path:
+    """Accuracy of each mode, overall and per domain, as grouped bars."""
+    from legalrag.evaluation.plots import plot_bars
+
+    rows: dict[str, dict[str, float]] = {"all": {m: s["accuracy"] for m, s in report["modes"].items()}}
+    for mode, s in report["modes"].items():
+        for domain, v in s["per_domain"].items():
+            rows.setdefault(f"{domain} ({v['n']})", {})[mode] = v["accuracy"]
+    return plot_bars(rows, path, title=f"Accuracy by mode: {report['n_questions']} questions ({report.get('model', '')})",
+                     ylabel="accuracy")
 
 
 def print_mcq_table(report: dict[str, Any]) -> None:

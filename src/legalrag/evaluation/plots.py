@@ -1,0 +1,96 @@
+"""PNG charts of results people compare: Recall@K curves of retrieval runs, metrics per stage or mode.
+
+matplotlib (the ``plot`` extra) is imported only here and only when a chart is drawn, with the Agg backend
+(no display needed). Files are written beside the target and renamed into place.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from legalrag._optional import require
+from legalrag.errors import InputError
+
+
+def _pyplot():
+    mpl = require("matplotlib", "plot")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def check_png_path(path: str | os.PathLike) -> Path:
+    """Refuse a plot path that is not a .png before any long work starts."""
+    target = Path(path)
+    if target.suffix.lower() != ".png":
+        raise InputError("plots are written as PNG; give a file name ending in .png", path=str(target))
+    return target
+
+
+def _save(fig, path: str | os.PathLike) -> Path:
+    target = check_png_path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".png")
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=120, bbox_inches="tight")
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target
+
+
+def plot_curves(curves: Mapping[str, Sequence[float]], path: str | os.PathLike, *, title: str = "",
+                xlabel: str = "K", ylabel: str = "Recall@K") -> Path:
+    """One line per name; point i is the value at K = i + 1."""
+    if not curves:
+        raise InputError("nothing to plot: no curves")
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    try:
+        for name, ys in curves.items():
+            ax.plot(range(1, len(ys) + 1), list(ys), label=name)
+        ax.set_xscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(0, 1)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+        if title:
+            ax.set_title(title)
+        return _save(fig, path)
+    finally:
+        plt.close(fig)
+
+
+def plot_bars(rows: Mapping[str, Mapping[str, float]], path: str | os.PathLike, *, title: str = "",
+              ylabel: str = "") -> Path:
+    """Grouped bars: one group per row (a stage, a mode), one bar per metric."""
+    if not rows:
+        raise InputError("nothing to plot: no rows")
+    metrics = list(dict.fromkeys(m for values in rows.values() for m in values))
+    plt = _pyplot()
+    names = list(rows)
+    width = 0.8 / max(len(metrics), 1)
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(names) + 2), 4.5))
+    try:
+        for j, metric in enumerate(metrics):
+            xs = [i + (j - (len(metrics) - 1) / 2) * width for i in range(len(names))]
+            ax.bar(xs, [rows[n].get(metric, 0.0) for n in names], width, label=metric)
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels(names, rotation=20, ha="right", fontsize=8)
+        ax.set_ylim(0, 1)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+        if ylabel:
+            ax.set_ylabel(ylabel)
+        if title:
+            ax.set_title(title)
+        return _save(fig, path)
+    finally:
+        plt.close(fig)
