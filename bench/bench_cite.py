@@ -78,6 +78,9 @@ def main() -> None:
     ap.add_argument("--prior-weight", type=float, default=2.0)
     ap.add_argument("--core-max-share", type=float, default=1.0)
     ap.add_argument("--llm-cases", type=int, default=0, help="run the LLM stages on the first N evaluation cases")
+    ap.add_argument("--shard", default="0/1", help="I/N: run the LLM stages only on the cases at positions I, I+N, "
+                    "... (several 1-thread processes share a machine better than one 2-thread process; the call cache "
+                    "lets a final unsharded run report them together)")
     ap.add_argument("--llm", default="qwen2.5-1.5b")
     ap.add_argument("--threads", type=int, default=2, help="llama.cpp threads")
     ap.add_argument("--rerank-top", type=int, default=5)
@@ -141,7 +144,10 @@ def main() -> None:
     out["non_llm"]["seconds_total"] = round(time.perf_counter() - t0, 1)
 
     if args.llm_cases:
-        subset = ev[: args.llm_cases]
+        shard, shards = (int(x) for x in args.shard.split("/"))
+        if not 0 <= shard < shards:
+            raise SystemExit(f"--shard {args.shard}: expected I/N with 0 <= I < N")
+        subset = ev[: args.llm_cases][shard::shards]
         llm, raw = make_llm(args.llm, args.threads)
         t = time.perf_counter()
         raw.load()
@@ -165,7 +171,8 @@ def main() -> None:
         rep_sub = report(run_cases(base, subset), [c.gold for c in subset], rules)
         print(table(f"Non-LLM stages on the same {len(subset)} cases", rep_sub), flush=True)
         out["non_llm_subset"] = rep_sub.to_dict()
-        name = f"LLM stages ({args.llm}{', + query analysis' if args.analyse else ''}), first {len(subset)} evaluation cases"
+        name = (f"LLM stages ({args.llm}{', + query analysis' if args.analyse else ''}), {len(subset)} evaluation cases"
+                f"{'' if shards == 1 else f' (shard {args.shard})'}")
         print(table(name, rep_llm), flush=True)
         out["llm"] = {"model": args.llm, **rep_llm.to_dict()}
         if args.analyse:
