@@ -102,23 +102,9 @@ def part_encode(args) -> dict:
 
 
 def recall_plot(curves: dict[str, list[float]], path: Path, title: str) -> None:
-    import matplotlib
+    from legalrag.evaluation.plots import plot_curves
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for name, ys in curves.items():
-        ax.plot(KS, ys, label=name)
-    ax.set_xscale("log")
-    ax.set_xlabel("K (log scale)")
-    ax.set_ylabel("Recall@K")
-    ax.set_title(title)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    plot_curves(curves, path, title=title, xlabel="K (log scale)")
 
 
 def run_systems(idx, queries, dense_names: list[str], hybrids: dict[str, tuple], cv_candidates: str | None,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "judge" / "data"
+from bench_cite import DATA  # noqa: E402  (the JuDGE data folder, $LEGALRAG_SHARED_DATA aware)
 
 
 def main() -> None:

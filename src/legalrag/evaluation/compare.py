@@ -40,15 +40,23 @@ class Comparison:
                          for r in self.runs]}
 
 
-def paired_randomization_test(a: Sequence[float], b: Sequence[float], trials: int = 10_000, seed: int = 0) -> float:
-    """Two-sided p-value that the mean of ``a - b`` is 0, by randomly swapping each pair's labels."""
+def sign_flips(n: int, trials: int = 10_000, seed: int = 0) -> np.ndarray:
+    """A (trials, n) matrix of random +1/-1: which pairs each permutation of the randomization test swaps."""
+    return np.random.default_rng(seed).choice((-1.0, 1.0), size=(trials, n))
+
+
+def paired_randomization_test(a: Sequence[float], b: Sequence[float], trials: int = 10_000, seed: int = 0,
+                              signs: np.ndarray | None = None) -> float:
+    """Two-sided p-value that the mean of ``a - b`` is 0, by randomly swapping each pair's labels.
+    ``signs`` (from :func:`sign_flips`) lets many tests on the same queries share one set of permutations."""
     diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     if diff.size == 0 or not np.any(diff):
         return 1.0
+    if signs is None:
+        signs = sign_flips(diff.size, trials, seed)
     observed = abs(diff.mean())
-    signs = np.random.default_rng(seed).choice((-1.0, 1.0), size=(trials, diff.size))
-    extreme = np.count_nonzero(np.abs((signs * diff).mean(axis=1)) >= observed - 1e-12)
-    return float((extreme + 1) / (trials + 1))
+    extreme = np.count_nonzero(np.abs(signs @ diff) / diff.size >= observed - 1e-12)
+    return float((extreme + 1) / (signs.shape[0] + 1))
 
 
 def compare_runs(runs: Mapping[str, Mapping[str, Sequence[str]]], gold: Mapping[str, Collection[str]],
@@ -62,6 +70,8 @@ def compare_runs(runs: Mapping[str, Mapping[str, Sequence[str]]], gold: Mapping[
     if not qids:
         raise ValueError("no query has gold documents")
     keys = [f"{m}@{k}" for m in METRICS]
+    first = next(iter(runs))
+    signs = sign_flips(len(qids), trials) if len(runs) > 1 else None
     per_run: dict[str, dict[str, np.ndarray]] = {}
     rows = []
     for name, ranked in runs.items():
@@ -75,10 +85,9 @@ def compare_runs(runs: Mapping[str, Mapping[str, Sequence[str]]], gold: Mapping[
             g = set(gold[q])
             curve += np.cumsum([d in g for d in ranking] + [False] * (depth - len(ranking))) / len(g)
         per_run[name] = values
-        first = next(iter(runs))
         base = per_run[first]
         p = {} if name == first else {
-            key: paired_randomization_test(values[key], base[key], trials=trials) for key in keys}
+            key: paired_randomization_test(values[key], base[key], signs=signs) for key in keys}
         rows.append(RunScores(name, {key: float(values[key].mean()) for key in keys}, p,
                               sum(1 for q in qids if q not in ranked), tuple(float(x) for x in curve / len(qids))))
     return Comparison(k, len(qids), tuple(rows))
