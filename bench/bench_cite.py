@@ -101,7 +101,7 @@ def main() -> None:
 
     from legalrag.citepred.codefilter import filter_report
     from legalrag.citepred.data import load_cases, split_dev_eval
-    from legalrag.citepred.evaluate import calibrate, evaluate, report, run_cases
+    from legalrag.citepred.evaluate import ROWS, calibrate, compare_stages, evaluate, report, run_cases, stage_sets
     from legalrag.citepred.service import build_predictor
 
     print("uptime before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
@@ -168,13 +168,25 @@ def main() -> None:
                   f"analysis={r.analysis.issues if r.analysis else None}", flush=True)
         subset = subset[: len(results)]
         rep_llm = report(results, [c.gold for c in subset], rules, seconds=time.perf_counter() - t)
-        rep_sub = report(run_cases(base, subset), [c.gold for c in subset], rules)
+        base_results = run_cases(base, subset)
+        rep_sub = report(base_results, [c.gold for c in subset], rules)
         print(table(f"Non-LLM stages on the same {len(subset)} cases", rep_sub), flush=True)
         out["non_llm_subset"] = rep_sub.to_dict()
         name = (f"LLM stages ({args.llm}{', + query analysis' if args.analyse else ''}), {len(subset)} evaluation cases"
                 f"{'' if shards == 1 else f' (shard {args.shard})'}")
         print(table(name, rep_llm), flush=True)
         out["llm"] = {"model": args.llm, **rep_llm.to_dict()}
+        gold = [c.gold for c in subset]
+        out["llm_vs_non_llm"] = compare_stages(results, base_results, gold, rules)
+        print(f"\nWith minus without the LLM, {len(subset)} cases: mean per-case F1 difference, paired randomization p",
+              "\n\n| stage | macro F1 diff | p |\n|---|---|---|", flush=True)
+        for row, v in out["llm_vs_non_llm"].items():
+            print(f"| {row} | {v['macro_f1_diff']:+.3f} | {v['p']:.3f} |", flush=True)
+        last = ROWS[-1][0]
+        sets_llm, sets_base = stage_sets(results, rules)[last], stage_sets(base_results, rules)[last]
+        out["cases"] = [{"id": c.id, "gold": sorted(c.gold), "llm": sorted(a), "non_llm": sorted(b),
+                         "llm_calls": r.llm_calls, "seconds": round(r.seconds, 2)}
+                        for c, a, b, r in zip(subset, sets_llm, sets_base, results)]
         if args.analyse:
             fr = filter_report(list(pred.documents.values()), [r.analysis.codes if r.analysis else () for r in results],
                                [c.gold for c in subset])

@@ -98,3 +98,29 @@ def test_core_max_share_leaves_widely_cited_provisions_to_the_rules(predictor_pa
     r = p.predict("He steals a bicycle, the property of another person; an attempted crime.")
     # 1 and 2 are each cited by 3 of 6 decisions (> 40%), 3 by all: the core is 5, the best of the rest.
     assert r.ranking[0] == "1" and r.pools["retrieval"] == {"5": 1.0}
+
+
+def test_compare_stages_pairs_the_same_cases(predictor_parts):
+    from legalrag.citepred.evaluate import ROWS, compare_stages, report
+
+    index, rules, graph = predictor_parts
+    facts = ["He steals a bicycle, the property of another person.", "She deceives a shop to obtain property by fraud."]
+    gold = [{"1", "3", "4"}, {"2", "3", "5"}]
+    full = CitationPredictor(index.documents, index.retriever("bm25"), rules, graph,
+                             config=CiteConfig(core_k=1, threshold=0.5, rerank_top=0))
+    strict = learn_rules(TRAIN, always_share=0.5, min_support=2, min_confidence=0.9)
+    thin = CitationPredictor(index.documents, index.retriever("bm25"), strict,
+                             CoCitationGraph.build({"t1": TRAIN["t1"], "f2": TRAIN["f2"]}),
+                             config=CiteConfig(core_k=1, threshold=0.5, rerank_top=0))
+    a, b = [full.predict(f) for f in facts], [thin.predict(f) for f in facts]
+    sel = {row: (("top", 1.0) if src in ("ranking", "reranked") else ("threshold", 0.5)) for row, src in ROWS}
+    same = compare_stages(a, a, gold, sel, trials=200)
+    assert all(v == {"macro_f1_diff": 0.0, "p": 1.0} for v in same.values())
+    diff = compare_stages(a, b, gold, sel, trials=200)
+    ra, rb = report(a, gold, sel), report(b, gold, sel)
+    for row_a, row_b in zip(ra.rows, rb.rows):
+        assert diff[row_a.stage]["macro_f1_diff"] == pytest.approx(row_a.macro_f1 - row_b.macro_f1, abs=1e-3)
+        assert 0.0 < diff[row_a.stage]["p"] <= 1.0
+    assert diff["+ co-citation"]["macro_f1_diff"] > 0  # the graph adds 5 to the fraud case; the thin run has none
+    with pytest.raises(ValueError, match="must match"):
+        compare_stages(a, b[:1], gold, sel)

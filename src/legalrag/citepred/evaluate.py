@@ -96,6 +96,31 @@ def report(results: Sequence[CiteResult], gold: Sequence[Collection[str]], rules
                       round(secs / n, 3), {k: list(v) for k, v in rules.items()})
 
 
+def stage_sets(results: Sequence[CiteResult], rules: Mapping[str, tuple[str, float]]) -> dict[str, list[set[str]]]:
+    """Row -> the predicted set of each case after that row, under the row's selection rule."""
+    return {row: _stage_sets(results, source, rules[row]) for row, source in ROWS}
+
+
+def compare_stages(a: Sequence[CiteResult], b: Sequence[CiteResult], gold: Sequence[Collection[str]],
+                   rules: Mapping[str, tuple[str, float]], trials: int = 10_000) -> dict[str, dict[str, float]]:
+    """Row by row, whether run ``a`` (e.g. with the LLM) differs from ``b`` on the same cases: the mean per-case
+    F1 difference (macro F1 of a minus b) and its two-sided paired randomization p-value."""
+    from legalrag.evaluation.compare import paired_randomization_test, sign_flips
+    from legalrag.evaluation.metrics import set_prf
+
+    if not len(a) == len(b) == len(gold):
+        raise ValueError(f"runs of {len(a)} and {len(b)} cases with {len(gold)} gold sets: they must match")
+    signs = sign_flips(len(gold), trials)
+    sets_a, sets_b = stage_sets(a, rules), stage_sets(b, rules)
+    out = {}
+    for row, _ in ROWS:
+        fa = [set_prf(p, g)[2] for p, g in zip(sets_a[row], gold)]
+        fb = [set_prf(p, g)[2] for p, g in zip(sets_b[row], gold)]
+        diff = (sum(fa) - sum(fb)) / max(len(gold), 1)
+        out[row] = {"macro_f1_diff": round(diff, 4), "p": paired_randomization_test(fa, fb, signs=signs)}
+    return out
+
+
 def evaluate(predictor: CitationPredictor, cases: Sequence[Case], dev_cases: Sequence[Case] = (),
              progress: bool = False, rules: Mapping[str, tuple[str, float]] | None = None
              ) -> tuple[CiteReport, list[CiteResult]]:
