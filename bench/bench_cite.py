@@ -167,16 +167,16 @@ def main() -> None:
                   f"core={sorted(r.pools['rerank'])} llm_calls={r.llm_calls} {r.seconds:.1f}s "
                   f"analysis={r.analysis.issues if r.analysis else None}", flush=True)
         subset = subset[: len(results)]
-        rep_llm = report(results, [c.gold for c in subset], rules, seconds=time.perf_counter() - t)
+        gold = [c.gold for c in subset]
+        rep_llm = report(results, gold, rules, seconds=time.perf_counter() - t)
         base_results = run_cases(base, subset)
-        rep_sub = report(base_results, [c.gold for c in subset], rules)
+        rep_sub = report(base_results, gold, rules)
         print(table(f"Non-LLM stages on the same {len(subset)} cases", rep_sub), flush=True)
         out["non_llm_subset"] = rep_sub.to_dict()
         name = (f"LLM stages ({args.llm}{', + query analysis' if args.analyse else ''}), {len(subset)} evaluation cases"
                 f"{'' if shards == 1 else f' (shard {args.shard})'}")
         print(table(name, rep_llm), flush=True)
         out["llm"] = {"model": args.llm, **rep_llm.to_dict()}
-        gold = [c.gold for c in subset]
         out["llm_vs_non_llm"] = compare_stages(results, base_results, gold, rules)
         print(f"\nWith minus without the LLM, {len(subset)} cases: mean per-case F1 difference, paired randomization p",
               "\n\n| stage | macro F1 diff | p |\n|---|---|---|", flush=True)
@@ -189,7 +189,7 @@ def main() -> None:
                         for c, a, b, r in zip(subset, sets_llm, sets_base, results)]
         if args.analyse:
             fr = filter_report(list(pred.documents.values()), [r.analysis.codes if r.analysis else () for r in results],
-                               [c.gold for c in subset])
+                               gold)
             print(f"code filter: {fr}", flush=True)
             out["code_filter"] = fr.__dict__
     if args.anchor:

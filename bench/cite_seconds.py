@@ -21,7 +21,7 @@ def computed(logs: list[Path]) -> dict[str, tuple[float, int, Path]]:
     """case id -> (seconds, LLM calls, the log that computed it): the log with the most seconds for the case."""
     best: dict[str, tuple[float, int, Path]] = {}
     for log in logs:
-        for n, line in enumerate(log.read_text(encoding="utf-8").splitlines(), 1):
+        for line in log.read_text(encoding="utf-8").splitlines():
             m = LINE.match(line)
             if not m:
                 continue
