@@ -138,7 +138,7 @@ def answer_question(question: str, index: Any, llm: LLM, *, k: int = 8, retrieve
     timings = {"retrieval_s": t1 - t0, "generation_s": t2 - t1, "citation_check_s": t3 - t2, "total_s": t3 - t0,
                "prompt_tokens": float(result.prompt_tokens), "completion_tokens": float(result.completion_tokens),
                "cached": float(result.cached)}
-    return Answer(text=result.text, citations=citations, hits=tuple(hits), steps=tuple(steps), timings=timings)
+    return Answer(text=result.text, citations=citations, sources=tuple(hits), steps=tuple(steps), timings=timings)
 
 
 def citation_to_dict(c: Citation) -> dict[str, Any]:

@@ -165,5 +165,5 @@ class Consultation:
                  Step(agent="retriever", action="retrieve", input=query, output=[h.id for h in hits], seconds=t2 - t1),
                  Step(agent="answer", action="generate", output=text, seconds=t3 - t2,
                       tokens=result.prompt_tokens + result.completion_tokens))
-        return Answer(text=text, citations=citations, hits=tuple(hits), steps=steps,
+        return Answer(text=text, citations=citations, sources=tuple(hits), steps=steps,
                       timings={"processor": t1 - t0, "retrieval": t2 - t1, "generation": t3 - t2})

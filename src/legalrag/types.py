@@ -115,15 +115,61 @@ class Step:
 
 
 @dataclass(frozen=True)
-class Answer:
-    """A generated answer with its checked citations, the hits it was grounded on and the trajectory."""
+class Usage:
+    """LLM calls, tokens and seconds of a run: the one accounting type. Add two with ``+``."""
 
-    text: str
+    calls: int = 0
+    cached_calls: int = 0  # answered from the call cache
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0  # wall time spent in calls (cache lookups included)
+    saved_seconds: float = 0.0  # model time the cache hits would have cost
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(self.calls + other.calls, self.cached_calls + other.cached_calls,
+                     self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens,
+                     self.seconds + other.seconds, self.saved_seconds + other.saved_seconds)
+
+    @classmethod
+    def of(cls, result: Any, seconds: float | None = None) -> "Usage":
+        """The usage of one chat result (``llm.base.ChatResult``)."""
+        cached = bool(getattr(result, "cached", False))
+        secs = float(seconds if seconds is not None else getattr(result, "seconds", 0.0) or 0.0)
+        return cls(calls=1, cached_calls=int(cached), prompt_tokens=int(getattr(result, "prompt_tokens", 0) or 0),
+                   completion_tokens=int(getattr(result, "completion_tokens", 0) or 0), seconds=secs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "total_tokens": self.total_tokens}
+
+
+@dataclass(frozen=True)
+class Response:
+    """The shape every answer-like result shares: the question, the text, its checked citations, the sources
+    it was grounded on, the trajectory, LLM usage and timings. Capability results (``Answer``, ``QAResult``,
+    ``DraftResult``, ...) extend it with their own fields; the CLI and the HTTP app print and serialise the
+    shared part with the same functions (``legalrag.render``)."""
+
+    question: str = ""
+    text: str = ""
     citations: tuple[Citation, ...] = ()
-    hits: tuple[Hit, ...] = ()
+    sources: tuple[Hit, ...] = ()
     steps: tuple[Step, ...] = ()
+    usage: Usage = field(default_factory=Usage)
     timings: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def unresolved(self) -> tuple[Citation, ...]:
         return tuple(c for c in self.citations if not c.resolved)
+
+
+@dataclass(frozen=True)
+class Answer(Response):
+    """A generated answer (``ask``, ``chat``) grounded on retrieved hits (``sources``)."""
+
+    @property
+    def hits(self) -> tuple[Hit, ...]:
+        return self.sources

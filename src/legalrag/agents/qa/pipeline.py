@@ -57,7 +57,7 @@ class QAResult:
     def to_answer(self) -> Answer:
         hits = tuple(Hit(document=r.to_document(), score=r.score, rank=i, retriever=r.source_type.value)
                      for i, r in enumerate(self.sources, 1))
-        return Answer(text=self.answer, citations=self.citations, hits=hits, steps=self.steps,
+        return Answer(text=self.answer, citations=self.citations, sources=hits, steps=self.steps,
                       timings={"total": self.seconds})
 
     def to_dict(self) -> dict[str, Any]:
