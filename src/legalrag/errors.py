@@ -27,6 +27,10 @@ class IndexError_(LegalRagError):
     """An index directory that is missing, incomplete, or written by an incompatible version."""
 
 
+class WriteLockError(LegalRagError):
+    """Another process is writing the same index, model or cache directory right now."""
+
+
 class MissingDependencyError(LegalRagError):
     """An optional extra is not installed."""
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import errno
+import glob
 import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
-from legalrag.errors import InputError
+from legalrag.errors import InputError, WriteLockError
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -60,23 +63,131 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a fresh temp directory beside ``path``; on success it replaces ``path``, on error it is removed.
 
-    Readers never see a half-written index: the old directory stays until the new one is complete.
+    Readers never see a half-written index, even if the process is killed at any instruction: the new
+    directory is swapped in with one atomic ``renameat2(RENAME_EXCHANGE)`` on Linux; elsewhere the old one is
+    first moved aside and :func:`recover_dir` puts it back if a kill lands between the two renames. Only one
+    process writes ``path`` at a time (a lock file beside it); a second one gets a :class:`WriteLockError`.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    with write_lock(target):
+        recover_dir(target)
+        tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp"))
+        try:
+            yield tmp
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        _fsync_dir(tmp)
+        if target.exists() and _exchange(tmp, target):
+            shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the old directory
+        else:
+            old = None
+            if target.exists():
+                old = target.with_name(f".{target.name}.old-{os.getpid()}")
+                os.replace(target, old)
+            os.replace(tmp, target)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        _fsync_dir(target.parent)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2 RENAME_EXCHANGE); False where the system cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
     try:
-        yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = None
-    if target.exists():
-        old = target.with_name(f".{target.name}.old-{os.getpid()}")
-        os.replace(target, old)
-    os.replace(tmp, target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    rc = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):  # file system or kernel without the flag
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make renames inside ``path`` durable (a no-op where directories cannot be opened, e.g. Windows)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def recover_dir(path: str | os.PathLike) -> None:
+    """Undo what a killed :func:`atomic_dir` left behind: put a moved-aside old directory back when the new
+    one never arrived, and delete temp directories of writers that are no longer running."""
+    target = Path(path)
+    parent = target.parent
+    if not parent.is_dir():
+        return
+    olds = sorted(parent.glob(f".{glob.escape(target.name)}.old-*"), key=lambda p: p.stat().st_mtime)
+    for old in olds:
+        if not target.exists():
+            os.replace(old, target)
+        else:
+            shutil.rmtree(old, ignore_errors=True)
+    for tmp in parent.glob(f".{glob.escape(target.name)}.*.tmp"):
+        pid = tmp.name[len(target.name) + 2:].split(".", 1)[0]
+        if pid.isdigit() and not _pid_alive(int(pid)) and tmp.is_dir():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def write_lock(path: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive lock on writing ``path`` (the file ``.NAME.lock`` beside it) or raise WriteLockError.
+
+    The kernel drops the lock when its holder dies, so a killed writer never leaves ``path`` locked."""
+    target = Path(path)
+    lock = target.with_name(f".{target.name}.lock")
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks; writes are still atomic, the last one wins
+        yield
+        return
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise WriteLockError(f"{target} is being written by another legalrag process (lock {lock.name}); "
+                                 "wait for it to finish and try again") from None
+        try:  # the holder before us may have unlinked the lock file after we opened it: retry on the new one
+            if os.fstat(fd).st_ino == os.stat(lock).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)
+        os.close(fd)
 
 
 def sha256_text(text: str) -> str:

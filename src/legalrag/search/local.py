@@ -64,6 +64,18 @@ class LocalDocumentsSource:
         self.refresh()
         return list(self._documents)
 
+    @property
+    def content_lang(self) -> str | None:
+        """``zh`` or ``en``: the language of the folder's texts (queries must be in it to match); None if empty."""
+        self.refresh()
+        if self.lang != "auto":
+            return self.lang
+        if not self._documents:
+            return None
+        from legalrag.retrieval.tokenize import detect_lang
+
+        return detect_lang(d.text for d in self._documents)
+
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         self.refresh()
         if self._retriever is None:
@@ -82,6 +94,7 @@ class StatuteIndexSource:
 
         self.index = open_index(path)
         self._retriever = self.index.retriever(retriever)
+        self.content_lang = self.index.manifest.get("lang")  # the language the index was built for
 
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         return [hit_to_result(h, SourceType.STATUTE) for h in self._retriever.retrieve(query, k=k)]

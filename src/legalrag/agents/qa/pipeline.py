@@ -19,6 +19,7 @@ from typing import Any, Mapping, Sequence
 from legalrag.agents.qa._llm import CountingLLM
 from legalrag.agents.qa.evidence import usable
 from legalrag.agents.qa.judge_agent import judge
+from legalrag.agents.qa.language import language_name, message, source_langs, target_lang, text_lang
 from legalrag.agents.qa.mcq import choose, choose_cot
 from legalrag.agents.qa.models import SearchIntent
 from legalrag.agents.qa.query_agent import plan_queries
@@ -95,8 +96,11 @@ def _gather(run: _Run, question: str, sources: Mapping[str, SearchSource], mode:
             clarifications: Sequence[str], k: int, fetch_top: int) -> tuple[list[SearchResult], list[str]]:
     """Query planning, search and (multi mode) judging; the usable evidence and the gaps still open."""
     t = time.perf_counter()
-    intents, err = plan_queries(run.llm, question, list(sources), clarifications)
+    qlang = text_lang(question)
+    langs = source_langs(sources, qlang)
+    intents, err = plan_queries(run.llm, question, list(sources), clarifications, langs=langs)
     run.step("query", "plan", question, [i.model_dump() for i in intents], t, err)
+    any_lang = target_lang("any", langs, qlang)
     evidence: list[SearchResult] = []
     gaps: list[str] = []
     rounds = 1 if mode == "simple" else max(1, max_rounds)
@@ -111,7 +115,7 @@ def _gather(run: _Run, question: str, sources: Mapping[str, SearchSource], mode:
             break
         t = time.perf_counter()
         try:
-            verdict = judge(run.llm, question, evidence[:8])
+            verdict = judge(run.llm, question, evidence[:8], query_lang=any_lang)
         except LegalRagError as exc:
             run.step("judge", "verdict", rnd, None, t, str(exc))
             break
@@ -123,23 +127,28 @@ def _gather(run: _Run, question: str, sources: Mapping[str, SearchSource], mode:
         if any(next_query == i.query for i in intents):
             run.step("judge", "stop", rnd, "refined query repeats an earlier one", time.perf_counter())
             break
+        if text_lang(next_query) != any_lang:
+            run.step("judge", "stop", rnd, f"refined query {next_query!r} is not in {language_name(any_lang)}",
+                     time.perf_counter())
+            break
         intents = [SearchIntent(query=next_query, source="any", priority=1)]
     return evidence, gaps
 
 
-def _not_established(sources: Mapping[str, SearchSource], problems: Sequence[str], evidence, gaps) -> list[str]:
+def _not_established(sources: Mapping[str, SearchSource], problems: Sequence[str], evidence, gaps,
+                     lang: str = "en") -> list[str]:
     notes = list(problems)
     if not sources:
-        notes.append("No search source is configured, so nothing could be checked against a source.")
+        notes.append(message("no_source", lang))
     elif not evidence:
-        notes.append("No usable source was found for this question; the answer could not be established.")
-    notes.extend(f"Still missing: {g}" for g in gaps)
+        notes.append(message("no_evidence", lang))
+    notes.extend(message("missing", lang, gap=g) for g in gaps)
     return notes
 
 
 def answer_question(question: str, llm: LLM, sources: Mapping[str, SearchSource], *, mode: str = "simple",
                     max_rounds: int = 3, clarifications: Sequence[str] = (), k: int = 4, fetch_top: int = 3,
-                    problems: Sequence[str] = (), max_sources: int = 6) -> QAResult:
+                    problems: Sequence[str] = (), max_sources: int = 6, max_answer_tokens: int = 400) -> QAResult:
     """An answer with numbered citations to retrieved sources, or a statement of what could not be established."""
     if mode not in MODES:
         raise InputError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}", field="mode")
@@ -149,16 +158,17 @@ def answer_question(question: str, llm: LLM, sources: Mapping[str, SearchSource]
     evidence, gaps = _gather(run, question, sources, mode, max_rounds, clarifications, k, fetch_top) \
         if sources else ([], [])
     evidence = evidence[:max_sources]  # the numbering the summary cites is this list's
-    notes = _not_established(sources, problems, evidence, gaps)
+    lang = text_lang(question)
+    notes = _not_established(sources, problems, evidence, gaps, lang)
     if evidence:
         t = time.perf_counter()
-        text = summarise(run.llm, question, evidence, gaps="; ".join(gaps))
+        text = summarise(run.llm, question, evidence, gaps="; ".join(gaps), max_tokens=max_answer_tokens)
         citations, unsupported = check_citations(text, evidence)
         run.step("summary", "answer", len(evidence), {"chars": len(text), "citations": len(citations),
                                                       "unsupported": len(unsupported)}, t)
     else:
-        text, citations, unsupported = ("I could not establish an answer from the available sources. "
-                                        + " ".join(notes)), [], []
+        sep = "" if lang == "zh" else " "
+        text, citations, unsupported = sep.join([message("no_answer", lang), *notes]), [], []
     return QAResult(question=question, mode=mode, answer=text, sources=tuple(evidence), citations=tuple(citations),
                     unsupported=tuple(unsupported), not_established=tuple(notes), steps=tuple(run.steps),
                     llm_calls=run.llm.calls, seconds=time.perf_counter() - run.t0, problems=tuple(problems))
@@ -190,7 +200,7 @@ def answer_mcq(question: str, choices: Mapping[str, str], llm: LLM, sources: Map
         letter, rationale, err = choose(run.llm, question, choices, evidence)
     run.step("answer", mode, question, {"choice": letter, "rationale": rationale}, t, err)
     citations, unsupported = check_citations(rationale, evidence) if evidence else ([], [])
-    notes = _not_established(sources, (), evidence, gaps) if mode in MODES else []
+    notes = _not_established(sources, (), evidence, gaps, text_lang(question)) if mode in MODES else []
     return QAResult(question=question, mode=mode, answer=rationale, sources=tuple(evidence),
                     citations=tuple(citations), unsupported=tuple(unsupported), not_established=tuple(notes),
                     steps=tuple(run.steps), choice=letter, llm_calls=run.llm.calls,

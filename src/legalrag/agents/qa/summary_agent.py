@@ -12,20 +12,33 @@ from typing import Sequence
 
 from legalrag.agents.qa._llm import ask_text, render
 from legalrag.agents.qa.evidence import evidence_block
+from legalrag.agents.qa.language import language_name, text_lang
 from legalrag.llm.base import LLM
 from legalrag.search.base import SearchResult
 from legalrag.search.fetch import tokens
 from legalrag.types import Citation
 
 _MARK = re.compile(r"\[(\d{1,2})\]")
-_SENTENCE = re.compile(r"[^。！？.!?\n]+[。！？.!?]?")
+# A sentence with the [n] marks written after its full stop ("是三年。[1]"), which belong to it.
+_SENTENCE = re.compile(r"[^。！？.!?\n]+[。！？.!?]?(?:[ \t]*\[\d{1,2}\])*")
 
 
 def summarise(llm: LLM, question: str, evidence: Sequence[SearchResult], gaps: str = "",
               *, max_tokens: int = 400, max_chars: int = 500) -> str:
+    """The answer in the question's language: a reply in another language is asked once more to be rewritten
+    (small models drift into the language of the sources or of the instructions)."""
+    lang = text_lang(question)
     messages = render("qa_summary", question=question, evidence=evidence_block(evidence, max_chars),
-                      gaps=gaps or "(none)")
-    return ask_text(llm, messages, max_tokens=max_tokens).strip()
+                      gaps=gaps or "(none)", language=language_name(lang))
+    text = ask_text(llm, messages, max_tokens=max_tokens).strip()
+    if text and text_lang(text) != lang:
+        again = [*messages, {"role": "assistant", "content": text},
+                 {"role": "user", "content": f"Rewrite this answer in {language_name(lang)}, keeping the [n] "
+                                             "source numbers."}]
+        rewritten = ask_text(llm, again, max_tokens=max_tokens).strip()
+        if rewritten and text_lang(rewritten) == lang:
+            text = rewritten
+    return text
 
 
 _ARTICLE_TITLE = re.compile(r"^(.+?)(第[零〇一二两三四五六七八九十百千万0-9]+条(?:之[一二三四五六七八九十]+)?)$")
