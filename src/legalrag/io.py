@@ -17,23 +17,83 @@ from typing import Any, Iterator
 from legalrag.errors import InputError, WriteLockError
 
 
-def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, object) for each non-blank line; a bad line raises InputError naming it."""
+MAX_LINE_BYTES = 64 << 20  # one JSONL record larger than this is a broken file, not data worth holding in memory
+
+
+def read_jsonl(path: str | os.PathLike, *, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) for each non-blank line; a bad line raises InputError naming it.
+
+    Streams the file (memory stays bounded by the longest line, at most ``max_line_bytes``). UTF-8, with or
+    without a byte-order mark, and UTF-16 with a BOM are read; other encodings (GBK...) are an InputError
+    naming the line and how to convert the file."""
     p = Path(path)
     if not p.exists():
         raise InputError("file not found; check the path", path=str(p))
-    with p.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
+    if p.is_dir():
+        raise InputError("expected a JSONL file, got a folder", path=str(p))
+    with p.open("rb") as raw:
+        head = raw.read(4)
+    encoding = "utf-8"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        encoding = "utf-16"
+    elif head.startswith(b"\xef\xbb\xbf"):
+        encoding = "utf-8-sig"
+    if encoding == "utf-16":  # rare; decoded as a text stream (lines are still bounded below)
+        lines = _text_lines(p, encoding, max_line_bytes)
+    else:
+        lines = _utf8_lines(p, encoding, max_line_bytes)
+    for lineno, line in lines:
+        if not line.strip():
+            continue
+        if "\x00" in line:
+            raise InputError("holds a NUL byte (a binary or UTF-16 file without a byte-order mark?); convert it "
+                             "to UTF-8 text", path=str(p), line=lineno)
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno}); fix or remove this line",
+                             path=str(p), line=lineno) from None
+        except RecursionError:
+            raise InputError("JSON nested too deeply to read; fix or remove this line", path=str(p),
+                             line=lineno) from None
+        if not isinstance(obj, dict):
+            raise InputError("expected a JSON object on each line", path=str(p), line=lineno)
+        yield lineno, obj
+
+
+def _too_long(p: Path, lineno: int, limit: int) -> InputError:
+    return InputError(f"line longer than {limit >> 20} MiB; a JSONL file needs one record per line (is this "
+                      "a JSON array or a file without line breaks?)", path=str(p), line=lineno)
+
+
+def _utf8_lines(p: Path, encoding: str, limit: int) -> Iterator[tuple[int, str]]:
+    with p.open("rb") as fh:
+        lineno = 0
+        while True:
+            data = fh.readline(limit + 1)
+            if not data:
+                return
+            lineno += 1
+            if len(data) > limit:
+                raise _too_long(p, lineno, limit)
             try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno}); fix or remove this line",
-                                 path=str(p), line=lineno) from None
-            if not isinstance(obj, dict):
-                raise InputError("expected a JSON object on each line", path=str(p), line=lineno)
-            yield lineno, obj
+                yield lineno, data.decode(encoding if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"not UTF-8 text (bad byte 0x{data[exc.start]:02x} at column {exc.start + 1}); "
+                                 "convert the file, e.g. `iconv -f GB18030 -t UTF-8 IN > OUT`", path=str(p),
+                                 line=lineno) from None
+
+
+def _text_lines(p: Path, encoding: str, limit: int) -> Iterator[tuple[int, str]]:
+    try:
+        with p.open(encoding=encoding) as fh:
+            for lineno, line in enumerate(iter(lambda: fh.readline(limit + 1), ""), 1):
+                if len(line) > limit:
+                    raise _too_long(p, lineno, limit)
+                yield lineno, line
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid {encoding} text ({exc.reason}); convert the file to UTF-8",
+                         path=str(p)) from None
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> None:

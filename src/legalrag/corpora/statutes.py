@@ -95,6 +95,9 @@ def iter_statutes(path: str | Path, fields: FieldMap | None = None) -> Iterator[
             if key not in rec or rec[key] is None:
                 raise InputError("missing field; every record needs an id and a text", path=str(path),
                                  line=lineno, field=key)
+            if not isinstance(rec[key], (str, int)) or isinstance(rec[key], bool):
+                raise InputError(f"expected a string, got {type(rec[key]).__name__}", path=str(path),
+                                 line=lineno, field=key)
         doc_id = str(rec[fm.id])
         if doc_id in seen:
             raise InputError(f"id {doc_id!r} appears twice; ids must be unique", path=str(path), line=lineno,
