@@ -18,6 +18,7 @@ from typing import Any, Mapping, Sequence
 
 from legalrag.agents.qa._llm import CountingLLM
 from legalrag.agents.qa.evidence import usable
+from legalrag.agents.qa.injection import Injection, flag_injected, screen
 from legalrag.agents.qa.judge_agent import judge
 from legalrag.agents.qa.language import language_name, message, source_langs, target_lang, text_lang
 from legalrag.agents.qa.mcq import choose, choose_cot
@@ -49,6 +50,7 @@ class QAResult:
     llm_calls: int = 0
     seconds: float = 0.0
     problems: tuple[str, ...] = field(default_factory=tuple)  # sources that could not be used
+    injections: tuple[dict, ...] = ()  # text addressed to the model found in sources (removed before use)
 
     @property
     def citation_precision(self) -> float | None:
@@ -66,6 +68,7 @@ class QAResult:
                 "sources": [{"n": i, **r.to_dict()} for i, r in enumerate(self.sources, 1)],
                 "citations": [c.__dict__ for c in self.citations], "unsupported": list(self.unsupported),
                 "not_established": list(self.not_established), "problems": list(self.problems),
+                "injections": list(self.injections),
                 "citation_precision": self.citation_precision, "llm_calls": self.llm_calls,
                 "seconds": round(self.seconds, 3), "steps": [step_dict(s) for s in self.steps]}
 
@@ -85,7 +88,17 @@ class _Run:
     def __init__(self, llm: LLM):
         self.llm = CountingLLM(llm)
         self.steps: list[Step] = []
+        self.injections: list[Injection] = []
         self.t0 = time.perf_counter()
+
+    def screened(self, kept: list[SearchResult], offset: int) -> list[SearchResult]:
+        """``kept`` with text addressed to the model removed (numbered after ``offset`` earlier sources)."""
+        t = time.perf_counter()
+        clean, found = screen(kept, offset)
+        self.injections.extend(found)
+        if found:
+            self.step("judge", "screen", len(kept), [f.to_dict() for f in found], t)
+        return clean
 
     def step(self, agent: str, action: str, inp: Any, out: Any, t: float, error: str | None = None) -> None:
         self.steps.append(Step(agent=agent, action=action, input=inp, output=out,
@@ -110,7 +123,7 @@ def _gather(run: _Run, question: str, sources: Mapping[str, SearchSource], mode:
         t = time.perf_counter()
         kept, dropped = usable(found)
         run.step("judge", "filter", len(found), {"kept": len(kept), "dropped": dropped}, t)
-        evidence.extend(kept)
+        evidence.extend(run.screened(kept, len(evidence)))
         if mode == "simple":
             break
         t = time.perf_counter()
@@ -157,13 +170,33 @@ def answer_question(question: str, llm: LLM, sources: Mapping[str, SearchSource]
     run = _Run(llm)
     evidence, gaps = _gather(run, question, sources, mode, max_rounds, clarifications, k, fetch_top) \
         if sources else ([], [])
-    evidence = evidence[:max_sources]  # the numbering the summary cites is this list's
+    return _answer(run, question, mode, evidence[:max_sources], gaps, _not_established(
+        sources, problems, evidence, gaps, text_lang(question)), problems, max_answer_tokens)
+
+
+def answer_with_evidence(question: str, llm: LLM, evidence: Sequence[SearchResult], *,
+                         max_answer_tokens: int = 400) -> QAResult:
+    """The answering stage alone, over ``evidence`` as if it had been retrieved (error pages dropped, text
+    addressed to the model removed): for evaluating answers and their citations on fixed sources."""
+    run = _Run(llm)
+    t = time.perf_counter()
+    kept, dropped = usable(evidence)
+    run.step("judge", "filter", len(evidence), {"kept": len(kept), "dropped": dropped}, t)
+    kept = run.screened(kept, 0)
+    notes = [] if kept else [message("no_evidence", text_lang(question))]
+    return _answer(run, question, "evidence", kept, [], notes, (), max_answer_tokens)
+
+
+def _answer(run: _Run, question: str, mode: str, evidence: list[SearchResult], gaps: list[str], notes: list[str],
+            problems: Sequence[str], max_answer_tokens: int) -> QAResult:
+    """The summary over ``evidence`` (the numbering it cites), its citations checked and planted ones flagged."""
     lang = text_lang(question)
-    notes = _not_established(sources, problems, evidence, gaps, lang)
+    injections = [i for i in run.injections if i.source <= len(evidence)]
     if evidence:
         t = time.perf_counter()
         text = summarise(run.llm, question, evidence, gaps="; ".join(gaps), max_tokens=max_answer_tokens)
         citations, unsupported = check_citations(text, evidence)
+        citations = flag_injected(citations, injections)
         run.step("summary", "answer", len(evidence), {"chars": len(text), "citations": len(citations),
                                                       "unsupported": len(unsupported)}, t)
     else:
@@ -171,7 +204,8 @@ def answer_question(question: str, llm: LLM, sources: Mapping[str, SearchSource]
         text, citations, unsupported = sep.join([message("no_answer", lang), *notes]), [], []
     return QAResult(question=question, mode=mode, answer=text, sources=tuple(evidence), citations=tuple(citations),
                     unsupported=tuple(unsupported), not_established=tuple(notes), steps=tuple(run.steps),
-                    llm_calls=run.llm.calls, seconds=time.perf_counter() - run.t0, problems=tuple(problems))
+                    llm_calls=run.llm.calls, seconds=time.perf_counter() - run.t0, problems=tuple(problems),
+                    injections=tuple(i.to_dict() for i in injections))
 
 
 def answer_mcq(question: str, choices: Mapping[str, str], llm: LLM, sources: Mapping[str, SearchSource] | None = None,

@@ -30,6 +30,12 @@ def print_result(result: QAResult) -> None:
     bad = [c.text for c in result.citations if not c.resolved]
     if bad:
         console.print(f"[red]Citations that point to no retrieved source:[/red] {', '.join(bad)}")
+    for c in result.citations:
+        if c.note.startswith(("asked for by an instruction", "source [")):
+            console.print(f"[red]Suspect citation {c.text}:[/red] {c.note}", highlight=False)
+    for inj in result.injections:
+        console.print(f"[red]Removed from source [{inj['source']}] ({inj['title']}), text addressed to the "
+                      f"model:[/red] {inj['text'][:120]}", highlight=False, markup=False)
     for s in result.unsupported:
         console.print(f"[yellow]Unsupported:[/yellow] {s}", highlight=False)
     for note in result.not_established:
