@@ -175,14 +175,16 @@ def answer_question(question: str, llm: LLM, sources: Mapping[str, SearchSource]
 
 
 def answer_with_evidence(question: str, llm: LLM, evidence: Sequence[SearchResult], *,
-                         max_answer_tokens: int = 400) -> QAResult:
+                         max_answer_tokens: int = 400, screen_injections: bool = True) -> QAResult:
     """The answering stage alone, over ``evidence`` as if it had been retrieved (error pages dropped, text
-    addressed to the model removed): for evaluating answers and their citations on fixed sources."""
+    addressed to the model removed): for evaluating answers and their citations on fixed sources.
+    ``screen_injections=False`` leaves that text in (to measure what the screen is worth)."""
     run = _Run(llm)
     t = time.perf_counter()
     kept, dropped = usable(evidence)
     run.step("judge", "filter", len(evidence), {"kept": len(kept), "dropped": dropped}, t)
-    kept = run.screened(kept, 0)
+    if screen_injections:
+        kept = run.screened(kept, 0)
     notes = [] if kept else [message("no_evidence", text_lang(question))]
     return _answer(run, question, "evidence", kept, [], notes, (), max_answer_tokens)
 
