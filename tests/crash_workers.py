@@ -473,6 +473,13 @@ def kill_once(fault: Fault, work: Path, rng: random.Random, max_delay: float = 0
         code = 0
         try:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+            # tqdm's lock is a semaphore shared with the parent across fork: a child killed while holding it
+            # would hang the parent's next progress bar. The child gets a lock of its own.
+            import threading
+
+            from tqdm import tqdm
+
+            tqdm.set_lock(threading.RLock())
             fault.work(work)
         except BaseException:  # noqa: BLE001
             import traceback

@@ -23,6 +23,7 @@ ask :func:`plan_update` later.
 from __future__ import annotations
 
 import bisect
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,17 @@ from legalrag.types import Document, DocumentKind
 
 DEFAULT_SIZE = 500
 DEFAULT_OVERLAP = 100
+DEFAULT_MAX_FILE_MB = 100  # larger files are refused: a document this size is almost always a mistake
+
+
+def max_file_bytes() -> int:
+    """The largest file read as one document: $LEGALRAG_MAX_FILE_MB (MiB) or 100 MiB."""
+    raw = os.environ.get("LEGALRAG_MAX_FILE_MB", "")
+    try:
+        mb = float(raw) if raw.strip() else DEFAULT_MAX_FILE_MB
+    except ValueError:
+        raise InputError(f"$LEGALRAG_MAX_FILE_MB must be a number of MiB, got {raw!r}") from None
+    return int(mb * 2**20)
 
 _MD_HEADER = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
 _ZH_HEADER = re.compile(  # 第一章 总则 / 第二节　合同的订立 / 第三编: on its own line, no sentence punctuation
@@ -206,20 +218,43 @@ def _section_path(headers: list[Header], upto: int) -> list[str]:
 
 
 def scan_folder(folder: str | Path) -> dict[str, Path]:
-    """Supported files under ``folder`` (recursively, hidden files and folders skipped) by relative path."""
+    """Supported files under ``folder`` (recursively, hidden files and folders skipped) by relative path.
+
+    Links are never a way out of the folder: a linked file or folder whose target lies outside it is an
+    InputError naming the link, and linked folders are not descended into (their files inside the folder are
+    found at their real place), so a link loop cannot trap the scan."""
     root = Path(folder)
     if not root.exists():
         raise InputError("folder not found; check the path", path=str(root))
     if not root.is_dir():
         raise InputError("expected a folder of documents, got a file", path=str(root))
+    real_root = root.resolve()
     found = {}
-    for p in sorted(root.rglob("*")):
-        rel = p.relative_to(root)
-        if any(part.startswith(".") for part in rel.parts) or p.suffix.lower() not in FORMATS:
-            continue
-        if p.is_file() or (p.is_symlink() and not p.exists()):  # a broken link is reported when read
-            found[rel.as_posix()] = p
-    return found
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for d in dirnames:
+            if (here / d).is_symlink():
+                _check_inside(here / d, real_root, root)
+        for name in sorted(filenames):
+            p = here / name
+            if name.startswith(".") or p.suffix.lower() not in FORMATS:
+                continue
+            if p.is_symlink():
+                if not p.exists():  # a broken link is reported when read
+                    found[p.relative_to(root).as_posix()] = p
+                    continue
+                _check_inside(p, real_root, root)
+            if p.is_file():
+                found[p.relative_to(root).as_posix()] = p
+    return dict(sorted(found.items()))
+
+
+def _check_inside(link: Path, real_root: Path, root: Path) -> None:
+    target = link.resolve()
+    if target != real_root and real_root not in target.parents:
+        raise InputError(f"is a link to {target}, outside the documents folder {root}; links out of the folder "
+                         "are not followed: copy the file into the folder or remove the link", path=str(link))
 
 
 def file_manifest(folder: str | Path) -> dict[str, str]:
@@ -251,7 +286,12 @@ def load_file(path: str | Path, rel: str | None = None, *, size: int = DEFAULT_S
     import hashlib
 
     p = Path(path)
+    limit = max_file_bytes()
     try:
+        n_bytes = p.stat().st_size
+        if n_bytes > limit:
+            raise InputError(f"the file is {n_bytes / 2**20:.1f} MiB, over the {limit / 2**20:.0f} MiB limit for one "
+                             "document; split it, or raise the limit with $LEGALRAG_MAX_FILE_MB", path=str(p))
         data = p.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read this file ({exc.strerror or exc}); fix its permissions or remove it",

@@ -19,6 +19,7 @@ FORMATS = {".md": "md", ".markdown": "md", ".txt": "txt", ".text": "txt", ".pdf"
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*\n", re.S)
 _MD_H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
 _SENTENCE_END = "。．.!?！？；;:：，,"
+MAX_PDF_CHARS = 50_000_000
 
 
 @dataclass(frozen=True)
@@ -93,10 +94,19 @@ def _pdf(path: Path, data: bytes) -> Extracted:
         reader = pypdf.PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise InputError("the PDF is password-protected; save an unprotected copy", path=str(path))
-        pages = [(page.extract_text() or "").replace("\r\n", "\n") for page in reader.pages]
+        pages, total = [], 0
+        for page in reader.pages:
+            pages.append((page.extract_text() or "").replace("\r\n", "\n"))
+            total += len(pages[-1])
+            if total > MAX_PDF_CHARS:  # many pages each just under pypdf's per-stream limit
+                raise InputError(f"the PDF expands to more than {MAX_PDF_CHARS:,} characters of text (a "
+                                 "decompression bomb?); refused: split it or remove it", path=str(path))
         meta_title = (reader.metadata.title if reader.metadata else None) or ""
     except InputError:
         raise
+    except pypdf.errors.LimitReachedError:
+        raise InputError("a stream in the PDF decompresses to more than pypdf's safety limit (a decompression "
+                         "bomb?); refused: re-export the PDF or remove it", path=str(path)) from None
     except Exception as exc:  # pypdf raises many types for damaged files
         raise InputError(f"not a readable PDF ({type(exc).__name__}: {exc}); re-export it or remove it",
                          path=str(path)) from None
