@@ -99,12 +99,12 @@ def main() -> None:
                                           max_answer_tokens=args.max_answer_tokens,
                                           screen_injections=(cond == "screen"))
             rows.append(score(case, result))
-        report["conditions"][cond] = {"summary": summarise(rows),
-                                      "by_lang": {lang: summarise([r for r in rows if r["lang"] == lang])
-                                                  for lang in ("zh", "en")},
-                                      "rows": rows}
-        if args.out:
-            args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
+            report["conditions"][cond] = {"summary": summarise(rows),
+                                          "by_lang": {lang: summarise([r for r in rows if r["lang"] == lang])
+                                                      for lang in ("zh", "en")},
+                                          "rows": rows}
+            if args.out:  # after every case, so an interrupted run still leaves its figures
+                args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
     report["seconds"] = round(time.perf_counter() - t0, 1)
     table = Table(title=f"Prompt-injection resistance: {report['model']}, {len(cases)} cases")
     for col in ("condition", "n", "found by screen", "followed", "resistance", "planted cited", "planted flagged",

@@ -97,12 +97,15 @@ class OpenAICompatLLM:
             delay = self.backoff * (2 ** attempt) * (0.75 + 0.5 * random.random())
             try:
                 with self._slots:
-                    r = self.client.post(url, json=body, headers=self._headers())
+                    r = self._post_once(url, body)
             except httpx.ConnectError as exc:
-                raise EndpointError(f"cannot connect to {url} ({exc}). Is the server running and the URL right? "
+                raise _error(f"cannot connect to {url} ({exc}). Is the server running and the URL right? "
                                     "For a local one: legalrag llm serve --port PORT") from None
             except httpx.TimeoutException:
-                last = f"no answer within {self.timeout:g} s"
+                # not retried: a server that used the whole time is hung or overloaded, and retrying would
+                # multiply the wait; the caller records the failure and goes on
+                raise _error(f"{url}: no complete answer within {self.timeout:g} s; the server is hung or "
+                             "overloaded: check it, or raise the timeout") from None
             except httpx.HTTPError as exc:
                 last = f"{type(exc).__name__}: {exc}"
             else:
@@ -110,27 +113,42 @@ class OpenAICompatLLM:
                     try:
                         return r.json()
                     except ValueError:
-                        raise EndpointError(f"{url} answered 200 but the body is not JSON: {r.text[:200]!r}. "
+                        raise _error(f"{url} answered 200 but the body is not JSON: {r.text[:200]!r}. "
                                             "Check that the URL points at an OpenAI-compatible API (…/v1)") from None
                 if r.status_code in (401, 403):
                     hint = (f"set the API key in ${self.api_key_env}" if self.api_key_env and
                             not os.environ.get(self.api_key_env) else f"check the key in ${self.api_key_env}")
-                    raise EndpointError(f"{url} refused the credentials ({r.status_code}): {r.text[:200]}; {hint}")
+                    raise _error(f"{url} refused the credentials ({r.status_code}): {r.text[:200]}; {hint}")
                 if r.status_code == 400 and "exceed_context_size_error" in r.text:
                     try:
                         return r.json()  # parse_reply turns it into PromptTooLongError
                     except ValueError:
                         pass
                 if r.status_code not in RETRY_STATUS:
-                    raise EndpointError(f"{url} rejected the request ({r.status_code}): {_error_text(r)}")
+                    raise _error(f"{url} rejected the request ({r.status_code}): {_error_text(r)}")
                 last = f"HTTP {r.status_code}: {_error_text(r)}"
                 retry_after = r.headers.get("retry-after")
                 if retry_after and retry_after.replace(".", "", 1).isdigit():
                     delay = min(float(retry_after), 60.0)
             if attempt < self.max_retries:
                 time.sleep(delay)
-        raise EndpointError(f"{url} failed after {self.max_retries + 1} attempts; last: {last}. The server is "
+        raise _error(f"{url} failed after {self.max_retries + 1} attempts; last: {last}. The server is "
                             "overloaded or down; retry later or raise max_retries/timeout")
+
+    def _post_once(self, url: str, body: dict[str, Any]) -> Any:
+        """One POST whose whole reply must arrive within ``timeout`` seconds. httpx's timeouts bound each read,
+        so a server that sends a byte now and then would otherwise hold the call forever."""
+        httpx = require("httpx", "http")
+        deadline = time.monotonic() + self.timeout
+        with self.client.stream("POST", url, json=body, headers=self._headers()) as r:
+            chunks = []
+            for chunk in r.iter_bytes():
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("the reply did not finish in time", request=r.request)
+            headers = [(k, v) for k, v in r.headers.multi_items()
+                       if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+            return httpx.Response(r.status_code, headers=headers, content=b"".join(chunks), request=r.request)
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
         if not request.messages:
@@ -157,15 +175,15 @@ class OpenAICompatLLM:
             with self._slots, self.client.stream("POST", url, json=body, headers=self._headers()) as r:
                 if r.status_code != 200:
                     r.read()
-                    raise EndpointError(f"{url} rejected the streamed request ({r.status_code}): {_error_text(r)}")
+                    raise _error(f"{url} rejected the streamed request ({r.status_code}): {_error_text(r)}")
                 yield from r.iter_lines()
         except httpx.ConnectError as exc:
-            raise EndpointError(f"cannot connect to {url} ({exc}). Is the server running and the URL right? "
+            raise _error(f"cannot connect to {url} ({exc}). Is the server running and the URL right? "
                                 "For a local one: legalrag llm serve --port PORT") from None
         except httpx.TimeoutException:
-            raise EndpointError(f"{url}: no data within {self.timeout:g} s while streaming") from None
+            raise _error(f"{url}: no data within {self.timeout:g} s while streaming") from None
         except httpx.HTTPError as exc:
-            raise EndpointError(f"{url}: the stream broke off ({type(exc).__name__}: {exc})") from None
+            raise _error(f"{url}: the stream broke off ({type(exc).__name__}: {exc})") from None
 
     def chat(self, request: ChatRequest) -> ChatResult:
         body = self._body(request)
@@ -182,7 +200,14 @@ class OpenAICompatLLM:
             r.raise_for_status()
             return [m["id"] for m in r.json().get("data", [])]
         except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise EndpointError(f"could not list models at {self.base_url}/models: {exc}") from None
+            raise _error(f"could not list models at {self.base_url}/models: {exc}") from None
+
+
+def _error(message: str) -> EndpointError:
+    """Servers may echo the Authorization header in error bodies: the key is redacted from every message."""
+    from legalrag.redact import redact
+
+    return EndpointError(redact(message))
 
 
 def _error_text(r: Any) -> str:

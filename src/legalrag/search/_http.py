@@ -9,6 +9,13 @@ from legalrag._optional import require
 from legalrag.errors import EndpointError
 
 
+def _error(message: str) -> EndpointError:
+    """Error bodies may echo the request's headers (and so its key): redacted before they go anywhere."""
+    from legalrag.redact import redact
+
+    return EndpointError(redact(message))
+
+
 def request_json(method: str, url: str, *, service: str, headers: Mapping[str, str] | None = None,
                  params: Mapping[str, Any] | None = None, json_body: Any = None, timeout: float = 20.0) -> Any:
     """Send one request and return the decoded JSON body; any failure is an EndpointError naming the service."""
@@ -17,17 +24,17 @@ def request_json(method: str, url: str, *, service: str, headers: Mapping[str, s
         resp = httpx.request(method, url, headers=dict(headers or {}), params=params, json=json_body,
                              timeout=timeout, follow_redirects=True)
     except httpx.TimeoutException:
-        raise EndpointError(f"{service}: no answer from {url} within {timeout:g} s; try again later") from None
+        raise _error(f"{service}: no answer from {url} within {timeout:g} s; try again later") from None
     except httpx.HTTPError as exc:
-        raise EndpointError(f"{service}: cannot reach {url} ({exc.__class__.__name__}: {exc})") from None
+        raise _error(f"{service}: cannot reach {url} ({exc.__class__.__name__}: {exc})") from None
     if resp.status_code in (401, 403):
-        raise EndpointError(f"{service}: the server refused the request (HTTP {resp.status_code}); "
+        raise _error(f"{service}: the server refused the request (HTTP {resp.status_code}); "
                             "check the API key or token")
     if resp.status_code == 429:
-        raise EndpointError(f"{service}: rate limited (HTTP 429); wait and retry, or use a key with a higher quota")
+        raise _error(f"{service}: rate limited (HTTP 429); wait and retry, or use a key with a higher quota")
     if resp.status_code >= 400:
-        raise EndpointError(f"{service}: HTTP {resp.status_code} from {url}: {resp.text[:200]}")
+        raise _error(f"{service}: HTTP {resp.status_code} from {url}: {resp.text[:200]}")
     try:
         return resp.json()
     except (json.JSONDecodeError, ValueError):
-        raise EndpointError(f"{service}: the answer from {url} is not JSON (starts {resp.text[:80]!r})") from None
+        raise _error(f"{service}: the answer from {url} is not JSON (starts {resp.text[:80]!r})") from None

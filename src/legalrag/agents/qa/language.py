@@ -19,6 +19,8 @@ MESSAGES = {
     "no_evidence": {"en": "No usable source was found for this question; the answer could not be established.",
                     "zh": "没有检索到可用于回答该问题的来源，无法确定答案。"},
     "missing": {"en": "Still missing: {gap}", "zh": "仍然缺少：{gap}"},
+    "model_failed": {"en": "The model call that writes the answer failed ({error}); the sources found are listed.",
+                     "zh": "撰写答案的模型调用失败（{error}）；已列出检索到的来源。"},
 }
 
 

@@ -9,7 +9,7 @@ from typing import Mapping, Sequence
 from legalrag.agents.qa._llm import ask_json, ask_text, render
 from legalrag.agents.qa.evidence import evidence_block
 from legalrag.agents.qa.models import ChoiceAnswer
-from legalrag.errors import StructuredOutputError
+from legalrag.errors import LegalRagError, StructuredOutputError
 from legalrag.llm.base import LLM
 from legalrag.search.base import SearchResult
 
@@ -42,6 +42,8 @@ def choose(llm: LLM, question: str, choices: Mapping[str, str], evidence: Sequen
     except StructuredOutputError as exc:
         letter = next((x for raw in reversed(exc.raw) if (x := _fallback_letter(raw, list(choices)))), None)
         return letter, "", str(exc)
+    except LegalRagError as exc:  # the model call failed or hung: no answer, recorded
+        return None, "", str(exc)
     if reply.answer not in choices:
         return None, reply.rationale, f"answer {reply.answer} is not one of the choices"
     return reply.answer, reply.rationale, None
@@ -49,6 +51,9 @@ def choose(llm: LLM, question: str, choices: Mapping[str, str], evidence: Sequen
 
 def choose_cot(llm: LLM, question: str, choices: Mapping[str, str], *, max_tokens: int = 256) -> tuple[str | None, str]:
     """Chain-of-thought baseline: reason step by step in free text, end with 'Answer: X'."""
-    text = ask_text(llm, render("qa_mcq_cot", question=question, choices=format_choices(choices)),
-                    max_tokens=max_tokens)
+    try:
+        text = ask_text(llm, render("qa_mcq_cot", question=question, choices=format_choices(choices)),
+                        max_tokens=max_tokens)
+    except LegalRagError as exc:
+        return None, f"model call failed: {exc}"
     return _fallback_letter(text, list(choices)), text

@@ -33,6 +33,7 @@ from legalrag.search.base import SearchResult, SearchSource
 from legalrag.types import Answer, Citation, Hit, Step
 
 MODES = ("simple", "multi")
+MAX_QUESTION_CHARS = 20_000  # a question, not a document: longer text belongs in the searched sources
 MCQ_MODES = ("zero-shot", "cot", "simple", "multi")
 
 
@@ -167,6 +168,9 @@ def answer_question(question: str, llm: LLM, sources: Mapping[str, SearchSource]
         raise InputError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}", field="mode")
     if not question.strip():
         raise InputError("the question is empty", field="question")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InputError(f"the question is {len(question):,} characters; the limit is {MAX_QUESTION_CHARS:,}. Ask "
+                         "the question itself and put long material in a document folder (--docs)", field="question")
     run = _Run(llm)
     evidence, gaps = _gather(run, question, sources, mode, max_rounds, clarifications, k, fetch_top) \
         if sources else ([], [])
@@ -194,14 +198,22 @@ def _answer(run: _Run, question: str, mode: str, evidence: list[SearchResult], g
     """The summary over ``evidence`` (the numbering it cites), its citations checked and planted ones flagged."""
     lang = text_lang(question)
     injections = [i for i in run.injections if i.source <= len(evidence)]
+    failed = None
     if evidence:
         t = time.perf_counter()
-        text = summarise(run.llm, question, evidence, gaps="; ".join(gaps), max_tokens=max_answer_tokens)
-        citations, unsupported = check_citations(text, evidence)
-        citations = flag_injected(citations, injections)
-        run.step("summary", "answer", len(evidence), {"chars": len(text), "citations": len(citations),
-                                                      "unsupported": len(unsupported)}, t)
-    else:
+        try:
+            text = summarise(run.llm, question, evidence, gaps="; ".join(gaps), max_tokens=max_answer_tokens)
+        except LegalRagError as exc:  # the model failed or hung: the run ends with what it found, and says so
+            failed = str(exc)
+            run.step("summary", "answer", len(evidence), None, t, failed)
+        else:
+            citations, unsupported = check_citations(text, evidence)
+            citations = flag_injected(citations, injections)
+            run.step("summary", "answer", len(evidence), {"chars": len(text), "citations": len(citations),
+                                                          "unsupported": len(unsupported)}, t)
+    if failed is not None:
+        notes = [*notes, message("model_failed", lang, error=failed)]
+    if not evidence or failed is not None:
         sep = "" if lang == "zh" else " "
         text, citations, unsupported = sep.join([message("no_answer", lang), *notes]), [], []
     return QAResult(question=question, mode=mode, answer=text, sources=tuple(evidence), citations=tuple(citations),

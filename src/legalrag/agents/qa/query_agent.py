@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 from legalrag.agents.qa._llm import ask_json, render
 from legalrag.agents.qa.language import describe, language_name, target_lang, text_lang
 from legalrag.agents.qa.models import QueryPlan, SearchIntent
-from legalrag.errors import StructuredOutputError
+from legalrag.errors import LegalRagError
 from legalrag.llm.base import LLM
 
 
@@ -32,7 +32,7 @@ def plan_queries(llm: LLM, question: str, sources: Sequence[str], clarifications
     try:
         plan = ask_json(llm, messages, QueryPlan, max_tokens=150)
         intents = plan.intents
-    except StructuredOutputError as exc:
+    except LegalRagError as exc:  # a malformed reply, or a model call that failed or hung
         intents = []
         notes.append(str(exc))
     cleaned = [SearchIntent(query=question.strip()[:300], source="any", priority=1)]
