@@ -466,6 +466,23 @@ FAULTS = {f.name: f for f in [
 ]}
 
 
+def _private_tqdm_locks() -> None:
+    """tqdm guards its bars with a multiprocessing semaphore that forked children share with their parent: a
+    child killed while holding it would hang the parent's next progress bar (bm25s draws bars). Replace it by
+    per-process thread locks, in the parent before forking and in each child."""
+    from tqdm import std
+
+    std.TqdmDefaultWriteLock.mp_lock = None
+    classes, todo = [], [std.tqdm]
+    while todo:
+        cls = todo.pop()
+        classes.append(cls)
+        todo.extend(cls.__subclasses__())
+    for cls in classes:
+        if "_lock" in cls.__dict__ or cls is std.tqdm:
+            cls._lock = std.TqdmDefaultWriteLock()
+
+
 def kill_once(fault: Fault, work: Path, rng: random.Random, max_delay: float = 0.4) -> Outcome:
     """Fork a child running ``fault.work``, SIGKILL it after a random delay, then check the state on disk."""
     pid = os.fork()
@@ -473,13 +490,7 @@ def kill_once(fault: Fault, work: Path, rng: random.Random, max_delay: float = 0
         code = 0
         try:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
-            # tqdm's lock is a semaphore shared with the parent across fork: a child killed while holding it
-            # would hang the parent's next progress bar. The child gets a lock of its own.
-            import threading
-
-            from tqdm import tqdm
-
-            tqdm.set_lock(threading.RLock())
+            _private_tqdm_locks()
             fault.work(work)
         except BaseException:  # noqa: BLE001
             import traceback
@@ -498,6 +509,7 @@ def kill_once(fault: Fault, work: Path, rng: random.Random, max_delay: float = 0
 
 def run_fault(name: str, work: Path, kills: int, seed: int = 0, max_delay: float = 0.4) -> list[Outcome]:
     fault = FAULTS[name]
+    _private_tqdm_locks()
     work.mkdir(parents=True, exist_ok=True)
     fault.setup(work)
     rng = random.Random(seed)

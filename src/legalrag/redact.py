@@ -23,8 +23,22 @@ def secret_values() -> list[str]:
                   reverse=True)
 
 
-def redact(text: str) -> str:
-    """``text`` with known secret values and token-shaped strings replaced by ``***``."""
-    for value in secret_values():
+_AUTH_HEADERS = ("authorization", "x-api-key", "api-key", "x-auth-token", "proxy-authorization")
+
+
+def header_secrets(headers) -> list[str]:
+    """The credential values in request ``headers`` (``Bearer``/``Token`` prefixes removed)."""
+    out = []
+    for k, v in dict(headers or {}).items():
+        if str(k).lower() in _AUTH_HEADERS and v:
+            value = str(v).split(" ", 1)[-1] if str(v).lower().startswith(("bearer ", "token ", "basic ")) else str(v)
+            out += [value, str(v)]
+    return out
+
+
+def redact(text: str, extra=()) -> str:
+    """``text`` with known secret values (the environment's credentials and ``extra``, e.g. the key a client
+    was given) and token-shaped strings replaced by ``***``."""
+    for value in sorted({*secret_values(), *(e for e in extra if e and len(e) >= 4)}, key=len, reverse=True):
         text = text.replace(value, MASK)
     return _SHAPES.sub(lambda m: (m.group(1) or m.group(2) or "") + MASK, text)

@@ -207,7 +207,7 @@ def _error(message: str) -> EndpointError:
     """Servers may echo the Authorization header in error bodies: the key is redacted from every message."""
     from legalrag.redact import redact
 
-    return EndpointError(redact(message))
+    return EndpointError(redact(message))  # the key comes from the environment, which redact knows
 
 
 def _error_text(r: Any) -> str:
