@@ -37,8 +37,11 @@ class EchoServer:
                 if outer.ok_body is not None:
                     body, code = outer.ok_body, 200
                 else:
-                    echoed = "; ".join(f"{k}: {v}" for k, v in self.headers.items())
-                    body = json.dumps({"error": {"message": f"bad credentials, you sent {echoed}"}}).encode()
+                    # credentials first, so the few hundred characters an error message keeps include them
+                    items = sorted(self.headers.items(), key=lambda kv: kv[0].lower() not in
+                                   ("authorization", "x-api-key"))
+                    echoed = "; ".join(f"{k}: {v}" for k, v in items)
+                    body = json.dumps({"error": f"bad credentials {echoed}"}).encode()
                     code = outer.status
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
@@ -87,6 +90,7 @@ def test_llm_endpoint_errors_never_show_the_key(echo, monkeypatch):
     assert SECRET not in str(err.value) and SECRET not in repr(llm)
 
 
+@pytest.mark.parametrize("echo", [500], indirect=True)
 def test_qa_result_trace_logs_and_cache_hold_no_key(echo, tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("SERPER_API_KEY", SECRET)
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
