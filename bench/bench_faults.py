@@ -3,6 +3,7 @@ moment, check the state on disk; repeat. Prints per kind: injected, valid afterw
 
     python bench/bench_faults.py --kills 100            # about 2 minutes on 2 cores
     python bench/bench_faults.py --kinds "index build,LLM call cache" --kills 300 --json out.json
+    python bench/bench_faults.py --memory 10000,40000,160000   # peak RSS of `index build` per corpus size
 
 The fault kinds and their checks are in tests/crash_workers.py (shared with tests/test_crash_consistency.py).
 """
@@ -21,6 +22,52 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from crash_workers import FAULTS, run_fault  # noqa: E402
 
 
+_BUILD = """
+import resource, sys, time
+from legalrag.retrieval.index import build_index, read_corpus
+from legalrag.corpora.statutes import FieldMap
+t = time.perf_counter()
+docs, _ = read_corpus(sys.argv[1], FieldMap.parse("id=id,text=text,name=name"))
+idx = build_index(sys.argv[2], docs, ["bm25"], lang="zh")
+build_s = time.perf_counter() - t
+del docs
+t = time.perf_counter()
+hits = idx.retriever("bm25").retrieve("当事人应当依照约定履行合同义务", k=100_000)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, round(build_s, 1), len(hits),
+      round(time.perf_counter() - t, 2))
+"""
+
+
+def memory_table(sizes: list[int], tmp: Path) -> list[dict]:
+    """Peak RSS of building a BM25 index (then one 100k-hit request) over synthetic Chinese corpora."""
+    import json as _json
+    import os as _os
+    import random
+    import subprocess
+
+    rng = random.Random(0)
+    words = ["当事人", "合同", "履行", "义务", "违约", "赔偿", "损失", "人民法院", "依照", "规定", "租金", "借款", "利息",
+             "担保", "物权", "侵权", "责任", "期限", "解除", "通知", "书面", "约定", "法律", "行政", "处罚"]
+    rows = []
+    for n in sizes:
+        corpus = tmp / f"corpus-{n}.jsonl"
+        with corpus.open("w", encoding="utf-8") as fh:
+            for i in range(n):
+                text = "，".join("".join(rng.choice(words) for _ in range(4)) for _ in range(8)) + "。"
+                fh.write(_json.dumps({"id": f"a{i}", "text": text, "name": f"某法第{i + 1}条"}, ensure_ascii=False) + "\n")
+        env = {**_os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+        out = subprocess.run([sys.executable, "-c", _BUILD, str(corpus), str(tmp / f"idx-{n}")], env=env,
+                             capture_output=True, text=True, check=True).stdout.split()
+        rss_kb, build_s, n_hits, hits_s = int(out[0]), float(out[1]), int(out[2]), float(out[3])
+        mb = corpus.stat().st_size / 2**20
+        rows.append({"documents": n, "corpus_mib": round(mb, 1), "peak_rss_mib": round(rss_kb / 1024, 1),
+                     "rss_per_corpus_mib": round(rss_kb / 1024 / mb, 2), "build_s": build_s,
+                     "hits_returned": n_hits, "hits_s": hits_s})
+        print(rows[-1], file=sys.stderr)
+        corpus.unlink()
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kills", type=int, default=100, help="kills per fault kind")
@@ -28,9 +75,24 @@ def main() -> None:
     ap.add_argument("--max-delay", type=float, default=0.5, help="kill within this many seconds of the start")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path, help="write the table here as JSON")
+    ap.add_argument("--memory", default=None, help="comma-separated corpus sizes (documents): measure peak RSS "
+                                                    "of index build and a 100k-hit request instead of killing")
     args = ap.parse_args()
     from rich.console import Console
     from rich.table import Table
+
+    if args.memory:
+        with tempfile.TemporaryDirectory(prefix="legalrag-memory-") as tmp:
+            rows = memory_table([int(x) for x in args.memory.split(",")], Path(tmp))
+        table = Table(title="Peak RSS of `index build` (BM25) and a 100k-hit request, by corpus size")
+        for col in rows[0]:
+            table.add_column(col.replace("_", " "))
+        for r in rows:
+            table.add_row(*[str(v) for v in r.values()])
+        Console().print(table)
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+        return
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="legalrag-faults-") as tmp:
