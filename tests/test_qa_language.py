@@ -4,6 +4,8 @@ embedded 0.5B model, plus the rules themselves with a scripted model that plans 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from legalrag.agents.qa import answer_question
@@ -12,23 +14,11 @@ from legalrag.agents.qa.query_agent import plan_queries
 from legalrag.search.local import LocalDocumentsSource
 from legalrag.testing import ScriptedLLM
 
+DATA = Path(__file__).parent / "data" / "qa_language"  # also the folders of the documented CLI runs
 ZH_QUESTION = "向人民法院请求保护民事权利的诉讼时效期间是几年？"
-ZH_FILE = """# 中华人民共和国民法典（节选）
-
-## 第一百八十八条
-
-向人民法院请求保护民事权利的诉讼时效期间为三年。法律另有规定的，依照其规定。
-
-诉讼时效期间自权利人知道或者应当知道权利受到损害以及义务人之日起计算。法律另有规定的，依照其规定。但是，自权利受到损害之日起超过二十年的，人民法院不予保护，有特殊情况的，人民法院可以根据权利人的申请决定延长。
-"""
+ZH_FILE = (DATA / "zh" / "minfadian.md").read_text(encoding="utf-8")
 EN_QUESTION = "How many years is the limitation period for an action founded on simple contract?"
-EN_FILE = """# Limitation Act 1980 (extract)
-
-## Section 5. Time limit for actions founded on simple contract
-
-An action founded on simple contract shall not be brought after the expiration of six years from the date on
-which the cause of action accrued.
-"""
+EN_FILE = (DATA / "en" / "limitation_act.md").read_text(encoding="utf-8")
 
 
 @pytest.fixture
