@@ -28,13 +28,14 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from legalrag.agents.json_calls import CallRecord, ReplyError, call_json
 from legalrag.agents.rewrite import Agent, rewrite
-from legalrag.errors import InputError
+from legalrag.errors import InputError, StructuredOutputError
 from legalrag.io import write_jsonl
+from legalrag.lang import detect_language
 from legalrag.llm.base import LLM
+from legalrag.llm.structured import CallRecord, ReplyError, structured_call
+from legalrag.prompts import render_prompt
 from legalrag.rerank.base import Reranker
-from legalrag.rerank.llm_common import render_messages
 from legalrag.retrieval.base import DocumentFilter, Retriever
 from legalrag.types import Hit, Step
 
@@ -47,16 +48,6 @@ _ALIASES = {"finish": EXIT, "stop": EXIT, "done": EXIT, "end": EXIT, "quit": EXI
 PLANNER_SCHEMA = {"type": "object", "properties": {"action": {"type": "string", "enum": list(ACTIONS)},
                                                     "reason": {"type": "string"}},
                   "required": ["action", "reason"]}
-_CJK = re.compile(r"[\u3400-\u9fff]")
-_LATIN = re.compile(r"[A-Za-z]")
-
-
-def detect_language(text: str) -> str:
-    """'zh' when CJK characters make up a fair share of the letters, else 'en'."""
-    cjk, latin = len(_CJK.findall(text)), len(_LATIN.findall(text))
-    return "zh" if cjk and cjk * 3 >= latin else "en"
-
-
 def normalise_action(raw: Any, rec: CallRecord) -> str:
     """Map a planner's action to a known one (case, separators, aliases, close spellings) or raise."""
     if not isinstance(raw, str) or not raw.strip():
@@ -224,15 +215,19 @@ class PlannerLoop:
         cfg = self.config
         titles = [h.document.title or h.id for h in self._fused(state)[: cfg.max_pool_titles]]
         none = "（无）" if cfg.lang == "zh" else "(none)"
-        messages = render_messages(
+        messages = render_prompt(
             f"mas_planner_{cfg.lang}", query=query,
             decisions="\n".join(f"{i}. {d}" for i, d in enumerate(state.decisions, 1)) or none,
             reformulations="\n".join(f"- {q}" for q in state.reformulations) or none,
             pool_size=len(state.pool), pool_titles="\n".join(f"- {t}" for t in titles) or none)
         seed = None if cfg.seed is None else cfg.seed + 101 * len(state.steps)
-        decision, rec = call_json(self.llm, messages, parse_decision, schema=PLANNER_SCHEMA,
-                                  temperature=cfg.planner_temperature, max_tokens=cfg.planner_max_tokens,
-                                  retries=cfg.retries, seed=seed)
+        rec = CallRecord()
+        try:  # a planner reply that never parses ends the round as a recorded failure, never the run
+            decision = structured_call(self.llm, messages, parse_decision, schema=PLANNER_SCHEMA,
+                                       temperature=cfg.planner_temperature, max_tokens=cfg.planner_max_tokens,
+                                       retries=cfg.retries, seed=seed, record=rec).value
+        except StructuredOutputError:
+            decision = None
         state.count(rec)
         if decision is None:
             return None, "", rec

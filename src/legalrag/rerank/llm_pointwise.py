@@ -18,14 +18,8 @@ from typing import Callable, Mapping, Sequence
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM, ChatRequest, ChatResult
 from legalrag.rerank.base import reranked
-from legalrag.rerank.llm_common import (
-    article_block,
-    expected_digit,
-    first_token_distribution,
-    render_messages,
-    result_tokens,
-    yes_probability,
-)
+from legalrag.rerank.llm_common import expected_digit, first_token_distribution, result_tokens, yes_probability
+from legalrag.prompts import article_block, render_prompt
 from legalrag.types import Document, Hit
 
 LANGUAGES = ("zh", "en")
@@ -80,7 +74,7 @@ class _FirstTokenReranker:
         """The pair's score, averaged over the configured prompt languages."""
         values = []
         for lang in self.prompts:
-            messages = render_messages(f"{self._template}_{lang}", query=query.strip(),
+            messages = render_prompt(f"{self._template}_{lang}", query=query.strip(),
                                        article=article_block(document, self.max_chars))
             result = self.llm.chat(ChatRequest(messages=tuple(messages), max_tokens=1, temperature=0.0,
                                                logprobs=True, top_logprobs=self.top_logprobs))

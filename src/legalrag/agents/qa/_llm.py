@@ -32,17 +32,6 @@ class CountingLLM:
         return result
 
 
-def render(name: str, **variables: Any) -> list[Message]:
-    """Messages of prompt template ``prompts/<name>.md`` (the shared loader when present)."""
-    try:
-        from legalrag.prompts import load_prompt
-    except ImportError:
-        from legalrag.rerank.llm_common import render_messages
-
-        return render_messages(name, **variables)
-    return list(load_prompt(name).render(**variables))
-
-
 def ask_json(llm: LLM, messages: Sequence[Message], model: type[M], *, max_tokens: int = 256,
              retries: int = 1) -> M:
     """A reply parsed into ``model`` by the LLM layer's ``ask_structured`` (schema-constrained where the
