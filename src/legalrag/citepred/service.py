@@ -44,7 +44,7 @@ def result_to_dict(result: CiteResult) -> dict[str, Any]:
         "provisions": [{"id": c.provision, "title": c.title, "score": c.score, "resolved": c.resolved,
                         "provenance": [{"stage": v.stage, "score": v.score, "detail": v.detail}
                                        for v in c.provenance]} for c in result.predictions],
-        "unresolved": list(result.unresolved),
+        "unresolved": list(result.unresolved_corrections),
         "analysis": None if result.analysis is None else {"issues": list(result.analysis.issues),
                                                           "codes": list(result.analysis.codes),
                                                           "keywords": list(result.analysis.keywords)},

@@ -15,11 +15,11 @@ def print_result(result: QAResult) -> None:
 
     console = Console()
     console.print(result.answer, markup=False, highlight=False)
-    if result.sources:
+    if result.evidence:
         table = Table(title="Sources", show_lines=False)
         for col in ("#", "type", "title", "where", "date"):
             table.add_column(col)
-        for n, r in enumerate(result.sources, 1):
+        for n, r in enumerate(result.evidence, 1):
             table.add_row(str(n), r.source_type.value, r.title[:60], r.url[:70], r.date)
         console.print(table)
     bad = [c.text for c in result.citations if not c.resolved]

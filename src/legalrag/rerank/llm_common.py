@@ -67,7 +67,3 @@ def yes_probability(probs: Mapping[str, float], fallback_text: str = "") -> floa
     if head.startswith(("否", "no", "不")):
         return 0.0
     return None
-
-
-def result_tokens(result: ChatResult) -> int:
-    return int(result.prompt_tokens) + int(result.completion_tokens)
