@@ -9,6 +9,9 @@ import typer
 
 from legalrag.cli.apps import app, eval_app, index_app
 from legalrag.cli.common import print_json, root
+from legalrag.lang import Language
+from legalrag.retrieval.dense import IndexType
+from legalrag.retrieval.fusion import Fusion
 
 LEXICAL = ("bm25", "qld")
 
@@ -20,9 +23,9 @@ def index_build(
     out: Path = typer.Option(..., "--out", help="Index directory to write (replaced atomically)."),
     retriever: List[str] = typer.Option(["bm25"], "--retriever", help="Component(s) to build: bm25, qld, dense, hybrid."),
     encoder: List[str] = typer.Option([], "--encoder", help="Dense encoder(s): e5-small, use-multilingual, PATH, openai:MODEL."),
-    index_type: str = typer.Option("flat", "--index-type", help="Dense index: flat (exact), hnsw or ivf."),
-    fusion: str = typer.Option("rrf", "--fusion", help="Hybrid fusion: rrf (reciprocal rank) or wsf (min-max scores)."),
-    lang: str = typer.Option("auto", "--lang", help="zh, en or auto (detected from the corpus)."),
+    index_type: IndexType = typer.Option(IndexType.FLAT, "--index-type", help="Dense index: flat (exact), hnsw or ivf."),
+    fusion: Fusion = typer.Option(Fusion.RRF, "--fusion", help="Hybrid fusion: rrf (reciprocal rank) or wsf (min-max scores)."),
+    lang: Language = typer.Option(Language.AUTO, "--lang", help="zh, en or auto (detected from the corpus)."),
     fields: Optional[str] = typer.Option(None, "--fields", help="Field mapping, e.g. id=text_id,text=text,name=name."),
     k1: float = typer.Option(1.2, "--k1", help="BM25 k1."),
     b: float = typer.Option(0.75, "--b", help="BM25 b."),
@@ -35,13 +38,11 @@ def index_build(
     from legalrag.retrieval.index import read_corpus
     from legalrag.wiring import build_index, expand_components
 
-    if lang not in ("zh", "en", "auto"):
-        raise InputError(f"--lang must be zh, en or auto, not {lang!r}")
     docs, info = read_corpus(corpus, FieldMap.parse(fields) if fields else None, previous=out, progress=progress)
     params = {"bm25": {"k1": k1, "b": b}, "qld": {"mu": mu}}
-    index = build_index(out, docs, retrievers=expand_components(retriever, encoder, index_type=index_type,
-                                                                  method=fusion),
-                        lang=lang, params=params, progress=progress,
+    index = build_index(out, docs, retrievers=expand_components(retriever, encoder, index_type=index_type.value,
+                                                                  method=fusion.value),
+                        lang=lang.value, params=params, progress=progress,
                         source=str(corpus), corpus_info={k: v for k, v in info.items() if k != "update"})
     if "update" in info:
         u = info["update"]

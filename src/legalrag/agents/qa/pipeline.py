@@ -10,6 +10,7 @@ not be established.
 
 from __future__ import annotations
 
+import enum
 import json
 import time
 from dataclasses import dataclass, field
@@ -30,7 +31,14 @@ from legalrag.llm.usage import MeteredLLM
 from legalrag.search.base import SearchResult, SearchSource
 from legalrag.types import Answer, Hit, Response, Step, Usage
 
-MODES = ("simple", "multi")
+class QAMode(str, enum.Enum):
+    """``simple``: one search pass then an answer; ``multi``: search, judge the evidence, refine, answer."""
+
+    SIMPLE = "simple"
+    MULTI = "multi"
+
+
+MODES = tuple(m.value for m in QAMode)
 MCQ_MODES = ("zero-shot", "cot", "simple", "multi")
 
 
