@@ -138,17 +138,8 @@ class AgentSearchResult(Response):
     def hits(self) -> tuple[Hit, ...]:
         return self.sources
 
-    @property
-    def llm_calls(self) -> int:
-        return self.usage.calls
 
-    @property
-    def tokens(self) -> int:
-        return self.usage.total_tokens
 
-    @property
-    def seconds(self) -> float:
-        return float(self.timings.get("seconds", 0.0))
 
     def summary(self) -> dict[str, Any]:
         return {"query": self.query, "rounds": self.rounds, "pool_size": len(self.pool),
@@ -302,8 +293,8 @@ class PlannerLoop:
                 action = fallback
             state.steps.append(Step(agent="planner", action=action or EXIT,
                                     input={"round": rounds + 1, "pool_size": len(state.pool)},
-                                    output={"reason": reason, **rec.as_dict()}, seconds=rec.seconds,
-                                    tokens=rec.tokens, error=error))
+                                    output={"reason": reason, **rec.as_dict()}, seconds=rec.usage.seconds,
+                                    tokens=rec.usage.total_tokens, error=error))
             if action is None or action == EXIT:
                 stop_reason = "planner_exit" if action == EXIT else "agents_exhausted"
                 break

@@ -65,13 +65,7 @@ class QAResult(Response):
     def answer(self) -> str:
         return self.text
 
-    @property
-    def llm_calls(self) -> int:
-        return self.usage.calls
 
-    @property
-    def seconds(self) -> float:
-        return float(self.timings.get("seconds", 0.0))
 
     @property
     def citation_precision(self) -> float | None:
