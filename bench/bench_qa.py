@@ -4,8 +4,8 @@ on bench/data/mcq_statutes.jsonl (answers in bench/data/mcq_docs/), with the emb
 Reports per mode: accuracy (overall and per domain), mean seconds and LLM calls per question, and the share of
 answer citations that resolve to retrieved sources. Run it under the shared lock, e.g.
 
-    flock /work/bench.lock nice -n 5 env PYTHONPATH=src python bench/bench_qa.py --model qwen2.5-1.5b \
-        --limit 10 --out /work/logs/qa-1.5b.json > /work/logs/qa-bench-1.5b.log 2>&1
+    python bench/bench_qa.py --model qwen2.5-1.5b \
+        --limit 10 --out runs/qa-1.5b.json
 
 Full run (all 42 questions, all four modes): omit --limit.
 """
@@ -40,7 +40,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from legalrag.agents.qa.mcq_eval import evaluate_mcq, load_mcq
-    from legalrag.agents.qa.report import print_mcq_table
+    from legalrag.cli._qa_output import print_mcq_table
     from legalrag.llm.embedded import EmbeddedLLM
     from legalrag.search.local import LocalDocumentsSource
 

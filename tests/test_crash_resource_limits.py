@@ -80,7 +80,7 @@ def test_qa_run_continues_and_records_a_hung_model(hung, tmp_path):
     t0 = time.perf_counter()
     result = answer_question("诉讼时效期间为几年？", llm, {"local": LocalDocumentsSource(tmp_path)})
     assert time.perf_counter() - t0 < 15.0  # two 0.5 s timeouts and the Chinese tokenizer's first load
-    assert result.sources  # the question itself was still searched
+    assert result.evidence  # the question itself was still searched
     errors = [(s.agent, s.error) for s in result.steps if s.error]
     assert [a for a, _ in errors] == ["query", "summary"] and all("no complete answer" in e for _, e in errors)
     assert "模型调用失败" in result.answer and result.citations == ()
@@ -104,8 +104,7 @@ def test_hundred_thousand_hits_return_what_exists(tmp_path):
     from legalrag.types import Document
 
     docs = [Document(id=f"d{i}", text=f"关于{i % 50}号事项的规定 clause {i}") for i in range(3000)]
-    build_index(tmp_path / "idx", docs, ["bm25", "qld"], lang="zh")
-    source = StatuteIndexSource(tmp_path / "idx")
+    source = StatuteIndexSource(build_index(tmp_path / "idx", docs, ["bm25", "qld"], lang="zh"))
     assert len(source.search("关于7号事项", k=100_000)) == 3000
     dense = DenseRetriever.build(docs, FakeEncoder())
     hits = dense.retrieve("关于7号事项", k=100_000)

@@ -55,7 +55,7 @@ def test_user_document_and_web_page_injections_through_the_pipeline(tmp_path):
     result = answer_question("劳动合同两年，试用期最长多久？", llm, {"local": LocalDocumentsSource(tmp_path)})
     assert result.injections and "九百条" not in llm.last_prompt()
     assert {c.text: c.resolved for c in result.citations} == {"[1]": True, "[7]": False}
-    ids = {s.id for s in result.sources}
+    ids = {s.id for s in result.evidence}
     assert all(c.document_id in ids for c in result.citations if c.resolved)
 
 

@@ -43,7 +43,7 @@ def test_english_intent_for_chinese_folder_is_dropped_and_question_searched(zh_d
     result = answer_question(ZH_QUESTION, llm, {"local": LocalDocumentsSource(zh_docs)})
     assert _searched(result) == [ZH_QUESTION]
     assert "dropped 'What is the statute" in (result.steps[0].error or "")
-    assert result.sources and "第一百八十八条" in result.sources[0].text
+    assert result.evidence and "第一百八十八条" in result.evidence[0].text
     assert "Chinese" in llm.requests[0].messages[0]["content"]  # the planner is told the folder's language
     assert "Chinese" in llm.requests[1].messages[0]["content"]  # and the summary the answer's language
     assert result.citations[0].resolved
@@ -66,7 +66,7 @@ def test_nothing_found_is_said_in_the_question_language(tmp_path):
     (tmp_path / "other.md").write_text("# 无关\n\n本文件讨论天气。\n", encoding="utf-8")
     llm = ScriptedLLM(['{"intents": [{"query": "合同", "source": "local", "priority": 1}]}'])
     result = answer_question("什么是不可抗力？", llm, {"local": LocalDocumentsSource(tmp_path)})
-    assert not result.sources and text_lang(result.answer) == "zh"
+    assert not result.evidence and text_lang(result.answer) == "zh"
 
 
 @pytest.mark.llm
@@ -74,7 +74,7 @@ def test_chinese_question_over_chinese_file_real_model(llm, zh_docs):
     result = answer_question(ZH_QUESTION, llm, {"local": LocalDocumentsSource(zh_docs)}, max_answer_tokens=120)
     assert ZH_QUESTION in _searched(result)
     assert all(text_lang(q) == "zh" for q in _searched(result))
-    assert result.sources and "第一百八十八条" in result.sources[0].text
+    assert result.evidence and "第一百八十八条" in result.evidence[0].text
     assert text_lang(result.answer) == "zh", result.answer
     assert "三年" in result.answer or "3年" in result.answer, result.answer
 
@@ -84,7 +84,7 @@ def test_english_question_over_english_file_real_model(llm, en_docs):
     result = answer_question(EN_QUESTION, llm, {"local": LocalDocumentsSource(en_docs)}, max_answer_tokens=120)
     assert EN_QUESTION in _searched(result)
     assert all(text_lang(q) == "en" for q in _searched(result))
-    assert result.sources and "six years" in result.sources[0].text
+    assert result.evidence and "six years" in result.evidence[0].text
     assert text_lang(result.answer) == "en", result.answer
     assert "six" in result.answer.lower() or "6" in result.answer, result.answer
 

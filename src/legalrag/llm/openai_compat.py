@@ -205,7 +205,7 @@ class OpenAICompatLLM:
 
 def _error(message: str) -> EndpointError:
     """Servers may echo the Authorization header in error bodies: the key is redacted from every message."""
-    from legalrag.redact import redact
+    from legalrag.errors import redact
 
     return EndpointError(redact(message))  # the key comes from the environment, which redact knows
 

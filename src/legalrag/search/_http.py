@@ -11,7 +11,7 @@ from legalrag.errors import EndpointError
 
 def _error(message: str, headers: Mapping[str, str] | None = None) -> EndpointError:
     """Error bodies may echo the request's headers (and so its key): redacted before they go anywhere."""
-    from legalrag.redact import header_secrets, redact
+    from legalrag.errors import header_secrets, redact
 
     return EndpointError(redact(message, header_secrets(headers)))
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from legalrag.agents.qa._llm import ask_json, render
+from legalrag.agents.qa._llm import ask_json
+from legalrag.prompts import render_prompt
 from legalrag.agents.qa.evidence import evidence_block
 from legalrag.agents.qa.language import language_name, text_lang
 from legalrag.agents.qa.models import JudgeVerdict
@@ -21,5 +22,5 @@ def judge(llm: LLM, question: str, evidence: Sequence[SearchResult], *, max_char
         return JudgeVerdict(sufficient=False, reason="No usable source was retrieved.",
                             missing=["authority"], next_query=question[:300])
     language = language_name(query_lang or text_lang(question))
-    messages = render("qa_judge", question=question, evidence=evidence_block(evidence, max_chars), language=language)
+    messages = render_prompt("qa_judge", question=question, evidence=evidence_block(evidence, max_chars), language=language)
     return ask_json(llm, messages, JudgeVerdict, max_tokens=120)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from legalrag.agents.qa._llm import ask_json, render
+from legalrag.agents.qa._llm import ask_json
 from legalrag.agents.qa.language import describe, language_name, target_lang, text_lang
+from legalrag.prompts import render_prompt
 from legalrag.agents.qa.models import QueryPlan, SearchIntent
 from legalrag.errors import LegalRagError
 from legalrag.llm.base import LLM
@@ -24,7 +25,7 @@ def plan_queries(llm: LLM, question: str, sources: Sequence[str], clarifications
     error, for the trajectory."""
     qlang = text_lang(question)
     langs = dict(langs) if langs is not None else {s: qlang for s in sources}
-    messages = render("qa_query", question=question, sources=", ".join(sources) or "none",
+    messages = render_prompt("qa_query", question=question, sources=", ".join(sources) or "none",
                       clarifications="\n".join(f"- {c}" for c in clarifications) or "(none)",
                       max_intents=max_intents, languages=describe(langs),
                       question_language=language_name(qlang))

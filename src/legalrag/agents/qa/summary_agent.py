@@ -10,7 +10,8 @@ import re
 from dataclasses import replace
 from typing import Sequence
 
-from legalrag.agents.qa._llm import ask_text, render
+from legalrag.agents.qa._llm import ask_text
+from legalrag.prompts import render_prompt
 from legalrag.agents.qa.evidence import evidence_block
 from legalrag.agents.qa.language import language_name, text_lang
 from legalrag.llm.base import LLM
@@ -28,7 +29,7 @@ def summarise(llm: LLM, question: str, evidence: Sequence[SearchResult], gaps: s
     """The answer in the question's language: a reply in another language is asked once more to be rewritten
     (small models drift into the language of the sources or of the instructions)."""
     lang = text_lang(question)
-    messages = render("qa_summary", question=question, evidence=evidence_block(evidence, max_chars),
+    messages = render_prompt("qa_summary", question=question, evidence=evidence_block(evidence, max_chars),
                       gaps=gaps or "(none)", language=language_name(lang))
     text = ask_text(llm, messages, max_tokens=max_tokens).strip()
     if text and text_lang(text) != lang:
