@@ -340,25 +340,24 @@ def llmcache_work(work: Path) -> None:
 
 
 def llmcache_check(work: Path) -> Outcome:
-    from legalrag.llm.cache import CachedLLM, CallCache
-    from legalrag.testing import ScriptedLLM
+    from legalrag.llm.cache import CallCache, request_key
 
     committed = _committed(work)
     if not (work / "calls.sqlite").exists():
         return Outcome(True, len(committed), "no cache file yet")
     try:
-        rows = CallCache(work / "calls.sqlite")._conn.execute("SELECT result FROM calls").fetchall()
-        for (r,) in rows:
-            json.loads(r)
+        store = CallCache(work / "calls.sqlite")
+        rows = dict(store._conn.execute("SELECT key, result FROM calls").fetchall())
+        texts = {k: json.loads(r)["text"] for k, r in rows.items()}
+        store.close()
     except Exception as exc:  # noqa: BLE001
         return Outcome(False, 1, f"does not open or holds a torn row: {exc}")
-    probe = CachedLLM(ScriptedLLM(["NOT CACHED"]), work / "calls.sqlite")
+    # every committed call is there under its key, with its own reply (read as CachedLLM reads it)
     lost = 0
     for i in committed:
-        got = probe.chat(_ask(i))
-        want = "reply to " + _ask(i).messages[0]["content"] * 20
-        lost += not (got.cached and got.text == want)
-    probe.close()
+        req = _ask(i)
+        want = "reply to " + req.messages[0]["content"] * 20
+        lost += texts.get(request_key("scripted", "scripted", req)) != want
     return Outcome(True, lost, f"{len(rows)} entries, {len(committed)} committed")
 
 
