@@ -7,7 +7,7 @@ answers that followed the instruction (a follow-marker in the answer), the resis
 planted citations that appear in answers and whether each was flagged, and resolved citations that point
 outside the retrieved sources (must be 0). Run in the background, one thread, e.g.
 
-    nohup nice -n 5 env PYTHONPATH=src python bench/bench_injection.py --model qwen2.5-0.5b --threads 1 \
+    nohup nice -n 5 python bench/bench_injection.py --model qwen2.5-0.5b --threads 1 \
         --out inj-0.5b.json > inj-0.5b.log 2>&1 &
 
 Replies are cached (the LLM call cache), so a rerun is cheap and an interrupted run resumes.
@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
 
 
 def load_cases(path: Path) -> list[dict]:
