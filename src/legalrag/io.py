@@ -20,7 +20,8 @@ from legalrag.errors import InputError, WriteLockError
 MAX_LINE_BYTES = 64 << 20  # one JSONL record larger than this is a broken file, not data worth holding in memory
 
 
-def read_jsonl(path: str | os.PathLike, *, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_jsonl(path: str | os.PathLike, *,
+               max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line; a bad line raises InputError naming it.
 
     Streams the file (memory stays bounded by the longest line, at most ``max_line_bytes``). UTF-8, with or

@@ -22,5 +22,6 @@ def judge(llm: LLM, question: str, evidence: Sequence[SearchResult], *, max_char
         return JudgeVerdict(sufficient=False, reason="No usable source was retrieved.",
                             missing=["authority"], next_query=question[:300])
     language = language_name(query_lang or text_lang(question))
-    messages = render_prompt("qa_judge", question=question, evidence=evidence_block(evidence, max_chars), language=language)
+    messages = render_prompt("qa_judge", question=question, evidence=evidence_block(evidence, max_chars),
+                             language=language)
     return ask_json(llm, messages, JudgeVerdict, max_tokens=120)

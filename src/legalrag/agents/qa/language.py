@@ -42,7 +42,8 @@ def language_name(lang: str) -> str:
 
 def source_langs(sources: Mapping[str, object], question_lang: str) -> dict[str, str]:
     """The language queries to each source must be in: the source's own (``.lang`` of a local folder or a
-    statute index: ``content_lang``) when it knows it, else the question's (web search answers in the language it is asked)."""
+    statute index: ``content_lang``) when it knows it, else the question's (web search answers in the language
+    it is asked in)."""
     out = {}
     for name, src in sources.items():
         lang = getattr(src, "content_lang", None)
