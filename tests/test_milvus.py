@@ -177,3 +177,42 @@ def test_an_unreachable_engine_is_named_and_leaves_no_index(tmp_path):
         finally:
             store.client.close()
             milvus.release(str(tmp_path / "empty.db"))
+
+
+def test_cli_builds_searches_and_evaluates_on_milvus(tmp_path, test_data, monkeypatch, capsys):
+    import json
+
+    from cli_runner import run_cli
+
+    out = tmp_path / "idx"
+    code, stdout, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", test_data / "lexical_statutes.jsonl",
+                                "--out", out, "--retriever", "bm25", "--backend", "milvus", "--lang", "zh",
+                                "--no-progress")
+    assert code == 0, err
+    assert "indexed 12 documents" in stdout and (out / milvus.EMBEDDED).is_dir()
+    try:
+        code, stdout, err = run_cli(monkeypatch, capsys, "index", "info", "--index", out, "--json")
+        kinds = {n: c["kind"] for n, c in json.loads(stdout)["components"].items()}
+        assert kinds == {"milvus": "milvus", "bm25": "milvus-bm25"}
+        code, stdout, err = run_cli(monkeypatch, capsys, "search", "--index", out, "--retriever", "bm25", "--json",
+                                    "--k", "3", "出租人不履行维修义务怎么办")
+        assert code == 0, err
+        top = json.loads(stdout)["hits"][0]
+        assert top["id"] == "711" and top["citation"] == "《中华人民共和国民法典》第七百一十二条"
+        code, stdout, err = run_cli(monkeypatch, capsys, "search", "--index", out, "--retriever", "bm25", "--json",
+                                    "--filter-law", "劳动合同法", "借款要付利息吗，用人单位")
+        hits = json.loads(stdout)["hits"]
+        assert code == 0 and hits and all(h["metadata"]["law"] == "劳动合同法" for h in hits)
+        q = tmp_path / "queries.jsonl"
+        q.write_text(json.dumps({"query_id": 1, "query": "出租人不维修租赁物", "gold_ids": [711]}) + "\n",
+                     encoding="utf-8")
+        code, stdout, err = run_cli(monkeypatch, capsys, "eval", "retrieval", "--index", out, "--queries", q,
+                                    "--retriever", "bm25", "--k", "5", "--json", "--no-progress")
+        assert code == 0, err
+        assert json.loads(stdout)["hit@5"] == 1.0
+        code, stdout, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus",
+                                    test_data / "lexical_statutes.jsonl", "--out", tmp_path / "q", "--retriever",
+                                    "qld", "--backend", "milvus", "--no-progress")
+        assert code == 1 and "qld has no Milvus equivalent" in err and not (tmp_path / "q").exists()
+    finally:
+        milvus.release(str(out / milvus.EMBEDDED))
