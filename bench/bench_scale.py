@@ -59,15 +59,26 @@ def work_dir(n: int) -> Path:
 
 # -- prepare ------------------------------------------------------------------------------------------------
 
-def prepare(n: int, n_queries: int, encoder: str) -> None:
+def read_documents(path: Path):
+    """A statute corpus (STARD's shape) or Document JSONL (``Document.to_dict`` per line)."""
+    from legalrag.corpora.statutes import load_statutes
+    from legalrag.errors import InputError
+    from legalrag.types import Document
+
+    try:
+        return load_statutes(path)
+    except InputError:
+        return [Document.from_dict(json.loads(line)) for line in path.open(encoding="utf-8") if line.strip()]
+
+
+def prepare(n: int, n_queries: int, encoder: str, corpus: Path | None = None) -> None:
     import numpy as np
 
-    from legalrag.corpora.statutes import load_statutes
     from legalrag.evaluation.datasets import load_queries
     from legalrag.retrieval.dense import passage_text
     from legalrag.wiring import make_encoder
 
-    docs = load_statutes(DATA / "stard" / "corpus.jsonl")
+    docs = read_documents(corpus or DATA / "stard" / "corpus.jsonl")
     by_id = {d.id: d for d in docs}
     queries = load_queries(DATA / "stard" / "train.jsonl")
     chosen, keep = [], {}
@@ -83,7 +94,8 @@ def prepare(n: int, n_queries: int, encoder: str) -> None:
             break
         keep.setdefault(d.id, d)
     if len(keep) < n:
-        sys.exit(f"STARD has {len(docs)} articles; --n {n} needs a larger corpus (see docs/benchmarks-scale.md)")
+        sys.exit(f"the corpus has {len(docs)} documents; --n {n} needs a larger one: --corpus FILE "
+                 "(see docs/benchmarks-scale.md)")
     order = [d for d in docs if d.id in keep]  # corpus order
     out = work_dir(n)
     out.mkdir(parents=True, exist_ok=True)
@@ -266,6 +278,7 @@ def main() -> None:
     p.add_argument("--n", type=int, default=10_000)
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--encoder", default="use-multilingual")
+    p.add_argument("--corpus", type=Path, help="a corpus larger than STARD (statute or Document JSONL)")
     o = sub.add_parser("one")
     o.add_argument("--n", type=int, default=10_000)
     o.add_argument("--backend", choices=BACKENDS, required=True)
@@ -278,7 +291,7 @@ def main() -> None:
     e.add_argument("--workers", type=int, action="append")
     a = ap.parse_args()
     if a.part == "prepare":
-        prepare(a.n, a.queries, a.encoder)
+        prepare(a.n, a.queries, a.encoder, a.corpus)
     elif a.part == "one":
         one(a.n, a.backend)
     elif a.part == "compare":
