@@ -14,7 +14,7 @@ pytest.importorskip("milvus_lite", reason="pip install 'legalrag[scale]'")
 
 from legalrag.errors import IndexError_, InputError  # noqa: E402
 from legalrag.retrieval import milvus  # noqa: E402
-from legalrag.retrieval.index import ComponentSpec, build_index, open_index  # noqa: E402
+from legalrag.retrieval.index import ComponentSpec, build_index  # noqa: E402
 from legalrag.retrieval.pipeline import build_pipeline, law_filter  # noqa: E402
 from legalrag.testing import FakeEncoder  # noqa: E402
 from legalrag.types import Document  # noqa: E402
@@ -220,6 +220,10 @@ def test_cli_builds_searches_and_evaluates_on_milvus(tmp_path, test_data, monkey
                                     test_data / "lexical_statutes.jsonl", "--out", tmp_path / "q", "--retriever",
                                     "qld", "--backend", "milvus", "--no-progress")
         assert code == 1 and "qld has no Milvus equivalent" in err and not (tmp_path / "q").exists()
+        code, stdout, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus",
+                                    test_data / "lexical_statutes.jsonl", "--out", tmp_path / "q", "--uri",
+                                    "http://127.0.0.1:19530", "--no-progress")
+        assert code == 1 and "--uri is only used with --backend milvus" in err and not (tmp_path / "q").exists()
     finally:
         milvus.release(str(out / milvus.EMBEDDED))
 

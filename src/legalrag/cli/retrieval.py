@@ -41,16 +41,17 @@ def index_build(
 ) -> None:
     """Build an index over a corpus."""
     from legalrag.corpora.statutes import FieldMap
+    from legalrag.errors import InputError
     from legalrag.retrieval.index import read_corpus
     from legalrag.wiring import build_index, expand_components
 
+    if uri and backend is not Backend.MILVUS:
+        raise InputError("--uri is only used with --backend milvus; add --backend milvus")
     docs, info = read_corpus(corpus, FieldMap.parse(fields) if fields else None, previous=out, progress=progress)
     params = {"bm25": {"k1": k1, "b": b}, "qld": {"mu": mu}}
     components = expand_components(retriever, encoder, index_type=index_type.value, method=fusion.value)
     if backend is Backend.MILVUS:
         components = milvus_components(components, uri, collection)
-    elif uri:
-        raise InputError("--uri is only used with --backend milvus", field="--uri")
     if workers or ray_address:
         prefill_encodings(docs, components, workers=workers, address=ray_address)
     index = build_index(out, docs, retrievers=components,
