@@ -69,6 +69,23 @@ def test_encoding_on_workers_equals_the_single_process_run():
     np.testing.assert_array_equal(vectors, single)
 
 
+class CountingEncoder(FakeEncoder):
+    """Records each construction (one file per process and load), to check models load once per worker."""
+
+    def __init__(self, folder: str):
+        super().__init__(dimension=32)
+        Path(folder, f"{os.getpid()}-{len(list(Path(folder).iterdir()))}").write_text("loaded")
+
+
+def test_each_worker_loads_the_encoder_once(tmp_path):
+    loads = tmp_path / "loads"
+    loads.mkdir()
+    _, report = encode_parallel(TEXTS, functools.partial(CountingEncoder, str(loads)), batch_size=10)
+    assert report.batches == 20
+    pids = [p.name.split("-")[0] for p in loads.iterdir()]
+    assert len(pids) == len(set(pids)) <= 2  # one load per worker process, not one per batch
+
+
 def test_a_killed_worker_batch_is_retried_and_counted(tmp_path):
     texts = TEXTS[:50] + ["CRASH"] + TEXTS[50:100]
     factory = functools.partial(CrashOnceEncoder, str(tmp_path / "crashed"))

@@ -104,6 +104,34 @@ def run_batches(fn: Callable[..., Any], batches: Sequence[Any], *args: Any, work
     return results, report
 
 
+_PER_PROCESS: dict[Any, Any] = {}
+
+
+def _factory_key(factory: Any) -> Any:
+    """What identifies a factory across its unpickled copies: the function's name and the partial's arguments
+    (both stable within a process), else its pickled bytes."""
+    import functools
+
+    if isinstance(factory, functools.partial):
+        return ("partial", _factory_key(factory.func), repr(factory.args), repr(sorted(factory.keywords.items())))
+    name = getattr(factory, "__qualname__", None)
+    if name is not None and "<lambda>" not in name and "<locals>" not in name:
+        return ("callable", getattr(factory, "__module__", ""), name)
+    return ("pickled", _ray().cloudpickle.dumps(factory))
+
+
+def once_per_process(factory: Callable[[], Any]) -> Any:
+    """``factory()``, built once in this worker process and reused by its later batches. Each task receives
+    its own unpickled copy of the factory, so copies are matched by name and arguments, not identity."""
+    try:
+        key = _factory_key(factory)
+    except Exception:  # cannot be identified: build it afresh
+        return factory()
+    if key not in _PER_PROCESS:
+        _PER_PROCESS[key] = factory()
+    return _PER_PROCESS[key]
+
+
 def shutdown() -> None:
     ray = _ray()
     if ray.is_initialized():

@@ -11,22 +11,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from legalrag.distributed.cluster import BatchReport, run_batches
+from legalrag.distributed.cluster import BatchReport, once_per_process, run_batches
 from legalrag.io import sha256_text
 
-_ENCODERS: dict[Any, Any] = {}  # per worker process: factory -> encoder (loaded once, reused by later batches)
-
-
 def _encode_batch(texts: Sequence[str], make_encoder: Callable[[], Any]) -> np.ndarray:
-    key = make_encoder
-    try:
-        enc = _ENCODERS[key]
-    except (KeyError, TypeError):
-        enc = make_encoder()
-        try:
-            _ENCODERS[key] = enc
-        except TypeError:  # an unhashable factory: not kept
-            pass
+    enc = once_per_process(make_encoder)  # the model loads once per worker, not once per batch
     return np.asarray(enc.encode_documents(list(texts)), dtype=np.float32)
 
 

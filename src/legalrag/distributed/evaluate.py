@@ -9,15 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from legalrag.distributed.cluster import BatchReport, run_batches
-
-_PIPELINES: dict[Any, Any] = {}
-
+from legalrag.distributed.cluster import BatchReport, once_per_process, run_batches
 
 def _search_shard(queries: Sequence[str], make_pipeline: Callable[[], Any], k: int, filter: Any) -> list:
-    pipe = _PIPELINES.get(make_pipeline)
-    if pipe is None:
-        pipe = _PIPELINES[make_pipeline] = make_pipeline()
+    pipe = once_per_process(make_pipeline)  # the index opens once per worker
     return pipe.search_batch(list(queries), k=k, filter=filter)
 
 
