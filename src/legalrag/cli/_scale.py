@@ -55,7 +55,7 @@ def milvus_components(components: Sequence[Any], uri: str | None, collection: st
 
 
 def prefill_encodings(docs, components: Sequence[Any], *, workers: int | None, address: str | None,
-                      threads: int | None = None) -> None:
+                      threads: int | None = None, progress: bool = True) -> None:
     """Encode the corpus for every dense or Milvus component on Ray workers, into the vector cache the build
     then reads (so the build is the single-process one)."""
     from legalrag.distributed import prefill_vector_cache
@@ -73,7 +73,7 @@ def prefill_encodings(docs, components: Sequence[Any], *, workers: int | None, a
             continue
         texts = [passage_text(d, c.params.get("max_chars", 512)) for d in docs]
         factory = functools.partial(make_encoder, spec, cache=False, progress=False, threads=threads or 1)
-        r = prefill_vector_cache(texts, factory, cache, workers=workers, address=address, progress=True)
+        r = prefill_vector_cache(texts, factory, cache, workers=workers, address=address, progress=progress)
         typer.echo(f"{spec}: {r['encoded']} passages encoded on {r['workers']} Ray workers in {r['seconds']:.1f} s "
                    f"({r['cached']} already cached, {r['retries']} crashed batches retried)")
 

@@ -53,7 +53,7 @@ def index_build(
     if backend is Backend.MILVUS:
         components = milvus_components(components, uri, collection)
     if workers or ray_address:
-        prefill_encodings(docs, components, workers=workers, address=ray_address)
+        prefill_encodings(docs, components, workers=workers, address=ray_address, progress=progress)
     index = build_index(out, docs, retrievers=components,
                         lang=lang.value, params=params, progress=progress,
                         source=str(corpus), corpus_info={k: v for k, v in info.items() if k != "update"})
