@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -110,7 +111,9 @@ def test_chat_answer_citation_opens_the_article_and_markup_stays_text(server, br
     wait(browser, EC.visibility_of_element_located((By.ID, "panel-close")))
     if SHOTS:
         browser.save_screenshot(str(Path(SHOTS) / "chat-phone.png"))
+    time.sleep(0.3)  # the sheet slides in for 0.2 s
     browser.find_element(By.ID, "panel-close").click()
+    assert "open" not in browser.find_element(By.ID, "panel").get_attribute("class")
     browser.set_window_size(1360, 900)
 
 

@@ -185,16 +185,13 @@ class Guard:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_body_bytes:
-                    raise BodyTooLarge(self.max_body_bytes)
+                    from starlette.exceptions import HTTPException  # FastAPI passes these through body parsing
+
+                    raise HTTPException(413, f"the request body is larger than this server's limit of "
+                                             f"{self.max_body_bytes} bytes")
             return message
 
         return wrapped
-
-
-class BodyTooLarge(InputError):
-    def __init__(self, limit: int):
-        super().__init__(f"the request body is larger than this server's limit of {limit} bytes")
-        self.limit = limit
 
 
 async def _send_error(send: Callable[[dict], Awaitable[None]], status: int, kind: str, message: str,

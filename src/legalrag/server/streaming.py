@@ -46,13 +46,15 @@ class LLMGate:
     def __init__(self, slots: int = 1, max_waiting: int = 16):
         self._slots = threading.BoundedSemaphore(slots)
         self._lock = threading.Lock()
+        self.slots = slots
+        self.active = 0
         self.max_waiting = max_waiting
         self.waiting = 0
         self.served = 0
 
     def refuse_if_full(self) -> None:
         """Raise ``Busy`` now (before a stream starts) when the queue is full."""
-        if self.waiting >= self.max_waiting:
+        if self.active >= self.slots and self.waiting >= self.max_waiting:
             raise Busy(self.waiting)
 
     @contextmanager
@@ -75,10 +77,14 @@ class LLMGate:
             finally:
                 with self._lock:
                     self.waiting -= 1
+        with self._lock:
+            self.active += 1
         try:
             yield time.perf_counter() - t0
         finally:
-            self.served += 1
+            with self._lock:
+                self.active -= 1
+                self.served += 1
             self._slots.release()
 
 

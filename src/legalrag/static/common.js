@@ -32,7 +32,7 @@ const STRINGS = {
     cite_title: 'Predict the cited provisions', predict: 'Predict', provisions: 'Predicted provisions',
     provision: 'Provision', score: 'Score', stages: 'Proposed by', unresolved_corrections: 'Corrections not in the corpus',
     no_predictions: 'No provision predicted.', seconds: 's',
-    section_heading: 'Heading', section_facts: 'Facts', section_reasoning: 'Reasoning', section_result: 'Judgment',
+    section_heading: 'Heading', section_facts: 'Facts', section_reasoning: 'Reasoning', section_result: 'Judgment', section_appendix: 'Closing',
     docs_title: 'API routes', docs_intro: 'Every page uses these JSON routes. The machine-readable schema is at',
   },
   zh: {
@@ -61,7 +61,7 @@ const STRINGS = {
     cite_title: '预测应引用的法条', predict: '预测', provisions: '预测的法条',
     provision: '法条', score: '得分', stages: '提出阶段', unresolved_corrections: '语料中不存在的更正',
     no_predictions: '没有预测到法条。', seconds: '秒',
-    section_heading: '首部', section_facts: '事实', section_reasoning: '理由', section_result: '判决结果',
+    section_heading: '首部', section_facts: '事实', section_reasoning: '理由', section_result: '判决结果', section_appendix: '尾部',
     docs_title: '接口列表', docs_intro: '每个页面都使用这些 JSON 接口。机器可读的模式见',
   },
 };
@@ -267,12 +267,12 @@ export function openUnresolved(citation, button) {
 }
 
 // ---------------------------------------------------------------- citations
-function citationButton(c) {
+function citationButton(c, label) {
   const ok = c.resolved;
   const button = h('button', {type: 'button', class: 'cite ' + (ok ? 'ok' : 'bad'),
     title: ok ? `${t('checked')}: ${c.canonical || c.text}` : `${t('unresolved')}: ${c.note}`,
     dataset: {doc: c.document_id || ''}},
-    c.text, h('span', {class: 'mark', 'aria-label': ok ? t('checked') : t('unresolved')}, ok ? ' ✓' : ' ⚠'));
+    label || c.text, h('span', {class: 'mark', 'aria-label': ok ? t('checked') : t('unresolved')}, ok ? ' ✓' : ' ⚠'));
   button.addEventListener('click', () => ok ? openDocument(c.document_id, button, t('checked')) : openUnresolved(c, button));
   return button;
 }
@@ -295,7 +295,7 @@ export function linkedText(text, citations) {
 export function citationList(citations) {
   if (!citations || !citations.length) return h('p', {class: 'muted small'}, t('no_citations'));
   return h('ul', {class: 'citations'}, citations.map(c => h('li', {class: c.resolved ? 'ok' : 'bad'},
-    citationButton(c), ' ',
+    citationButton(c, c.canonical && c.canonical.length > c.text.length ? c.canonical : c.text), ' ',
     c.resolved
       ? h('span', {class: 'status'}, t('checked') + (c.in_retrieved ? '' : ` · ${t('not_retrieved')}`))
       : h('span', {class: 'status flag'}, `${t('unresolved')}: ${c.note || ''}`))));
