@@ -171,3 +171,41 @@ def test_drafting_and_citation_prediction_pages(server, browser):
     rows = wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#rows tr"))
     assert any("always-add" in r.text for r in rows) and any("retrieval" in r.text for r in rows)
     shoot(browser, "cite")
+
+
+@pytest.fixture(scope="module")
+def bare_server(tmp_path_factory):
+    """No model, and an index whose documents hold markup (a corpus scraped from the web might)."""
+    from legalrag.corpora.statutes import statute_document
+    from legalrag.retrieval.index import build_index
+    from legalrag.server import create_app
+
+    docs = [statute_document("1", f"工资应当按月支付。{INJECTION}", "示范法第一条"),
+            statute_document("2", "劳动者有权拒绝违章指挥。", "示范法第二条")]
+    index = build_index(tmp_path_factory.mktemp("bare") / "idx", docs, retrievers=["bm25"], lang="zh")
+    with serve_app(create_app(index)) as url:
+        yield url
+
+
+def test_markup_in_documents_is_shown_as_text_and_a_missing_model_is_announced(bare_server, browser):
+    open_page(browser, bare_server + "/search.html")
+    browser.find_element(By.ID, "query").send_keys("工资")
+    browser.find_element(By.ID, "search").click()
+    hit = wait(browser, EC.presence_of_element_located((By.CSS_SELECTOR, "#results li.hit .hit-text")))
+    assert INJECTION in hit.text and not browser.find_elements(By.CSS_SELECTOR, "#results img, #results script")
+    hit.find_element(By.XPATH, "..").find_element(By.CSS_SELECTOR, "button.link").click()
+    article = wait(browser, EC.visibility_of_element_located((By.ID, "article-text")))
+    assert INJECTION in article.text and browser.execute_script("return window.__pwned") is None
+    assert not browser.find_element(By.ID, "agents").is_enabled()  # the agents need a model
+    open_page(browser, bare_server + "/")
+    banner = wait(browser, EC.visibility_of_element_located((By.ID, "banner")))
+    assert "No language model" in banner.text and "search" in banner.text
+    assert not browser.find_element(By.ID, "send").is_enabled()
+
+
+def test_offline_api_page_lists_the_routes(server, browser):
+    open_page(browser, server + "/docs")
+    routes = wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#routes section.route"))
+    text = browser.find_element(By.ID, "routes").text
+    assert len(routes) >= 14 and "/consult/stream" in text and "query *" in text
+    shoot(browser, "api")
