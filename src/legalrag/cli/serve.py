@@ -32,6 +32,8 @@ def serve_cmd(
     endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model"),
     threads: Optional[int] = typer.Option(None, "--threads", min=1, help="Threads of the embedded model."),
     no_llm: bool = typer.Option(False, "--no-llm", help="Serve search and citation checks only (answers: 503)."),
+    llm_cache: bool = typer.Option(True, "--llm-cache/--no-llm-cache", help="Answer repeated prompts from the "
+                                   "LLM call cache."),
     cite_model: Optional[Path] = typer.Option(None, "--cite-model", help="Citation model directory for /cite "
                                               "(default INDEX/citepred when it exists)."),
     api_key_file: Optional[Path] = typer.Option(None, "--api-key-file", help="File of accepted API keys, one per "
@@ -66,7 +68,7 @@ def serve_cmd(
     if not no_llm:
         from legalrag.wiring import make_llm
 
-        llm = make_llm(model, endpoint, endpoint_model, threads=threads)
+        llm = make_llm(model, endpoint, endpoint_model, cache=llm_cache, threads=threads)
     predictor = None
     model_dir = cite_model or (idx.path / "citepred" if (idx.path / "citepred").is_dir() else None)
     if model_dir is not None:
