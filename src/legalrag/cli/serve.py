@@ -9,6 +9,7 @@ from typing import List, Optional
 import typer
 
 from legalrag.cli.apps import app
+from legalrag.cli.common import root
 
 
 def is_loopback(host: str) -> bool:
@@ -22,6 +23,7 @@ def is_loopback(host: str) -> bool:
 
 @app.command("serve")
 def serve_cmd(
+    ctx: typer.Context,
     index: Optional[Path] = typer.Option(None, "--index", help="Index directory (default: the bundled demo sample)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; keep loopback unless behind a proxy "
                              "(another address without --api-key-file prints a warning)."),
@@ -61,20 +63,14 @@ def serve_cmd(
 
         idx = demo_index(progress=True)
     else:
-        from legalrag.retrieval.index import open_index
-
-        idx = open_index(index)
-    llm = None
-    if not no_llm:
-        from legalrag.wiring import make_llm
-
-        llm = make_llm(model, endpoint, endpoint_model, cache=llm_cache, threads=threads)
+        idx = root(ctx).open_index(index)
+    llm = None if no_llm else root(ctx).make_llm(model, endpoint, endpoint_model, llm_cache, threads=threads)
     predictor = None
     model_dir = cite_model or (idx.path / "citepred" if (idx.path / "citepred").is_dir() else None)
     if model_dir is not None:
         from legalrag.citepred.service import build_predictor
 
-        predictor = build_predictor(idx.path, model_dir=model_dir)
+        predictor = build_predictor(idx, model_dir=model_dir)
     settings = Settings(max_k=max_k, api_keys=keys, rate_limit=rate_limit, cors_origins=tuple(cors_origin),
                         max_waiting=max_waiting)
     logging.basicConfig(level=logging.INFO, format="%(message)s")

@@ -25,7 +25,7 @@ def jsonable(value: Any) -> Any:
 
 
 def citation_label(doc: Document) -> str:
-    from legalrag.retrieval.pipeline import citation_label as label
+    from legalrag.citations import citation_label as label
 
     return label(doc)
 
