@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from legalrag.server.bodies import AskBody, CiteBody, ConsultBody, DraftBody
 from legalrag.server.context import AppContext
-from legalrag.server.render import answer_payload, citation_to_dict, hit_to_dict
+from legalrag.server.render import answer_payload, citation_label, citation_to_dict, hit_to_dict
 from legalrag.server.routes_search import ERRORS
 from legalrag.server.streaming import Emit, sse_response
 
@@ -114,15 +114,9 @@ def cite(ctx: AppContext, body: CiteBody) -> dict:
     out = result_to_dict(result)
     for p in out["provisions"]:
         doc = ctx.index.get(p["id"]) if p["id"] in ctx.index else None
-        p["citation"] = hit_label(doc) if doc is not None else p["title"]
+        p["citation"] = citation_label(doc) if doc is not None else p["title"]
     out["queue_s"] = round(queue_s, 4)
     return out
-
-
-def hit_label(doc: Any) -> str:
-    from legalrag.server.render import citation_label
-
-    return citation_label(doc)
 
 
 def router(ctx: AppContext) -> Any:
