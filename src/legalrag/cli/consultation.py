@@ -53,7 +53,7 @@ def _table(title: str, rows: list[dict]) -> None:
     for key in rows[0]:
         table.add_column(key, justify="left" if key in ("processor", "retriever", "setting") else "right")
     for row in rows:
-        table.add_row(*[f"{v:.4f}" if isinstance(v, float) else str(v) for v in row.values()])
+        table.add_row(*[f"{v:.4f}" if isinstance(v, float) else "-" if v is None else str(v) for v in row.values()])
     Console(width=200).print(table)
 
 

@@ -41,10 +41,9 @@ def score_generations(turns: Sequence[ConsultTurn], responses: Sequence[Consulta
         if embedder is not None:
             row["bertscore_f1"] = means.get("bertscore_f1", 0.0)
         row["corpus_bleu"] = corpus_bleu([t.reference for t, _, _ in items], [r.text for _, r, _ in items], tokenizer)
-        for stage in ("retrieval", "generation"):
+        for stage in ("retrieval", "generation"):  # every row has both columns, so tables line up
             values = [r.timings[stage] for _, r, _ in items if stage in r.timings]
-            if values:
-                row[f"{stage}_s"] = statistics.fmean(values)
+            row[f"{stage}_s"] = statistics.fmean(values) if values else 0.0
         table.append(row)
         turns_here = sorted({t.turn for t, _, _ in items})
         by_turn[setting] = {n: mean_scores(s for t, _, s in items if t.turn == n).get("keyword_accuracy", 0.0)
@@ -137,8 +136,9 @@ def run_judge(generations: str | Path, llm: Any, *, self_check: bool = False, ag
     table = []
     for s, js in groups.items():
         m = summarise(js)
-        table.append({"setting": s, **{d: m[d] if m[d] is not None else 0.0 for d in DIMENSIONS},
-                      "overall": m["overall"] or 0.0, "judged": m["judged"], "failures": m["failures"]})
+        # A setting whose every reply failed shows None (printed "-"), never a score of 0.
+        table.append({"setting": s, **{d: m[d] for d in DIMENSIONS}, "overall": m["overall"],
+                      "judged": m["judged"], "failures": m["failures"]})
     return {"judgements": judgements, "summary": summary, "table": table}
 
 
@@ -161,6 +161,6 @@ def plot_judge(result: Mapping[str, Any], path: str | Path) -> Path:
     from legalrag.consultation.judge import DIMENSIONS
     from legalrag.evaluation.plots import plot_bars
 
-    rows = {row["setting"]: {d: row[d] for d in DIMENSIONS} for row in result["table"]}
+    rows = {row["setting"]: {d: row[d] for d in DIMENSIONS} for row in result["table"] if row["judged"]}
     return plot_bars(rows, path, title="judge scores per dimension and setting", ylabel="mean score (1-10)",
                      ylim=(0, 10))

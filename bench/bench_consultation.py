@@ -1,0 +1,84 @@
+"""The LexRAG-style consultation benchmark on our 20 invented five-turn consultations, step by step.
+
+Every step is one `legalrag eval ...` command (printed before it runs), so each figure in
+docs/benchmarks-lexrag.md can be reproduced alone. Steps whose output directory exists are skipped, and every
+LLM call goes through the call cache, so an interrupted run resumes where it stopped. Run from the
+repository root, in the background (LLM steps take hours on two CPU cores):
+
+    nohup python bench/bench_consultation.py --index indexes/stard-lexrag > consultation.log 2>&1 &
+
+The index must have bm25 and qld (and hybrid for --hybrid), e.g.
+``legalrag index build --corpus ../shared/data/stard/corpus.jsonl --out indexes/stard-lexrag --retriever bm25
+--retriever qld --retriever dense --retriever hybrid --encoder use-multilingual``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+DATA = "bench/data/consultations"
+
+
+def run(args: list[str], out: Path | None, force: bool = False) -> float:
+    if out is not None and out.exists() and not force:
+        print(f"# skip (exists): {out}", flush=True)
+        return 0.0
+    cmd = [sys.executable, "-m", "legalrag", *args]
+    print("$ legalrag " + " ".join(shlex.quote(a) for a in args), flush=True)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True)
+    seconds = time.perf_counter() - t0
+    print(f"# {seconds:.0f} s", flush=True)
+    return seconds
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--index", default="indexes/stard-lexrag")
+    ap.add_argument("--gen-index", default=None, help="Index for the generation steps (default: --index).")
+    ap.add_argument("--out", default="runs/lexrag")
+    ap.add_argument("--sample", type=int, default=20, help="Turns answered in each generation setting.")
+    ap.add_argument("--threads", default="1")
+    ap.add_argument("--hybrid", action="store_true", help="Add the hybrid retriever to the retrieval table.")
+    ap.add_argument("--steps", default="generate,judge,conversation,judge-small,judge-seed",
+                    help="Comma-separated steps to run, in this order.")
+    ap.add_argument("--force", action="store_true", help="Re-run steps whose output exists (cheap: cached calls).")
+    a = ap.parse_args()
+    out = Path(a.out)
+    gen_index = a.gen_index or a.index
+    llm = ["--threads", a.threads, "--no-progress"]
+    steps = [s.strip() for s in a.steps.split(",") if s.strip()]
+    for step in steps:
+        if step == "generate":
+            run(["eval", "consultation-generate", "--data", DATA, "--index", gen_index, "--sample", str(a.sample),
+                 "--retriever", "bm25", "--k", "5", "--max-tokens", "250", "--out", str(out / "gen-1.5b"), *llm],
+                out / "gen-1.5b", a.force)
+        elif step == "judge":
+            run(["eval", "consultation-judge", "--generations", str(out / "gen-1.5b"), "--self-check",
+                 "--out", str(out / "judge-1.5b"), "--plot", str(out / "judge-1.5b.png"), *llm],
+                out / "judge-1.5b", a.force)
+        elif step == "conversation":
+            retrievers = ["--retriever", "bm25", "--retriever", "qld"] + (["--retriever", "hybrid"] if a.hybrid else [])
+            processors = [x for p in ("last", "all_questions", "full_context", "rewrite") for x in ("--processor", p)]
+            run(["eval", "conversation", "--data", DATA, "--index", a.index, *retrievers, *processors,
+                 "--out", str(out / "conversation"), "--plot", str(out / "conversation-recall-by-turn.png"), *llm],
+                out / "conversation", a.force)
+        elif step == "judge-small":
+            run(["eval", "consultation-judge", "--generations", str(out / "gen-1.5b"), "--self-check",
+                 "--model", "qwen2.5-0.5b", "--against", str(out / "judge-1.5b"),
+                 "--out", str(out / "judge-0.5b"), *llm], out / "judge-0.5b", a.force)
+        elif step == "judge-seed":
+            run(["eval", "consultation-judge", "--generations", str(out / "gen-1.5b"), "--temperature", "0.7",
+                 "--seed", "1", "--against", str(out / "judge-1.5b"), "--out", str(out / "judge-1.5b-seed1"), *llm],
+                out / "judge-1.5b-seed1", a.force)
+        else:
+            raise SystemExit(f"unknown step {step!r}")
+
+
+if __name__ == "__main__":
+    main()
