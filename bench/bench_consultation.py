@@ -56,11 +56,11 @@ def main() -> None:
     for step in steps:
         if step == "generate":
             run(["eval", "consultation-generate", "--data", DATA, "--index", gen_index, "--sample", str(a.sample),
-                 "--retriever", "bm25", "--k", "5", "--max-tokens", "250", "--out", str(out / "gen-1.5b"), *llm],
+                 "--retriever", "bm25", "--k", "5", "--max-tokens", "200", "--out", str(out / "gen-1.5b"), *llm],
                 out / "gen-1.5b", a.force)
         elif step == "judge":
             run(["eval", "consultation-judge", "--generations", str(out / "gen-1.5b"), "--self-check",
-                 "--out", str(out / "judge-1.5b"), "--plot", str(out / "judge-1.5b.png"), *llm],
+                 "--max-tokens", "300", "--out", str(out / "judge-1.5b"), "--plot", str(out / "judge-1.5b.png"), *llm],
                 out / "judge-1.5b", a.force)
         elif step == "conversation":
             retrievers = ["--retriever", "bm25", "--retriever", "qld"] + (["--retriever", "hybrid"] if a.hybrid else [])
@@ -70,11 +70,11 @@ def main() -> None:
                 out / "conversation", a.force)
         elif step == "judge-small":
             run(["eval", "consultation-judge", "--generations", str(out / "gen-1.5b"), "--self-check",
-                 "--model", "qwen2.5-0.5b", "--against", str(out / "judge-1.5b"),
+                 "--model", "qwen2.5-0.5b", "--max-tokens", "300", "--against", str(out / "judge-1.5b"),
                  "--out", str(out / "judge-0.5b"), *llm], out / "judge-0.5b", a.force)
         elif step == "judge-seed":
             run(["eval", "consultation-judge", "--generations", str(out / "gen-1.5b"), "--temperature", "0.7",
-                 "--seed", "1", "--against", str(out / "judge-1.5b"), "--out", str(out / "judge-1.5b-seed1"), *llm],
+                 "--seed", "1", "--max-tokens", "300", "--against", str(out / "judge-1.5b"), "--out", str(out / "judge-1.5b-seed1"), *llm],
                 out / "judge-1.5b-seed1", a.force)
         else:
             raise SystemExit(f"unknown step {step!r}")
