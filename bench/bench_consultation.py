@@ -56,7 +56,8 @@ def main() -> None:
     for step in steps:
         if step == "generate":
             run(["eval", "consultation-generate", "--data", DATA, "--index", gen_index, "--sample", str(a.sample),
-                 "--retriever", "bm25", "--k", "5", "--max-tokens", "200", "--out", str(out / "gen-1.5b"), *llm],
+                 "--retriever", "bm25", "--k", "3", "--max-tokens", "120",
+                 "--history-chars", "600", "--article-chars", "200", "--out", str(out / "gen-1.5b"), *llm],
                 out / "gen-1.5b", a.force)
         elif step == "judge":
             run(["eval", "consultation-judge", "--generations", str(out / "gen-1.5b"), "--self-check",

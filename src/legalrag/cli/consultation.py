@@ -135,6 +135,9 @@ def eval_consultation_generate(
                                   "full_context (rewrite would need a second model call per turn)."),
     k: int = typer.Option(5, "--k", min=1, help="Articles retrieved in the retriever setting."),
     max_tokens: int = typer.Option(300, "--max-tokens", min=16, help="Longest answer, in tokens."),
+    history_chars: int = typer.Option(1500, "--history-chars", min=100,
+                                      help="Dialogue history kept in the prompt (oldest turns dropped first)."),
+    article_chars: int = typer.Option(400, "--article-chars", min=50, help="Characters kept of each article."),
     tokenizer: str = typer.Option("word", "--tokenizer", help="ROUGE/BLEU/METEOR tokens: word (jieba) or char."),
     turns: int = typer.Option(5, "--turns", min=0, help="Turns each dialogue must have (0: any)."),
     out: Path = typer.Option(..., "--out", help="Run directory: generations.jsonl, metrics.json, manifest.json."),
@@ -161,10 +164,12 @@ def eval_consultation_generate(
     llm = _llm(model, endpoint, endpoint_model, threads)
     docs = {d.id: d for d in idx.documents}
     responses = run_generation(rows, llm, settings, documents=docs, search=lambda q, n: pipe.search(q, k=n),
-                               processor=make_processor(processor), k=k, max_tokens=max_tokens, progress=progress)
+                               processor=make_processor(processor), k=k, max_tokens=max_tokens,
+                               history_chars=history_chars, article_chars=article_chars, progress=progress)
     scored = score_generations(rows, responses, tokenizer=tokenizer)
     params = {"data": str(data), "index": str(index), "settings": [s.value for s in settings], "sample": sample,
               "retriever": pipe.name, "processor": processor, "k": k, "max_tokens": max_tokens,
+              "history_chars": history_chars, "article_chars": article_chars,
               "tokenizer": tokenizer, "model": llm.model_id}
     save_generation_run(out, rows, responses, scored, params, report.to_dict())
     _table(f"generation on {len(rows)} turns ({llm.model_id})", scored["table"])
@@ -176,6 +181,8 @@ def eval_consultation_judge(
     generations: Path = typer.Option(..., "--generations", help="A run written by `eval consultation-generate`."),
     out: Path = typer.Option(..., "--out", help="Judge run directory: judgements.jsonl, summary.json."),
     self_check: bool = typer.Option(False, "--self-check", help="Also judge each reference against itself."),
+    limit_turns: Optional[int] = typer.Option(None, "--limit-turns", min=1,
+                                              help="Judge only the first N turns of the run (every setting of each)."),
     against: Optional[Path] = typer.Option(None, "--against", help="Another judge run on the same generations: "
                                            "report agreement with it."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Sampling seed (use with --temperature > 0)."),
@@ -197,11 +204,11 @@ def eval_consultation_judge(
 
         check_png_path(plot)
     llm = _llm(model, endpoint, endpoint_model, threads)
-    result = run_judge(generations, llm, self_check=self_check, against=against, seed=seed, temperature=temperature,
+    result = run_judge(generations, llm, self_check=self_check, against=against, limit_turns=limit_turns, seed=seed, temperature=temperature,
                        retries=retries, max_tokens=max_tokens, progress=progress)
     save_judge_run(out, result, {"generations": str(generations), "model": llm.model_id, "seed": seed,
                                  "temperature": temperature, "retries": retries, "max_tokens": max_tokens,
-                                 "self_check": self_check, "against": str(against) if against else None})
+                                 "self_check": self_check, "limit_turns": limit_turns, "against": str(against) if against else None})
     if plot is not None:
         from legalrag.consultation.report import plot_judge
 

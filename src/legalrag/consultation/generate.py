@@ -92,7 +92,8 @@ def generate_answer(llm: LLM, turn: ConsultTurn, setting: Setting, documents: Se
 def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Setting], *,
                    documents: Mapping[str, Document] | Callable[[str], Document] | None = None,
                    search: Callable[[str, int], list[Hit]] | None = None, processor: Callable | None = None,
-                   k: int = 5, max_tokens: int = 300, progress: bool = False) -> list[ConsultationResponse]:
+                   k: int = 5, max_tokens: int = 300, history_chars: int = 1500, article_chars: int = 400,
+                   progress: bool = False) -> list[ConsultationResponse]:
     """Every turn in every setting. ``search`` (with ``processor`` to build the query, default the last
     question) serves the retriever setting; ``documents`` (id -> Document) serves the reference setting."""
     from legalrag.conversation import last_question
@@ -132,6 +133,7 @@ def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Se
                                      f"back on; the reference setting cannot run for it")
                 note += "; used article_context"
         out.append(generate_answer(llm, turn, setting, docs, context=context, max_tokens=max_tokens,
+                                   history_chars=history_chars, article_chars=article_chars,
                                    seconds_before=before, note=note))
     return out
 

@@ -103,12 +103,16 @@ def load_judgements(run_dir: str | Path) -> list:
 
 
 def run_judge(generations: str | Path, llm: Any, *, self_check: bool = False, against: str | Path | None = None,
-              progress: bool = False, **options: Any) -> dict[str, Any]:
+              limit_turns: int | None = None, progress: bool = False, **options: Any) -> dict[str, Any]:
     """Judge every generation (and, with ``self_check``, every reference against itself); summarise per
-    setting with failures, score spread, the reference's self-score and agreement with ``against``."""
+    setting with failures, score spread, the reference's self-score and agreement with ``against``.
+    ``limit_turns`` keeps the first N turns of the run, each in every setting."""
     from legalrag.consultation.judge import DIMENSIONS, agreement, judge_many, spread, summarise
 
     rows = load_generations(generations)
+    if limit_turns is not None:
+        keep = set(list(dict.fromkeys(r["turn_id"] for r in rows))[:limit_turns])
+        rows = [r for r in rows if r["turn_id"] in keep]
     items = [{"item_id": f"{r['turn_id']}|{r['setting']}", "history": r["history"], "question": r["question"],
               "reference": r["reference"], "response": r["response"]} for r in rows]
     if self_check:
