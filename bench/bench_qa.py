@@ -40,7 +40,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from legalrag.agents.qa.mcq_eval import evaluate_mcq, load_mcq
-    from legalrag.agents.qa.report import print_mcq_table
+    from legalrag.cli._qa_output import print_mcq_table
     from legalrag.llm.embedded import EmbeddedLLM
     from legalrag.search.local import LocalDocumentsSource
 

@@ -30,7 +30,9 @@ def main() -> None:
     from legalrag.evaluation.metrics import micro_prf
 
     dev, ev = split_dev_eval(load_cases(DATA / "test.json"), args.dev)
-    pred = build_predictor(args.index, train_citations=DATA / "qrels_file_train", cases=CaseMemory.build(dev),
+    from legalrag.wiring import open_index
+
+    pred = build_predictor(open_index(args.index), train_citations=DATA / "qrels_file_train", cases=CaseMemory.build(dev),
                            overrides={"core_k": 2, "prior_weight": 2.0})
     t, _ = calibrate_threshold([r.pools["similar-cases"] for r in run_cases(pred, dev)], [c.gold for c in dev])
     sets = [select(r.pools["similar-cases"], t) for r in run_cases(pred, ev)]

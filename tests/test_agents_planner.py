@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from legalrag.agents.json_calls import CallRecord, ReplyError, extract_json
+from legalrag.llm.structured import CallRecord, ReplyError, extract_json
 from legalrag.agents.planner import (
     MASRetriever,
     PlannerConfig,
@@ -84,7 +84,7 @@ def test_unknown_actions_are_rejected(raw):
 def test_extract_json_from_fences_and_chatter():
     assert extract_json('```json\n{"a": 1}\n```') == {"a": 1}
     assert extract_json('Sure! {"action": "exit", "reason": "ok"} Hope this helps.') == {"action": "exit", "reason": "ok"}
-    with pytest.raises(ReplyError):
+    with pytest.raises(ValueError):
         extract_json("no json here")
 
 

@@ -17,7 +17,7 @@ from legalrag.errors import LegalRagError
 
 def _load_commands() -> None:
     for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if mod.name not in ("apps", "common"):
+        if mod.name not in ("apps", "common") and not mod.name.startswith("_"):
             importlib.import_module(f"{__name__}.{mod.name}")
 
 

@@ -8,13 +8,14 @@ from typing import List, Optional
 import typer
 
 from legalrag.cli.apps import app, eval_app, index_app
-from legalrag.cli.common import print_json
+from legalrag.cli.common import print_json, root
 
 LEXICAL = ("bm25", "qld")
 
 
 @index_app.command("build")
 def index_build(
+    ctx: typer.Context,
     corpus: Path = typer.Option(..., "--corpus", help="JSONL statute corpus, or a folder of user documents."),
     out: Path = typer.Option(..., "--out", help="Index directory to write (replaced atomically)."),
     retriever: List[str] = typer.Option(["bm25"], "--retriever", help="Component(s) to build: bm25, qld, dense, hybrid."),
@@ -31,14 +32,13 @@ def index_build(
     """Build an index over a corpus."""
     from legalrag.corpora.statutes import FieldMap
     from legalrag.errors import InputError
-    from legalrag.retrieval.index import build_index, read_corpus
+    from legalrag.retrieval.index import read_corpus
+    from legalrag.wiring import build_index, expand_components
 
     if lang not in ("zh", "en", "auto"):
         raise InputError(f"--lang must be zh, en or auto, not {lang!r}")
     docs, info = read_corpus(corpus, FieldMap.parse(fields) if fields else None, previous=out, progress=progress)
     params = {"bm25": {"k1": k1, "b": b}, "qld": {"mu": mu}}
-    from legalrag.retrieval.hybrid import expand_components
-
     index = build_index(out, docs, retrievers=expand_components(retriever, encoder, index_type=index_type,
                                                                   method=fusion),
                         lang=lang, params=params, progress=progress,
@@ -52,13 +52,12 @@ def index_build(
 
 @index_app.command("info")
 def index_info(
+    ctx: typer.Context,
     index: Path = typer.Option(..., "--index", help="Index directory."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
 ) -> None:
     """Show what an index holds: corpus, language, components and their parameters."""
-    from legalrag.retrieval.index import open_index
-
-    idx = open_index(index)
+    idx = root(ctx).open_index(index)
     m = idx.manifest
     if as_json:
         print_json({k: v for k, v in m.items()} | {"corpus": {k: v for k, v in m["corpus"].items() if k != "files"}})
@@ -82,7 +81,7 @@ def index_info(
 def _hits_table(hits, title: str):
     from rich.table import Table
 
-    from legalrag.retrieval.pipeline import citation_label
+    from legalrag.citations import citation_label
 
     table = Table(title=title, show_lines=False)
     table.add_column("#", justify="right")
@@ -97,7 +96,7 @@ def _hits_table(hits, title: str):
 
 
 def hits_json(hits) -> list[dict]:
-    from legalrag.retrieval.pipeline import citation_label
+    from legalrag.citations import citation_label
 
     return [{"rank": h.rank, "score": h.score, "id": h.id, "title": h.document.title,
              "citation": citation_label(h.document), "text": h.document.text, "retriever": h.retriever,
@@ -106,6 +105,7 @@ def hits_json(hits) -> list[dict]:
 
 @app.command("search")
 def search(
+    ctx: typer.Context,
     question: str = typer.Argument(..., help="The question or statement of facts."),
     index: Path = typer.Option(..., "--index", help="Index directory."),
     k: int = typer.Option(10, "--k", min=1, help="Number of hits."),
@@ -119,15 +119,14 @@ def search(
     endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
 ) -> None:
     """Search an index and print the top articles with their citations."""
-    from legalrag.retrieval.index import open_index
-    from legalrag.retrieval.pipeline import build_pipeline, law_filter
-
     from legalrag.cli.agents import agent_pipeline, wants_agents
+    from legalrag.retrieval.pipeline import law_filter
+    from legalrag.wiring import build_pipeline
 
-    idx = open_index(index)
+    idx = root(ctx).open_index(index)
     pipe = (agent_pipeline(idx, retriever, rerank, agents=agents, endpoint=endpoint, endpoint_model=endpoint_model,
-                           trace=trace) if wants_agents(agents, rerank, endpoint) or trace
-            else build_pipeline(idx, retriever=retriever, rerank=rerank))
+                           trace=trace, root=root(ctx)) if wants_agents(agents, rerank, endpoint) or trace
+            else build_pipeline(idx, retriever, rerank))
     flt = law_filter(idx, filter_law) if filter_law else None
     hits = pipe.search(question, k=k, filter=flt)
     if as_json:
@@ -149,6 +148,7 @@ def metrics_json(metrics: dict, k: int) -> dict:
 
 @eval_app.command("retrieval")
 def eval_retrieval(
+    ctx: typer.Context,
     index: Path = typer.Option(..., "--index", help="Index directory."),
     queries: Path = typer.Option(..., "--queries", help="Query JSONL (query_id, query, gold_ids or gold_names)."),
     k: int = typer.Option(10, "--k", min=1, help="Cut-off K for the metrics."),
@@ -167,16 +167,14 @@ def eval_retrieval(
     """Evaluate retrieval on a query file (macro-averaged Recall/Precision/F1/MRR/nDCG/Hit at K)."""
     from legalrag.evaluation.datasets import QueryFields, load_queries
     from legalrag.evaluation.runs import evaluate_retrieval, save_run
-    from legalrag.retrieval.index import open_index
-    from legalrag.retrieval.pipeline import build_pipeline
-
-    idx = open_index(index)
-    qs = load_queries(queries, idx, QueryFields.parse(query_fields) if query_fields else None)
     from legalrag.cli.agents import agent_pipeline, wants_agents
+    from legalrag.wiring import build_pipeline
 
+    idx = root(ctx).open_index(index)
+    qs = load_queries(queries, idx, QueryFields.parse(query_fields) if query_fields else None)
     pipe = (agent_pipeline(idx, retriever, rerank, agents=agents, endpoint=endpoint, endpoint_model=endpoint_model,
-                           trace=trace) if wants_agents(agents, rerank, endpoint) or trace
-            else build_pipeline(idx, retriever=retriever, rerank=rerank))
+                           trace=trace, root=root(ctx)) if wants_agents(agents, rerank, endpoint) or trace
+            else build_pipeline(idx, retriever, rerank))
     result = evaluate_retrieval(pipe, qs, k=k, progress=progress)
     summary = metrics_json(result.metrics, k)
     if run_out is not None:
@@ -224,7 +222,7 @@ def eval_compare(
         check_png_path(plot)
     corpus = None
     if index is not None:
-        from legalrag.retrieval.index import open_index
+        from legalrag.wiring import open_index
 
         corpus = open_index(index)
     qs = load_queries(queries, corpus, QueryFields.parse(query_fields) if query_fields else None)
