@@ -221,3 +221,30 @@ def test_documents_lookup_by_callable(turns):
     turn = next(t for t in turns if t.id == "fx-1-t3")
     run_generation([turn], llm, [Setting.REFERENCE], documents=lambda i: doc)
     assert "《中华人民共和国民法典》第六百八十条：借款合同对支付利息没有约定的" in _prompt(llm.requests[0])
+
+
+def test_cli_generate_then_judge_with_a_scripted_model(test_data, tmp_path):
+    from typer.testing import CliRunner
+
+    from legalrag.cli import app
+    from legalrag.retrieval.index import build_index
+    from legalrag.corpora.statutes import load_statutes
+    from legalrag.wiring import Root
+
+    index = build_index(tmp_path / "index", load_statutes(SAMPLE), ["bm25"], lang="zh")
+    writer = Root(llm=ScriptedLLM(["不能。自然人之间借款没有约定利息的，视为没有利息。"], cycle=True))
+    res = CliRunner().invoke(app, ["eval", "consultation-generate", "--data", str(test_data / "consultation" / "turns"),
+                                   "--index", str(index.path), "--sample", "3", "--setting", "zero_shot",
+                                   "--setting", "retriever", "--out", str(tmp_path / "gen"), "--tokenizer", "char",
+                                   "--no-progress"], obj=writer)
+    assert res.exit_code == 0, res.output
+    assert len((tmp_path / "gen" / "generations.jsonl").read_text(encoding="utf-8").splitlines()) == 6
+    assert len(writer.llm.requests) == 6
+    judge = Root(llm=ScriptedLLM([json.dumps(VERDICT, ensure_ascii=False)], cycle=True))
+    res = CliRunner().invoke(app, ["eval", "consultation-judge", "--generations", str(tmp_path / "gen"),
+                                   "--self-check", "--limit-turns", "2", "--out", str(tmp_path / "judge"),
+                                   "--no-progress"], obj=judge)
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "judge" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["all"]["judged"] == 4 and summary["reference_self_score"]["judged"] == 2
+    assert summary["failures"] == 0

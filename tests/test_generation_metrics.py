@@ -8,6 +8,7 @@ import random
 import numpy as np
 import pytest
 
+from legalrag.consultation import metrics as cm
 from legalrag.evaluation import generation as g
 from legalrag.errors import InputError
 
@@ -71,9 +72,9 @@ def test_meteor_is_the_judgment_metric_on_the_same_tokens():
     from legalrag.judgment.textmetrics import meteor
 
     ref, hyp = PAIRS[0][0].split(), PAIRS[0][1].split()
-    assert g.meteor_tokens(ref, hyp) == meteor(ref, hyp)
-    assert g.meteor_tokens(ref, ref) > 0.9
-    assert g.meteor_tokens(ref, []) == 0.0
+    assert cm.meteor_tokens(ref, hyp) == meteor(ref, hyp)
+    assert cm.meteor_tokens(ref, ref) > 0.9
+    assert cm.meteor_tokens(ref, []) == 0.0
 
 
 def test_keyword_accuracy_rule():
@@ -111,14 +112,14 @@ def test_bertscore_style_f1_reuses_greedy_matching():
         return np.stack(out)
 
     emb = WordEmbedder(embed)
-    assert g.bertscore_f1("借款合同", "借款合同", emb) == pytest.approx(1.0)
-    partial = g.bertscore_f1("借款合同", "借款协议", emb)
+    assert cm.bertscore_f1("借款合同", "借款合同", emb) == pytest.approx(1.0)
+    partial = cm.bertscore_f1("借款合同", "借款协议", emb)
     assert 0.0 < partial < 1.0
-    assert g.bertscore_f1("借款", "", emb) == 0.0
+    assert cm.bertscore_f1("借款", "", emb) == 0.0
 
 
 def test_pair_scores_and_means():
-    s = g.pair_scores("应当支付二倍的工资。", "公司应当支付二倍工资。", ["二倍", "赔偿金"], tokenizer="char")
+    s = cm.answer_scores("应当支付二倍的工资。", "公司应当支付二倍工资。", ["二倍", "赔偿金"], tokenizer="char")
     assert s["keyword_accuracy"] == 0.5
     assert 0 < s["rougeL"] < 1 and 0 < s["bleu"] < 1 and "meteor" in s
     m = g.mean_scores([{"keyword_accuracy": None, "rougeL": 0.5}, {"keyword_accuracy": 1.0, "rougeL": 0.0}])

@@ -15,7 +15,7 @@ from typing import List, Optional
 import typer
 
 from legalrag.cli.apps import eval_app
-from legalrag.cli.common import print_json
+from legalrag.cli.common import print_json, root
 
 _DATA_HELP = "LexRAG data: dataset.json, a turn_N.json, or a directory of turn_N.json files."
 
@@ -37,10 +37,8 @@ def _load_turns(data: Path, index, turns: int, limit: Optional[int]):
     return rows, report
 
 
-def _llm(model, endpoint, endpoint_model, threads):
-    from legalrag.wiring import make_llm
-
-    return make_llm(model, endpoint, endpoint_model, threads=threads)
+def _llm(ctx, model, endpoint, endpoint_model, threads):
+    return root(ctx).make_llm(model, endpoint, endpoint_model, threads=threads)
 
 
 def _table(title: str, rows: list[dict]) -> None:
@@ -59,6 +57,7 @@ def _table(title: str, rows: list[dict]) -> None:
 
 @eval_app.command("conversation")
 def eval_conversation(
+    ctx: typer.Context,
     data: Path = typer.Option(..., "--data", help=_DATA_HELP),
     index: Path = typer.Option(..., "--index", help="Statute index; gold article names are resolved against it."),
     retriever: List[str] = typer.Option(["bm25"], "--retriever", help="Index component(s): bm25, qld, dense, hybrid..."),
@@ -80,8 +79,7 @@ def eval_conversation(
     from legalrag.consultation.retrieval import evaluate_conversation, plot_recall_by_turn, save_conversation_runs
     from legalrag.conversation import PROCESSORS, make_processor
     from legalrag.errors import InputError
-    from legalrag.retrieval.index import open_index
-    from legalrag.retrieval.pipeline import build_pipeline
+    from legalrag.wiring import build_pipeline
 
     try:
         cutoffs = tuple(int(x) for x in ks.split(",") if x.strip())
@@ -96,9 +94,9 @@ def eval_conversation(
         from legalrag.evaluation.plots import check_png_path
 
         check_png_path(plot)
-    idx = open_index(index)
+    idx = root(ctx).open_index(index, threads=threads)
     rows, report = _load_turns(data, idx, turns, limit)
-    llm = _llm(model, endpoint, endpoint_model, threads) if "rewrite" in processor else None
+    llm = _llm(ctx, model, endpoint, endpoint_model, threads) if "rewrite" in processor else None
     processors = {p: make_processor(p, llm) for p in dict.fromkeys(processor)}
     searchers = {r: build_pipeline(idx, retriever=r) for r in dict.fromkeys(retriever)}
     result = evaluate_conversation(rows, processors, searchers, cutoffs, progress=progress)
@@ -124,6 +122,7 @@ def eval_conversation(
 
 @eval_app.command("consultation-generate")
 def eval_consultation_generate(
+    ctx: typer.Context,
     data: Path = typer.Option(..., "--data", help=_DATA_HELP),
     index: Path = typer.Option(..., "--index", help="Statute index (retriever setting; gold lookup)."),
     setting: List[str] = typer.Option(["zero_shot", "retriever", "reference"], "--setting",
@@ -152,16 +151,15 @@ def eval_consultation_generate(
     from legalrag.consultation.generate import parse_settings, run_generation
     from legalrag.consultation.report import save_generation_run, score_generations
     from legalrag.conversation import make_processor
-    from legalrag.retrieval.index import open_index
-    from legalrag.retrieval.pipeline import build_pipeline
+    from legalrag.wiring import build_pipeline
 
     settings = parse_settings(setting)
-    idx = open_index(index)
+    idx = root(ctx).open_index(index, threads=threads)
     rows, report = _load_turns(data, idx, turns, None)
     if sample:
         rows = sample_turns(rows, sample)
     pipe = build_pipeline(idx, retriever=retriever)
-    llm = _llm(model, endpoint, endpoint_model, threads)
+    llm = _llm(ctx, model, endpoint, endpoint_model, threads)
     docs = {d.id: d for d in idx.documents}
     responses = run_generation(rows, llm, settings, documents=docs, search=lambda q, n: pipe.search(q, k=n),
                                processor=make_processor(processor), k=k, max_tokens=max_tokens,
@@ -178,6 +176,7 @@ def eval_consultation_generate(
 
 @eval_app.command("consultation-judge")
 def eval_consultation_judge(
+    ctx: typer.Context,
     generations: Path = typer.Option(..., "--generations", help="A run written by `eval consultation-generate`."),
     out: Path = typer.Option(..., "--out", help="Judge run directory: judgements.jsonl, summary.json."),
     self_check: bool = typer.Option(False, "--self-check", help="Also judge each reference against itself."),
@@ -203,7 +202,7 @@ def eval_consultation_judge(
         from legalrag.evaluation.plots import check_png_path
 
         check_png_path(plot)
-    llm = _llm(model, endpoint, endpoint_model, threads)
+    llm = _llm(ctx, model, endpoint, endpoint_model, threads)
     result = run_judge(generations, llm, self_check=self_check, against=against, limit_turns=limit_turns, seed=seed, temperature=temperature,
                        retries=retries, max_tokens=max_tokens, progress=progress)
     save_judge_run(out, result, {"generations": str(generations), "model": llm.model_id, "seed": seed,

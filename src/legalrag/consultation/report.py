@@ -25,13 +25,14 @@ def score_generations(turns: Sequence[ConsultTurn], responses: Sequence[Consulta
                       tokenizer: str = "word", embedder: Any = None) -> dict[str, Any]:
     """Per-response scores, per-setting means (with corpus BLEU and seconds per answer), and per-turn
     keyword accuracy."""
-    from legalrag.evaluation.generation import corpus_bleu, mean_scores, pair_scores
+    from legalrag.consultation.metrics import answer_scores
+    from legalrag.evaluation.generation import corpus_bleu, mean_scores
 
     by_id = {t.id: t for t in turns}
     per_item, by_setting = [], {}
     for r in responses:
         t = by_id[r.turn_id]
-        scores = pair_scores(t.reference, r.text, t.keywords, tokenizer=tokenizer, embedder=embedder)
+        scores = answer_scores(t.reference, r.text, t.keywords, tokenizer=tokenizer, embedder=embedder)
         per_item.append({"turn_id": r.turn_id, "turn": r.turn, "setting": r.setting, **scores})
         by_setting.setdefault(r.setting, []).append((t, r, scores))
     table, by_turn = [], {}

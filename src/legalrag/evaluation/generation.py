@@ -16,8 +16,8 @@ Conventions (what each function promises, so figures can be compared):
   counting the empty orders so far); a candidate with no match at any order scores 0. Scale 0-1 (sacreBLEU
   reports the same value times 100). ``effective_order`` drops orders longer than the candidate, as
   sacreBLEU's sentence-level BLEU does.
-- **METEOR** and the **BERTScore-style F1** are those of :mod:`legalrag.judgment.textmetrics` (METEOR on
-  the same tokens; greedy character matching with an injected embedder).
+- **METEOR** and the **BERTScore-style F1** are those of :mod:`legalrag.judgment.textmetrics`; the
+  capability layer applies them (``legalrag.consultation.metrics``), since this layer sits below judgment.
 """
 
 from __future__ import annotations
@@ -44,9 +44,10 @@ def tokenize(text: str, mode: str = "word") -> list[str]:
     if mode == "char":
         return _CHUNK.findall(text)
     if mode == "word":
-        from legalrag.judgment.textmetrics import tokenize_zh
+        from legalrag._optional import require
 
-        return [t.strip() for t in tokenize_zh(text) if t.strip()]
+        jieba = require("jieba", "zh")
+        return [t.strip() for t in jieba.cut(text) if t.strip()]
     raise InputError(f"unknown tokenizer {mode!r}; use one of {', '.join(TOKENIZERS)}")
 
 
@@ -147,34 +148,12 @@ def bleu(references: Sequence[Sequence[str]], candidates: Sequence[Sequence[str]
 
 # -- one pair, many pairs ---------------------------------------------------------------------------------
 
-def meteor_tokens(reference: Sequence[str], candidate: Sequence[str]) -> float:
-    from legalrag.judgment.textmetrics import meteor
-
-    return meteor(reference, candidate)
-
-
-def bertscore_f1(reference: str, candidate: str, embedder) -> float:
-    """BERTScore-style greedy F1 over non-space characters with ``embedder`` (a ``textmetrics.WordEmbedder``)."""
-    from legalrag.judgment.textmetrics import greedy_f1
-
-    ref = [c for c in normalise(reference) if not c.isspace()]
-    hyp = [c for c in normalise(candidate) if not c.isspace()]
-    if not ref or not hyp:
-        return 0.0
-    return greedy_f1(embedder.matrix(hyp), embedder.matrix(ref))[2]
-
-
-def pair_scores(reference: str, response: str, keywords: Iterable[str] = (), *, tokenizer: str = "word",
-                meteor: bool = True, embedder=None) -> dict[str, float | None]:
-    """Every metric of one response against its reference (BERTScore-style F1 only with an ``embedder``)."""
+def pair_scores(reference: str, response: str, keywords: Iterable[str] = (), *,
+                tokenizer: str = "word") -> dict[str, float | None]:
+    """Keyword accuracy, ROUGE-1/2/L and sentence BLEU of one response against its reference."""
     ref, hyp = tokenize(reference, tokenizer), tokenize(response, tokenizer)
-    out: dict[str, float | None] = {"keyword_accuracy": keyword_accuracy(response, keywords), **rouge(ref, hyp),
-                                    "bleu": bleu([ref], [hyp], effective_order=True)}
-    if meteor:
-        out["meteor"] = meteor_tokens(ref, hyp)
-    if embedder is not None:
-        out["bertscore_f1"] = bertscore_f1(reference, response, embedder)
-    return out
+    return {"keyword_accuracy": keyword_accuracy(response, keywords), **rouge(ref, hyp),
+            "bleu": bleu([ref], [hyp], effective_order=True)}
 
 
 def mean_scores(rows: Iterable[Mapping[str, float | None]]) -> dict[str, float]:
