@@ -37,6 +37,49 @@ def run(args: list[str], out: Path | None, force: bool = False) -> float:
     return seconds
 
 
+def _fmt(v) -> str:
+    return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
+
+
+def report(out: Path) -> None:
+    """Print the markdown tables of docs/benchmarks-lexrag.md from the run directories under ``out``."""
+    import json
+
+    for conv in sorted(out.glob("conversation*/summary.json")):
+        s = json.loads(conv.read_text(encoding="utf-8"))
+        print(f"\n### {conv.parent.name}: processor x retriever ({s['table'][0]['turns']} turns with gold)\n")
+        keys = [f"{m}@{k}" for m in ("recall", "ndcg", "mrr", "precision") for k in (1, 3, 5, 10)]
+        print("| processor | retriever | " + " | ".join(keys) + " |")
+        print("|---|---|" + "---|" * len(keys))
+        for r in s["table"]:
+            print(f"| {r['processor']} | {r['retriever']} | " + " | ".join(_fmt(r[k]) for k in keys) + " |")
+        print("\nRecall@10 per turn:\n\n| processor | retriever | turn 1 | turn 2 | turn 3 | turn 4 | turn 5 |")
+        print("|---|---|---|---|---|---|---|")
+        for r in s["recall@10_by_turn"]:
+            print(f"| {r['processor']} | {r['retriever']} | "
+                  + " | ".join(_fmt(r.get(f"turn {n}")) for n in range(1, 6)) + " |")
+        print("\nseconds per turn, processor: " + ", ".join(f"{k} {v:.4f}" for k, v in
+                                                          s["processor_seconds_per_turn"].items()))
+        print("seconds per turn, retrieval: " + ", ".join(f"{k} {v:.4f}" for k, v in
+                                                          s["retrieval_seconds_per_turn"].items()))
+    for gen in sorted(out.glob("gen*/metrics.json")):
+        m = json.loads(gen.read_text(encoding="utf-8"))
+        cols = list(m["table"][0])
+        print(f"\n### {gen.parent.name}: generation\n\n| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
+        for r in m["table"]:
+            print("| " + " | ".join(_fmt(r[c]) for c in cols) + " |")
+    for judge in sorted(out.glob("judge*/summary.json")):
+        s = json.loads(judge.read_text(encoding="utf-8"))
+        cols = list(s["table"][0])
+        print(f"\n### {judge.parent.name}: judge\n\n| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
+        for r in s["table"]:
+            print("| " + " | ".join(_fmt(r[c]) for c in cols) + " |")
+        print(f"\nfailures {s['failures']} {s['failed_items']}; seconds per item {s['seconds_per_item']:.1f}")
+        print("spread: " + json.dumps(s["spread"], ensure_ascii=False))
+        if "agreement" in s:
+            print("agreement: " + json.dumps(s["agreement"], ensure_ascii=False))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--index", default="indexes/stard-lexrag")
@@ -77,6 +120,8 @@ def main() -> None:
             run(["eval", "consultation-judge", "--generations", str(out / "gen-1.5b"), "--temperature", "0.7",
                  "--seed", "1", "--max-tokens", "300", "--against", str(out / "judge-1.5b"), "--out", str(out / "judge-1.5b-seed1"), *llm],
                 out / "judge-1.5b-seed1", a.force)
+        elif step == "report":
+            report(out)
         else:
             raise SystemExit(f"unknown step {step!r}")
 

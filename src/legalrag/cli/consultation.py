@@ -88,7 +88,7 @@ def eval_conversation(
     if not cutoffs or min(cutoffs) < 1:
         raise InputError(f"--ks needs positive cut-offs, got {ks!r}")
     for p in processor:
-        if p not in PROCESSORS:
+        if p not in (*PROCESSORS, "last_question"):
             raise InputError(f"unknown --processor {p!r}; choose from {', '.join(PROCESSORS)}")
     if plot is not None:
         from legalrag.evaluation.plots import check_png_path
