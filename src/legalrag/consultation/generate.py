@@ -83,7 +83,9 @@ def generate_answer(llm: LLM, turn: ConsultTurn, setting: Setting, documents: Se
     t0 = time.perf_counter()
     result = llm.chat(ChatRequest(messages=tuple(messages), max_tokens=max_tokens, temperature=0.0))
     seconds = time.perf_counter() - t0
-    timings = {**(seconds_before or {}), "generation": seconds}
+    # model_seconds: what the call cost when it ran (kept by the call cache), so a resumed run still reports it
+    timings = {**(seconds_before or {}), "generation": seconds,
+               "model_seconds": float(getattr(result, "seconds", 0.0) or seconds)}
     return ConsultationResponse(question=turn.question, text=result.text.strip(), usage=Usage.of(result, seconds),
                                 timings=timings, turn_id=turn.id, turn=turn.turn, setting=setting.value,
                                 article_ids=tuple(d.id for d in documents), note=note)

@@ -94,8 +94,10 @@ def judge_one(llm: LLM, item_id: str, *, history: str, question: str, reference:
     for r in reply.results:
         usage = usage + Usage.of(r)
     v = reply.value
+    # seconds: model time of the calls (from the cache when resumed), else wall time
+    model_seconds = sum(float(getattr(r, "seconds", 0.0) or 0.0) for r in reply.results)
     return Judgement(item_id, {d: getattr(v, d) for d in DIMENSIONS}, v.analysis.strip(), reply.attempts,
-                     reply.raw, None, time.perf_counter() - t0, usage)
+                     reply.raw, None, model_seconds or time.perf_counter() - t0, usage)
 
 
 def judge_many(items: Sequence[Mapping[str, str]], llm: LLM, *, progress: bool = False,

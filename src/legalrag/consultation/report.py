@@ -42,9 +42,9 @@ def score_generations(turns: Sequence[ConsultTurn], responses: Sequence[Consulta
         if embedder is not None:
             row["bertscore_f1"] = means.get("bertscore_f1", 0.0)
         row["corpus_bleu"] = corpus_bleu([t.reference for t, _, _ in items], [r.text for _, r, _ in items], tokenizer)
-        for stage in ("retrieval", "generation"):  # every row has both columns, so tables line up
+        for stage in ("retrieval", "generation", "model_seconds"):  # every row has both columns, so tables line up
             values = [r.timings[stage] for _, r, _ in items if stage in r.timings]
-            row[f"{stage}_s"] = statistics.fmean(values) if values else 0.0
+            row[stage if stage.endswith("seconds") else f"{stage}_s"] = statistics.fmean(values) if values else 0.0
         table.append(row)
         turns_here = sorted({t.turn for t, _, _ in items})
         by_turn[setting] = {n: mean_scores(s for t, _, s in items if t.turn == n).get("keyword_accuracy", 0.0)
