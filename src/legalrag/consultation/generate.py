@@ -28,6 +28,13 @@ class Setting(str, enum.Enum):
     REFERENCE = "reference"
 
 
+def call_seconds(result, wall: float) -> float:
+    """The model time of a chat call: the original time for a call-cache hit, else its own."""
+    if getattr(result, "cached", False):
+        return float((getattr(result, "timings", None) or {}).get("original_seconds", wall))
+    return float(getattr(result, "seconds", 0.0) or wall)
+
+
 def parse_settings(names: Iterable[str]) -> list[Setting]:
     out = []
     for name in names:
@@ -84,8 +91,7 @@ def generate_answer(llm: LLM, turn: ConsultTurn, setting: Setting, documents: Se
     result = llm.chat(ChatRequest(messages=tuple(messages), max_tokens=max_tokens, temperature=0.0))
     seconds = time.perf_counter() - t0
     # model_seconds: what the call cost when it ran (kept by the call cache), so a resumed run still reports it
-    timings = {**(seconds_before or {}), "generation": seconds,
-               "model_seconds": float(getattr(result, "seconds", 0.0) or seconds)}
+    timings = {**(seconds_before or {}), "generation": seconds, "model_seconds": call_seconds(result, seconds)}
     return ConsultationResponse(question=turn.question, text=result.text.strip(), usage=Usage.of(result, seconds),
                                 timings=timings, turn_id=turn.id, turn=turn.turn, setting=setting.value,
                                 article_ids=tuple(d.id for d in documents), note=note)

@@ -95,7 +95,9 @@ def judge_one(llm: LLM, item_id: str, *, history: str, question: str, reference:
         usage = usage + Usage.of(r)
     v = reply.value
     # seconds: model time of the calls (from the cache when resumed), else wall time
-    model_seconds = sum(float(getattr(r, "seconds", 0.0) or 0.0) for r in reply.results)
+    from legalrag.consultation.generate import call_seconds
+
+    model_seconds = sum(call_seconds(r, 0.0) for r in reply.results)
     return Judgement(item_id, {d: getattr(v, d) for d in DIMENSIONS}, v.analysis.strip(), reply.attempts,
                      reply.raw, None, model_seconds or time.perf_counter() - t0, usage)
 
