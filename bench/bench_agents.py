@@ -9,7 +9,7 @@ Configurations: ``baseline`` (the index's first-stage retriever), ``pointwise`` 
 (baseline top ``--depth`` reranked by the LLM), ``rewrite1`` (one round of single-element rewriting, no
 planner), ``planner`` (the full loop), ``planner+listwise``.
 
-    python bench/bench_agents.py --index /work/cache/i5/stard-index --limit 50 --model qwen2.5-1.5b \
+    python bench/bench_agents.py --index indexes/stard-agents --limit 50 --model qwen2.5-1.5b \
         --configs baseline,pointwise,yesno,listwise,rewrite1,planner,planner+listwise --out results.json
 
 ``--endpoint URL --endpoint-model NAME`` runs the same configurations against an OpenAI-compatible server.
@@ -81,7 +81,7 @@ def make_runner(name, retriever, llm, args, light=None):
             if name in rerankers:
                 rr = rerankers[name]()
                 hits = rr.rerank(text, hits[: args.depth]) + hits[args.depth:]
-                calls, tokens = rr.stats.calls, rr.stats.tokens
+                calls, tokens = rr.stats.usage.calls, rr.stats.usage.total_tokens
             return [h.id for h in hits], None, {"retrieval_calls": 1, "llm_calls": calls, "tokens": tokens}, None
         cfg = PlannerConfig(lang="zh", first_stage_k=args.first_stage_k, pool_k=args.pool_k, seed=args.seed,
                             max_rounds=args.max_rounds, max_pool_titles=args.pool_titles,
@@ -115,7 +115,7 @@ def summarise(name, rows):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
-    ap.add_argument("--index", type=Path, default=Path("/work/cache/i5/stard-index"))
+    ap.add_argument("--index", type=Path, default=Path("indexes/stard-agents"))
     ap.add_argument("--retriever", default="bm25", help="first-stage index component (bm25, hybrid, ...)")
     ap.add_argument("--light", default=None, choices=["learned"],
                     help="light reranker between the first stage and the pool / baseline cut (the index's trained "
@@ -133,7 +133,7 @@ def main() -> None:
     ap.add_argument("--pool-k", type=int, default=10)
     ap.add_argument("--max-rounds", type=int, default=4)
     ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--cache", type=Path, default=Path("/work/cache/i5/llm-calls"))
+    ap.add_argument("--cache", type=Path, default=Path("runs/agents-llm-calls"))
     ap.add_argument("--endpoint", default=None, help="OpenAI-compatible endpoint URL instead of the embedded model")
     ap.add_argument("--endpoint-model", default=None, help="model name at --endpoint")
     ap.add_argument("--pool-titles", type=int, default=15, help="pool titles shown to the planner")

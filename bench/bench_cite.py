@@ -1,6 +1,6 @@
 """Citation-prediction ablation on JuDGE (issue 8): P/R/F1 after each stage, LLM calls and seconds per case.
 
-    python bench/bench_cite.py --index /work/cache/citepred/judge-bm25          # non-LLM stages, all 301 eval cases
+    python bench/bench_cite.py --index indexes/judge-bm25          # non-LLM stages, all 301 eval cases
     python bench/bench_cite.py --index ... --llm-cases 12 --llm qwen2.5-1.5b    # + LLM stages on the first 12
     python bench/bench_cite.py --index ... --llm-cases 301                      # the full LLM run (hours on 2 cores)
 

@@ -12,7 +12,7 @@ Parts (run one at a time, under the shared lock; vectors are cached in $LEGALRAG
           Civil Code and the 546 training queries whose gold articles are all in it (adds e5-small)
           python bench/bench_dense.py civil --encoder use-multilingual:256 --encoder e5-small:128
 
-Environment: LEGALRAG_HOME=/work/cache (shared vector cache), OMP/OPENBLAS threads 1.
+Environment: LEGALRAG_HOME (shared vector cache), OMP/OPENBLAS threads 1.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 DATA = Path(os.environ.get("LEGALRAG_SHARED_DATA", ROOT.parent / "shared" / "data"))
-WORK = Path(os.environ.get("LEGALRAG_BENCH_DIR", "/work/cache/bench-dense"))
+WORK = Path(os.environ.get("LEGALRAG_BENCH_DIR", "indexes/bench-dense"))
 KS = tuple(range(1, 101))
 
 

@@ -2,7 +2,7 @@
 calibrated threshold) split into two groups of provisions by number, e.g. the general part (arts. 1-101) and
 the specific offences (102 and up) of the PRC Criminal Law, and the F1 an oracle for the second group would give.
 
-    python bench/cite_breakdown.py --index /work/cache/citepred/judge-bm25 --split-at 101
+    python bench/cite_breakdown.py --index indexes/judge-bm25 --split-at 101
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ retrieved articles with every citation checked against the corpus (unresolved on
 
 from __future__ import annotations
 
+import enum
 import time
 from typing import Any, Callable, Iterable, Sequence
 
@@ -24,7 +25,18 @@ from legalrag.llm.base import LLM, ChatRequest
 from legalrag.types import Answer, Document, Hit, Step, Turn
 
 Processor = Callable[[Sequence[Turn]], str]
-PROCESSORS = ("last", "all_questions", "full_context", "rewrite")
+
+
+class ProcessorName(str, enum.Enum):
+    """How a consultation's dialogue becomes a search query each turn."""
+
+    LAST = "last"  # the last question only
+    ALL_QUESTIONS = "all_questions"  # every user question so far
+    FULL_CONTEXT = "full_context"  # the whole dialogue
+    REWRITE = "rewrite"  # the LLM rewrites the dialogue into one standalone question
+
+
+PROCESSORS = tuple(p.value for p in ProcessorName)
 _ROLE_LABELS = {"zh": {"user": "用户", "assistant": "助手"}, "en": {"user": "User", "assistant": "Assistant"}}
 
 

@@ -33,12 +33,13 @@ def main() -> None:
         sys.exit(1)
     except SystemExit:
         raise
-    except Exception as exc:  # click's usage errors and aborts
-        import click
+    except Exception as exc:  # usage errors (a bad option value: exit 2, as click does) and aborts
+        import typer
 
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
+        if isinstance(exc, typer.Abort):
             sys.exit(130)
+        show, code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
+        if callable(show) and isinstance(code, int):  # click's / Typer's ClickException
+            show()
+            sys.exit(code)
         raise

@@ -15,6 +15,7 @@ import typer
 
 from legalrag.cli.apps import app
 from legalrag.cli.common import root
+from legalrag.conversation import ProcessorName
 
 
 @app.command("chat")
@@ -23,25 +24,23 @@ def chat(
     index: Path = typer.Option(..., "--index", help="Index directory."),
     k: int = typer.Option(5, "--k", min=1, help="Articles retrieved per turn."),
     retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the first built)."),
-    processor: str = typer.Option("rewrite", "--processor",
-                                  help="How the dialogue becomes a query: rewrite, last, all_questions, full_context."),
+    processor: ProcessorName = typer.Option(ProcessorName.REWRITE, "--processor",
+                                        help="How the dialogue becomes a query: rewrite, last, all_questions, "
+                                             "full_context."),
     model: Optional[str] = typer.Option(None, "--model", help="Embedded model (default 1.5B) or a GGUF path."),
     endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL."),
     endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
     max_tokens: int = typer.Option(400, "--max-tokens", min=16, help="Longest answer, in tokens."),
 ) -> None:
     """Hold a multi-turn consultation: retrieval each turn, answers with checked citations."""
-    from legalrag.conversation import PROCESSORS, Consultation
-    from legalrag.errors import InputError
+    from legalrag.conversation import Consultation
     from legalrag.retrieval.pipeline import build_pipeline
 
-    if processor not in PROCESSORS:
-        raise InputError(f"unknown --processor {processor!r}; choose one of {', '.join(PROCESSORS)}")
     idx = root(ctx).open_index(index)
     pipe = build_pipeline(idx, retriever=retriever)
     lang = idx.manifest.get("lang", "zh")
     llm = root(ctx).make_llm(model, endpoint, endpoint_model)
-    consultation = Consultation(lambda q, n: pipe.search(q, k=n), llm, documents=idx.documents, processor=processor,
+    consultation = Consultation(lambda q, n: pipe.search(q, k=n), llm, documents=idx.documents, processor=processor.value,
                                 k=k, lang=lang if lang in ("zh", "en") else "zh", max_tokens=max_tokens)
     typer.echo("Ask a legal question (/reset starts over, /exit quits).")
     while True:

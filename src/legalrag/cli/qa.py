@@ -10,13 +10,14 @@ import typer
 
 from legalrag.cli.apps import app, eval_app
 from legalrag.cli.common import print_json, root
+from legalrag.agents.qa.pipeline import QAMode
 
 
 @app.command("qa")
 def qa(
     ctx: typer.Context,
     question: str = typer.Argument(..., help="The legal question."),
-    mode: str = typer.Option("simple", "--mode", help="simple (one pass) or multi (search, judge, refine)."),
+    mode: QAMode = typer.Option(QAMode.SIMPLE, "--mode", help="simple (one pass) or multi (search, judge, refine)."),
     sources: str = typer.Option("local", "--sources", help="Comma-separated: local, web, courtlistener."),
     docs: Optional[Path] = typer.Option(None, "--docs", help="Folder of your documents (the local source)."),
     index: Optional[Path] = typer.Option(None, "--index", help="A statute index to search as part of 'local'."),
@@ -31,7 +32,7 @@ def qa(
     """Answer a legal question with numbered citations to retrieved sources."""
     from legalrag.cli._qa_output import run_qa_cli
 
-    result = run_qa_cli(question, mode=mode, sources=sources, docs=docs, index=index, max_rounds=max_rounds,
+    result = run_qa_cli(question, mode=mode.value, sources=sources, docs=docs, index=index, max_rounds=max_rounds,
                         clarifications=clarify, model=model, endpoint=endpoint, endpoint_model=endpoint_model,
                         trace=trace, show=not as_json, root=root(ctx))
     if as_json:

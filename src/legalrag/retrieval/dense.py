@@ -9,6 +9,7 @@ ids are row numbers, so documents can be added and deleted without a rebuild. On
 
 from __future__ import annotations
 
+import enum
 import json
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -20,7 +21,15 @@ from legalrag.errors import IndexError_, InputError
 from legalrag.retrieval.base import DocumentFilter
 from legalrag.types import Document, Hit
 
-INDEX_TYPES = ("flat", "hnsw", "ivf")
+class IndexType(str, enum.Enum):
+    """The FAISS index of a dense component: exact inner product, HNSW graph or inverted lists."""
+
+    FLAT = "flat"
+    HNSW = "hnsw"
+    IVF = "ivf"
+
+
+INDEX_TYPES = tuple(t.value for t in IndexType)
 META = "meta.json"
 FORMAT = "legalrag-dense"
 
