@@ -28,7 +28,7 @@ def tiny_corpus(seed: int = 0) -> tuple[list[Document], list[Query]]:
     return docs, queries
 
 
-def tiny_encoder(out: Path, seed: int = 0) -> Path:
+def tiny_encoder(out: Path, seed: int = 0, layers: int = 1) -> Path:
     """A sentence-transformers directory: 1-layer BERT (hidden 32), word-level tokenizer, mean pooling."""
     import torch
     import transformers
@@ -46,7 +46,7 @@ def tiny_encoder(out: Path, seed: int = 0) -> Path:
                                                        special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
     hf = out.parent / f"{out.name}-hf"
     torch.manual_seed(seed)
-    cfg = transformers.BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+    cfg = transformers.BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=layers, num_attention_heads=2,
                                   intermediate_size=64, max_position_embeddings=64, pad_token_id=0)
     transformers.BertModel(cfg, add_pooling_layer=False).save_pretrained(hf)
     transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
