@@ -27,6 +27,21 @@ def is_onnx_encoder_dir(path: str | os.PathLike) -> bool:
     return (p / ONNX_FILE).is_file() and (p / SETTINGS_FILE).is_file()
 
 
+def st_prompts(path: Path) -> dict[str, str]:
+    """The ``query``/``document`` prompts a sentence-transformers directory declares, as encoder prefixes, so a
+    model trained with e5's roles (``legalrag train encoder``) is served with them."""
+    cfg = path / "config_sentence_transformers.json"
+    if not cfg.is_file():
+        return {}
+    prompts = json.loads(cfg.read_text(encoding="utf-8")).get("prompts") or {}
+    out = {}
+    if prompts.get("query"):
+        out["query_prefix"] = prompts["query"]
+    if prompts.get("document") or prompts.get("passage"):
+        out["passage_prefix"] = prompts.get("document") or prompts["passage"]
+    return out
+
+
 def content_hash(path: Path) -> str:
     """The sha256 recorded in ``legalrag_model.json`` when present, else one computed over the weight file."""
     card = path / "legalrag_model.json"
