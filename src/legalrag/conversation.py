@@ -25,7 +25,9 @@ from legalrag.llm.base import LLM, ChatRequest
 from legalrag.types import Answer, Document, Hit, Step, Turn
 
 Processor = Callable[[Sequence[Turn]], str]
-class Processor(str, enum.Enum):
+
+
+class ProcessorName(str, enum.Enum):
     """How a consultation's dialogue becomes a search query each turn."""
 
     LAST = "last"  # the last question only
@@ -34,7 +36,7 @@ class Processor(str, enum.Enum):
     REWRITE = "rewrite"  # the LLM rewrites the dialogue into one standalone question
 
 
-PROCESSORS = tuple(p.value for p in Processor)
+PROCESSORS = tuple(p.value for p in ProcessorName)
 _ROLE_LABELS = {"zh": {"user": "用户", "assistant": "助手"}, "en": {"user": "User", "assistant": "Assistant"}}
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 import re
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -35,6 +35,7 @@ from legalrag.lang import detect_language
 from legalrag.llm.base import LLM
 from legalrag.llm.structured import CallRecord, ReplyError, structured_call
 from legalrag.prompts import render_prompt
+from legalrag.serialize import step_to_dict
 from legalrag.rerank.base import Reranker
 from legalrag.retrieval.base import DocumentFilter, Retriever
 from legalrag.types import Hit, Response, Step, Usage
@@ -138,9 +139,6 @@ class AgentSearchResult(Response):
     def hits(self) -> tuple[Hit, ...]:
         return self.sources
 
-
-
-
     def summary(self) -> dict[str, Any]:
         return {"query": self.query, "rounds": self.rounds, "pool_size": len(self.pool),
                 "retrieval_calls": self.retrieval_calls, "llm_calls": self.llm_calls, "tokens": self.tokens,
@@ -150,10 +148,6 @@ class AgentSearchResult(Response):
 
     def write_trajectory(self, path: str | Path) -> None:
         write_trajectory(path, self.steps, self.summary())
-
-
-def step_to_dict(step: Step) -> dict[str, Any]:
-    return asdict(step)
 
 
 def write_trajectory(path: str | Path, steps: Sequence[Step], summary: dict[str, Any] | None = None) -> None:

@@ -94,8 +94,6 @@ class CiteResult(Response):
         return [p.provision for p in self.predictions]
 
 
-
-
 class CitationPredictor:
     """Facts in, the predicted set of provisions out. Collaborators are passed in; nothing loads here."""
 

@@ -34,7 +34,6 @@ def index_build(
 ) -> None:
     """Build an index over a corpus."""
     from legalrag.corpora.statutes import FieldMap
-    from legalrag.errors import InputError
     from legalrag.retrieval.index import read_corpus
     from legalrag.wiring import build_index, expand_components
 
@@ -96,14 +95,6 @@ def _hits_table(hits, title: str):
     return table
 
 
-def hits_json(hits) -> list[dict]:
-    from legalrag.citations import citation_label
-
-    return [{"rank": h.rank, "score": h.score, "id": h.id, "title": h.document.title,
-             "citation": citation_label(h.document), "text": h.document.text, "retriever": h.retriever,
-             "metadata": dict(h.document.metadata)} for h in hits]
-
-
 @app.command("search")
 def search(
     ctx: typer.Context,
@@ -122,6 +113,7 @@ def search(
     """Search an index and print the top articles with their citations."""
     from legalrag.cli.agents import agent_pipeline, wants_agents
     from legalrag.retrieval.pipeline import law_filter
+    from legalrag.serialize import hit_to_dict
     from legalrag.wiring import build_pipeline
 
     idx = root(ctx).open_index(index)
@@ -131,7 +123,7 @@ def search(
     flt = law_filter(idx, filter_law) if filter_law else None
     hits = pipe.search(question, k=k, filter=flt)
     if as_json:
-        print_json({"query": question, "retriever": pipe.name, "hits": hits_json(hits)})
+        print_json({"query": question, "retriever": pipe.name, "hits": [hit_to_dict(h) for h in hits]})
         return
     from rich.console import Console
 
