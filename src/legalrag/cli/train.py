@@ -173,11 +173,12 @@ def train_reranker_cmd(
 @train_app.command("export-onnx")
 def export_onnx_cmd(model: Path = typer.Argument(..., help="A sentence-transformers encoder directory."),
                     out: Path = typer.Argument(..., help="Output directory (pass it as --encoder DIR)."),
-                    quantise: bool = typer.Option(True, "--int8/--fp32", help="int8 dynamic quantisation.")) -> None:
+                    quantise: bool = typer.Option(True, "--int8/--fp32", help="int8 dynamic quantisation."),
+                    per_channel: bool = typer.Option(False, "--per-channel", help="One int8 scale per weight row.")) -> None:
     """Export an encoder to ONNX (int8 by default) for fast CPU serving with onnxruntime."""
     from legalrag.training.export import export_onnx
 
-    export_onnx(model, out, quantise=quantise)
+    export_onnx(model, out, quantise=quantise, per_channel=per_channel)
     typer.echo(f"wrote {out}; use it with --encoder {out}")
 
 
