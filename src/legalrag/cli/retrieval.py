@@ -7,6 +7,7 @@ from typing import List, Optional
 
 import typer
 
+from legalrag.cli._scale import Backend, distributed_searcher, milvus_components, prefill_encodings
 from legalrag.cli.apps import app, eval_app, index_app
 from legalrag.cli.common import print_json, root
 from legalrag.lang import Language
@@ -31,16 +32,29 @@ def index_build(
     b: float = typer.Option(0.75, "--b", help="BM25 b."),
     mu: float = typer.Option(200.0, "--mu", help="QLD Dirichlet prior mu."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
+    backend: Backend = typer.Option(Backend.LOCAL, "--backend", help="local (FAISS, bm25s) or milvus (a Milvus engine)."),
+    uri: Optional[str] = typer.Option(None, "--uri", help="Milvus URI: http://HOST:19530 or a Milvus Lite FILE.db "
+                                      "(default: a Milvus Lite database inside the index directory)."),
+    collection: str = typer.Option("legalrag", "--collection", help="Milvus alias the index serves from."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Encode on N local Ray workers first."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Encode on this Ray cluster first."),
 ) -> None:
     """Build an index over a corpus."""
     from legalrag.corpora.statutes import FieldMap
+    from legalrag.errors import InputError
     from legalrag.retrieval.index import read_corpus
     from legalrag.wiring import build_index, expand_components
 
+    if uri and backend is not Backend.MILVUS:
+        raise InputError("--uri is only used with --backend milvus; add --backend milvus")
     docs, info = read_corpus(corpus, FieldMap.parse(fields) if fields else None, previous=out, progress=progress)
     params = {"bm25": {"k1": k1, "b": b}, "qld": {"mu": mu}}
-    index = build_index(out, docs, retrievers=expand_components(retriever, encoder, index_type=index_type.value,
-                                                                  method=fusion.value),
+    components = expand_components(retriever, encoder, index_type=index_type.value, method=fusion.value)
+    if backend is Backend.MILVUS:
+        components = milvus_components(components, uri, collection)
+    if workers or ray_address:
+        prefill_encodings(docs, components, workers=workers, address=ray_address, progress=progress)
+    index = build_index(out, docs, retrievers=components,
                         lang=lang.value, params=params, progress=progress,
                         source=str(corpus), corpus_info={k: v for k, v in info.items() if k != "update"})
     if "update" in info:
@@ -156,6 +170,8 @@ def eval_retrieval(
     trace: Optional[Path] = typer.Option(None, "--trace", help="With --agents: write the trajectory as JSONL."),
     endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL for LLM stages."),
     endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Search on N local Ray workers."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Search on this Ray cluster."),
 ) -> None:
     """Evaluate retrieval on a query file (macro-averaged Recall/Precision/F1/MRR/nDCG/Hit at K)."""
     from legalrag.evaluation.datasets import QueryFields, load_queries
@@ -168,6 +184,12 @@ def eval_retrieval(
     pipe = (agent_pipeline(idx, retriever, rerank, agents=agents, endpoint=endpoint, endpoint_model=endpoint_model,
                            trace=trace, root=root(ctx)) if wants_agents(agents, rerank, endpoint) or trace
             else build_pipeline(idx, retriever, rerank))
+    if workers or ray_address:
+        if agents or trace or endpoint:
+            from legalrag.errors import InputError
+
+            raise InputError("--workers/--ray-address run plain pipelines; drop --agents/--endpoint/--trace")
+        pipe = distributed_searcher(index, retriever, rerank, pipe.name, workers=workers, address=ray_address)
     result = evaluate_retrieval(pipe, qs, k=k, progress=progress)
     summary = metrics_json(result.metrics, k)
     if run_out is not None:
