@@ -269,3 +269,21 @@ def cache_dir() -> Path:
     p = Path(root)
     p.mkdir(parents=True, exist_ok=True)
     return p
+
+
+def open_cache_db(path: str | os.PathLike, schema: str, what: str, **connect: Any):
+    """An SQLite cache database with ``schema`` applied (WAL mode). A file that is not a usable SQLite database
+    (damaged, truncated, another format) is an error naming it and saying what to do: caches are rebuilt on
+    demand, so deleting the file loses nothing but time."""
+    import sqlite3
+
+    p = Path(path)
+    try:
+        conn = sqlite3.connect(str(p), timeout=60, **connect)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(schema)
+        conn.commit()
+    except sqlite3.DatabaseError as exc:
+        raise InputError(f"the {what} is not a usable SQLite database ({exc}); delete the file (and its -wal/-shm "
+                         "siblings) and it is rebuilt on the next run", path=str(p)) from None
+    return conn

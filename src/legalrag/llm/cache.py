@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from legalrag.io import cache_dir
+from legalrag.io import cache_dir, open_cache_db
 from legalrag.llm.base import LLM, ChatRequest, ChatResult, TokenLogprob
 from legalrag.llm.usage import UsageMeter
 from legalrag.types import Usage
@@ -71,10 +71,9 @@ class CallCache:
         self.path = Path(path) if path is not None else default_cache_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(str(self.path), timeout=60, check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, backend TEXT, model TEXT, "
-                           "result TEXT NOT NULL, created REAL, hits INTEGER DEFAULT 0)")
+        self._conn = open_cache_db(self.path, "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, backend TEXT, "
+                                   "model TEXT, result TEXT NOT NULL, created REAL, hits INTEGER DEFAULT 0)",
+                                   "LLM call cache", check_same_thread=False, isolation_level=None)
 
     def get(self, key: str) -> str | None:
         with self._lock:

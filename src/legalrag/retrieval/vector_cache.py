@@ -35,11 +35,8 @@ class VectorCache:
         self.root = Path(root) if root is not None else cache_dir() / "vectors"
         self.root.mkdir(parents=True, exist_ok=True)
         self.path = self.root / f"{model_slug(model_id)}.sqlite"
-        self._db = sqlite3.connect(self.path, timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, role TEXT, sha TEXT, dim INTEGER, "
-                         "vec BLOB, PRIMARY KEY (model, role, sha))")
-        self._db.commit()
+        self._db = open_cache_db(self.path, "CREATE TABLE IF NOT EXISTS vectors (model TEXT, role TEXT, sha TEXT, "
+                                 "dim INTEGER, vec BLOB, PRIMARY KEY (model, role, sha))", "vector cache")
 
     def close(self) -> None:
         self._db.close()
