@@ -141,8 +141,8 @@ def cmd_ablate(args):
 
     facts, gold, train_ids, eval_ids, labels, statutes = load_data(args.data)
     gold_eval = {i: gold[i] for i in eval_ids}
-    variants = [()] + [(g,) for g in GROUPS] + [(s,) for s in SIGNALS]
-    results, per = {}, {}
+    variants = [()] + [(s,) for s in SIGNALS] + [(g,) for g in GROUPS]
+    results, per, pvals = {}, {}, {}
     for dis in variants:
         name = "full" if not dis else "- " + dis[0]
         model, _ = train_model(args.data, disabled=dis, progress=False)
@@ -150,27 +150,22 @@ def cmd_ablate(args):
         rep = evaluate(docs, gold_eval)
         results[name] = {k: rep.summary()[k] for k in KEYS}
         per[name] = per_doc(rep)
-        print(name, {k: round(v, 4) for k, v in results[name].items()}, flush=True)
-    signs = sign_flips(len(eval_ids), 10_000, 0)
-    rows, pvals = [], {}
-    for name in results:
-        if name == "full":
-            continue
-        pvals[name] = {}
-        for metric in ("prison", "fine", "charge_f1", "article_f1"):
-            a, b = per["full"][metric], per[name][metric]
-            pairs = [(x or 0.0, y or 0.0) for x, y in zip(a, b) if not (x is None and y is None)]
-            sg = signs if len(pairs) == len(eval_ids) else sign_flips(len(pairs), 10_000, 0)
-            pvals[name][metric] = paired_randomization_test(np.array([p[0] for p in pairs]),
-                                                            np.array([p[1] for p in pairs]), signs=sg)
-    for name, r in results.items():
-        rows.append((name, r["prison"], r["fine"], r["charge_f1"], r["article_f1"],
-                     " ".join(f"{m[:4]}={pvals[name][m]:.3f}" for m in pvals.get(name, {})) if name != "full" else ""))
+        if name != "full":
+            pvals[name] = {}
+            for metric in ("prison", "fine", "charge_f1", "article_f1"):
+                pairs = [(x or 0.0, y or 0.0) for x, y in zip(per["full"][metric], per[name][metric])
+                         if not (x is None and y is None)]
+                pvals[name][metric] = paired_randomization_test(np.array([p[0] for p in pairs]),
+                                                                np.array([p[1] for p in pairs]),
+                                                                signs=sign_flips(len(pairs), 10_000, 0))
+        print(name, {k: round(v, 4) for k, v in results[name].items()}, pvals.get(name), flush=True)
+        if args.json_out:  # written after every variant, so a cut-off run keeps what it finished
+            args.json_out.write_text(json.dumps({"results": results, "p_values": pvals}, ensure_ascii=False,
+                                                indent=2), encoding="utf-8")
+    rows = [(name, r["prison"], r["fine"], r["charge_f1"], r["article_f1"],
+             " ".join(f"{m[:4]}={v:.3f}" for m, v in pvals.get(name, {}).items())) for name, r in results.items()]
     _table("Ablations on the 301 evaluation cases (p: paired randomization vs full, 10,000 sign flips)", rows,
            ["variant", "prison", "fine", "charge F1", "statute F1", "p (vs full)"])
-    if args.json_out:
-        args.json_out.write_text(json.dumps({"results": results, "p_values": pvals}, ensure_ascii=False, indent=2),
-                                 encoding="utf-8")
 
 
 def cmd_draft(args):

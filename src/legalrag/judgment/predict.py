@@ -448,7 +448,12 @@ class StructurePredictor:
             order = sorted(range(len(names)), key=lambda i: -probs[i])
             keep = [i for i in order if probs[i] >= self.thresholds["charge"]] or order[:1]
             chosen = [Scored(names[i], float(probs[i]), cands[names[i]]) for i in keep]
-            if probs[order[0]] < 0.5:
+            best = cands[names[order[0]]]
+            if not best.get("mentions") and not best.get("keyword_positions"):
+                low = True
+                notes.append(f"low confidence in the charge: {names[order[0]]} rests on similar cases only "
+                             "(the facts neither name it nor describe its conduct in known words)")
+            elif probs[order[0]] < 0.5:
                 low = True
                 notes.append(f"low confidence in the charge: best candidate {names[order[0]]} at p={probs[order[0]]:.2f}")
         else:
