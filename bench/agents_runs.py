@@ -1,9 +1,9 @@
 """Write each configuration of a statute-agent benchmark as a TREC run file, and its query subset as a query
 file, so that ``legalrag eval compare`` can test the configurations against each other.
 
-    python bench/agents_runs.py /work/logs/agents-50-final.json --out /work/logs/agents-50-runs
-    legalrag eval compare /work/logs/agents-50-runs/{baseline,listwise,planner}.trec \
-        --queries /work/logs/agents-50-runs/queries.jsonl --k 10 --depth 10 --plot recall.png
+    python bench/agents_runs.py runs/agents-50.json --out runs/agents-50-runs
+    legalrag eval compare runs/agents-50-runs/{baseline,listwise,planner}.trec \
+        --queries runs/agents-50-runs/queries.jsonl --k 10 --depth 10 --plot recall.png
 
 The benchmark keeps each configuration's top 10, so the runs are 10 deep.
 """

@@ -5,7 +5,7 @@ queries it computed first. Give the runs' ``--out`` files oldest first: each que
 the first file that holds it, and the mean per configuration is printed with how many queries each file
 contributed.
 
-    python bench/agents_seconds.py /work/logs/agents-50.json /work/logs/agents-50-cont.json /work/logs/agents-50-final.json
+    python bench/agents_seconds.py runs/agents-50.json runs/agents-50-cont.json runs/agents-50-final.json
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ Configurations: ``baseline`` (the index's first-stage retriever), ``pointwise`` 
 (baseline top ``--depth`` reranked by the LLM), ``rewrite1`` (one round of single-element rewriting, no
 planner), ``planner`` (the full loop), ``planner+listwise``.
 
-    python bench/bench_agents.py --index /work/cache/i5/stard-index --limit 50 --model qwen2.5-1.5b \
+    python bench/bench_agents.py --index indexes/stard-agents --limit 50 --model qwen2.5-1.5b \
         --configs baseline,pointwise,yesno,listwise,rewrite1,planner,planner+listwise --out results.json
 
 ``--endpoint URL --endpoint-model NAME`` runs the same configurations against an OpenAI-compatible server.
@@ -20,7 +20,6 @@ for calls it has not made before. Threads are capped at 2.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -37,85 +36,12 @@ K = 10
 CONFIGS = ("baseline", "pointwise", "yesno", "listwise", "rewrite1", "planner", "planner+listwise")
 
 
-class DiskCachedLLM:
-    """Bench-local call cache (used only when ``legalrag.llm.cache.CachedLLM`` is not available): one JSON file
-    per request digest. Cached results report the original timing and tokens, flagged ``cached``."""
-
-    def __init__(self, llm, root: Path):
-        self.llm, self.root = llm, root
-        self.model_id = llm.model_id
-        root.mkdir(parents=True, exist_ok=True)
-
-    def chat(self, request):
-        from dataclasses import asdict, replace
-
-        from legalrag.llm.base import ChatResult, TokenLogprob
-
-        key = hashlib.sha256(json.dumps([self.model_id, asdict(request)], ensure_ascii=False, sort_keys=True,
-                                        default=str).encode()).hexdigest()
-        path = self.root / f"{key}.json"
-        if path.exists():
-            d = json.loads(path.read_text(encoding="utf-8"))
-            d["logprobs"] = tuple(TokenLogprob(**t) for t in d["logprobs"])
-            return replace(ChatResult(**d), cached=True)
-        result = self.llm.chat(request)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(result), ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
-        return result
-
-
-class XllamaLLM:
-    """Stop-gap embedded backend (xllamacpp) used only when ``legalrag.llm.embedded`` is not available."""
-
-    def __init__(self, path: str, threads: int = 2, n_ctx: int = 4096):
-        import xllamacpp as xlc
-
-        p = xlc.CommonParams()
-        p.model.path = path
-        p.n_ctx = n_ctx
-        p.cpuparams.n_threads = p.cpuparams_batch.n_threads = threads
-        self.srv = xlc.Server(p)
-        self.model_id = "embedded:" + Path(path).name
-
-    def chat(self, req):
-        from legalrag.llm.base import ChatResult, TokenLogprob
-
-        body = {"messages": [dict(m) for m in req.messages], "max_tokens": req.max_tokens,
-                "temperature": req.temperature}
-        if req.seed is not None:
-            body["seed"] = req.seed
-        if req.logprobs:
-            body.update(logprobs=True, top_logprobs=req.top_logprobs)
-        if req.json_schema:
-            body["response_format"] = {"type": "json_schema", "json_schema": {"name": "reply",
-                                                                              "schema": dict(req.json_schema)}}
-        t = time.perf_counter()
-        r = self.srv.handle_chat_completions(body)
-        ch = r["choices"][0]
-        lps = ()
-        if req.logprobs and ch.get("logprobs"):
-            lps = tuple(TokenLogprob(c["token"], c["logprob"], {a["token"]: a["logprob"] for a in c.get("top_logprobs", [])})
-                        for c in ch["logprobs"]["content"])
-        u = r.get("usage", {})
-        return ChatResult(ch["message"]["content"] or "", lps, u.get("prompt_tokens", 0), u.get("completion_tokens", 0),
-                          time.perf_counter() - t, self.model_id)
-
-
 def make_llm(model: str, cache: Path, threads: int):
-    """The embedded model behind the SQLite call cache (the bench-local fallbacks only if those are missing)."""
-    try:
-        from legalrag.llm.embedded import EmbeddedLLM
-    except ImportError:
-        path = Path.home() / ".cache/legalrag/models" / f"qwen2.5-coder-{model.split('-')[-1]}-instruct-q4_k_m.gguf"
-        return DiskCachedLLM(XllamaLLM(str(path), threads=threads), cache)
-    llm = EmbeddedLLM(model, n_threads=threads, progress=False).load()
-    try:
-        from legalrag.llm.cache import CachedLLM
-    except ImportError:
-        return DiskCachedLLM(llm, cache)
+    """The embedded model behind the SQLite call cache in ``cache``."""
+    from legalrag.wiring import make_llm as wired
+
     cache.mkdir(parents=True, exist_ok=True)
-    return CachedLLM(llm, path=cache / "calls.sqlite")
+    return wired(model, cache=cache / "calls.sqlite", threads=threads)
 
 
 def load_subset(path: Path, n: int) -> list[dict]:
@@ -125,7 +51,8 @@ def load_subset(path: Path, n: int) -> list[dict]:
 
 
 def open_or_build_index(path: Path, corpus: Path, retriever: str):
-    from legalrag.retrieval.index import build_index, open_index, read_corpus
+    from legalrag.retrieval.index import read_corpus
+    from legalrag.wiring import build_index, open_index
 
     if not (path / "manifest.json").exists():
         print(f"building the {retriever} index at {path} ...", flush=True)
@@ -136,14 +63,13 @@ def open_or_build_index(path: Path, corpus: Path, retriever: str):
 def make_runner(name, retriever, llm, args, light=None):
     """A function query -> (ranked ids, pool ids or None, cost dict) for configuration ``name``."""
     from legalrag.agents.planner import PlannerConfig, PlannerLoop
-    from legalrag.rerank.llm_listwise import LLMListwiseReranker
-    from legalrag.rerank.llm_pointwise import LLMPointwiseReranker, LLMYesNoReranker
+    from legalrag.wiring import make_reranker
 
-    rerankers = {
-        "pointwise": lambda: LLMPointwiseReranker(llm, prompts=("zh",), max_chars=args.max_chars),
-        "yesno": lambda: LLMYesNoReranker(llm, prompts=("zh",), max_chars=args.max_chars),
-        "listwise": lambda: LLMListwiseReranker(llm, window=args.window, step=args.step,
-                                                max_chars=args.max_chars // 2),
+    rerankers = {  # over the Chinese STARD index: the rerankers prompt in Chinese
+        "pointwise": lambda: make_reranker("llm-pointwise", None, llm=llm, max_chars=args.max_chars),
+        "yesno": lambda: make_reranker("llm-yesno", None, llm=llm, max_chars=args.max_chars),
+        "listwise": lambda: make_reranker("llm-listwise", None, llm=llm, window=args.window, step=args.step,
+                                          max_chars=args.max_chars // 2),
     }
 
     def run(text):
@@ -155,7 +81,7 @@ def make_runner(name, retriever, llm, args, light=None):
             if name in rerankers:
                 rr = rerankers[name]()
                 hits = rr.rerank(text, hits[: args.depth]) + hits[args.depth:]
-                calls, tokens = rr.stats.calls, rr.stats.tokens
+                calls, tokens = rr.stats.usage.calls, rr.stats.usage.total_tokens
             return [h.id for h in hits], None, {"retrieval_calls": 1, "llm_calls": calls, "tokens": tokens}, None
         cfg = PlannerConfig(lang="zh", first_stage_k=args.first_stage_k, pool_k=args.pool_k, seed=args.seed,
                             max_rounds=args.max_rounds, max_pool_titles=args.pool_titles,
@@ -189,7 +115,7 @@ def summarise(name, rows):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
-    ap.add_argument("--index", type=Path, default=Path("/work/cache/i5/stard-index"))
+    ap.add_argument("--index", type=Path, default=Path("indexes/stard-agents"))
     ap.add_argument("--retriever", default="bm25", help="first-stage index component (bm25, hybrid, ...)")
     ap.add_argument("--light", default=None, choices=["learned"],
                     help="light reranker between the first stage and the pool / baseline cut (the index's trained "
@@ -207,7 +133,7 @@ def main() -> None:
     ap.add_argument("--pool-k", type=int, default=10)
     ap.add_argument("--max-rounds", type=int, default=4)
     ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--cache", type=Path, default=Path("/work/cache/i5/llm-calls"))
+    ap.add_argument("--cache", type=Path, default=Path("runs/agents-llm-calls"))
     ap.add_argument("--endpoint", default=None, help="OpenAI-compatible endpoint URL instead of the embedded model")
     ap.add_argument("--endpoint-model", default=None, help="model name at --endpoint")
     ap.add_argument("--pool-titles", type=int, default=15, help="pool titles shown to the planner")
@@ -222,7 +148,7 @@ def main() -> None:
     needs_llm = args.configs != "baseline"
     llm = None
     if needs_llm and args.endpoint:
-        from legalrag.agents.backend import make_llm as endpoint_llm
+        from legalrag.wiring import make_llm as endpoint_llm
 
         llm = endpoint_llm(None, args.endpoint, args.endpoint_model)  # behind the SQLite call cache
     elif needs_llm:
@@ -237,9 +163,9 @@ def main() -> None:
             raise SystemExit(f"unknown config {name!r}; choose from {CONFIGS}")
     light = None
     if args.light:
-        from legalrag.retrieval.pipeline import build_pipeline
+        from legalrag.wiring import make_reranker
 
-        light = build_pipeline(index, args.retriever, rerank=args.light).reranker
+        light = make_reranker(args.light, index)
     runners = {name: make_runner(name, retriever, llm, args, light) for name in names}
     rows = {name: [] for name in names}
     traces = {name: [] for name in names}

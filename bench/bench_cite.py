@@ -1,6 +1,6 @@
 """Citation-prediction ablation on JuDGE (issue 8): P/R/F1 after each stage, LLM calls and seconds per case.
 
-    python bench/bench_cite.py --index /work/cache/citepred/judge-bm25          # non-LLM stages, all 301 eval cases
+    python bench/bench_cite.py --index indexes/judge-bm25          # non-LLM stages, all 301 eval cases
     python bench/bench_cite.py --index ... --llm-cases 12 --llm qwen2.5-1.5b    # + LLM stages on the first 12
     python bench/bench_cite.py --index ... --llm-cases 301                      # the full LLM run (hours on 2 cores)
 
@@ -42,15 +42,11 @@ def table(title: str, rep) -> str:
 
 
 def make_llm(name: str, threads: int = 2):
-    from legalrag.llm.embedded import EmbeddedLLM
+    """The embedded model behind the call cache, and the model itself (to load it before timing)."""
+    from legalrag.wiring import make_llm as wired
 
-    llm = EmbeddedLLM(name, n_ctx=4096, n_threads=threads)
-    try:
-        from legalrag.llm.cache import CachedLLM
-
-        return CachedLLM(llm), llm
-    except ImportError:
-        return llm, llm
+    llm = wired(name, threads=threads, n_ctx=4096)
+    return llm, llm.inner
 
 
 def anchor(ev) -> dict:
@@ -104,6 +100,9 @@ def main() -> None:
     from legalrag.citepred.evaluate import ROWS, calibrate, compare_stages, evaluate, report, run_cases, stage_sets
     from legalrag.citepred.service import build_predictor
 
+    from legalrag.wiring import open_index
+
+    index = open_index(args.index)
     print("uptime before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
     cases = load_cases(DATA / "test.json")
     dev, ev = split_dev_eval(cases, args.dev)
@@ -123,7 +122,7 @@ def main() -> None:
         grid = []
         for k in (3, 5, 10, 20):
             for w in [i / 10 for i in range(11)]:
-                p = build_predictor(args.index, train_citations=train, retriever=args.retriever, cases=memory,
+                p = build_predictor(index, train_citations=train, retriever=args.retriever, cases=memory,
                                     overrides={**overrides, "case_weight": w, "case_neighbours": k})
                 res = run_cases(p, dev)
                 t, f1 = calibrate_threshold([r.pools["similar-cases"] for r in res], [c.gold for c in dev])
@@ -133,7 +132,7 @@ def main() -> None:
               f" -> {g['dev_f1']}" for g in sorted(grid, key=lambda g: -g["dev_f1"])[:8]), sep="\n", flush=True)
         overrides.update(case_weight=best["case_weight"], case_neighbours=best["case_neighbours"])
         out["case_tuning"] = {"grid": grid, "chosen": best}
-    base = build_predictor(args.index, train_citations=train, retriever=args.retriever, overrides=overrides,
+    base = build_predictor(index, train_citations=train, retriever=args.retriever, overrides=overrides,
                            cases=memory)
     t0 = time.perf_counter()
     dev_res = run_cases(base, dev, progress=True, desc="dev (no LLM)")
@@ -153,8 +152,11 @@ def main() -> None:
         raw.load()
         print(f"loaded {args.llm} in {time.perf_counter() - t:.1f}s", flush=True)
         over = {**overrides, "verify": True, "threshold": rules["+ similar cases"][1], "analysis": args.analyse}
-        pred = build_predictor(args.index, train_citations=train, retriever=args.retriever, overrides=over, llm=llm,
-                               rerank=args.rerank_top > 0, cases=memory)
+        from legalrag.wiring import make_reranker
+
+        reranker = make_reranker("llm-pointwise", index, llm=llm) if args.rerank_top > 0 else None
+        pred = build_predictor(index, train_citations=train, retriever=args.retriever, overrides=over, llm=llm,
+                               reranker=reranker, cases=memory)
         t = time.perf_counter()
         results = []
         for i, case in enumerate(subset):

@@ -12,7 +12,7 @@ Parts (run one at a time, under the shared lock; vectors are cached in $LEGALRAG
           Civil Code and the 546 training queries whose gold articles are all in it (adds e5-small)
           python bench/bench_dense.py civil --encoder use-multilingual:256 --encoder e5-small:128
 
-Environment: LEGALRAG_HOME=/work/cache (shared vector cache), OMP/OPENBLAS threads 1.
+Environment: LEGALRAG_HOME (shared vector cache), OMP/OPENBLAS threads 1.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 DATA = Path(os.environ.get("LEGALRAG_SHARED_DATA", ROOT.parent / "shared" / "data"))
-WORK = Path(os.environ.get("LEGALRAG_BENCH_DIR", "/work/cache/bench-dense"))
+WORK = Path(os.environ.get("LEGALRAG_BENCH_DIR", "indexes/bench-dense"))
 KS = tuple(range(1, 101))
 
 
@@ -78,13 +78,13 @@ def du(path: Path) -> float:
 
 def part_encode(args) -> dict:
     from legalrag.retrieval.dense import passage_text
-    from legalrag.retrieval.encoders import encoder_from_spec
+    from legalrag.wiring import make_encoder
 
     docs, _ = load_stard(args.subset)
     if args.sample:  # a fixed sample (every n-th article), encoded without the cache: a throughput measurement
         docs = docs[:: max(1, len(docs) // args.sample)][: args.sample]
     texts = [passage_text(d, args.max_chars) for d in docs]
-    enc = encoder_from_spec(args.encoder, threads=args.threads, cache=not args.sample)
+    enc = make_encoder(args.encoder, threads=args.threads, cache=not args.sample)
     from legalrag.io import sha256_text
 
     cache = enc.vector_cache()
@@ -155,19 +155,20 @@ def run_systems(idx, queries, dense_names: list[str], hybrids: dict[str, tuple],
 def dense_components(encoders: list[str]) -> tuple[list, list[str], dict[str, str]]:
     """``spec:max_chars`` options -> (index components with bm25 first, dense component names, name -> spec)."""
     from legalrag.retrieval.dense import component_name
+    from legalrag.wiring import make_encoder
     from legalrag.retrieval.index import ComponentSpec
 
     comps, names, specs = ["bm25"], [], {}
     for e in encoders:
         spec_e, max_chars = e.split(":")[0], int(e.split(":")[1])
-        names.append(component_name(spec_e))
+        names.append(component_name(make_encoder(spec_e, cache=False, progress=False)))
         specs[names[-1]] = spec_e
         comps.append(ComponentSpec("dense", {"encoder": spec_e, "max_chars": max_chars}, name=names[-1]))
     return comps, names, specs
 
 
 def part_stard(args) -> dict:
-    from legalrag.retrieval.index import build_index, open_index
+    from legalrag.wiring import build_index, open_index
 
     t0 = time.perf_counter()
     docs, queries = load_stard()
@@ -190,10 +191,10 @@ def part_stard(args) -> dict:
     rows, extra = run_systems(idx, queries, dnames, hybrids, cv_on, args.folds, args.depth, args.rounds)
     # latency: single queries, query encoders without the vector cache, BM25 + each encoder (and all), RRF
     from legalrag.retrieval.dense import DenseRetriever
-    from legalrag.retrieval.encoders import encoder_from_spec
+    from legalrag.wiring import make_encoder
     from legalrag.retrieval.hybrid import HybridRetriever
 
-    cold = {n: DenseRetriever.load(idx.component_dir(n), idx.documents, encoder_from_spec(specs[n], cache=False,
+    cold = {n: DenseRetriever.load(idx.component_dir(n), idx.documents, make_encoder(specs[n], cache=False,
                                                                                           threads=1))
             for n in dnames}
     latency = {}
@@ -220,7 +221,7 @@ def part_stard(args) -> dict:
 
 
 def part_civil(args) -> dict:
-    from legalrag.retrieval.index import build_index, open_index
+    from legalrag.wiring import build_index, open_index
 
     docs, queries = load_stard("civil")
     print(f"civil sub-corpus: {len(docs)} documents, {len(queries)} queries", flush=True)

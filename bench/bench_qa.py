@@ -4,8 +4,8 @@ on bench/data/mcq_statutes.jsonl (answers in bench/data/mcq_docs/), with the emb
 Reports per mode: accuracy (overall and per domain), mean seconds and LLM calls per question, and the share of
 answer citations that resolve to retrieved sources. Run it under the shared lock, e.g.
 
-    flock /work/bench.lock nice -n 5 env PYTHONPATH=src python bench/bench_qa.py --model qwen2.5-1.5b \
-        --limit 10 --out /work/logs/qa-1.5b.json > /work/logs/qa-bench-1.5b.log 2>&1
+    python bench/bench_qa.py --model qwen2.5-1.5b \
+        --limit 10 --out runs/qa-1.5b.json
 
 Full run (all 42 questions, all four modes): omit --limit.
 """
@@ -40,8 +40,8 @@ def main() -> None:
     args = ap.parse_args()
 
     from legalrag.agents.qa.mcq_eval import evaluate_mcq, load_mcq
-    from legalrag.agents.qa.report import print_mcq_table
-    from legalrag.llm.embedded import EmbeddedLLM
+    from legalrag.cli._qa_output import print_mcq_table
+    from legalrag.wiring import make_llm
     from legalrag.search.local import LocalDocumentsSource
 
     uptime_before = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
@@ -52,7 +52,7 @@ def main() -> None:
     sources = {"local": LocalDocumentsSource(args.docs)}
     sources["local"].refresh()
     t0 = time.perf_counter()
-    llm = EmbeddedLLM(args.model, n_ctx=4096, n_threads=args.threads, progress=False).load()
+    llm = make_llm(args.model, cache=False, threads=args.threads, n_ctx=4096).load()
     load_s = time.perf_counter() - t0
     if args.stop_by:
         import datetime as dt

@@ -2,7 +2,7 @@
 calibrated threshold) split into two groups of provisions by number, e.g. the general part (arts. 1-101) and
 the specific offences (102 and up) of the PRC Criminal Law, and the F1 an oracle for the second group would give.
 
-    python bench/cite_breakdown.py --index /work/cache/citepred/judge-bm25 --split-at 101
+    python bench/cite_breakdown.py --index indexes/judge-bm25 --split-at 101
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ def main() -> None:
     from legalrag.evaluation.metrics import micro_prf
 
     dev, ev = split_dev_eval(load_cases(DATA / "test.json"), args.dev)
-    pred = build_predictor(args.index, train_citations=DATA / "qrels_file_train", cases=CaseMemory.build(dev),
+    from legalrag.wiring import open_index
+
+    pred = build_predictor(open_index(args.index), train_citations=DATA / "qrels_file_train", cases=CaseMemory.build(dev),
                            overrides={"core_k": 2, "prior_weight": 2.0})
     t, _ = calibrate_threshold([r.pools["similar-cases"] for r in run_cases(pred, dev)], [c.gold for c in dev])
     sets = [select(r.pools["similar-cases"], t) for r in run_cases(pred, ev)]

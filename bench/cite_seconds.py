@@ -5,7 +5,7 @@ its real seconds. Give the parts' logs (any order): each case's seconds are the 
 it, and the table shows, per log, how many cases it computed and their mean seconds, then the mean over all
 cases. Logs of parts that ran side by side (``--shard I/N``) report each process's own seconds per case.
 
-    python bench/cite_seconds.py /work/logs/cite-llm-s3-shard0.log /work/logs/cite-llm-s3-shard1.log ...
+    python bench/cite_seconds.py runs/cite-llm-shard0.log runs/cite-llm-shard1.log ...
 """
 
 from __future__ import annotations

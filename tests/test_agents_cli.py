@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from legalrag.cli import app
-from legalrag.retrieval.pipeline import RERANKERS
+from legalrag.wiring import RERANKERS, Root
 from legalrag.types import Document
 
 from test_agents_planner import CORPUS, QUERY
@@ -41,21 +41,18 @@ def test_endpoint_needs_a_model_name(index_dir):
 
 
 @pytest.fixture
-def llm(request, monkeypatch):
+def llm(request):
     try:
-        model = request.getfixturevalue("small_llm")
+        return request.getfixturevalue("small_llm")
     except pytest.FixtureLookupError:
         pytest.skip("the small_llm fixture (embedded 0.5B) is not available")
-    # The commands build their LLM with agents.backend.make_llm; hand them the already loaded real 0.5B model.
-    monkeypatch.setattr("legalrag.agents.backend.make_llm", lambda *a, **kw: model)
-    return model
 
 
 @pytest.mark.llm
 def test_search_with_agents_prints_ranking_and_writes_trace(index_dir, tmp_path, llm):
     trace = tmp_path / "trace.jsonl"
     res = CliRunner().invoke(app, ["search", QUERY, "--index", str(index_dir), "--agents", "--json", "--k", "3",
-                                   "--trace", str(trace)])
+                                   "--trace", str(trace)], obj=Root(llm=llm))
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["retriever"] == "mas" and 1 <= len(out["hits"]) <= 3
@@ -70,7 +67,8 @@ def test_eval_retrieval_with_an_llm_reranker(index_dir, tmp_path, llm):
     queries.write_text(json.dumps({"query_id": "q1", "query": QUERY, "gold_ids": ["1", "2"]}, ensure_ascii=False)
                        + "\n", encoding="utf-8")
     res = CliRunner().invoke(app, ["eval", "retrieval", "--index", str(index_dir), "--queries", str(queries),
-                                   "--k", "3", "--rerank", "llm-listwise", "--json", "--no-progress"])
+                                   "--k", "3", "--rerank", "llm-listwise", "--json", "--no-progress"],
+                             obj=Root(llm=llm))
     assert res.exit_code == 0, res.output
     metrics = json.loads(res.output)
     assert metrics["n_queries"] == 1 and 0.0 <= metrics["recall@3"] <= 1.0

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from legalrag.agents.json_calls import CallRecord, ReplyError, extract_json
+from legalrag.llm.structured import CallRecord, ReplyError, extract_json
 from legalrag.agents.planner import (
     MASRetriever,
     PlannerConfig,
@@ -21,9 +21,9 @@ from legalrag.agents.planner import (
     normalise_action,
 )
 from legalrag.errors import InputError
-from legalrag.llm.base import ChatRequest, ChatResult
 from legalrag.retrieval.base import Retriever
 from legalrag.types import Document
+from legalrag.testing import ScriptedLLM
 
 CORPUS = [
     ("1", "中华人民共和国民法典第一千零七十九条", "夫妻一方要求离婚的，可以由有关组织进行调解或者直接向人民法院提起离婚诉讼。有下列情形之一，调解无效的，应当准予离婚：实施家庭暴力或者虐待、遗弃家庭成员。"),
@@ -46,24 +46,6 @@ def bm25():
     return BM25Retriever.from_documents(docs, lang="zh")
 
 
-class ScriptedLLM:
-    """Returns the given replies in order (the last one repeats, or all of them cycle). Only for the
-    repair/retry paths, see above."""
-
-    model_id = "scripted"
-
-    def __init__(self, replies, cycle=False):
-        self.replies, self.requests, self.cycle = list(replies), [], cycle
-
-    def chat(self, request: ChatRequest) -> ChatResult:
-        self.requests.append(request)
-        if self.cycle:
-            text = self.replies[(len(self.requests) - 1) % len(self.replies)]
-        else:
-            text = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-        return ChatResult(text=text, prompt_tokens=10, completion_tokens=5)
-
-
 # ---- pure parsing --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("raw,expected", [
@@ -84,7 +66,7 @@ def test_unknown_actions_are_rejected(raw):
 def test_extract_json_from_fences_and_chatter():
     assert extract_json('```json\n{"a": 1}\n```') == {"a": 1}
     assert extract_json('Sure! {"action": "exit", "reason": "ok"} Hope this helps.') == {"action": "exit", "reason": "ok"}
-    with pytest.raises(ReplyError):
+    with pytest.raises(ValueError):
         extract_json("no json here")
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from legalrag.agents.json_calls import CallRecord, ReplyError
+from legalrag.llm.structured import CallRecord, ReplyError
 from legalrag.agents.rewrite import Agent, parse_analysis, parse_queries, rewrite
 from legalrag.errors import InputError
-from legalrag.rerank.llm_common import render_messages, template_variables
+from legalrag.prompts import load_prompt, render_prompt
 
 
 def test_every_agent_has_zh_and_en_templates():
@@ -16,8 +16,8 @@ def test_every_agent_has_zh_and_en_templates():
                  else [f"mas_{agent.value}"])
         for name in names:
             for lang in ("zh", "en"):
-                assert "query" in template_variables(f"{name}_{lang}")
-    msgs = render_messages("mas_multi_element_en", query="Q", language_rule="Write in English.")
+                assert "query" in set(load_prompt(f"{name}_{lang}").variables)
+    msgs = render_prompt("mas_multi_element_en", query="Q", language_rule="Write in English.")
     assert msgs[0]["role"] == "system" and "Write in English." in msgs[0]["content"]
 
 

@@ -7,6 +7,7 @@ from typer.testing import CliRunner
 
 from legalrag.cli import app
 from legalrag.types import Document
+from legalrag.wiring import Root
 
 DOCS = [
     Document("1", "夫妻一方要求离婚的，可以直接向人民法院提起离婚诉讼。实施家庭暴力的，调解无效，应当准予离婚。",
@@ -30,7 +31,7 @@ def index_dir(tmp_path):
 
 def test_unknown_processor_is_refused_before_any_model_loads(index_dir):
     res = CliRunner().invoke(app, ["chat", "--index", str(index_dir), "--processor", "summary"], input="/exit\n")
-    assert res.exit_code != 0 and "unknown --processor" in str(res.exception)
+    assert res.exit_code == 2 and "--processor" in res.output and "'summary' is not one of" in res.output
 
 
 def test_endpoint_model_is_required_with_endpoint(index_dir):
@@ -41,12 +42,11 @@ def test_endpoint_model_is_required_with_endpoint(index_dir):
 
 
 @pytest.mark.llm
-def test_two_turn_consultation(index_dir, llm, monkeypatch):
-    # The command builds its LLM with agents.backend.make_llm; hand it the already loaded real 0.5B model.
-    monkeypatch.setattr("legalrag.agents.backend.make_llm", lambda *a, **kw: llm)
+def test_two_turn_consultation(index_dir, llm):
+    # The already loaded real 0.5B model is handed to the command through the composition root.
     res = CliRunner().invoke(app, ["chat", "--index", str(index_dir), "--k", "2", "--processor", "all_questions",
                                    "--max-tokens", "60"],
-                             input="老公打我，我想离婚。\n\n那孩子归谁？\n/exit\n")
+                             input="老公打我，我想离婚。\n\n那孩子归谁？\n/exit\n", obj=Root(llm=llm))
     assert res.exit_code == 0, res.output
     assert res.output.count("Sources:") == 2
     # the second query carries the first question (all_questions), so the divorce article is retrieved again

@@ -98,7 +98,7 @@ def test_bad_inputs_exit_non_zero_and_write_nothing(env, test_data, monkeypatch,
     code, _, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", test_data / "lexical_statutes.jsonl",
                            "--out", out, "--retriever", "hybrid", "--encoder", "openai:char-hash", "--fusion", "borda",
                            "--lang", "zh", "--no-progress")
-    assert code == 1 and "unknown fusion method 'borda'" in err and not out.exists()
+    assert code == 2 and "'borda' is not one of 'rrf', 'wsf'" in err and not out.exists()
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -112,7 +112,7 @@ def test_bad_inputs_exit_non_zero(index_dir, tmp_path, monkeypatch, capsys):
     assert code == 1 and "nope.jsonl: corpus not found" in err
     code, _, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", index_dir / "documents.jsonl",
                            "--out", tmp_path / "o", "--lang", "fr")
-    assert code == 1 and "--lang" in err
+    assert code == 2 and "--lang" in err and "'fr' is not one of 'zh', 'en', 'auto'" in err
     q = tmp_path / "q.jsonl"
     q.write_text('{"query_id": 1, "query": "x", "gold_ids": [123456789]}\n', encoding="utf-8")
     code, _, err = run_cli(monkeypatch, capsys, "eval", "retrieval", "--index", index_dir, "--queries", q)

@@ -12,9 +12,9 @@ import pytest
 from embeddings_server import EmbeddingsServer
 from legalrag.errors import EndpointError, InputError
 from legalrag.retrieval.dense import DenseRetriever, component_name, passage_text
-from legalrag.retrieval.encoders import encoder_from_spec
+from legalrag.wiring import build_index, make_encoder, open_index
 from legalrag.retrieval.encoders_openai import OpenAIEmbeddings
-from legalrag.retrieval.index import ComponentSpec, build_index, open_index
+from legalrag.retrieval.index import ComponentSpec
 from legalrag.types import Document
 
 ARTICLES = [
@@ -48,13 +48,13 @@ def test_passage_text_cuts_title_and_text():
 
 
 def test_use_retrieves_the_divorce_articles_and_round_trips(tmp_path):
-    enc = encoder_from_spec("use-multilingual")
+    enc = make_encoder("use-multilingual")
     r = DenseRetriever.build(DOCS, enc)
     hits = r.retrieve("我想和丈夫离婚，孩子归谁抚养？", k=2)
     assert {h.id for h in hits} <= {"1", "4"} and hits[0].rank == 1 and hits[0].retriever == "dense:use-multilingual"
     assert hits[0].score >= hits[1].score
     r.save(tmp_path / "d")
-    r2 = DenseRetriever.load(tmp_path / "d", DOCS, encoder_from_spec("use-multilingual"))
+    r2 = DenseRetriever.load(tmp_path / "d", DOCS, make_encoder("use-multilingual"))
     again = r2.retrieve("我想和丈夫离婚，孩子归谁抚养？", k=2)
     assert [(h.id, round(h.score, 5)) for h in again] == [(h.id, round(h.score, 5)) for h in hits]
 
@@ -97,7 +97,7 @@ def test_ivf_index_type(server):
 def test_other_encoder_or_dimension_is_refused(server, tmp_path):
     DenseRetriever.build(DOCS, local_encoder(server)).save(tmp_path / "d")
     with pytest.raises(InputError, match="built with encoder 'openai:char-hash', not 'use-multilingual'"):
-        DenseRetriever.load(tmp_path / "d", DOCS, encoder_from_spec("use-multilingual"))
+        DenseRetriever.load(tmp_path / "d", DOCS, make_encoder("use-multilingual"))
     with EmbeddingsServer(dim=8) as other:
         wrong_dim = OpenAIEmbeddings("char-hash", base_url=other.url, dimension=8)
         with pytest.raises(InputError, match="holds 32-d vectors but encoder 'openai:char-hash' gives 8-d"):
@@ -115,7 +115,7 @@ def test_empty_corpus(server):
 def test_hybrid_index_directory_and_failed_rebuild_leaves_old_index(server, tmp_path, monkeypatch):
     monkeypatch.setenv("LEGALRAG_EMBEDDINGS_BASE_URL", server.url)
     spec = "openai:char-hash"
-    name = component_name(spec)
+    name = component_name(make_encoder(spec, cache=False))
     assert name == "dense-openai-char-hash"
     out = tmp_path / "idx"
     idx = build_index(out, DOCS, ["bm25", ComponentSpec("dense", {"encoder": spec}, name=name), "hybrid"], lang="zh")

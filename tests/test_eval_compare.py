@@ -54,7 +54,7 @@ def test_plots_write_png_atomically(tmp_path):
 
 def test_mcq_plot_from_summarised_rows(tmp_path):
     from legalrag.agents.qa.mcq_eval import summarise_rows
-    from legalrag.agents.qa.report import plot_mcq
+    from legalrag.cli._qa_output import plot_mcq
 
     rows = [{"mode": m, "domain": d, "correct": c, "choice": "A", "seconds": 1.0, "llm_calls": 1, "citations": 0,
              "resolved": 0} for m, d, c in [("zero-shot", "labour", True), ("zero-shot", "family", False),

@@ -97,8 +97,9 @@ def test_open_rejects_missing_foreign_and_old_directories(tmp_path):
 def test_registry_hook_and_add_components(tmp_path, monkeypatch):
     """A new component kind plugs in through the registry; add_components extends an index atomically."""
     monkeypatch.setitem(COMPONENT_KINDS, "qld", COMPONENT_KINDS["qld"])
-    register_component_kind(ComponentKind("qld-alias", "legalrag.retrieval.qld:build_component",
-                                          "legalrag.retrieval.qld:load_component"))
+    from legalrag.retrieval import qld
+
+    register_component_kind(ComponentKind("qld-alias", qld.build_component, qld.load_component))
     try:
         idx = build_index(tmp_path / "idx", DOCS, retrievers=["bm25"], lang="zh")
         idx2 = add_components(idx.path, [ComponentSpec("qld-alias", {"mu": 50.0}, name="qld-mu50")])

@@ -16,9 +16,7 @@ from legalrag.rerank.base import Reranker
 from legalrag.rerank.features import FeatureExtractor, Prior
 from legalrag.rerank.learned import (LearnedRanker, build_training_set, cross_validate, cross_validate_for_index,
                                      folds, from_index, train_for_index)
-from legalrag.retrieval.index import build_index, open_index
-from legalrag.retrieval.hybrid import expand_components
-from legalrag.retrieval.pipeline import build_pipeline
+from legalrag.wiring import build_index, build_pipeline, expand_components, open_index
 from legalrag.types import Document, Hit, Query
 
 TOPICS = ["租金", "工资", "押金", "借款", "房屋", "车辆", "保险", "利息", "违约金", "定金", "赠与", "继承",

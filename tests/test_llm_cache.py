@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from legalrag.llm.base import ChatRequest
-from legalrag.llm.cache import CachedLLM, Usage, request_key
+from legalrag.llm.cache import CachedLLM, request_key
+from legalrag.llm.usage import UsageMeter
 
 MSG = ({"role": "user", "content": "Name a colour."},)
 
@@ -47,9 +48,9 @@ def test_hit_is_identical_and_persistent(small_llm, tmp_path):
 def test_usage_accumulates():
     from legalrag.llm.base import ChatResult
 
-    u = Usage()
+    u = UsageMeter()
     u.add(ChatResult(text="a", prompt_tokens=3, completion_tokens=2, seconds=0.5))
     u.add(ChatResult(text="a", prompt_tokens=3, completion_tokens=2, seconds=0.01, cached=True,
                      timings={"original_seconds": 0.5}))
-    assert u.as_dict() == {"calls": 2, "cached_calls": 1, "prompt_tokens": 6, "completion_tokens": 4,
-                           "seconds": 0.51, "saved_seconds": 0.5}
+    assert u.usage.to_dict() == {"calls": 2, "cached_calls": 1, "prompt_tokens": 6, "completion_tokens": 4,
+                                 "seconds": 0.51, "saved_seconds": 0.5, "total_tokens": 10}

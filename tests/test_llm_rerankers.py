@@ -11,13 +11,8 @@ import pytest
 from legalrag.errors import InputError
 from legalrag.llm.base import ChatResult, TokenLogprob
 from legalrag.rerank.base import Reranker
-from legalrag.rerank.llm_common import (
-    expected_digit,
-    first_token_distribution,
-    render_messages,
-    template_variables,
-    yes_probability,
-)
+from legalrag.rerank.llm_common import expected_digit, first_token_distribution, yes_probability
+from legalrag.prompts import load_prompt, render_prompt
 from legalrag.rerank.llm_listwise import LLMListwiseReranker, parse_index_list, repair_indices, window_starts
 from legalrag.rerank.llm_pointwise import LLMPointwiseReranker, LLMYesNoReranker
 from legalrag.types import Document, Hit
@@ -133,13 +128,13 @@ def test_yes_probability():
 
 
 def test_templates_render_and_report_missing_variables():
-    assert template_variables("mas_rerank_pointwise_zh") == {"query", "article"}
-    msgs = render_messages("mas_rerank_pointwise_en", query="Q?", article="A")
+    assert set(load_prompt("mas_rerank_pointwise_zh").variables) == {"query", "article"}
+    msgs = render_prompt("mas_rerank_pointwise_en", query="Q?", article="A")
     assert [m["role"] for m in msgs] == ["system", "user"] and "Q?" in msgs[1]["content"]
     with pytest.raises(InputError, match="missing"):
-        render_messages("mas_rerank_pointwise_en", query="Q?")
+        render_prompt("mas_rerank_pointwise_en", query="Q?")
     with pytest.raises(InputError, match="no prompt template"):
-        render_messages("does_not_exist")
+        render_prompt("does_not_exist")
 
 
 # ---- real embedded model -------------------------------------------------------------------------------
@@ -173,8 +168,8 @@ def test_end_to_end_rerank_with_the_embedded_model(llm, make):
     assert {h.id for h in out} <= {"d1", "d2", "d3"} and len({h.id for h in out}) == 2
     assert all(h.retriever == reranker.name for h in out)
     assert out[0].score >= out[1].score
-    assert reranker.stats.calls >= 2 and reranker.stats.tokens > 0
+    assert reranker.stats.usage.calls >= 2 and reranker.stats.usage.total_tokens > 0
     if isinstance(reranker, LLMListwiseReranker):
-        assert reranker.stats.calls == 2  # windows (1,3) then (0,2)
+        assert reranker.stats.usage.calls == 2  # windows (1,3) then (0,2)
     else:
         assert reranker.stats.unscored == 0  # the model's first token carries digit / yes-no alternatives

@@ -8,8 +8,8 @@ import pytest
 from pydantic import BaseModel, field_validator
 
 from legalrag.errors import StructuredOutputError
-from legalrag.llm.base import ChatRequest, ChatResult
 from legalrag.llm.structured import ask_structured, extract_json, structured_call
+from legalrag.testing import ScriptedLLM
 
 
 class Verdict(BaseModel):
@@ -34,20 +34,6 @@ def test_tolerant_extraction(text):
 def test_extraction_failures(text):
     with pytest.raises(ValueError):
         extract_json(text)
-
-
-class ScriptedLLM:
-    """A backend that replays fixed replies and records what it was asked (for the retry protocol only)."""
-
-    model_id = "scripted"
-    supports_json_schema = False
-
-    def __init__(self, replies):
-        self.replies, self.requests = list(replies), []
-
-    def chat(self, request: ChatRequest) -> ChatResult:
-        self.requests.append(request)
-        return ChatResult(text=self.replies.pop(0), finish_reason="stop")
 
 
 def test_reasks_with_the_error_shown():

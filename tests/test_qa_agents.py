@@ -34,7 +34,7 @@ def docs(tmp_path):
 
 
 def _check_invariants(result):
-    ids = {s.id for s in result.sources}
+    ids = {s.id for s in result.evidence}
     for c in result.citations:
         assert c.resolved == (c.document_id in ids)
         if c.resolved:
@@ -47,7 +47,7 @@ def test_simple_mode_over_local_documents(llm, docs, tmp_path):
     result = answer_question("劳动合同期限两年，试用期最长可以约定多久？", llm, {"local": LocalDocumentsSource(docs)},
                              mode="simple")
     _check_invariants(result)
-    assert any(s.title == "劳动合同法第十九条" for s in result.sources)
+    assert any(s.title == "劳动合同法第十九条" for s in result.evidence)
     assert [s.agent for s in result.steps][:2] == ["query", "search"] and result.steps[-1].agent == "summary"
     assert result.answer.strip()
     trace = tmp_path / "trace.jsonl"
@@ -95,4 +95,4 @@ def test_multiple_choice_modes(llm, docs):
     assert zero.choice in choices and zero.llm_calls == 1 and not zero.sources
     simple = answer_mcq(question, choices, llm, {"local": LocalDocumentsSource(docs)}, mode="simple")
     _check_invariants(simple)
-    assert simple.choice in choices and simple.sources[0].title == "中华人民共和国民法典第十七条"
+    assert simple.choice in choices and simple.evidence[0].title == "中华人民共和国民法典第十七条"

@@ -9,7 +9,8 @@ from qa_http import QA_DATA
 
 from legalrag.errors import InputError
 from legalrag.search.base import SourceNotConfigured, SourceType
-from legalrag.search.local import LocalDocumentsSource, sources_from_names
+from legalrag.search.local import LocalDocumentsSource
+from legalrag.wiring import make_sources
 
 
 def test_search_and_automatic_reindex(tmp_path):
@@ -53,11 +54,11 @@ def test_empty_folder_and_bad_files(tmp_path):
 def test_sources_from_names_reports_unconfigured(tmp_path, monkeypatch):
     for var in ("SERPER_API_KEY", "TAVILY_API_KEY", "SEARXNG_URL"):
         monkeypatch.delenv(var, raising=False)
-    sources, problems = sources_from_names(["local", "web", "courtlistener"], docs=tmp_path)
+    sources, problems = make_sources(["local", "web", "courtlistener"], docs=tmp_path)
     assert set(sources) == {"local", "courtlistener"}
     assert len(problems) == 1 and problems[0].startswith("web:") and "SERPER_API_KEY" in problems[0]
     with pytest.raises(InputError, match="unknown source"):
-        sources_from_names(["gopher"])
+        make_sources(["gopher"])
 
 
 def test_statute_index_source(tmp_path):
@@ -67,8 +68,7 @@ def test_statute_index_source(tmp_path):
 
     docs = [statute_document("1", "劳动者提前三十日以书面形式通知用人单位，可以解除劳动合同。", "劳动合同法第三十七条"),
             statute_document("2", "十八周岁以上的自然人为成年人。", "中华人民共和国民法典第十七条")]
-    build_index(tmp_path / "idx", docs, retrievers=["bm25"])
-    src = StatuteIndexSource(tmp_path / "idx")
+    src = StatuteIndexSource(build_index(tmp_path / "idx", docs, retrievers=["bm25"]))
     hits = src.search("解除劳动合同 提前通知", k=2)
     assert hits[0].title == "劳动合同法第三十七条" and hits[0].source_type is SourceType.STATUTE
     doc = hits[0].to_document()

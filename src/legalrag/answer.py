@@ -10,16 +10,16 @@ dropped (and recorded in the trajectory) rather than failing.
 
 from __future__ import annotations
 
-import re
 import time
 import weakref
 from typing import Any, Callable, Sequence
 
+from legalrag.citations import citation_label
 from legalrag.errors import InputError
+from legalrag.lang import detect_language
 from legalrag.llm.base import LLM, ChatRequest, PromptTooLongError
 from legalrag.types import Answer, Citation, Hit, Step
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _RESOLVERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 
 
@@ -28,15 +28,7 @@ def question_language(question: str, index: Any = None) -> str:
     lang = (getattr(index, "manifest", None) or {}).get("lang")
     if lang in ("zh", "en"):
         return lang
-    return "zh" if len(_CJK.findall(question)) >= max(1, len(question) // 5) else "en"
-
-
-def source_label(doc: Any) -> str:
-    """How a retrieved article is named to the model: 《law》第…条 when known, else title or id."""
-    law, label = doc.metadata.get("law"), doc.metadata.get("article_label")
-    if law and label:
-        return f"《{law}》{label}"
-    return doc.title or doc.id
+    return detect_language(question)
 
 
 def format_sources(hits: Sequence[Hit], max_chars: int) -> str:
@@ -45,7 +37,7 @@ def format_sources(hits: Sequence[Hit], max_chars: int) -> str:
         text = " ".join(h.document.text.split())
         if len(text) > max_chars:
             text = text[:max_chars] + "…"
-        blocks.append(f"[{i}] {source_label(h.document)}\n{text}")
+        blocks.append(f"[{i}] {citation_label(h.document)}\n{text}")
     return "\n\n".join(blocks)
 
 
@@ -155,7 +147,7 @@ def answer_to_dict(question: str, answer: Answer, model: str = "") -> dict[str, 
         "answer": answer.text,
         "model": model,
         "citations": [citation_to_dict(c) for c in answer.citations],
-        "retrieved": [{"rank": h.rank, "id": h.id, "label": source_label(h.document), "score": h.score}
+        "retrieved": [{"rank": h.rank, "id": h.id, "label": citation_label(h.document), "score": h.score}
                       for h in answer.hits],
         "timings": {k: round(t[k], 3) for k in ("retrieval_s", "generation_s", "citation_check_s", "total_s")
                     if k in t},

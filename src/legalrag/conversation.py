@@ -15,15 +15,28 @@ retrieved articles with every citation checked against the corpus (unresolved on
 
 from __future__ import annotations
 
+import enum
 import time
 from typing import Any, Callable, Iterable, Sequence
 
+from legalrag.citations import citation_label
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM, ChatRequest
 from legalrag.types import Answer, Document, Hit, Step, Turn
 
 Processor = Callable[[Sequence[Turn]], str]
-PROCESSORS = ("last", "all_questions", "full_context", "rewrite")
+
+
+class ProcessorName(str, enum.Enum):
+    """How a consultation's dialogue becomes a search query each turn."""
+
+    LAST = "last"  # the last question only
+    ALL_QUESTIONS = "all_questions"  # every user question so far
+    FULL_CONTEXT = "full_context"  # the whole dialogue
+    REWRITE = "rewrite"  # the LLM rewrites the dialogue into one standalone question
+
+
+PROCESSORS = tuple(p.value for p in ProcessorName)
 _ROLE_LABELS = {"zh": {"user": "用户", "assistant": "助手"}, "en": {"user": "User", "assistant": "Assistant"}}
 
 
@@ -73,7 +86,7 @@ class LLMRewrite:
         self.tokens = 0
 
     def __call__(self, turns: Sequence[Turn]) -> str:
-        from legalrag.rerank.llm_common import render_messages
+        from legalrag.prompts import render_prompt
 
         turns = _check(turns)
         question = last_question(turns)
@@ -82,7 +95,7 @@ class LLMRewrite:
         self.last_error = None
         if not history:
             return question  # nothing to resolve
-        messages = render_messages(f"conversation_rewrite_{self.lang}", question=question,
+        messages = render_prompt(f"conversation_rewrite_{self.lang}", question=question,
                                    history=full_context(history, self.lang, self.max_history_chars))
         result = self.llm.chat(ChatRequest(messages=tuple(messages), max_tokens=self.max_tokens,
                                            temperature=self.temperature))
@@ -110,11 +123,6 @@ def make_processor(name: str, llm: LLM | None = None, lang: str = "zh") -> Proce
     raise InputError(f"unknown conversation processor {name!r}; choose one of {', '.join(PROCESSORS)}")
 
 
-def _source_label(doc: Document) -> str:
-    law, label = doc.metadata.get("law"), doc.metadata.get("article_label")
-    return f"《{law}》{label}" if law and label else (doc.title or doc.id)
-
-
 class Consultation:
     """A multi-turn consultation over a search function ``search(query, k) -> hits`` and an LLM."""
 
@@ -139,7 +147,7 @@ class Consultation:
 
     def ask(self, question: str) -> Answer:
         from legalrag.citations import check_citations
-        from legalrag.rerank.llm_common import article_block, render_messages
+        from legalrag.prompts import article_block, render_prompt
 
         question = " ".join(question.split())
         if not question:
@@ -151,9 +159,9 @@ class Consultation:
         hits = self.search(query, self.k)
         t2 = time.perf_counter()
         none = "（无）" if self.lang == "zh" else "(none)"
-        sources = "\n\n".join(f"[{i}] {_source_label(h.document)}\n{article_block(h.document, self.max_chars)}"
+        sources = "\n\n".join(f"[{i}] {citation_label(h.document)}\n{article_block(h.document, self.max_chars)}"
                                for i, h in enumerate(hits, 1)) or none
-        messages = render_messages(f"conversation_answer_{self.lang}", question=question, sources=sources,
+        messages = render_prompt(f"conversation_answer_{self.lang}", question=question, sources=sources,
                                    history=full_context(self.turns, self.lang) if self.turns else none)
         result = self.llm.chat(ChatRequest(messages=tuple(messages), max_tokens=self.max_tokens, temperature=0.0))
         t3 = time.perf_counter()

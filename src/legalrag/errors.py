@@ -42,6 +42,7 @@ class EndpointError(LegalRagError):
 class StructuredOutputError(LegalRagError):
     """An LLM reply could not be parsed into the requested shape after all retries; carries the raw replies."""
 
-    def __init__(self, message: str, raw: list[str] | None = None):
+    def __init__(self, message: str, raw: list[str] | None = None, record: object = None):
         super().__init__(message)
         self.raw = raw or []
+        self.record = record  # llm.structured.CallRecord: attempts, usage, errors

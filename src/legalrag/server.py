@@ -54,7 +54,7 @@ class AskBody(BaseModel):
 
 
 def hit_to_dict(hit: Any) -> dict[str, Any]:
-    from legalrag.retrieval.pipeline import citation_label
+    from legalrag.citations import citation_label
 
     d = hit.document
     return {"rank": hit.rank, "id": d.id, "score": hit.score, "title": d.title, "citation": citation_label(d),

@@ -134,16 +134,25 @@ class Usage:
                      self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens,
                      self.seconds + other.seconds, self.saved_seconds + other.saved_seconds)
 
+    def __sub__(self, other: "Usage") -> "Usage":
+        """What was spent since ``other`` (an earlier reading of the same counter)."""
+        return Usage(self.calls - other.calls, self.cached_calls - other.cached_calls,
+                     self.prompt_tokens - other.prompt_tokens, self.completion_tokens - other.completion_tokens,
+                     self.seconds - other.seconds, self.saved_seconds - other.saved_seconds)
+
     @classmethod
     def of(cls, result: Any, seconds: float | None = None) -> "Usage":
         """The usage of one chat result (``llm.base.ChatResult``)."""
         cached = bool(getattr(result, "cached", False))
         secs = float(seconds if seconds is not None else getattr(result, "seconds", 0.0) or 0.0)
+        saved = float((getattr(result, "timings", None) or {}).get("original_seconds", 0.0)) if cached else 0.0
         return cls(calls=1, cached_calls=int(cached), prompt_tokens=int(getattr(result, "prompt_tokens", 0) or 0),
-                   completion_tokens=int(getattr(result, "completion_tokens", 0) or 0), seconds=secs)
+                   completion_tokens=int(getattr(result, "completion_tokens", 0) or 0), seconds=secs,
+                   saved_seconds=saved)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "total_tokens": self.total_tokens}
+        return {**asdict(self), "seconds": round(self.seconds, 3), "saved_seconds": round(self.saved_seconds, 3),
+                "total_tokens": self.total_tokens}
 
 
 @dataclass(frozen=True)
@@ -164,6 +173,19 @@ class Response:
     @property
     def unresolved(self) -> tuple[Citation, ...]:
         return tuple(c for c in self.citations if not c.resolved)
+
+    @property
+    def llm_calls(self) -> int:
+        return self.usage.calls
+
+    @property
+    def tokens(self) -> int:
+        return self.usage.total_tokens
+
+    @property
+    def seconds(self) -> float:
+        """Wall seconds of the whole run (``timings["seconds"]``)."""
+        return float(self.timings.get("seconds", 0.0))
 
 
 @dataclass(frozen=True)

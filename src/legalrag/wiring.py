@@ -10,20 +10,47 @@ double instead of patching a factory. A new kind registers by a plain import and
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM
 
+
+@dataclass
+class Root:
+    """What a command builds its collaborators with. The CLI passes one down as the Typer context object
+    (``legalrag.cli.common.root(ctx)``) and the HTTP app's launcher uses one too; a test or an application
+    embedding legalrag hands in ready objects, e.g. ``CliRunner().invoke(app, args, obj=Root(llm=my_llm))``,
+    and every command uses them instead of building its own."""
+
+    llm: LLM | None = None
+    encoder: Any = None  # an Encoder used for every dense component instead of the recorded spec
+
+    def make_llm(self, model: str | None = None, endpoint: str | None = None, endpoint_model: str | None = None,
+                 cache: bool = True, **options: Any) -> LLM:
+        if self.llm is not None:
+            return self.llm
+        return make_llm(model, endpoint, endpoint_model, cache, **options)
+
+    def open_index(self, path: str | Path, *, threads: int | None = None):
+        if self.encoder is None:
+            return open_index(path, threads=threads)
+        from legalrag.retrieval.index import open_index as _open
+
+        register_backends()
+        return _open(path, lambda spec, **_: self.encoder)
+
+
 # -- LLMs -------------------------------------------------------------------------------------------------
 
 
 def make_llm(model: str | None = None, endpoint: str | None = None, endpoint_model: str | None = None,
-             cache: bool = True, *, threads: int | None = None, n_ctx: int | None = None) -> LLM:
+             cache: bool | str | Path = True, *, threads: int | None = None, n_ctx: int | None = None) -> LLM:
     """``endpoint`` (with ``endpoint_model``) selects a remote OpenAI-compatible server; otherwise the embedded
     model ``model`` (default: the 1.5B; ``qwen2.5-0.5b`` or a GGUF path). Calls go through ``CachedLLM``
-    (the SQLite call cache) unless ``cache`` is False."""
+    (the SQLite call cache; ``cache`` may name its database file) unless ``cache`` is False."""
     if endpoint:
         if not endpoint_model:
             raise InputError("--endpoint needs --endpoint-model NAME (the model name the server expects)")
@@ -44,7 +71,7 @@ def make_llm(model: str | None = None, endpoint: str | None = None, endpoint_mod
     if cache:
         from legalrag.llm.cache import CachedLLM
 
-        llm = CachedLLM(llm)
+        llm = CachedLLM(llm) if cache is True else CachedLLM(llm, path=cache)
     return llm
 
 
@@ -83,3 +110,170 @@ def make_encoder(spec: str, *, cache: bool | str | Path = True, progress: bool =
 
         return SentenceTransformerEncoder(Path(s).expanduser(), cache=cache, progress=progress)
     raise InputError(f"unknown encoder {spec!r}; use one of: {', '.join(ENCODER_SPECS)}")
+
+
+# -- indexes ----------------------------------------------------------------------------------------------
+
+
+def register_backends() -> None:
+    """Index component kinds beyond the built-in ones: the Milvus backend (``milvus``, ``milvus-bm25``).
+    Registering imports only the module; pymilvus is imported when such a component is built or loaded."""
+    from legalrag.retrieval import milvus
+    from legalrag.retrieval.index import COMPONENT_KINDS, ComponentKind, register_component_kind
+
+    if "milvus" not in COMPONENT_KINDS:
+        register_component_kind(ComponentKind("milvus", milvus.build_component, milvus.load_component))
+        register_component_kind(ComponentKind("milvus-bm25", milvus.build_bm25_component,
+                                              milvus.load_bm25_component))
+
+
+def open_index(path: str | Path, *, threads: int | None = None):
+    """An index directory whose dense components load their encoders through :func:`make_encoder`."""
+    from legalrag.retrieval.index import open_index as _open
+
+    register_backends()
+    return _open(path, _encoder_factory(threads))
+
+
+def build_index(out: str | Path, documents, retrievers=("bm25",), *, threads: int | None = None, **options: Any):
+    """``retrieval.index.build_index`` with this root's encoder factory (for dense components)."""
+    from legalrag.retrieval.index import build_index as _build
+
+    register_backends()
+    return _build(out, documents, retrievers, make_encoder=_encoder_factory(threads), **options)
+
+
+def add_components(path: str | Path, retrievers, *, threads: int | None = None, **options: Any):
+    from legalrag.retrieval.index import add_components as _add
+
+    register_backends()
+    return _add(path, retrievers, make_encoder=_encoder_factory(threads), **options)
+
+
+def _encoder_factory(threads: int | None):
+    def factory(spec: str, **options: Any):
+        if threads is not None and options.get("threads") in (None, 1):
+            options["threads"] = threads
+        return make_encoder(spec, **options)
+
+    return factory
+
+
+def expand_components(retrievers, encoders=(), *, max_chars: int | None = None, index_type: str | None = None,
+                      method: str | None = None) -> list:
+    """Turn CLI choices into index components: ``dense`` -> one ``dense-<slug>`` per encoder (default
+    e5-small); ``hybrid`` -> ``bm25`` + the dense components + ``hybrid``; anything else passes through."""
+    from legalrag.retrieval.dense import component_name
+    from legalrag.retrieval.index import ComponentSpec
+
+    encoders = list(encoders) or ["e5-small"]
+    dense_params: dict[str, Any] = {}
+    if max_chars is not None:
+        dense_params["max_chars"] = max_chars
+    if index_type is not None:
+        dense_params["index_type"] = str(getattr(index_type, "value", index_type))
+    method = str(getattr(method, "value", method)) if method is not None else None
+    needs_dense = any(r in ("dense", "hybrid") for r in retrievers)
+    dense = [ComponentSpec("dense", {"encoder": e, **dense_params},
+                           name=component_name(make_encoder(e, cache=False, progress=False)))
+             for e in encoders] if needs_dense else []
+    out: list = []
+
+    def add(x) -> None:
+        key = x.dirname if isinstance(x, ComponentSpec) else x
+        if key not in [o.dirname if isinstance(o, ComponentSpec) else o for o in out]:
+            out.append(x)
+
+    for r in retrievers:
+        if r == "dense":
+            for d in dense:
+                add(d)
+        elif r == "hybrid":
+            add("bm25")
+            for d in dense:
+                add(d)
+            add(ComponentSpec("hybrid", {"method": method}) if method and method != "rrf" else "hybrid")
+        else:
+            add(r)
+    return out
+
+
+# -- rerankers and pipelines ------------------------------------------------------------------------------
+
+LLM_RERANKERS = ("llm-listwise", "llm-pointwise", "llm-yesno")
+RERANKERS = ("learned",) + LLM_RERANKERS
+
+
+def index_language(index: Any) -> str:
+    lang = getattr(index, "manifest", {}).get("lang", "zh") if index is not None else "zh"
+    return lang if lang in ("zh", "en") else "zh"
+
+
+def make_reranker(name: str, index: Any = None, *, llm: LLM | None = None, **options: Any):
+    """``learned`` (the LightGBM ranker trained for ``index``) or ``llm-listwise`` | ``llm-pointwise`` |
+    ``llm-yesno`` over ``llm`` (default: :func:`make_llm` with ``model``/``endpoint``/``endpoint_model`` from
+    ``options``). The LLM rerankers prompt in the index's language."""
+    model, endpoint, endpoint_model = (options.pop(k, None) for k in ("model", "endpoint", "endpoint_model"))
+    if name == "learned":
+        from legalrag.rerank.learned import from_index
+
+        if index is None:
+            raise InputError("the learned reranker needs the index it was trained for")
+        return from_index(index)
+    if name in LLM_RERANKERS:
+        llm = llm if llm is not None else make_llm(model, endpoint, endpoint_model)
+        lang = index_language(index)
+        if name == "llm-listwise":
+            from legalrag.rerank.llm_listwise import LLMListwiseReranker
+
+            return LLMListwiseReranker(llm, **{"lang": lang, **options})
+        from legalrag.rerank.llm_pointwise import LLMPointwiseReranker, LLMYesNoReranker
+
+        cls = LLMPointwiseReranker if name == "llm-pointwise" else LLMYesNoReranker
+        return cls(llm, **{"prompts": (lang,), **options})
+    raise InputError(f"unknown reranker {name!r}; known: {', '.join(RERANKERS)}")
+
+
+def build_pipeline(index: Any, retriever: str | None = None, rerank: str | None = None, *, rerank_depth: int = 50,
+                   llm: LLM | None = None, **rerank_options: Any):
+    """The index's retriever followed by the reranker named ``rerank`` (none for ``None`` or ``"none"``)."""
+    from legalrag.retrieval.pipeline import build_pipeline as _pipeline
+
+    reranker = None
+    if rerank and rerank != "none":
+        reranker = make_reranker(rerank, index, llm=llm, **rerank_options)
+    return _pipeline(index, retriever, reranker, rerank_depth=rerank_depth)
+
+
+# -- search sources ---------------------------------------------------------------------------------------
+
+
+def make_sources(names, *, docs: str | os.PathLike | None = None, index: str | os.PathLike | None = None):
+    """The named QA sources (``local``, ``web``, ``courtlistener``) and a message for each one not usable
+    (a missing API key, no documents folder): ``(sources by name, problems)``."""
+    from legalrag.search.base import SourceNotConfigured
+    from legalrag.search.courtlistener import CourtListenerSearch
+    from legalrag.search.local import LocalDocumentsSource, StatuteIndexSource
+    from legalrag.search.web import web_source_from_env
+
+    sources: dict[str, Any] = {}
+    problems: list[str] = []
+    for name in names:
+        name = name.strip().lower()
+        try:
+            if name == "local":
+                if docs is None and index is None:
+                    raise SourceNotConfigured("the local source needs a documents folder (--docs DIR) or an index")
+                if docs is not None:
+                    sources["local"] = LocalDocumentsSource(docs)
+                if index is not None:
+                    sources["statutes"] = StatuteIndexSource(open_index(index))
+            elif name == "web":
+                sources["web"] = web_source_from_env()
+            elif name == "courtlistener":
+                sources["courtlistener"] = CourtListenerSearch.from_env()
+            elif name:
+                raise InputError(f"unknown source {name!r}; use local, web or courtlistener", field="sources")
+        except SourceNotConfigured as exc:
+            problems.append(f"{name}: {exc}")
+    return sources, problems

@@ -24,19 +24,21 @@ from __future__ import annotations
 import difflib
 import re
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from legalrag.agents.json_calls import CallRecord, ReplyError, call_json
 from legalrag.agents.rewrite import Agent, rewrite
-from legalrag.errors import InputError
+from legalrag.errors import InputError, StructuredOutputError
 from legalrag.io import write_jsonl
+from legalrag.lang import detect_language
 from legalrag.llm.base import LLM
+from legalrag.llm.structured import CallRecord, ReplyError, structured_call
+from legalrag.prompts import render_prompt
+from legalrag.serialize import step_to_dict
 from legalrag.rerank.base import Reranker
-from legalrag.rerank.llm_common import render_messages
 from legalrag.retrieval.base import DocumentFilter, Retriever
-from legalrag.types import Hit, Step
+from legalrag.types import Hit, Response, Step, Usage
 
 EXIT = "exit"
 ACTIONS = tuple(a.value for a in Agent) + (EXIT,)
@@ -47,16 +49,6 @@ _ALIASES = {"finish": EXIT, "stop": EXIT, "done": EXIT, "end": EXIT, "quit": EXI
 PLANNER_SCHEMA = {"type": "object", "properties": {"action": {"type": "string", "enum": list(ACTIONS)},
                                                     "reason": {"type": "string"}},
                   "required": ["action", "reason"]}
-_CJK = re.compile(r"[\u3400-\u9fff]")
-_LATIN = re.compile(r"[A-Za-z]")
-
-
-def detect_language(text: str) -> str:
-    """'zh' when CJK characters make up a fair share of the letters, else 'en'."""
-    cjk, latin = len(_CJK.findall(text)), len(_LATIN.findall(text))
-    return "zh" if cjk and cjk * 3 >= latin else "en"
-
-
 def normalise_action(raw: Any, rec: CallRecord) -> str:
     """Map a planner's action to a known one (case, separators, aliases, close spellings) or raise."""
     if not isinstance(raw, str) or not raw.strip():
@@ -127,21 +119,25 @@ class PlannerConfig:
 
 
 @dataclass(frozen=True)
-class AgentSearchResult:
-    query: str
-    hits: tuple[Hit, ...]  # the final ranking
-    pool: tuple[Hit, ...]  # every pooled article, fused order
-    steps: tuple[Step, ...]
-    reformulations: tuple[str, ...]
-    retrieval_calls: int
-    llm_calls: int
-    tokens: int
-    seconds: float
-    rounds: int
-    refused_exits: int
-    repairs: int
-    failures: int
-    stop_reason: str
+class AgentSearchResult(Response):
+    """The loop's final ranking (``sources``) for ``question``, with its pool, trajectory and usage."""
+
+    pool: tuple[Hit, ...] = ()  # every pooled article, fused order
+    reformulations: tuple[str, ...] = ()
+    retrieval_calls: int = 0
+    rounds: int = 0
+    refused_exits: int = 0
+    repairs: int = 0
+    failures: int = 0
+    stop_reason: str = ""
+
+    @property
+    def query(self) -> str:
+        return self.question
+
+    @property
+    def hits(self) -> tuple[Hit, ...]:
+        return self.sources
 
     def summary(self) -> dict[str, Any]:
         return {"query": self.query, "rounds": self.rounds, "pool_size": len(self.pool),
@@ -152,10 +148,6 @@ class AgentSearchResult:
 
     def write_trajectory(self, path: str | Path) -> None:
         write_trajectory(path, self.steps, self.summary())
-
-
-def step_to_dict(step: Step) -> dict[str, Any]:
-    return asdict(step)
 
 
 def write_trajectory(path: str | Path, steps: Sequence[Step], summary: dict[str, Any] | None = None) -> None:
@@ -176,15 +168,13 @@ class _State:
     used: list[str] = field(default_factory=list)
     retrieval_calls: int = 0
     agent_retrievals: int = 0
-    llm_calls: int = 0
-    tokens: int = 0
+    usage: Usage = field(default_factory=Usage)
     refused_exits: int = 0
     repairs: int = 0
     failures: int = 0
 
     def count(self, rec: CallRecord) -> None:
-        self.llm_calls += rec.attempts
-        self.tokens += rec.tokens
+        self.usage = self.usage + rec.usage
         self.repairs += len(rec.repairs)
 
 
@@ -224,15 +214,19 @@ class PlannerLoop:
         cfg = self.config
         titles = [h.document.title or h.id for h in self._fused(state)[: cfg.max_pool_titles]]
         none = "（无）" if cfg.lang == "zh" else "(none)"
-        messages = render_messages(
+        messages = render_prompt(
             f"mas_planner_{cfg.lang}", query=query,
             decisions="\n".join(f"{i}. {d}" for i, d in enumerate(state.decisions, 1)) or none,
             reformulations="\n".join(f"- {q}" for q in state.reformulations) or none,
             pool_size=len(state.pool), pool_titles="\n".join(f"- {t}" for t in titles) or none)
         seed = None if cfg.seed is None else cfg.seed + 101 * len(state.steps)
-        decision, rec = call_json(self.llm, messages, parse_decision, schema=PLANNER_SCHEMA,
-                                  temperature=cfg.planner_temperature, max_tokens=cfg.planner_max_tokens,
-                                  retries=cfg.retries, seed=seed)
+        rec = CallRecord()
+        try:  # a planner reply that never parses ends the round as a recorded failure, never the run
+            decision = structured_call(self.llm, messages, parse_decision, schema=PLANNER_SCHEMA,
+                                       temperature=cfg.planner_temperature, max_tokens=cfg.planner_max_tokens,
+                                       retries=cfg.retries, seed=seed, record=rec).value
+        except StructuredOutputError:
+            decision = None
         state.count(rec)
         if decision is None:
             return None, "", rec
@@ -293,8 +287,8 @@ class PlannerLoop:
                 action = fallback
             state.steps.append(Step(agent="planner", action=action or EXIT,
                                     input={"round": rounds + 1, "pool_size": len(state.pool)},
-                                    output={"reason": reason, **rec.as_dict()}, seconds=rec.seconds,
-                                    tokens=rec.tokens, error=error))
+                                    output={"reason": reason, **rec.as_dict()}, seconds=rec.usage.seconds,
+                                    tokens=rec.usage.total_tokens, error=error))
             if action is None or action == EXIT:
                 stop_reason = "planner_exit" if action == EXIT else "agents_exhausted"
                 break
@@ -333,19 +327,18 @@ class PlannerLoop:
         if self.final_reranker is not None and pool:
             start = time.perf_counter()
             stats = getattr(self.final_reranker, "stats", None)
-            calls0, tokens0 = (stats.calls, stats.tokens) if stats is not None else (0, 0)
+            before = stats.usage if stats is not None else Usage()
             head = self.final_reranker.rerank(query, pool[: cfg.final_rerank_depth])
             hits = head + [replace(h, rank=len(head) + i) for i, h in enumerate(pool[cfg.final_rerank_depth:], 1)]
-            calls, tokens = (stats.calls - calls0, stats.tokens - tokens0) if stats is not None else (0, 0)
-            state.llm_calls += calls
-            state.tokens += tokens
+            spent = (stats.usage - before) if stats is not None else Usage()
+            state.usage = state.usage + spent
             state.steps.append(Step(agent=getattr(self.final_reranker, "name", "reranker"), action="rerank",
-                                    output={"ids": [h.id for h in head], "llm_calls": calls},
-                                    seconds=time.perf_counter() - start, tokens=tokens))
+                                    output={"ids": [h.id for h in head], "llm_calls": spent.calls},
+                                    seconds=time.perf_counter() - start, tokens=spent.total_tokens))
         return AgentSearchResult(
-            query=query, hits=tuple(hits), pool=tuple(pool), steps=tuple(state.steps),
+            question=query, sources=tuple(hits), pool=tuple(pool), steps=tuple(state.steps),
             reformulations=tuple(state.reformulations), retrieval_calls=state.retrieval_calls,
-            llm_calls=state.llm_calls, tokens=state.tokens, seconds=time.perf_counter() - t0, rounds=rounds,
+            usage=state.usage, timings={"seconds": time.perf_counter() - t0}, rounds=rounds,
             refused_exits=state.refused_exits, repairs=state.repairs, failures=state.failures,
             stop_reason=stop_reason)
 

@@ -17,10 +17,10 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-from legalrag.agents.json_calls import CallRecord, ReplyError, call_json
-from legalrag.errors import InputError
+from legalrag.errors import InputError, StructuredOutputError
 from legalrag.llm.base import LLM
-from legalrag.rerank.llm_common import render_messages
+from legalrag.llm.structured import CallRecord, ReplyError, structured_call
+from legalrag.prompts import render_prompt
 
 
 class Agent(str, enum.Enum):
@@ -62,7 +62,7 @@ class Rewrite:
 
     @property
     def tokens(self) -> int:
-        return self.record.tokens + sum(r.tokens for r in self.extra_records)
+        return sum(r.usage.total_tokens for r in (self.record, *self.extra_records))
 
     @property
     def calls(self) -> int:
@@ -70,7 +70,7 @@ class Rewrite:
 
     @property
     def seconds(self) -> float:
-        return self.record.seconds + sum(r.seconds for r in self.extra_records)
+        return sum(r.usage.seconds for r in (self.record, *self.extra_records))
 
 
 def parse_queries(value: Any, rec: CallRecord, *, limit: int, original: str = "") -> tuple[str, ...]:
@@ -126,6 +126,15 @@ def parse_analysis(value: Any, rec: CallRecord) -> dict[str, str]:
     return {"anomaly_type": kind, "explanation": " ".join(str(value.get("explanation") or "").split())[:300]}
 
 
+def _ask(llm: LLM, messages: list, parse: Any, schema: dict, opts: dict) -> tuple[Any, CallRecord]:
+    """One structured call; a reply that never parses gives None (the agent records it, the loop goes on)."""
+    rec = CallRecord()
+    try:
+        return structured_call(llm, messages, parse, schema=schema, record=rec, **opts).value, rec
+    except StructuredOutputError:
+        return None, rec
+
+
 def rewrite(llm: LLM, agent: Agent | str, query: str, *, lang: str = "zh", query_lang: str | None = None,
             temperature: float = 0.8, max_tokens: int = 160, retries: int = 2, seed: int | None = None) -> Rewrite:
     """Run one rewriting agent on ``query``; ``lang`` is the corpus (and prompt) language."""
@@ -145,15 +154,15 @@ def rewrite(llm: LLM, agent: Agent | str, query: str, *, lang: str = "zh", query
     analysis = None
     extra: tuple[CallRecord, ...] = ()
     if agent is Agent.SEMANTIC_ABNORMALITY:
-        analysis, arec = call_json(llm, render_messages(f"mas_abnormality_analyzer_{lang}", query=query),
-                                   parse_analysis, schema=ANALYSIS_SCHEMA, **opts)
+        analysis, arec = _ask(llm, render_prompt(f"mas_abnormality_analyzer_{lang}", query=query), parse_analysis,
+                              ANALYSIS_SCHEMA, opts)
         extra = (arec,)
         if analysis is None:  # the rewriter can still work without a diagnosis
             analysis = {"anomaly_type": "other", "explanation": "diagnosis unavailable"}
-        messages = render_messages(f"mas_abnormality_rewriter_{lang}", query=query, language_rule=rule, **analysis)
+        messages = render_prompt(f"mas_abnormality_rewriter_{lang}", query=query, language_rule=rule, **analysis)
     else:
-        messages = render_messages(f"mas_{agent.value}_{lang}", query=query, language_rule=rule)
-    queries, rec = call_json(llm, messages, parse, schema=QUERIES_SCHEMA, **opts)
+        messages = render_prompt(f"mas_{agent.value}_{lang}", query=query, language_rule=rule)
+    queries, rec = _ask(llm, messages, parse, QUERIES_SCHEMA, opts)
     error = None if queries else f"no usable queries after {rec.attempts} attempts: {'; '.join(rec.errors)}"
     return Rewrite(agent=agent, queries=queries or (), record=rec, analysis=analysis, error=error,
                    extra_records=extra)

@@ -31,7 +31,16 @@ from legalrag.citations.us import USCitation, extract_us, parse_us
 
 __all__ = [
     "AliasTable", "CheckedCitation", "ChineseCitation", "CitationMatch", "CitationResolver", "LawMatch",
-    "LegalCitation", "Reason", "Resolution", "SwissCitation", "USCitation", "check_citations",
+    "LegalCitation", "Reason", "Resolution", "SwissCitation", "USCitation", "check_citations", "citation_label",
     "explain_citations", "extract_chinese", "extract_citations", "extract_swiss", "extract_us", "law_key",
     "parse_chinese", "parse_citation", "parse_swiss", "parse_us",
 ]
+
+
+def citation_label(doc) -> str:
+    """How a document is cited to a reader and a model: 《中华人民共和国民法典》第五百七十七条 when the law and
+    article are known, else its title or id. The one label function (CLI, answers, server, prompts)."""
+    law, label = doc.metadata.get("law"), doc.metadata.get("article_label")
+    if law and label:
+        return f"《{law}》{label}"
+    return doc.title or doc.id

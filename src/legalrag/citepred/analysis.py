@@ -39,7 +39,7 @@ class Analysis:
 
 
 def _strings(value: Any, limit: int) -> tuple[str, ...]:
-    from legalrag.agents.json_calls import ReplyError
+    from legalrag.llm.structured import ReplyError
 
     if not isinstance(value, list):
         raise ReplyError("each field must be a JSON list of strings")
@@ -49,8 +49,9 @@ def _strings(value: Any, limit: int) -> tuple[str, ...]:
 
 def analyse_facts(llm: LLM, facts: str, law_titles: Sequence[str], *, language: str = "zh",
                   max_chars: int = 1200) -> tuple[Analysis, Step]:
-    from legalrag.agents.json_calls import ReplyError, call_json
-    from legalrag.rerank.llm_common import render_messages
+    from legalrag.errors import StructuredOutputError
+    from legalrag.llm.structured import CallRecord, ReplyError, structured_call
+    from legalrag.prompts import render_prompt
 
     def parse(obj: Any, _rec) -> Analysis:
         if not isinstance(obj, dict):
@@ -59,14 +60,19 @@ def analyse_facts(llm: LLM, facts: str, law_titles: Sequence[str], *, language: 
                         _strings(obj.get("keywords", []), 6))
 
     lang_name = {"zh": "Chinese", "en": "English", "de": "German", "fr": "French"}.get(language, language)
-    messages = render_messages("cite_analysis", facts=facts.strip()[:max_chars], language=lang_name,
+    messages = render_prompt("cite_analysis", facts=facts.strip()[:max_chars], language=lang_name,
                                codes="; ".join(list(law_titles)[:30]))
     start = time.perf_counter()
-    value, rec = call_json(llm, messages, parse, schema=_SCHEMA, temperature=0.0, max_tokens=120, retries=1)
+    rec = CallRecord()
+    try:  # no analysis is a usable outcome: the pipeline runs on without it (recorded in the step)
+        value = structured_call(llm, messages, parse, schema=_SCHEMA, temperature=0.0, max_tokens=120, retries=1,
+                                record=rec).value
+    except StructuredOutputError:
+        value = None
     result = value or Analysis()
     result = Analysis(result.issues, result.codes, result.keywords, calls=rec.attempts, raw=tuple(rec.raw))
     step = Step(agent="cite", action="analyse", input=facts[:200],
                 output={"issues": list(result.issues), "codes": list(result.codes), "keywords": list(result.keywords)},
-                seconds=time.perf_counter() - start, tokens=rec.tokens,
+                seconds=time.perf_counter() - start, tokens=rec.usage.total_tokens,
                 error=None if value is not None else "; ".join(rec.errors) or "no usable reply")
     return result, step

@@ -26,7 +26,7 @@ from legalrag.citepred.rules import RuleSet, apply_rules, natural_key
 from legalrag.citepred.verify import Proposal, verify_all
 from legalrag.llm.base import LLM
 from legalrag.retrieval.base import Retriever
-from legalrag.types import Document, Step
+from legalrag.types import Citation, Document, Response, Step, Usage
 
 STAGES = ("retrieval", "rerank", "always-add", "clusters", "co-citation", "similar-cases", "verification")
 
@@ -77,17 +77,17 @@ class CitedProvision:
 
 
 @dataclass(frozen=True)
-class CiteResult:
-    predictions: tuple[CitedProvision, ...]
-    pools: Mapping[str, Mapping[str, float]]  # stage -> provision -> score, cumulative
-    ranking: tuple[str, ...]  # retrieval candidates, best first
+class CiteResult(Response):
+    """The predicted provisions for the facts (``question``): each as a checked citation (``citations``) and
+    with its provenance (``predictions``); ``sources`` are the retrieval candidates."""
+
+    predictions: tuple[CitedProvision, ...] = ()
+    pools: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # stage -> provision -> score
+    ranking: tuple[str, ...] = ()  # retrieval candidates, best first
     reranked: tuple[str, ...] = ()  # the same after the reranker (equal to ranking without one)
     analysis: Analysis | None = None
-    steps: tuple[Step, ...] = ()
-    llm_calls: int = 0
-    seconds: float = 0.0
     filtered_codes: tuple[str, ...] = ()
-    unresolved: tuple[str, ...] = field(default=())
+    unresolved_corrections: tuple[str, ...] = ()  # verifier corrections that name no corpus provision
 
     @property
     def provisions(self) -> list[str]:
@@ -150,10 +150,11 @@ class CitationPredictor:
         pools["retrieval"] = {p: 1.0 for p in core}
 
         if self.reranker is not None and cfg.rerank_top > 0 and hits:
-            t0, before = time.perf_counter(), getattr(getattr(self.reranker, "stats", None), "calls", 0)
+            stats = getattr(self.reranker, "stats", None)
+            t0, before = time.perf_counter(), stats.usage.calls if stats is not None else 0
             pool_hits = [h for h in hits if h.id not in skip][:cfg.rerank_top]
             top = self.reranker.rerank(queries[0], pool_hits)
-            used = getattr(getattr(self.reranker, "stats", None), "calls", 0) - before
+            used = (stats.usage.calls if stats is not None else 0) - before
             calls += used
             core = [h.id for h in top[:cfg.core_k]]
             for h in top[:cfg.core_k]:
@@ -223,5 +224,11 @@ class CitationPredictor:
         order = sorted(final, key=lambda p: (-final[p], natural_key(p)))
         preds = tuple(CitedProvision(p, self.documents[p].title if p in self.documents else "", round(final[p], 4),
                                      tuple(prov.get(p, ())), p in self.documents) for p in order)
-        return CiteResult(preds, pools, tuple(h.id for h in hits), tuple(reranked), analysis, tuple(steps), calls,
-                          time.perf_counter() - start, tuple(matched), tuple(unresolved))
+        citations = tuple(Citation(text=c.title or c.provision, canonical=c.provision, resolved=c.resolved,
+                                   document_id=c.provision if c.resolved else None,
+                                   note="" if c.resolved else "no such provision in the corpus") for c in preds)
+        return CiteResult(question=facts, citations=citations, sources=tuple(hits), steps=tuple(steps),
+                          usage=Usage(calls=calls), timings={"seconds": time.perf_counter() - start},
+                          predictions=preds, pools=pools, ranking=tuple(h.id for h in hits),
+                          reranked=tuple(reranked), analysis=analysis, filtered_codes=tuple(matched),
+                          unresolved_corrections=tuple(unresolved))

@@ -12,9 +12,9 @@ from legalrag.errors import InputError
 from legalrag.llm.base import LLM
 
 
-def run_eval(index_dir: str | Path, cases_path: str | Path, *, train_citations: str | Path | None = None,
+def run_eval(index: Any, cases_path: str | Path, *, train_citations: str | Path | None = None,
              model_dir: str | Path | None = None, rules_path: str | Path | None = None, dev: int = 0,
-             limit: int | None = None, retriever: str | None = None, llm: LLM | None = None, rerank: bool = False,
+             limit: int | None = None, retriever: str | None = None, llm: LLM | None = None, reranker: Any = None,
              save_model: str | Path | None = None, progress: bool = False,
              overrides: Mapping[str, Any] | None = None, case_memory: str | Path | None = None) -> CiteReport:
     """``case_memory``: ``"dev"`` (the development cases, each left out of its own vote) or a JSONL file of
@@ -35,9 +35,9 @@ def run_eval(index_dir: str | Path, cases_path: str | Path, *, train_citations: 
             memory = CaseMemory.build(dev_cases)
         else:
             memory = CaseMemory.build(load_cases(case_memory))
-    predictor = build_predictor(index_dir, train_citations=train_citations, model_dir=model_dir,
+    predictor = build_predictor(index, train_citations=train_citations, model_dir=model_dir,
                                 rules_path=rules_path, retriever=retriever, overrides=overrides, llm=llm,
-                                rerank=rerank, cases=memory)
+                                reranker=reranker, cases=memory)
     rep, _ = evaluate(predictor, eval_cases, dev_cases, progress=progress)
     if save_model is not None:
         from legalrag.citepred.model import save_model as save

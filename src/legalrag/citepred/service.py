@@ -1,4 +1,5 @@
-"""Wiring for the CLI and the benchmark: an index, a citation model and (optionally) an LLM into a predictor."""
+"""An opened index, a citation model and (optionally) an LLM and a reranker into a predictor, for the CLI and
+the benchmark (which build the LLM and reranker through ``legalrag.wiring``)."""
 
 from __future__ import annotations
 
@@ -9,33 +10,29 @@ from legalrag.citepred.cases import CaseMemory
 from legalrag.citepred.model import load_case_memory, resolve_parts
 from legalrag.citepred.pipeline import CitationPredictor, CiteResult
 from legalrag.llm.base import LLM
+from legalrag.rerank.base import Reranker
 
 
-def build_predictor(index_dir: str | Path, *, train_citations: str | Path | None = None,
+def build_predictor(index: Any, *, train_citations: str | Path | None = None,
                     model_dir: str | Path | None = None, rules_path: str | Path | None = None,
                     retriever: str | None = None, overrides: Mapping[str, Any] | None = None,
-                    llm: LLM | None = None, rerank: bool = False,
+                    llm: LLM | None = None, reranker: Reranker | None = None,
                     cases: CaseMemory | None = None) -> CitationPredictor:
-    """Open the index, load or learn the citation model; the model directory defaults to ``INDEX/citepred``.
-    ``cases`` (a similar-case memory) replaces the one saved in the model directory, if any."""
-    from legalrag.retrieval.index import open_index
+    """Load or learn the citation model for ``index`` (an opened index, or the directory of a lexical one);
+    the model directory defaults to ``INDEX/citepred``. ``reranker`` reranks the top ``rerank_top``
+    candidates; ``cases`` (a similar-case memory) replaces the one saved in the model directory, if any."""
+    if isinstance(index, (str, Path)):
+        from legalrag.retrieval.index import open_index
 
-    index = open_index(index_dir)
+        index = open_index(index)
     if model_dir is None and train_citations is None and (index.path / "citepred").is_dir():
         model_dir = index.path / "citepred"
     rules, graph, config = resolve_parts(train_citations=train_citations, model_dir=model_dir, rules_path=rules_path,
                                          overrides=overrides)
     if index.manifest.get("lang") in ("zh", "en") and not (overrides or {}).get("language"):
         config = config.model_copy(update={"language": index.manifest["lang"]})
-    reranker = None
-    if rerank and config.rerank_top > 0:
-        from legalrag.rerank.llm_pointwise import LLMPointwiseReranker
-
-        if llm is None:
-            from legalrag.errors import InputError
-
-            raise InputError("--rerank needs an LLM (the embedded model or --endpoint)")
-        reranker = LLMPointwiseReranker(llm, prompts=(config.language if config.language in ("zh", "en") else "en",))
+    if config.rerank_top <= 0:
+        reranker = None
     if cases is None and model_dir is not None:
         cases = load_case_memory(model_dir)
     return CitationPredictor(index.documents, index.retriever(retriever), rules, graph, config=config, llm=llm,
@@ -47,7 +44,7 @@ def result_to_dict(result: CiteResult) -> dict[str, Any]:
         "provisions": [{"id": c.provision, "title": c.title, "score": c.score, "resolved": c.resolved,
                         "provenance": [{"stage": v.stage, "score": v.score, "detail": v.detail}
                                        for v in c.provenance]} for c in result.predictions],
-        "unresolved": list(result.unresolved),
+        "unresolved": list(result.unresolved_corrections),
         "analysis": None if result.analysis is None else {"issues": list(result.analysis.issues),
                                                           "codes": list(result.analysis.codes),
                                                           "keywords": list(result.analysis.keywords)},

@@ -47,8 +47,9 @@ class Proposal:
 
 def verify_one(llm: LLM, facts: str, proposal: Proposal, lookup: Callable[[str], Document | None], *,
                max_chars: int = 1200, article_chars: int = 500) -> tuple[Verdict, Step]:
-    from legalrag.agents.json_calls import ReplyError, call_json
-    from legalrag.rerank.llm_common import article_block, render_messages
+    from legalrag.errors import StructuredOutputError
+    from legalrag.llm.structured import CallRecord, ReplyError, structured_call
+    from legalrag.prompts import article_block, render_prompt
 
     doc = lookup(proposal.provision)
     article = article_block(doc, article_chars) if doc is not None else proposal.provision
@@ -61,10 +62,15 @@ def verify_one(llm: LLM, facts: str, proposal: Proposal, lookup: Callable[[str],
             raise ReplyError('"correct" needs the right provision id in "provision"')
         return obj["decision"], corrected, str(obj.get("reason", ""))[:300]
 
-    messages = render_messages("cite_verify", facts=facts.strip()[:max_chars], provision_id=proposal.provision,
+    messages = render_prompt("cite_verify", facts=facts.strip()[:max_chars], provision_id=proposal.provision,
                                provision=article, reason=proposal.reason)
     start = time.perf_counter()
-    value, rec = call_json(llm, messages, parse, schema=_SCHEMA, temperature=0.0, max_tokens=80, retries=1)
+    rec = CallRecord()
+    try:  # a verifier that cannot decide keeps the proposal (recorded below), it never stops the run
+        value = structured_call(llm, messages, parse, schema=_SCHEMA, temperature=0.0, max_tokens=80, retries=1,
+                                record=rec).value
+    except StructuredOutputError:
+        value = None
     if value is None:
         verdict = Verdict(proposal.provision, "accept", reason="no usable verdict; kept", parsed=False,
                           calls=rec.attempts)
@@ -77,7 +83,7 @@ def verify_one(llm: LLM, facts: str, proposal: Proposal, lookup: Callable[[str],
                           reason, calls=rec.attempts)
     step = Step(agent="cite-verify", action=verdict.decision, input=proposal.provision,
                 output={"corrected": verdict.corrected, "reason": verdict.reason, "resolved": verdict.resolved},
-                seconds=time.perf_counter() - start, tokens=rec.tokens,
+                seconds=time.perf_counter() - start, tokens=rec.usage.total_tokens,
                 error=None if verdict.parsed else "; ".join(rec.errors) or "no usable reply")
     return verdict, step
 

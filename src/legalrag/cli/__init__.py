@@ -17,7 +17,7 @@ from legalrag.errors import LegalRagError
 
 def _load_commands() -> None:
     for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if mod.name not in ("apps", "common"):
+        if mod.name not in ("apps", "common") and not mod.name.startswith("_"):
             importlib.import_module(f"{__name__}.{mod.name}")
 
 
@@ -33,12 +33,13 @@ def main() -> None:
         sys.exit(1)
     except SystemExit:
         raise
-    except Exception as exc:  # click's usage errors and aborts
-        import click
+    except Exception as exc:  # usage errors (a bad option value: exit 2, as click does) and aborts
+        import typer
 
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
+        if isinstance(exc, typer.Abort):
             sys.exit(130)
+        show, code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
+        if callable(show) and isinstance(code, int):  # click's / Typer's ClickException
+            show()
+            sys.exit(code)
         raise

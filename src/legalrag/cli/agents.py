@@ -14,8 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-LLM_RERANKERS = ("llm-listwise", "llm-pointwise", "llm-yesno")
-
+from legalrag.wiring import LLM_RERANKERS
 
 def wants_agents(agents: bool, rerank: str | None, endpoint: str | None) -> bool:
     return bool(agents or endpoint or (rerank in LLM_RERANKERS))
@@ -35,7 +34,7 @@ class TracingMASRetriever:
         return self.results[-1] if self.results else None
 
     def retrieve(self, query: str, k: int = 10, filter=None):
-        from legalrag.agents.planner import step_to_dict
+        from legalrag.serialize import step_to_dict
         from legalrag.io import write_jsonl
 
         res = self.loop.run(query, filter=filter)
@@ -52,40 +51,31 @@ class TracingMASRetriever:
 def light_reranker(index: Any):
     """The cheap reranker that cuts each reformulation's top 30 to 10: the index's learned ranker when it has
     one (``legalrag ranker train``), else none (the first-stage order decides)."""
-    if "ranker" not in getattr(index, "names", []):
+    if not (Path(index.path) / "ranker" / "spec.json").exists():
         return None
-    from legalrag.retrieval.pipeline import RERANKERS
+    from legalrag.wiring import make_reranker
 
-    if "learned" not in RERANKERS:
-        return None
-    from legalrag.retrieval.pipeline import build_pipeline
-
-    return build_pipeline(index, rerank="learned").reranker
+    return make_reranker("learned", index)
 
 
 def agent_pipeline(index: Any, retriever: str | None, rerank: str | None, *, agents: bool = False,
                    endpoint: str | None = None, endpoint_model: str | None = None, model: str | None = None,
-                   trace: Path | None = None, max_rounds: int = 4, llm: Any = None):
-    """A ``retrieval.pipeline.Pipeline`` with the LLM stages wired to one (cached) LLM."""
+                   trace: Path | None = None, max_rounds: int = 4, llm: Any = None, root: Any = None):
+    """A ``retrieval.pipeline.Pipeline`` with the LLM stages wired to one (cached) LLM (``root.make_llm``)."""
     from legalrag.errors import InputError
-    from legalrag.retrieval.pipeline import Pipeline, build_pipeline
+    from legalrag.retrieval.pipeline import Pipeline
+    from legalrag.wiring import Root, build_pipeline, make_reranker
 
     if trace is not None and not agents:
         raise InputError("--trace writes the agents' trajectory; add --agents")
     if llm is None:
-        from legalrag.agents.backend import make_llm
-
-        llm = make_llm(model, endpoint, endpoint_model)
-    llm_rerank = rerank in LLM_RERANKERS
+        llm = (root or Root()).make_llm(model, endpoint, endpoint_model)
     if not agents:
-        return build_pipeline(index, retriever=retriever, rerank=rerank, **({"llm": llm} if llm_rerank else {}))
+        return build_pipeline(index, retriever, rerank, llm=llm)
     from legalrag.agents.planner import PlannerConfig, PlannerLoop
 
-    base = build_pipeline(index, retriever=retriever)
-    final = None
-    if rerank:
-        final = build_pipeline(index, retriever=retriever, rerank=rerank,
-                               **({"llm": llm} if llm_rerank else {})).reranker
+    base = build_pipeline(index, retriever)
+    final = make_reranker(rerank, index, llm=llm) if rerank and rerank != "none" else None
     lang = index.manifest.get("lang", "zh")
     cfg = PlannerConfig(lang=lang if lang in ("zh", "en") else "zh", max_rounds=max_rounds)
     loop = PlannerLoop(llm, base.retriever, light_reranker=light_reranker(index), final_reranker=final, config=cfg)

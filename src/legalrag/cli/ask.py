@@ -8,10 +8,12 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app
+from legalrag.cli.common import root
 
 
 @app.command("ask")
 def ask(
+    ctx: typer.Context,
     question: str = typer.Argument(..., help="The legal question."),
     index: Optional[Path] = typer.Option(None, "--index", help="Index directory (default: the bundled demo sample)."),
     k: int = typer.Option(8, "--k", min=1, help="Articles retrieved and given to the model."),
@@ -25,7 +27,6 @@ def ask(
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the LLM call cache."),
 ) -> None:
     """Answer a question from the index; unresolved or unretrieved citations are flagged."""
-    from legalrag.agents.backend import make_llm
     from legalrag.answer import answer_question, answer_to_dict, print_answer
 
     if index is None:
@@ -33,10 +34,8 @@ def ask(
 
         idx = demo_index(progress=not as_json)
     else:
-        from legalrag.retrieval.index import open_index
-
-        idx = open_index(index)
-    llm = make_llm(model, endpoint, endpoint_model, cache=not no_cache)
+        idx = root(ctx).open_index(index)
+    llm = root(ctx).make_llm(model, endpoint, endpoint_model, cache=not no_cache)
     on_text = None
     if not as_json:  # stream the answer as it is generated; the citation check follows it
         import sys

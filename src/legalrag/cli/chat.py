@@ -14,34 +14,33 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app
+from legalrag.cli.common import root
+from legalrag.conversation import ProcessorName
 
 
 @app.command("chat")
 def chat(
+    ctx: typer.Context,
     index: Path = typer.Option(..., "--index", help="Index directory."),
     k: int = typer.Option(5, "--k", min=1, help="Articles retrieved per turn."),
     retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the first built)."),
-    processor: str = typer.Option("rewrite", "--processor",
-                                  help="How the dialogue becomes a query: rewrite, last, all_questions, full_context."),
+    processor: ProcessorName = typer.Option(ProcessorName.REWRITE, "--processor",
+                                        help="How the dialogue becomes a query: rewrite, last, all_questions, "
+                                             "full_context."),
     model: Optional[str] = typer.Option(None, "--model", help="Embedded model (default 1.5B) or a GGUF path."),
     endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL."),
     endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
     max_tokens: int = typer.Option(400, "--max-tokens", min=16, help="Longest answer, in tokens."),
 ) -> None:
     """Hold a multi-turn consultation: retrieval each turn, answers with checked citations."""
-    from legalrag.agents.backend import make_llm
-    from legalrag.conversation import PROCESSORS, Consultation
-    from legalrag.errors import InputError
-    from legalrag.retrieval.index import open_index
+    from legalrag.conversation import Consultation
     from legalrag.retrieval.pipeline import build_pipeline
 
-    if processor not in PROCESSORS:
-        raise InputError(f"unknown --processor {processor!r}; choose one of {', '.join(PROCESSORS)}")
-    idx = open_index(index)
+    idx = root(ctx).open_index(index)
     pipe = build_pipeline(idx, retriever=retriever)
     lang = idx.manifest.get("lang", "zh")
-    llm = make_llm(model, endpoint, endpoint_model)
-    consultation = Consultation(lambda q, n: pipe.search(q, k=n), llm, documents=idx.documents, processor=processor,
+    llm = root(ctx).make_llm(model, endpoint, endpoint_model)
+    consultation = Consultation(lambda q, n: pipe.search(q, k=n), llm, documents=idx.documents, processor=processor.value,
                                 k=k, lang=lang if lang in ("zh", "en") else "zh", max_tokens=max_tokens)
     typer.echo("Ask a legal question (/reset starts over, /exit quits).")
     while True:

@@ -8,21 +8,27 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app, eval_app
-from legalrag.cli.common import print_json
+from legalrag.cli.common import print_json, root
 
 _MODEL_HELP = "Citation model directory (rules.json, cocitation/, config.json); default INDEX/citepred."
 
 
-def _llm(use: bool, model: Optional[str], endpoint: Optional[str], endpoint_model: Optional[str]):
-    if not use:
-        return None
-    from legalrag.agents.backend import make_llm
+def _collaborators(ctx: typer.Context, index: Path, rerank: bool, use_llm: bool, model: Optional[str],
+                   endpoint: Optional[str], endpoint_model: Optional[str]):
+    """The opened index, the LLM (when an LLM stage is on) and the pointwise reranker (with --rerank)."""
+    idx = root(ctx).open_index(index)
+    llm = root(ctx).make_llm(model, endpoint, endpoint_model) if use_llm else None
+    reranker = None
+    if rerank:
+        from legalrag.wiring import make_reranker
 
-    return make_llm(model, endpoint, endpoint_model)
+        reranker = make_reranker("llm-pointwise", idx, llm=llm)
+    return idx, llm, reranker
 
 
 @app.command("cite")
 def cite(
+    ctx: typer.Context,
     facts: str = typer.Argument(..., help="The facts of the case."),
     index: Path = typer.Option(..., "--index", help="Statute index directory."),
     train_citations: Optional[Path] = typer.Option(None, "--train-citations", help="Training citation sets (qrels or JSONL)."),
@@ -44,15 +50,16 @@ def cite(
     """Predict the set of provisions a court would cite for FACTS, with the provenance of each."""
     from legalrag.citepred.service import build_predictor, result_to_dict
 
-    llm = _llm(analysis or rerank or verify, llm_model, endpoint, endpoint_model)
+    idx, llm, reranker = _collaborators(ctx, index, rerank, analysis or rerank or verify, llm_model, endpoint,
+                                        endpoint_model)
     memory = None
     if labelled is not None:
         from legalrag.citepred.cases import CaseMemory
         from legalrag.citepred.data import load_cases
 
         memory = CaseMemory.build(load_cases(labelled))
-    predictor = build_predictor(index, train_citations=train_citations, model_dir=model_dir, rules_path=rules,
-                                retriever=retriever, llm=llm, rerank=rerank, cases=memory,
+    predictor = build_predictor(idx, train_citations=train_citations, model_dir=model_dir, rules_path=rules,
+                                retriever=retriever, llm=llm, reranker=reranker, cases=memory,
                                 overrides={"core_k": core_k, "threshold": threshold, "analysis": analysis or None,
                                            "verify": verify or None})
     out = result_to_dict(predictor.predict(facts))
@@ -75,6 +82,7 @@ def cite(
 
 @eval_app.command("cite")
 def eval_cite(
+    ctx: typer.Context,
     index: Path = typer.Option(..., "--index", help="Statute index directory."),
     cases: Path = typer.Option(..., "--cases", help="JSONL cases with facts (text) and gold citations (la/gold)."),
     train_citations: Optional[Path] = typer.Option(None, "--train-citations", help="Training citation sets."),
@@ -105,9 +113,11 @@ def eval_cite(
         from legalrag.evaluation.plots import check_png_path
 
         check_png_path(plot)
-    llm = _llm(analysis or rerank or verify, llm_model, endpoint, endpoint_model)
-    rep = run_eval(index, cases, train_citations=train_citations, model_dir=model_dir, rules_path=rules, dev=dev,
-                   limit=limit, retriever=retriever, llm=llm, rerank=rerank, save_model=save_model, progress=progress,
+    idx, llm, reranker = _collaborators(ctx, index, rerank, analysis or rerank or verify, llm_model, endpoint,
+                                        endpoint_model)
+    rep = run_eval(idx, cases, train_citations=train_citations, model_dir=model_dir, rules_path=rules, dev=dev,
+                   limit=limit, retriever=retriever, llm=llm, reranker=reranker, save_model=save_model,
+                   progress=progress,
                    case_memory=case_memory,
                    overrides={"core_k": core_k, "prior_weight": prior_weight, "analysis": analysis or None,
                               "verify": verify or None})

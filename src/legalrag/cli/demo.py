@@ -20,7 +20,7 @@ def demo(
     from rich.console import Console
 
     from legalrag.demo import SAMPLE_QUESTION, demo_hits, demo_index
-    from legalrag.retrieval.pipeline import citation_label
+    from legalrag.citations import citation_label
 
     q = question or SAMPLE_QUESTION
     index = demo_index(progress=True)

@@ -11,11 +11,12 @@ from pathlib import Path
 import typer
 
 from legalrag.cli.apps import ranker_app
-from legalrag.cli.common import print_json
+from legalrag.cli.common import print_json, root
 
 
 @ranker_app.command("train")
 def ranker_train(
+    ctx: typer.Context,
     index: Path = typer.Option(..., "--index", help="Index directory (with bm25 and/or dense components)."),
     queries: Path = typer.Option(..., "--queries", help="TRAINING query JSONL (query_id, query, gold_ids or gold_names)."),
     depth: int = typer.Option(50, "--depth", min=2, help="Candidates per query taken from the hybrid (or default) retriever."),
@@ -28,9 +29,7 @@ def ranker_train(
     """Train the learned ranker on training queries and save it into INDEX/ranker."""
     from legalrag.evaluation.datasets import load_queries
     from legalrag.rerank.learned import cross_validate_for_index, train_for_index
-    from legalrag.retrieval.index import open_index
-
-    idx = open_index(index)
+    idx = root(ctx).open_index(index)
     qs = load_queries(queries, idx)
     summary: dict = {"index": str(index), "queries": str(queries), "n_queries": len(qs), "depth": depth}
     if cv:

@@ -35,8 +35,8 @@ def serve_cmd(
 ) -> None:
     """Serve an embedded model at http://HOST:PORT/v1 (chat completions, models)."""
     from legalrag.errors import InputError
-    from legalrag.llm.embedded import EmbeddedLLM
     from legalrag.llm.serve import serve
+    from legalrag.wiring import make_llm
 
     api_key = None
     if api_key_env:
@@ -46,7 +46,7 @@ def serve_cmd(
     if not _is_loopback(host) and not api_key:
         raise InputError(f"refusing to serve on {host} without an API key; use --host 127.0.0.1 or set "
                          "--api-key-env VAR")
-    llm = EmbeddedLLM(model, n_ctx=n_ctx, n_threads=threads).load()
+    llm = make_llm(model, cache=False, threads=threads, n_ctx=n_ctx).load()  # served as is: clients cache
     typer.echo(f"serving {llm.model_id} at http://{host}:{port}/v1 (loaded in {llm.load_seconds:.1f} s); "
                "Ctrl-C stops", err=True)
     try:

@@ -9,13 +9,15 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app, eval_app
-from legalrag.cli.common import print_json
+from legalrag.cli.common import print_json, root
+from legalrag.agents.qa.pipeline import QAMode
 
 
 @app.command("qa")
 def qa(
+    ctx: typer.Context,
     question: str = typer.Argument(..., help="The legal question."),
-    mode: str = typer.Option("simple", "--mode", help="simple (one pass) or multi (search, judge, refine)."),
+    mode: QAMode = typer.Option(QAMode.SIMPLE, "--mode", help="simple (one pass) or multi (search, judge, refine)."),
     sources: str = typer.Option("local", "--sources", help="Comma-separated: local, web, courtlistener."),
     docs: Optional[Path] = typer.Option(None, "--docs", help="Folder of your documents (the local source)."),
     index: Optional[Path] = typer.Option(None, "--index", help="A statute index to search as part of 'local'."),
@@ -28,17 +30,18 @@ def qa(
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write the step-by-step trajectory (JSONL) here."),
 ) -> None:
     """Answer a legal question with numbered citations to retrieved sources."""
-    from legalrag.agents.qa.report import run_qa_cli
+    from legalrag.cli._qa_output import run_qa_cli
 
-    result = run_qa_cli(question, mode=mode, sources=sources, docs=docs, index=index, max_rounds=max_rounds,
+    result = run_qa_cli(question, mode=mode.value, sources=sources, docs=docs, index=index, max_rounds=max_rounds,
                         clarifications=clarify, model=model, endpoint=endpoint, endpoint_model=endpoint_model,
-                        trace=trace, show=not as_json)
+                        trace=trace, show=not as_json, root=root(ctx))
     if as_json:
         print_json(result.to_dict())
 
 
 @eval_app.command("mcq")
 def eval_mcq(
+    ctx: typer.Context,
     questions: Path = typer.Option(..., "--questions", help="JSONL, JSON or CSV: question, choices, gold[, domain]."),
     modes: str = typer.Option("zero-shot,cot,simple,multi", "--modes", help="Comma-separated modes to compare."),
     docs: Optional[Path] = typer.Option(None, "--docs", help="Folder of legal texts for the simple/multi modes."),
@@ -53,10 +56,10 @@ def eval_mcq(
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw accuracy per mode and domain to this PNG."),
 ) -> None:
     """Accuracy overall and per domain, latency and LLM calls per question, for each mode."""
-    from legalrag.agents.qa.report import run_mcq_cli
+    from legalrag.cli._qa_output import run_mcq_cli
 
     report = run_mcq_cli(questions, modes=modes, docs=docs, sources=sources, limit=limit, max_rounds=max_rounds,
                          model=model, endpoint=endpoint, endpoint_model=endpoint_model, out=out,
-                         print_table=not as_json, plot=plot)
+                         print_table=not as_json, plot=plot, root=root(ctx))
     if as_json:
         print_json(report)

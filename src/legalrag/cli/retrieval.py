@@ -7,41 +7,55 @@ from typing import List, Optional
 
 import typer
 
+from legalrag.cli._scale import Backend, distributed_searcher, milvus_components, prefill_encodings
 from legalrag.cli.apps import app, eval_app, index_app
-from legalrag.cli.common import print_json
+from legalrag.cli.common import print_json, root
+from legalrag.lang import Language
+from legalrag.retrieval.dense import IndexType
+from legalrag.retrieval.fusion import Fusion
 
 LEXICAL = ("bm25", "qld")
 
 
 @index_app.command("build")
 def index_build(
+    ctx: typer.Context,
     corpus: Path = typer.Option(..., "--corpus", help="JSONL statute corpus, or a folder of user documents."),
     out: Path = typer.Option(..., "--out", help="Index directory to write (replaced atomically)."),
     retriever: List[str] = typer.Option(["bm25"], "--retriever", help="Component(s) to build: bm25, qld, dense, hybrid."),
     encoder: List[str] = typer.Option([], "--encoder", help="Dense encoder(s): e5-small, use-multilingual, PATH, openai:MODEL."),
-    index_type: str = typer.Option("flat", "--index-type", help="Dense index: flat (exact), hnsw or ivf."),
-    fusion: str = typer.Option("rrf", "--fusion", help="Hybrid fusion: rrf (reciprocal rank) or wsf (min-max scores)."),
-    lang: str = typer.Option("auto", "--lang", help="zh, en or auto (detected from the corpus)."),
+    index_type: IndexType = typer.Option(IndexType.FLAT, "--index-type", help="Dense index: flat (exact), hnsw or ivf."),
+    fusion: Fusion = typer.Option(Fusion.RRF, "--fusion", help="Hybrid fusion: rrf (reciprocal rank) or wsf (min-max scores)."),
+    lang: Language = typer.Option(Language.AUTO, "--lang", help="zh, en or auto (detected from the corpus)."),
     fields: Optional[str] = typer.Option(None, "--fields", help="Field mapping, e.g. id=text_id,text=text,name=name."),
     k1: float = typer.Option(1.2, "--k1", help="BM25 k1."),
     b: float = typer.Option(0.75, "--b", help="BM25 b."),
     mu: float = typer.Option(200.0, "--mu", help="QLD Dirichlet prior mu."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
+    backend: Backend = typer.Option(Backend.LOCAL, "--backend", help="local (FAISS, bm25s) or milvus (a Milvus engine)."),
+    uri: Optional[str] = typer.Option(None, "--uri", help="Milvus URI: http://HOST:19530 or a Milvus Lite FILE.db "
+                                      "(default: a Milvus Lite database inside the index directory)."),
+    collection: str = typer.Option("legalrag", "--collection", help="Milvus alias the index serves from."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Encode on N local Ray workers first."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Encode on this Ray cluster first."),
 ) -> None:
     """Build an index over a corpus."""
     from legalrag.corpora.statutes import FieldMap
     from legalrag.errors import InputError
-    from legalrag.retrieval.index import build_index, read_corpus
+    from legalrag.retrieval.index import read_corpus
+    from legalrag.wiring import build_index, expand_components
 
-    if lang not in ("zh", "en", "auto"):
-        raise InputError(f"--lang must be zh, en or auto, not {lang!r}")
+    if uri and backend is not Backend.MILVUS:
+        raise InputError("--uri is only used with --backend milvus; add --backend milvus")
     docs, info = read_corpus(corpus, FieldMap.parse(fields) if fields else None, previous=out, progress=progress)
     params = {"bm25": {"k1": k1, "b": b}, "qld": {"mu": mu}}
-    from legalrag.retrieval.hybrid import expand_components
-
-    index = build_index(out, docs, retrievers=expand_components(retriever, encoder, index_type=index_type,
-                                                                  method=fusion),
-                        lang=lang, params=params, progress=progress,
+    components = expand_components(retriever, encoder, index_type=index_type.value, method=fusion.value)
+    if backend is Backend.MILVUS:
+        components = milvus_components(components, uri, collection)
+    if workers or ray_address:
+        prefill_encodings(docs, components, workers=workers, address=ray_address, progress=progress)
+    index = build_index(out, docs, retrievers=components,
+                        lang=lang.value, params=params, progress=progress,
                         source=str(corpus), corpus_info={k: v for k, v in info.items() if k != "update"})
     if "update" in info:
         u = info["update"]
@@ -52,13 +66,12 @@ def index_build(
 
 @index_app.command("info")
 def index_info(
+    ctx: typer.Context,
     index: Path = typer.Option(..., "--index", help="Index directory."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
 ) -> None:
     """Show what an index holds: corpus, language, components and their parameters."""
-    from legalrag.retrieval.index import open_index
-
-    idx = open_index(index)
+    idx = root(ctx).open_index(index)
     m = idx.manifest
     if as_json:
         print_json({k: v for k, v in m.items()} | {"corpus": {k: v for k, v in m["corpus"].items() if k != "files"}})
@@ -82,7 +95,7 @@ def index_info(
 def _hits_table(hits, title: str):
     from rich.table import Table
 
-    from legalrag.retrieval.pipeline import citation_label
+    from legalrag.citations import citation_label
 
     table = Table(title=title, show_lines=False)
     table.add_column("#", justify="right")
@@ -96,16 +109,9 @@ def _hits_table(hits, title: str):
     return table
 
 
-def hits_json(hits) -> list[dict]:
-    from legalrag.retrieval.pipeline import citation_label
-
-    return [{"rank": h.rank, "score": h.score, "id": h.id, "title": h.document.title,
-             "citation": citation_label(h.document), "text": h.document.text, "retriever": h.retriever,
-             "metadata": dict(h.document.metadata)} for h in hits]
-
-
 @app.command("search")
 def search(
+    ctx: typer.Context,
     question: str = typer.Argument(..., help="The question or statement of facts."),
     index: Path = typer.Option(..., "--index", help="Index directory."),
     k: int = typer.Option(10, "--k", min=1, help="Number of hits."),
@@ -119,19 +125,19 @@ def search(
     endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
 ) -> None:
     """Search an index and print the top articles with their citations."""
-    from legalrag.retrieval.index import open_index
-    from legalrag.retrieval.pipeline import build_pipeline, law_filter
-
     from legalrag.cli.agents import agent_pipeline, wants_agents
+    from legalrag.retrieval.pipeline import law_filter
+    from legalrag.serialize import hit_to_dict
+    from legalrag.wiring import build_pipeline
 
-    idx = open_index(index)
+    idx = root(ctx).open_index(index)
     pipe = (agent_pipeline(idx, retriever, rerank, agents=agents, endpoint=endpoint, endpoint_model=endpoint_model,
-                           trace=trace) if wants_agents(agents, rerank, endpoint) or trace
-            else build_pipeline(idx, retriever=retriever, rerank=rerank))
+                           trace=trace, root=root(ctx)) if wants_agents(agents, rerank, endpoint) or trace
+            else build_pipeline(idx, retriever, rerank))
     flt = law_filter(idx, filter_law) if filter_law else None
     hits = pipe.search(question, k=k, filter=flt)
     if as_json:
-        print_json({"query": question, "retriever": pipe.name, "hits": hits_json(hits)})
+        print_json({"query": question, "retriever": pipe.name, "hits": [hit_to_dict(h) for h in hits]})
         return
     from rich.console import Console
 
@@ -149,6 +155,7 @@ def metrics_json(metrics: dict, k: int) -> dict:
 
 @eval_app.command("retrieval")
 def eval_retrieval(
+    ctx: typer.Context,
     index: Path = typer.Option(..., "--index", help="Index directory."),
     queries: Path = typer.Option(..., "--queries", help="Query JSONL (query_id, query, gold_ids or gold_names)."),
     k: int = typer.Option(10, "--k", min=1, help="Cut-off K for the metrics."),
@@ -163,20 +170,26 @@ def eval_retrieval(
     trace: Optional[Path] = typer.Option(None, "--trace", help="With --agents: write the trajectory as JSONL."),
     endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL for LLM stages."),
     endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Search on N local Ray workers."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Search on this Ray cluster."),
 ) -> None:
     """Evaluate retrieval on a query file (macro-averaged Recall/Precision/F1/MRR/nDCG/Hit at K)."""
     from legalrag.evaluation.datasets import QueryFields, load_queries
     from legalrag.evaluation.runs import evaluate_retrieval, save_run
-    from legalrag.retrieval.index import open_index
-    from legalrag.retrieval.pipeline import build_pipeline
-
-    idx = open_index(index)
-    qs = load_queries(queries, idx, QueryFields.parse(query_fields) if query_fields else None)
     from legalrag.cli.agents import agent_pipeline, wants_agents
+    from legalrag.wiring import build_pipeline
 
+    idx = root(ctx).open_index(index)
+    qs = load_queries(queries, idx, QueryFields.parse(query_fields) if query_fields else None)
     pipe = (agent_pipeline(idx, retriever, rerank, agents=agents, endpoint=endpoint, endpoint_model=endpoint_model,
-                           trace=trace) if wants_agents(agents, rerank, endpoint) or trace
-            else build_pipeline(idx, retriever=retriever, rerank=rerank))
+                           trace=trace, root=root(ctx)) if wants_agents(agents, rerank, endpoint) or trace
+            else build_pipeline(idx, retriever, rerank))
+    if workers or ray_address:
+        if agents or trace or endpoint:
+            from legalrag.errors import InputError
+
+            raise InputError("--workers/--ray-address run plain pipelines; drop --agents/--endpoint/--trace")
+        pipe = distributed_searcher(index, retriever, rerank, pipe.name, workers=workers, address=ray_address)
     result = evaluate_retrieval(pipe, qs, k=k, progress=progress)
     summary = metrics_json(result.metrics, k)
     if run_out is not None:
@@ -224,7 +237,7 @@ def eval_compare(
         check_png_path(plot)
     corpus = None
     if index is not None:
-        from legalrag.retrieval.index import open_index
+        from legalrag.wiring import open_index
 
         corpus = open_index(index)
     qs = load_queries(queries, corpus, QueryFields.parse(query_fields) if query_fields else None)

@@ -8,10 +8,12 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app
+from legalrag.cli.common import root
 
 
 @app.command("serve")
 def serve_cmd(
+    ctx: typer.Context,
     index: Optional[Path] = typer.Option(None, "--index", help="Index directory (default: the bundled demo sample)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; keep loopback unless behind a proxy."),
     port: int = typer.Option(8080, "--port", min=1, max=65535),
@@ -32,12 +34,6 @@ def serve_cmd(
 
         idx = demo_index(progress=True)
     else:
-        from legalrag.retrieval.index import open_index
-
-        idx = open_index(index)
-    llm = None
-    if not no_llm:
-        from legalrag.agents.backend import make_llm
-
-        llm = make_llm(model, endpoint, endpoint_model)
+        idx = root(ctx).open_index(index)
+    llm = None if no_llm else root(ctx).make_llm(model, endpoint, endpoint_model)
     uvicorn.run(create_app(idx, llm, Settings(max_k=max_k)), host=host, port=port, log_level="info")

@@ -24,6 +24,7 @@ from legalrag.errors import InputError
 from legalrag.judgment.extract import JudgmentFields, extract_fields
 from legalrag.judgment.sections import Sections, split_sections
 from legalrag.numerals import to_chinese
+from legalrag.prompts import render_prompt
 from legalrag.types import Citation, Document, DocumentKind, Hit
 
 CRIMINAL_LAW = "中华人民共和国刑法"
@@ -50,13 +51,6 @@ def cases_from_judgments(judgments: Mapping[str, str | None]) -> list[Document]:
                              kind=DocumentKind.JUDGMENT,
                              metadata={"reasoning": sec.reasoning, "result": sec.result}))
     return docs
-
-
-def render_prompt(name: str, **variables: str) -> list[dict[str, str]]:
-    """Render ``prompts/<name>.md`` into chat messages (variables are checked by the shared loader)."""
-    from legalrag.prompts import load_prompt
-
-    return list(load_prompt(name).render(**variables))
 
 
 # ---------------------------------------------------------------------------------------- structure

@@ -16,48 +16,15 @@ import os
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from legalrag.io import cache_dir
 from legalrag.llm.base import LLM, ChatRequest, ChatResult, TokenLogprob
+from legalrag.llm.usage import UsageMeter
+from legalrag.types import Usage
 
 KEY_VERSION = 1
-
-
-@dataclass
-class Usage:
-    """Calls, tokens and seconds of a run; ``cached_calls`` were answered from the cache."""
-
-    calls: int = 0
-    cached_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    seconds: float = 0.0  # wall time spent in calls (cache lookups included)
-    saved_seconds: float = 0.0  # model time the cache hits would have cost
-
-    def __post_init__(self) -> None:
-        self._lock = threading.Lock()
-
-    def add(self, result: ChatResult, seconds: float | None = None) -> None:
-        with self._lock:
-            self.calls += 1
-            self.prompt_tokens += result.prompt_tokens
-            self.completion_tokens += result.completion_tokens
-            self.seconds += result.seconds if seconds is None else seconds
-            if result.cached:
-                self.cached_calls += 1
-                self.saved_seconds += float(result.timings.get("original_seconds", 0.0))
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"calls": self.calls, "cached_calls": self.cached_calls, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "seconds": round(self.seconds, 3),
-                "saved_seconds": round(self.saved_seconds, 3)}
 
 
 def default_cache_path() -> Path:
@@ -153,7 +120,7 @@ class CachedLLM:
         self._path = path
         self._store: CallCache | None = None
         self._store_lock = threading.Lock()
-        self.usage = Usage()
+        self.meter = UsageMeter()
         self.hits = 0
         self.misses = 0
 
@@ -165,6 +132,11 @@ class CachedLLM:
 
     def __repr__(self) -> str:
         return f"CachedLLM({self.inner!r}, enabled={self.enabled})"
+
+    @property
+    def usage(self) -> Usage:
+        """Calls, tokens and seconds of this instance's calls, cached or not."""
+        return self.meter.usage
 
     @property
     def store(self) -> CallCache:
@@ -186,17 +158,17 @@ class CachedLLM:
             return key, t0, None
         result = _result_from_json(hit, time.perf_counter() - t0)
         self.hits += 1
-        self.usage.add(result)
+        self.meter.add(result)
         return key, t0, result
 
     def _save(self, key: str, t0: float, result: ChatResult) -> None:
         self.store.put(key, self.backend, self.model_id, _result_to_json(result))
-        self.usage.add(result, seconds=time.perf_counter() - t0)
+        self.meter.add(result, seconds=time.perf_counter() - t0)
 
     def chat(self, request: ChatRequest) -> ChatResult:
         if not self.cacheable(request):
             result = self.inner.chat(request)
-            self.usage.add(result)
+            self.meter.add(result)
             return result
         key, t0, result = self._lookup(request)
         if result is None:
@@ -213,7 +185,7 @@ class CachedLLM:
         if not callable(inner_stream):
             return ResultStream(self.chat(request))
         if not self.cacheable(request):
-            return ObservedStream(inner_stream(request), self.usage.add)
+            return ObservedStream(inner_stream(request), self.meter.add)
         key, t0, result = self._lookup(request)
         if result is not None:
             return ResultStream(result)
@@ -221,7 +193,7 @@ class CachedLLM:
 
     def stats(self) -> dict[str, Any]:
         """This run's hits, misses and usage."""
-        return {"enabled": self.enabled, "hits": self.hits, "misses": self.misses, **self.usage.as_dict()}
+        return {"enabled": self.enabled, "hits": self.hits, "misses": self.misses, **self.usage.to_dict()}
 
     def close(self) -> None:
         if self._store is not None:

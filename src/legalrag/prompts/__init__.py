@@ -143,4 +143,19 @@ def load_prompt(name: str | os.PathLike) -> Prompt:
     return _load_file(str(path), path.stat().st_mtime_ns)
 
 
-__all__ = ["Prompt", "ROLES", "list_prompts", "load_prompt", "parse_prompt", "prompts_dir"]
+def render_prompt(name: str | os.PathLike, **variables: Any) -> list[dict[str, str]]:
+    """The chat messages of template ``name`` with exactly its variables filled in (a missing or unknown
+    variable is an InputError). The one way every stage turns a template into messages."""
+    return load_prompt(name).render(**variables)
+
+
+def article_block(doc: Any, max_chars: int) -> str:
+    """A document (title and text) for a prompt, the text's whitespace folded and cut to ``max_chars``
+    characters (an ellipsis marks the cut)."""
+    text = " ".join(doc.text.split())
+    if len(text) > max_chars:
+        text = text[:max_chars] + "…"
+    return f"{doc.title}\n{text}" if doc.title else text
+
+
+__all__ = ["Prompt", "ROLES", "article_block", "list_prompts", "load_prompt", "parse_prompt", "prompts_dir", "render_prompt"]

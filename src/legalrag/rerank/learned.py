@@ -195,8 +195,8 @@ def train_for_index(index: Any, queries: Sequence[Query], *, depth: int = 50, ro
     return ranker
 
 
-def from_index(index: Any, **_: Any) -> LearnedRanker:
-    """Reranker factory for ``retrieval.pipeline.RERANKERS['learned']``."""
+def from_index(index: Any) -> LearnedRanker:
+    """The ranker trained for this index (``INDEX/ranker``, written by ``legalrag ranker train``)."""
     d = Path(index.path) / RANKER_DIR
     if not (d / "spec.json").exists():
         raise IndexError_(f"the index at {index.path} has no trained ranker; train one with "

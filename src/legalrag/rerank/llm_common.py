@@ -1,10 +1,8 @@
-"""Helpers shared by the LLM rerankers and the query-rewriting agents.
+"""Scores read off a reply's first-token log-probabilities, shared by the LLM rerankers and citation
+prediction's rerank stage (prompts are rendered by ``legalrag.prompts.render``).
 
-- ``render_messages(name, **vars)``: ``legalrag.prompts.load_prompt(name).render(**vars)`` (templates
-  ``prompts/<name>.md``; every variable must be given, unknown ones are refused).
 - ``first_token_distribution(result)``: the first generated token's top log-probabilities as probabilities.
 - ``expected_digit`` / ``yes_probability``: scores read off that distribution.
-- ``article_block``: a document shortened to a fixed number of characters for a prompt.
 """
 
 from __future__ import annotations
@@ -13,29 +11,7 @@ import math
 import re
 from typing import Mapping
 
-from legalrag.llm.base import ChatResult, Message
-from legalrag.types import Document
-
-
-def template_variables(name: str) -> set[str]:
-    from legalrag.prompts import load_prompt
-
-    return set(load_prompt(name).variables)
-
-
-def render_messages(name: str, **variables: object) -> list[Message]:
-    """Render template ``name`` with exactly its variables (a missing or unknown one is an InputError)."""
-    from legalrag.prompts import load_prompt
-
-    return load_prompt(name).render(**variables)
-
-
-def article_block(doc: Document, max_chars: int) -> str:
-    """Title and text of an article, the text cut to ``max_chars`` characters (an ellipsis marks the cut)."""
-    text = " ".join(doc.text.split())
-    if len(text) > max_chars:
-        text = text[:max_chars] + "…"
-    return f"{doc.title}\n{text}" if doc.title else text
+from legalrag.llm.base import ChatResult
 
 
 def first_token_distribution(result: ChatResult) -> dict[str, float]:
@@ -91,7 +67,3 @@ def yes_probability(probs: Mapping[str, float], fallback_text: str = "") -> floa
     if head.startswith(("否", "no", "不")):
         return 0.0
     return None
-
-
-def result_tokens(result: ChatResult) -> int:
-    return int(result.prompt_tokens) + int(result.completion_tokens)

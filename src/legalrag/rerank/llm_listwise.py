@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM, ChatRequest
 from legalrag.rerank.base import reranked
-from legalrag.rerank.llm_common import article_block, render_messages
+from legalrag.prompts import article_block, render_prompt
 from legalrag.rerank.llm_pointwise import LANGUAGES, RerankStats
 from legalrag.types import Hit
 
@@ -156,7 +156,7 @@ class LLMListwiseReranker:
         n = len(window_hits)
         candidates = "\n".join(f"[{i}] {article_block(h.document, self.max_chars)}"
                                for i, h in enumerate(window_hits, 1))
-        messages = render_messages(f"mas_rerank_listwise_{self.lang}", query=query.strip(), candidates=candidates,
+        messages = render_prompt(f"mas_rerank_listwise_{self.lang}", query=query.strip(), candidates=candidates,
                                    n=n, reasoning_rule=_REASONING_RULE[(self.lang, self.allow_reasoning)])
         schema = None
         if self.constrain and not self.allow_reasoning:

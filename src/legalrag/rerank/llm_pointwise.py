@@ -18,15 +18,9 @@ from typing import Callable, Mapping, Sequence
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM, ChatRequest, ChatResult
 from legalrag.rerank.base import reranked
-from legalrag.rerank.llm_common import (
-    article_block,
-    expected_digit,
-    first_token_distribution,
-    render_messages,
-    result_tokens,
-    yes_probability,
-)
-from legalrag.types import Document, Hit
+from legalrag.rerank.llm_common import expected_digit, first_token_distribution, yes_probability
+from legalrag.prompts import article_block, render_prompt
+from legalrag.types import Document, Hit, Usage
 
 LANGUAGES = ("zh", "en")
 
@@ -35,21 +29,17 @@ LANGUAGES = ("zh", "en")
 class RerankStats:
     """Counters a reranker accumulates over its lifetime (read them after a run; reset with ``reset()``)."""
 
-    calls: int = 0
-    tokens: int = 0
-    seconds: float = 0.0
+    usage: Usage = field(default_factory=Usage)
     unscored: int = 0
     repaired: int = 0
     errors: list[str] = field(default_factory=list)
 
     def add(self, result: ChatResult) -> None:
-        self.calls += 1
-        self.tokens += result_tokens(result)
-        self.seconds += result.seconds
+        self.usage = self.usage + Usage.of(result)
 
     def reset(self) -> None:
-        self.calls = self.tokens = self.unscored = self.repaired = 0
-        self.seconds = 0.0
+        self.usage = Usage()
+        self.unscored = self.repaired = 0
         self.errors.clear()
 
 
@@ -80,7 +70,7 @@ class _FirstTokenReranker:
         """The pair's score, averaged over the configured prompt languages."""
         values = []
         for lang in self.prompts:
-            messages = render_messages(f"{self._template}_{lang}", query=query.strip(),
+            messages = render_prompt(f"{self._template}_{lang}", query=query.strip(),
                                        article=article_block(document, self.max_chars))
             result = self.llm.chat(ChatRequest(messages=tuple(messages), max_tokens=1, temperature=0.0,
                                                logprobs=True, top_logprobs=self.top_logprobs))

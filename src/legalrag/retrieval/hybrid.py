@@ -87,38 +87,3 @@ def load_component(index, directory: Path, params: dict[str, Any], **options: An
     return HybridRetriever(retrievers, method=p.get("method", "rrf"), rrf_k=p.get("rrf_k", 60),
                            weights=p.get("weights") or None, normalisation=p.get("normalisation", "minmax"),
                            depth=p.get("depth", 100))
-
-
-def expand_components(retrievers: Sequence[str], encoders: Sequence[str] = (), *, max_chars: int | None = None,
-                      index_type: str | None = None, method: str | None = None) -> list:
-    """Turn CLI choices into index components: ``dense`` -> one ``dense-<slug>`` per encoder (default
-    e5-small); ``hybrid`` -> ``bm25`` + the dense components + ``hybrid``; anything else passes through."""
-    from legalrag.retrieval.dense import component_name
-    from legalrag.retrieval.index import ComponentSpec
-
-    encoders = list(encoders) or ["e5-small"]
-    dense_params: dict[str, Any] = {}
-    if max_chars is not None:
-        dense_params["max_chars"] = max_chars
-    if index_type is not None:
-        dense_params["index_type"] = index_type
-    dense = [ComponentSpec("dense", {"encoder": e, **dense_params}, name=component_name(e)) for e in encoders]
-    out: list = []
-
-    def add(x) -> None:
-        key = x.dirname if isinstance(x, ComponentSpec) else x
-        if key not in [o.dirname if isinstance(o, ComponentSpec) else o for o in out]:
-            out.append(x)
-
-    for r in retrievers:
-        if r == "dense":
-            for d in dense:
-                add(d)
-        elif r == "hybrid":
-            add("bm25")
-            for d in dense:
-                add(d)
-            add(ComponentSpec("hybrid", {"method": method}) if method and method != "rrf" else "hybrid")
-        else:
-            add(r)
-    return out

@@ -9,8 +9,8 @@ Layout::
 
 Adding a component kind (the extension hook)
 --------------------------------------------
-Component kinds are looked up in :data:`COMPONENT_KINDS` by name. Each entry names two functions by
-``"module:function"`` so that nothing is imported until the kind is used:
+Component kinds are looked up in :data:`COMPONENT_KINDS` by name. Each entry holds two functions (the
+component modules import only numpy at load time; their heavy libraries are imported when used):
 
 - ``build(ctx: BuildContext, directory: Path, **params) -> dict``: write the component into ``directory``
   (already created) and return the parameters to record in the manifest. ``ctx`` gives the documents,
@@ -19,8 +19,10 @@ Component kinds are looked up in :data:`COMPONENT_KINDS` by name. Each entry nam
 - ``load(index: Index, directory: Path, params: dict, **options) -> Retriever``: load it back;
   ``index.retriever(other)`` gives sibling components.
 
-To add ``dense``/``hybrid``/``ranker``, add one line each to ``COMPONENT_KINDS`` below (or call
-:func:`register_component_kind` from your own module). A component's directory is its name, which defaults
+Components that need an encoder (``dense``) get it from the encoder factory the index was opened or built
+with (``make_encoder(spec, **options)``; ``legalrag.wiring`` passes its own), so this layer never turns a
+model name into a model. A new kind is registered with :func:`register_component_kind` by the composition
+root (``legalrag.wiring``). A component's directory is its name, which defaults
 to its kind (``ComponentSpec("dense", name="dense-e5-small", params={...})`` for a per-encoder name).
 :func:`add_components` adds components to an existing index (atomically, keeping the others).
 """
@@ -29,7 +31,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import importlib
 import inspect
 import json
 import shutil
@@ -39,6 +40,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from legalrag.errors import IndexError_, InputError
 from legalrag.io import atomic_dir
+from legalrag.retrieval import bm25, dense, hybrid, qld
 from legalrag.types import Document
 
 FORMAT = "legalrag-index"
@@ -47,20 +49,27 @@ MANIFEST = "manifest.json"
 DOCUMENTS = "documents.jsonl"
 
 
+EncoderFactory = Callable[..., Any]  # make_encoder(spec, **options) -> retrieval.encoders.Encoder
+
+
 @dataclass(frozen=True)
 class ComponentKind:
     kind: str
-    build: str  # "module:function"
-    load: str  # "module:function"
+    build: Callable[..., dict[str, Any]]  # build(ctx, directory, **params) -> recorded params
+    load: Callable[..., Any]  # load(index, directory, params, **options) -> Retriever
 
 
 COMPONENT_KINDS: dict[str, ComponentKind] = {
-    "bm25": ComponentKind("bm25", "legalrag.retrieval.bm25:build_component", "legalrag.retrieval.bm25:load_component"),
-    "qld": ComponentKind("qld", "legalrag.retrieval.qld:build_component", "legalrag.retrieval.qld:load_component"),
-    "dense": ComponentKind("dense", "legalrag.retrieval.dense:build_component", "legalrag.retrieval.dense:load_component"),
-    "hybrid": ComponentKind("hybrid", "legalrag.retrieval.hybrid:build_component",
-                            "legalrag.retrieval.hybrid:load_component"),
+    "bm25": ComponentKind("bm25", bm25.build_component, bm25.load_component),
+    "qld": ComponentKind("qld", qld.build_component, qld.load_component),
+    "dense": ComponentKind("dense", dense.build_component, dense.load_component),
+    "hybrid": ComponentKind("hybrid", hybrid.build_component, hybrid.load_component),
 }
+
+
+def _no_encoder_factory(spec: str, **_: Any) -> Any:
+    raise InputError(f"this index needs the encoder {spec!r}, but it was opened without an encoder factory; "
+                     "open it with legalrag.wiring.open_index (or pass make_encoder=)")
 
 
 def register_component_kind(kind: ComponentKind) -> None:
@@ -80,11 +89,6 @@ class ComponentSpec:
         return self.name or self.kind
 
 
-def _resolve(ref: str) -> Callable:
-    module, _, func = ref.partition(":")
-    return getattr(importlib.import_module(module), func)
-
-
 def _kind(name: str) -> ComponentKind:
     try:
         return COMPONENT_KINDS[name]
@@ -95,10 +99,12 @@ def _kind(name: str) -> ComponentKind:
 class BuildContext:
     """What component builders share during one build (documents, language, cached tokenisations)."""
 
-    def __init__(self, documents: Sequence[Document], lang: str, progress: bool, root: Path):
+    def __init__(self, documents: Sequence[Document], lang: str, progress: bool, root: Path,
+                 make_encoder: EncoderFactory | None = None):
         self.documents = documents
         self.progress = progress
         self.root = root
+        self.encoder = make_encoder or _no_encoder_factory
         self.built: dict[str, dict[str, Any]] = {}
         self._lang = lang
         self._tokenizers: dict[tuple, Any] = {}
@@ -160,7 +166,7 @@ def _build_components(ctx: BuildContext, specs: Sequence[ComponentSpec], compone
             raise InputError(f"index component {spec.dirname!r} given twice")
         directory = ctx.root / spec.dirname
         directory.mkdir()
-        builder = _resolve(kind.build)
+        builder = kind.build
         try:
             inspect.signature(builder).bind(ctx, directory, **spec.params)
         except TypeError as exc:
@@ -173,12 +179,14 @@ def _build_components(ctx: BuildContext, specs: Sequence[ComponentSpec], compone
 def build_index(out: str | Path, documents: Sequence[Document],
                 retrievers: Iterable[str | ComponentSpec] = ("bm25",), lang: str = "auto",
                 params: Mapping[str, Mapping[str, Any]] | None = None, progress: bool = False,
-                source: str | None = None, corpus_info: Mapping[str, Any] | None = None) -> "Index":
+                source: str | None = None, corpus_info: Mapping[str, Any] | None = None,
+                make_encoder: EncoderFactory | None = None) -> "Index":
     """Build an index directory at ``out`` (replacing any index there only once the new one is complete).
 
     ``retrievers``: component kinds or :class:`ComponentSpec` s; ``params``: per-kind parameters
     (e.g. ``{"bm25": {"k1": 1.2}}``); ``lang``: zh, en or auto (detected from the documents);
-    ``corpus_info``: more to record under the manifest's ``corpus`` (e.g. a folder's file hashes).
+    ``corpus_info``: more to record under the manifest's ``corpus`` (e.g. a folder's file hashes);
+    ``make_encoder``: the encoder factory dense components are built (and later loaded) with.
     """
     documents = list(documents)
     if not documents:
@@ -190,7 +198,7 @@ def build_index(out: str | Path, documents: Sequence[Document],
         _kind(s.kind)
     with atomic_dir(out) as tmp:
         sha, size = _write_documents(tmp / DOCUMENTS, documents)
-        ctx = BuildContext(documents, lang, progress, tmp)
+        ctx = BuildContext(documents, lang, progress, tmp, make_encoder)
         components: dict[str, Any] = {}
         _build_components(ctx, specs, components)
         manifest = {
@@ -205,14 +213,14 @@ def build_index(out: str | Path, documents: Sequence[Document],
             "default": specs[0].dirname,
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
-    return open_index(out)
+    return open_index(out, make_encoder)
 
 
 def add_components(path: str | Path, retrievers: Iterable[str | ComponentSpec],
                    params: Mapping[str, Mapping[str, Any]] | None = None, progress: bool = False,
-                   replace: bool = False) -> "Index":
+                   replace: bool = False, make_encoder: EncoderFactory | None = None) -> "Index":
     """Add components to an existing index; the index is copied, extended and renamed into place."""
-    index = open_index(path)
+    index = open_index(path, make_encoder)
     specs = [_as_spec(x, params or {}) for x in retrievers]
     with atomic_dir(index.path) as tmp:
         manifest = json.loads(json.dumps(index.manifest))
@@ -223,19 +231,22 @@ def add_components(path: str | Path, retrievers: Iterable[str | ComponentSpec],
                 manifest["components"].pop(child.name, None)
                 continue
             (shutil.copytree if child.is_dir() else shutil.copy2)(child, tmp / child.name)
-        ctx = BuildContext(index.documents, manifest.get("lang", "auto"), progress, tmp)
+        ctx = BuildContext(index.documents, manifest.get("lang", "auto"), progress, tmp, make_encoder)
         ctx.built.update({k: v["params"] for k, v in manifest["components"].items()})
         _build_components(ctx, specs, manifest["components"])
         (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
-    return open_index(index.path)
+    return open_index(index.path, make_encoder)
 
 
 class Index:
-    """An opened index directory. Documents load on first use; components load on first request."""
+    """An opened index directory. Documents load on first use; components load on first request.
 
-    def __init__(self, path: Path, manifest: dict[str, Any]):
+    ``encoder(spec, **options)`` is the encoder factory dense components are loaded with."""
+
+    def __init__(self, path: Path, manifest: dict[str, Any], make_encoder: EncoderFactory | None = None):
         self.path = path
         self.manifest = manifest
+        self.encoder = make_encoder or _no_encoder_factory
         self._documents: Sequence[Document] | None = None
         self._by_id: dict[str, int] | None = None
         self._retrievers: dict[tuple, Any] = {}
@@ -304,15 +315,17 @@ class Index:
             directory = self.component_dir(name)
             if not directory.is_dir():
                 raise IndexError_(f"{directory} is missing; the index is damaged: rebuild it")
-            loaded = _resolve(_kind(entry["kind"]).load)(self, directory, dict(entry["params"]), **options)
+            loaded = _kind(entry["kind"]).load(self, directory, dict(entry["params"]), **options)
             if key is None:
                 return loaded
             self._retrievers[key] = loaded
         return self._retrievers[key]
 
 
-def open_index(path: str | Path) -> Index:
-    """Open an index directory, checking that it is a legalrag index of a version this code reads."""
+def open_index(path: str | Path, make_encoder: EncoderFactory | None = None) -> Index:
+    """Open an index directory, checking that it is a legalrag index of a version this code reads.
+
+    ``make_encoder`` is needed only to load dense components (``legalrag.wiring.open_index`` passes it)."""
     p = Path(path)
     if not p.exists():
         raise IndexError_(f"no index at {p}; build one with `legalrag index build --corpus FILE --out {p}`")
@@ -342,7 +355,7 @@ def open_index(path: str | Path) -> Index:
             raise IndexError_(f"{mf}: field {key!r} is missing; the index is damaged: rebuild it")
     if not (p / DOCUMENTS).exists():
         raise IndexError_(f"{p / DOCUMENTS} is missing; the index is damaged: rebuild it")
-    return Index(p, manifest)
+    return Index(p, manifest, make_encoder)
 
 
 def _version() -> str:

@@ -1,17 +1,13 @@
 """A search pipeline over an index: one retriever, optionally followed by a reranker.
 
-``build_pipeline(index, retriever=None, rerank=None)`` is what the CLI (``search``, ``eval retrieval``,
-``demo``) calls. Extension points for other areas:
-
-- retrievers are the index's components (``index.retriever(name)``); ``"dense"`` picks the single
-  ``dense-<encoder>`` component when there is exactly one. New kinds register in ``retrieval/index.py``.
-- rerankers register in :data:`RERANKERS` as ``name -> "module:function"``; the factory is called as
-  ``factory(index, **options)`` and returns a ``rerank.base.Reranker``.
+``build_pipeline(index, retriever=None, reranker=None)`` takes the reranker as an object (any
+``rerank.base.Reranker``); ``legalrag.wiring.make_reranker`` turns a name such as ``learned`` or
+``llm-pointwise`` into one. Retrievers are the index's components (``index.retriever(name)``); ``"dense"``
+picks the single ``dense-<encoder>`` component when there is exactly one.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -19,16 +15,6 @@ from typing import Any, Sequence
 from legalrag.errors import InputError
 from legalrag.retrieval.base import DocumentFilter, Retriever, retrieve_many
 from legalrag.types import Hit
-
-# name -> "module:function" returning a Reranker; issues 3 and 5 add theirs here.
-RERANKERS: dict[str, str] = {
-    # issue 5: LLM rerankers (factory(index, llm=None, **options))
-    "llm-listwise": "legalrag.rerank.llm_factories:listwise",
-    "llm-pointwise": "legalrag.rerank.llm_factories:pointwise",
-    "llm-yesno": "legalrag.rerank.llm_factories:yesno",
-    "learned": "legalrag.rerank.learned:from_index",  # issue 3: LightGBM lambdarank (`legalrag ranker train`)
-}
-
 
 @dataclass
 class Pipeline:
@@ -77,18 +63,11 @@ def resolve_component(index: Any, name: str | None) -> str:
                      f"`legalrag index build --retriever {name}`")
 
 
-def build_pipeline(index: Any, retriever: str | None = None, rerank: str | None = None,
-                   rerank_depth: int = 50, **rerank_options: Any) -> Pipeline:
-    r = index.retriever(resolve_component(index, retriever))
-    reranker = None
-    if rerank and rerank != "none":
-        ref = RERANKERS.get(rerank)
-        if ref is None:
-            known = ", ".join(sorted(RERANKERS)) or "none installed"
-            raise InputError(f"unknown reranker {rerank!r}; known: {known}")
-        module, _, func = ref.partition(":")
-        reranker = getattr(importlib.import_module(module), func)(index, **rerank_options)
-    return Pipeline(retriever=r, reranker=reranker, rerank_depth=rerank_depth)
+def build_pipeline(index: Any, retriever: str | None = None, reranker: Any = None,
+                   rerank_depth: int = 50) -> Pipeline:
+    """The index's retriever ``retriever`` (default: its first component), then ``reranker`` if given."""
+    return Pipeline(retriever=index.retriever(resolve_component(index, retriever)), reranker=reranker,
+                    rerank_depth=rerank_depth)
 
 
 def _law_key(title: str) -> str:
@@ -113,11 +92,3 @@ def law_filter(index: Any, titles: Sequence[str]) -> DocumentFilter:
         return _law_key(str(doc.metadata.get("law", ""))) in wanted
 
     return keep
-
-
-def citation_label(doc: Any) -> str:
-    """How a hit is cited to a reader: 《中华人民共和国民法典》第五百七十七条, else the title or id."""
-    law, label = doc.metadata.get("law"), doc.metadata.get("article_label")
-    if law and label:
-        return f"《{law}》{label}"
-    return doc.title or doc.id

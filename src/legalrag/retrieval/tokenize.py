@@ -21,9 +21,9 @@ from importlib import resources
 from typing import Any, Iterable, Mapping, Sequence
 
 from legalrag.errors import InputError
+from legalrag.lang import DEFAULT_THRESHOLD, cjk_share, detect_language  # noqa: F401 (cjk_share re-exported)
 
 LANGS = ("zh", "en")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LETTER = re.compile(r"[^\W\d_]")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _HAS_WORD_CHAR = re.compile(r"[^\W_]")
@@ -54,22 +54,9 @@ class TokenizerConfig:
         return cls(**known)
 
 
-def cjk_share(texts: Iterable[str], max_chars: int = 200_000) -> float:
-    """Share of CJK characters among the letters of ``texts`` (reads at most ``max_chars`` characters)."""
-    cjk = letters = seen = 0
-    for text in texts:
-        chunk = text[: max_chars - seen]
-        cjk += len(_CJK.findall(chunk))
-        letters += len(_LETTER.findall(chunk))
-        seen += len(chunk)
-        if seen >= max_chars:
-            break
-    return cjk / letters if letters else 0.0
-
-
-def detect_lang(texts: Iterable[str], threshold: float = 0.2) -> str:
-    """``zh`` when at least ``threshold`` of the letters are CJK characters, else ``en``."""
-    return "zh" if cjk_share(texts) >= threshold else "en"
+def detect_lang(texts: Iterable[str], threshold: float = DEFAULT_THRESHOLD) -> str:
+    """``zh`` or ``en`` for a corpus sample (``legalrag.lang.detect_language``)."""
+    return detect_language(texts, threshold)
 
 
 @functools.lru_cache(maxsize=1)

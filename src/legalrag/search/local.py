@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Any
 
-from legalrag.errors import InputError
-from legalrag.search.base import SearchResult, SearchSource, SourceNotConfigured, SourceType
+from legalrag.search.base import SearchResult, SourceNotConfigured, SourceType
 from legalrag.types import Document
 
 
@@ -77,10 +76,8 @@ class StatuteIndexSource:
     name = "statutes"
     source_type = SourceType.STATUTE
 
-    def __init__(self, path: str | os.PathLike, retriever: str | None = None):
-        from legalrag.retrieval.index import open_index
-
-        self.index = open_index(path)
+    def __init__(self, index: Any, retriever: str | None = None):
+        self.index = index  # an opened index (``legalrag.wiring.open_index``)
         self._retriever = self.index.retriever(retriever)
 
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
@@ -96,30 +93,3 @@ def hit_to_result(hit, source_type: SourceType) -> SearchResult:
                                   "path": doc.metadata.get("path", ""), "section": doc.metadata.get("section", "")})
 
 
-def sources_from_names(names: Sequence[str], *, docs: str | os.PathLike | None = None,
-                       index: str | os.PathLike | None = None) -> tuple[dict[str, SearchSource], list[str]]:
-    """Build the named sources (local, web, courtlistener); return them and a message for each one not usable."""
-    from legalrag.search.courtlistener import CourtListenerSearch
-    from legalrag.search.web import web_source_from_env
-
-    sources: dict[str, SearchSource] = {}
-    problems: list[str] = []
-    for name in names:
-        name = name.strip().lower()
-        try:
-            if name == "local":
-                if docs is None and index is None:
-                    raise SourceNotConfigured("the local source needs a documents folder (--docs DIR) or an index")
-                if docs is not None:
-                    sources["local"] = LocalDocumentsSource(docs)
-                if index is not None:
-                    sources["statutes"] = StatuteIndexSource(index)
-            elif name == "web":
-                sources["web"] = web_source_from_env()
-            elif name == "courtlistener":
-                sources["courtlistener"] = CourtListenerSearch.from_env()
-            elif name:
-                raise InputError(f"unknown source {name!r}; use local, web or courtlistener", field="sources")
-        except SourceNotConfigured as exc:
-            problems.append(f"{name}: {exc}")
-    return sources, problems

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from legalrag.agents.qa._llm import ask_json, render
+from legalrag.agents.qa._llm import ask_json
+from legalrag.prompts import render_prompt
 from legalrag.agents.qa.evidence import evidence_block
 from legalrag.agents.qa.models import JudgeVerdict
 from legalrag.llm.base import LLM
@@ -17,5 +18,5 @@ def judge(llm: LLM, question: str, evidence: Sequence[SearchResult], *, max_char
     if not evidence:
         return JudgeVerdict(sufficient=False, reason="No usable source was retrieved.",
                             missing=["authority"], next_query=question[:300])
-    messages = render("qa_judge", question=question, evidence=evidence_block(evidence, max_chars))
+    messages = render_prompt("qa_judge", question=question, evidence=evidence_block(evidence, max_chars))
     return ask_json(llm, messages, JudgeVerdict, max_tokens=120)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from typing import Mapping, Sequence
 
-from legalrag.agents.qa._llm import ask_json, ask_text, render
+from legalrag.agents.qa._llm import ask_json, ask_text
+from legalrag.prompts import render_prompt
 from legalrag.agents.qa.evidence import evidence_block
 from legalrag.agents.qa.models import ChoiceAnswer
 from legalrag.errors import StructuredOutputError
@@ -33,9 +34,9 @@ def choose(llm: LLM, question: str, choices: Mapping[str, str], evidence: Sequen
            *, max_chars: int = 400) -> tuple[str | None, str, str | None]:
     """(letter, rationale, error). ``evidence=None`` is the zero-shot baseline (no sources in the prompt)."""
     if evidence is None:
-        messages = render("qa_mcq_zero", question=question, choices=format_choices(choices))
+        messages = render_prompt("qa_mcq_zero", question=question, choices=format_choices(choices))
     else:
-        messages = render("qa_mcq", question=question, choices=format_choices(choices),
+        messages = render_prompt("qa_mcq", question=question, choices=format_choices(choices),
                           evidence=evidence_block(evidence, max_chars))
     try:
         reply = ask_json(llm, messages, ChoiceAnswer, max_tokens=100)
@@ -49,6 +50,6 @@ def choose(llm: LLM, question: str, choices: Mapping[str, str], evidence: Sequen
 
 def choose_cot(llm: LLM, question: str, choices: Mapping[str, str], *, max_tokens: int = 256) -> tuple[str | None, str]:
     """Chain-of-thought baseline: reason step by step in free text, end with 'Answer: X'."""
-    text = ask_text(llm, render("qa_mcq_cot", question=question, choices=format_choices(choices)),
+    text = ask_text(llm, render_prompt("qa_mcq_cot", question=question, choices=format_choices(choices)),
                     max_tokens=max_tokens)
     return _fallback_letter(text, list(choices)), text

@@ -131,7 +131,7 @@ def evaluate_mcq(questions: Sequence[MCQuestion], llm: LLM, sources: Mapping[str
                              "correct": res.choice == q.gold, "seconds": round(res.seconds, 3),
                              "llm_calls": res.llm_calls, "citations": len(res.citations),
                              "resolved": sum(c.resolved for c in res.citations),
-                             "sources": [s.title for s in res.sources], "rationale": res.answer})
+                             "sources": [s.title for s in res.evidence], "rationale": res.answer})
                 bar.update(1)
             done += 1
     return {"n_questions": done, "modes": summarise_rows(rows, modes), "rows": rows}

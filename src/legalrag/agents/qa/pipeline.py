@@ -10,13 +10,12 @@ not be established.
 
 from __future__ import annotations
 
-import json
+import enum
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from legalrag.agents.qa._llm import CountingLLM
 from legalrag.agents.qa.evidence import usable
 from legalrag.agents.qa.judge_agent import judge
 from legalrag.agents.qa.mcq import choose, choose_cot
@@ -27,27 +26,44 @@ from legalrag.agents.qa.summary_agent import check_citations, summarise
 from legalrag.errors import InputError, LegalRagError
 from legalrag.io import write_jsonl
 from legalrag.llm.base import LLM
+from legalrag.llm.usage import MeteredLLM
 from legalrag.search.base import SearchResult, SearchSource
-from legalrag.types import Answer, Citation, Hit, Step
+from legalrag.serialize import citation_to_dict, step_to_dict
+from legalrag.types import Answer, Hit, Response, Step, Usage
 
-MODES = ("simple", "multi")
+class QAMode(str, enum.Enum):
+    """``simple``: one search pass then an answer; ``multi``: search, judge the evidence, refine, answer."""
+
+    SIMPLE = "simple"
+    MULTI = "multi"
+
+
+MODES = tuple(m.value for m in QAMode)
 MCQ_MODES = ("zero-shot", "cot", "simple", "multi")
 
 
 @dataclass(frozen=True)
-class QAResult:
-    question: str
-    mode: str
-    answer: str
-    sources: tuple[SearchResult, ...] = ()
-    citations: tuple[Citation, ...] = ()
+class QAResult(Response):
+    """An answer (``text``) with numbered citations checked against the evidence it was given: ``evidence`` are
+    the search results as found (URL, date, source type), ``sources`` the same as hits, in the same order."""
+
+    mode: str = "simple"
+    evidence: tuple[SearchResult, ...] = ()
     unsupported: tuple[str, ...] = ()
     not_established: tuple[str, ...] = ()
-    steps: tuple[Step, ...] = ()
     choice: str | None = None  # multiple choice only
-    llm_calls: int = 0
-    seconds: float = 0.0
     problems: tuple[str, ...] = field(default_factory=tuple)  # sources that could not be used
+
+    @classmethod
+    def build(cls, *, evidence: Sequence[SearchResult] = (), usage: Usage = Usage(), seconds: float = 0.0,
+              **fields: Any) -> "QAResult":
+        hits = tuple(Hit(document=r.to_document(), score=r.score, rank=i, retriever=r.source_type.value)
+                     for i, r in enumerate(evidence, 1))
+        return cls(evidence=tuple(evidence), sources=hits, usage=usage, timings={"seconds": seconds}, **fields)
+
+    @property
+    def answer(self) -> str:
+        return self.text
 
     @property
     def citation_precision(self) -> float | None:
@@ -55,34 +71,28 @@ class QAResult:
         return sum(c.resolved for c in self.citations) / len(self.citations) if self.citations else None
 
     def to_answer(self) -> Answer:
-        hits = tuple(Hit(document=r.to_document(), score=r.score, rank=i, retriever=r.source_type.value)
-                     for i, r in enumerate(self.sources, 1))
-        return Answer(text=self.answer, citations=self.citations, sources=hits, steps=self.steps,
-                      timings={"total": self.seconds})
+        return Answer(question=self.question, text=self.text, citations=self.citations, sources=self.sources,
+                      steps=self.steps, usage=self.usage, timings={"total": self.seconds})
 
     def to_dict(self) -> dict[str, Any]:
         return {"question": self.question, "mode": self.mode, "answer": self.answer, "choice": self.choice,
-                "sources": [{"n": i, **r.to_dict()} for i, r in enumerate(self.sources, 1)],
-                "citations": [c.__dict__ for c in self.citations], "unsupported": list(self.unsupported),
+                "sources": [{"n": i, **r.to_dict()} for i, r in enumerate(self.evidence, 1)],
+                "citations": [citation_to_dict(c) for c in self.citations], "unsupported": list(self.unsupported),
                 "not_established": list(self.not_established), "problems": list(self.problems),
                 "citation_precision": self.citation_precision, "llm_calls": self.llm_calls,
-                "seconds": round(self.seconds, 3), "steps": [step_dict(s) for s in self.steps]}
-
-
-def step_dict(step: Step) -> dict[str, Any]:
-    return json.loads(json.dumps(step.__dict__, ensure_ascii=False, default=lambda o: getattr(o, "__dict__", str(o))))
+                "seconds": round(self.seconds, 3), "steps": [step_to_dict(s) for s in self.steps]}
 
 
 def save_trace(path: str | Path, result: QAResult) -> None:
     """The trajectory as JSONL, one step per line."""
-    write_jsonl(path, [step_dict(s) for s in result.steps])
+    write_jsonl(path, [step_to_dict(s) for s in result.steps])
 
 
 class _Run:
     """Shared state of one run: the counting LLM, the steps so far and a clock."""
 
     def __init__(self, llm: LLM):
-        self.llm = CountingLLM(llm)
+        self.llm = MeteredLLM(llm)
         self.steps: list[Step] = []
         self.t0 = time.perf_counter()
 
@@ -159,9 +169,9 @@ def answer_question(question: str, llm: LLM, sources: Mapping[str, SearchSource]
     else:
         text, citations, unsupported = ("I could not establish an answer from the available sources. "
                                         + " ".join(notes)), [], []
-    return QAResult(question=question, mode=mode, answer=text, sources=tuple(evidence), citations=tuple(citations),
-                    unsupported=tuple(unsupported), not_established=tuple(notes), steps=tuple(run.steps),
-                    llm_calls=run.llm.calls, seconds=time.perf_counter() - run.t0, problems=tuple(problems))
+    return QAResult.build(question=question, mode=mode, text=text, evidence=evidence, citations=tuple(citations),
+                          unsupported=tuple(unsupported), not_established=tuple(notes), steps=tuple(run.steps),
+                          usage=run.llm.usage, seconds=time.perf_counter() - run.t0, problems=tuple(problems))
 
 
 def answer_mcq(question: str, choices: Mapping[str, str], llm: LLM, sources: Mapping[str, SearchSource] | None = None,
@@ -191,7 +201,7 @@ def answer_mcq(question: str, choices: Mapping[str, str], llm: LLM, sources: Map
     run.step("answer", mode, question, {"choice": letter, "rationale": rationale}, t, err)
     citations, unsupported = check_citations(rationale, evidence) if evidence else ([], [])
     notes = _not_established(sources, (), evidence, gaps) if mode in MODES else []
-    return QAResult(question=question, mode=mode, answer=rationale, sources=tuple(evidence),
-                    citations=tuple(citations), unsupported=tuple(unsupported), not_established=tuple(notes),
-                    steps=tuple(run.steps), choice=letter, llm_calls=run.llm.calls,
-                    seconds=time.perf_counter() - run.t0)
+    return QAResult.build(question=question, mode=mode, text=rationale, evidence=evidence,
+                          citations=tuple(citations), unsupported=tuple(unsupported), not_established=tuple(notes),
+                          steps=tuple(run.steps), choice=letter, usage=run.llm.usage,
+                          seconds=time.perf_counter() - run.t0)

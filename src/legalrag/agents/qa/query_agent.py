@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from legalrag.agents.qa._llm import ask_json, render
+from legalrag.agents.qa._llm import ask_json
+from legalrag.prompts import render_prompt
 from legalrag.agents.qa.models import QueryPlan, SearchIntent
 from legalrag.errors import StructuredOutputError
 from legalrag.llm.base import LLM
@@ -14,7 +15,7 @@ def plan_queries(llm: LLM, question: str, sources: Sequence[str], clarifications
                  max_intents: int = 3) -> tuple[list[SearchIntent], str | None]:
     """Intents sorted by priority, targeting only configured sources. On a malformed model reply the question
     itself becomes the single intent and the error is returned for the trajectory."""
-    messages = render("qa_query", question=question, sources=", ".join(sources) or "none",
+    messages = render_prompt("qa_query", question=question, sources=", ".join(sources) or "none",
                       clarifications="\n".join(f"- {c}" for c in clarifications) or "(none)",
                       max_intents=max_intents)
     try:

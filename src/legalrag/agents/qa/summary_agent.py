@@ -10,7 +10,8 @@ import re
 from dataclasses import replace
 from typing import Sequence
 
-from legalrag.agents.qa._llm import ask_text, render
+from legalrag.agents.qa._llm import ask_text
+from legalrag.prompts import render_prompt
 from legalrag.agents.qa.evidence import evidence_block
 from legalrag.llm.base import LLM
 from legalrag.search.base import SearchResult
@@ -23,7 +24,7 @@ _SENTENCE = re.compile(r"[^。！？.!?\n]+[。！？.!?]?")
 
 def summarise(llm: LLM, question: str, evidence: Sequence[SearchResult], gaps: str = "",
               *, max_tokens: int = 400, max_chars: int = 500) -> str:
-    messages = render("qa_summary", question=question, evidence=evidence_block(evidence, max_chars),
+    messages = render_prompt("qa_summary", question=question, evidence=evidence_block(evidence, max_chars),
                       gaps=gaps or "(none)")
     return ask_text(llm, messages, max_tokens=max_tokens).strip()
 

@@ -1,4 +1,4 @@
-"""What the `qa` and `eval mcq` commands do, kept out of the CLI module so the commands stay one call each."""
+"""What the `qa` and `eval mcq` commands do and print, kept out of cli/qa.py so the commands stay one call each."""
 
 from __future__ import annotations
 
@@ -6,12 +6,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from legalrag.agents.qa.pipeline import QAResult, answer_question, save_trace
-
-
-def _llm(model: str | None, endpoint: str | None, endpoint_model: str | None):
-    from legalrag.agents.backend import make_llm
-
-    return make_llm(model, endpoint, endpoint_model)
+from legalrag.wiring import Root, make_sources
 
 
 def print_result(result: QAResult) -> None:
@@ -20,11 +15,11 @@ def print_result(result: QAResult) -> None:
 
     console = Console()
     console.print(result.answer, markup=False, highlight=False)
-    if result.sources:
+    if result.evidence:
         table = Table(title="Sources", show_lines=False)
         for col in ("#", "type", "title", "where", "date"):
             table.add_column(col)
-        for n, r in enumerate(result.sources, 1):
+        for n, r in enumerate(result.evidence, 1):
             table.add_row(str(n), r.source_type.value, r.title[:60], r.url[:70], r.date)
         console.print(table)
     bad = [c.text for c in result.citations if not c.resolved]
@@ -40,11 +35,9 @@ def print_result(result: QAResult) -> None:
 
 def run_qa_cli(question: str, *, mode: str, sources: str, docs: Path | None, index: Path | None, max_rounds: int,
                clarifications: Sequence[str], model: str | None, endpoint: str | None, endpoint_model: str | None,
-               trace: Path | None, show: bool = True) -> QAResult:
-    from legalrag.search.local import sources_from_names
-
-    srcs, problems = sources_from_names([s for s in sources.split(",") if s.strip()], docs=docs, index=index)
-    llm = _llm(model, endpoint, endpoint_model)
+               trace: Path | None, show: bool = True, root: Root) -> QAResult:
+    srcs, problems = make_sources([s for s in sources.split(",") if s.strip()], docs=docs, index=index)
+    llm = root.make_llm(model, endpoint, endpoint_model)
     result = answer_question(question, llm, srcs, mode=mode, max_rounds=max_rounds, clarifications=clarifications,
                              problems=problems)
     if trace is not None:
@@ -56,11 +49,9 @@ def run_qa_cli(question: str, *, mode: str, sources: str, docs: Path | None, ind
 
 def run_mcq_cli(questions: Path, *, modes: str, docs: Path | None, sources: str, limit: int | None, max_rounds: int,
                 model: str | None, endpoint: str | None, endpoint_model: str | None, out: Path | None,
-                print_table: bool = True, plot: Path | None = None) -> dict[str, Any]:
+                print_table: bool = True, plot: Path | None = None, root: Root) -> dict[str, Any]:
     from legalrag.agents.qa.mcq_eval import evaluate_mcq, load_mcq
     from legalrag.io import write_jsonl
-    from legalrag.search.local import sources_from_names
-
     if plot is not None:
         from legalrag.evaluation.plots import check_png_path
 
@@ -68,9 +59,9 @@ def run_mcq_cli(questions: Path, *, modes: str, docs: Path | None, sources: str,
     qs = load_mcq(questions)[:limit] if limit else load_mcq(questions)
     mode_list = [m.strip() for m in modes.split(",") if m.strip()]
     needs_sources = any(m in ("simple", "multi") for m in mode_list)
-    srcs, problems = sources_from_names([s for s in sources.split(",") if s.strip()], docs=docs) \
+    srcs, problems = make_sources([s for s in sources.split(",") if s.strip()], docs=docs) \
         if needs_sources else ({}, [])
-    llm = _llm(model, endpoint, endpoint_model)
+    llm = root.make_llm(model, endpoint, endpoint_model)
     report = evaluate_mcq(qs, llm, srcs, mode_list, max_rounds=max_rounds, progress=print_table)
     report["problems"] = problems
     report["model"] = getattr(llm, "model_id", "")

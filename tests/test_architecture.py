@@ -1,0 +1,154 @@
+"""The import graph follows the layer order written in docs/architecture.md: no module imports from a layer
+above its own, and no import cycles, between areas or between modules. Lazy imports inside functions count:
+they are dependencies all the same."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "src" / "legalrag"
+DOC = REPO / "docs" / "architecture.md"
+
+
+def layer_order() -> dict[str, int]:
+    """``area -> layer`` from the ```layers block of docs/architecture.md (top line = highest layer)."""
+    m = re.search(r"```layers\n(.*?)```", DOC.read_text(encoding="utf-8"), re.DOTALL)
+    assert m, "docs/architecture.md must hold a ```layers block (one line per layer, highest first)"
+    lines = [line.split("#")[0].split() for line in m.group(1).strip().splitlines()]
+    lines = [words for words in lines if words]
+    return {area: len(lines) - i for i, words in enumerate(lines) for area in words}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def area(module: str) -> str:
+    """The top-level area of a module: ``legalrag.retrieval.bm25`` -> ``retrieval``; the package itself -> ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def imports() -> dict[str, set[str]]:
+    """module -> the legalrag modules it imports (resolved to existing modules)."""
+    files = {module_name(p): p for p in SRC.rglob("*.py")}
+    graph: dict[str, set[str]] = defaultdict(set)
+    for mod, path in files.items():
+        package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                targets = [base] + [f"{base}.{a.name}" for a in node.names]
+            for t in targets:
+                if t.startswith("legalrag"):
+                    while t and t not in files:  # `from legalrag.x import name` -> legalrag.x
+                        t = t.rsplit(".", 1)[0] if "." in t else ""
+                    if t and t != mod:
+                        graph[mod].add(t)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in list(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_every_area_has_a_layer():
+    layers = layer_order()
+    areas = {area(module_name(p)) for p in SRC.rglob("*.py")}
+    missing = sorted(areas - set(layers))
+    assert not missing, f"add these areas to the ```layers block of docs/architecture.md: {missing}"
+
+
+def test_no_upward_imports():
+    layers = layer_order()
+    bad = []
+    for mod, targets in imports().items():
+        for t in targets:
+            a, b = area(mod), area(t)
+            if a != b and layers.get(b, 0) > layers.get(a, 0):
+                bad.append(f"{mod} (layer {layers.get(a)}) imports {t} (layer {layers.get(b)})")
+    assert not bad, "upward imports:\n" + "\n".join(sorted(bad))
+
+
+def test_no_cycles_between_areas():
+    graph: dict[str, set[str]] = defaultdict(set)
+    for mod, targets in imports().items():
+        for t in targets:
+            if area(mod) != area(t):
+                graph[area(mod)].add(area(t))
+    assert not cycles(graph), f"import cycles between areas: {cycles(graph)}"
+
+
+def test_no_cycles_between_modules():
+    found = cycles(imports())
+    assert not found, f"import cycles between modules: {found}"
+
+
+def test_only_the_composition_root_builds_models():
+    """LLMs, encoders and rerankers are constructed in legalrag/wiring.py only (tests and bench aside)."""
+    pattern = re.compile(r"\b(EmbeddedLLM|OpenAICompatLLM|CachedLLM|E5Small|USEMultilingual|SentenceTransformerEncoder|"
+                         r"OpenAIEmbeddings|LLMListwiseReranker|LLMPointwiseReranker|LLMYesNoReranker)\(")
+    places = []
+    for path in SRC.rglob("*.py"):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("#")[0]
+            if pattern.search(code) and not re.match(r"\s*(class|def|return f\")", code) and '"""' not in code \
+                    and "``" not in code and "repr" not in code:
+                places.append(f"{path.relative_to(REPO)}:{n}: {line.strip()}")
+    outside = [p for p in places if not p.startswith("src/legalrag/wiring.py")]
+    assert not outside, "models built outside legalrag/wiring.py:\n" + "\n".join(outside)
+
+
+@pytest.mark.parametrize("name", ["legalrag", "legalrag.wiring", "legalrag.cli"])
+def test_importing_loads_no_heavy_library(name):
+    import subprocess
+    import sys
+
+    code = (f"import sys, {name}; heavy = [m for m in ('torch', 'faiss', 'httpx', 'xllamacpp', 'lightgbm', "
+            "'sentence_transformers', 'fastapi') if m in sys.modules]; print(','.join(heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                         env={"PYTHONPATH": str(SRC.parent), "PATH": ""}, check=True)
+    assert out.stdout.strip() == "", f"`import {name}` loads {out.stdout.strip()}"
