@@ -210,17 +210,21 @@ def cmd_score(args):
     facts, gold, train_ids, eval_ids, labels, statutes = load_data(args.data)
     recs = [json.loads(line) for line in args.drafts.read_text(encoding="utf-8").splitlines() if line.strip()]
     recs = [r for r in recs if r["id"] in set(eval_ids)]
+    if args.same_as:  # score only the cases drafted in another file (a side-by-side on the same cases)
+        keep = {json.loads(line)["id"] for line in args.same_as.read_text(encoding="utf-8").splitlines() if line.strip()}
+        recs = [r for r in recs if r["id"] in keep]
     preds = {r["id"]: r["document"] for r in recs}
     g = {i: gold[i] for i in preds}
     rep = evaluate(preds, g)
     s = rep.summary()
     out = {**{k: s[k] for k in KEYS}, "n": rep.n, "prison_n": rep.prison_n, "fine_n": rep.fine_n,
            "parsed": rep.n - len(rep.unparsed),
-           "disagree_share": sum(bool(r["disagreement"]) for r in recs) / len(recs),
-           "disagree_fields": [r["disagreement"]["field"] for r in recs if r["disagreement"]],
-           "sources": {k: sum(r["source"] == k for r in recs) for k in ("llm", "template", "template-fallback")},
-           "seconds_mean": sum(r["seconds"] for r in recs) / len(recs),
-           "seconds_max": max(r["seconds"] for r in recs)}
+           "disagree_share": sum(bool(r.get("disagreement")) for r in recs) / len(recs),
+           "disagree_fields": [r["disagreement"]["field"] for r in recs if r.get("disagreement")],
+           "sources": {k: sum(r.get("source", "template") == k for r in recs)
+                       for k in ("llm", "template", "template-fallback")},
+           "seconds_mean": sum(r.get("seconds", 0.0) for r in recs) / len(recs),
+           "seconds_max": max(r.get("seconds", 0.0) for r in recs)}
     if not args.no_text_metrics:
         ts = text_scores(preds, g, progress=True)
         out.update(ts.to_dict())
@@ -239,6 +243,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--json-out", type=Path, default=None)
     ap.add_argument("--drafts", type=Path, default=None)
+    ap.add_argument("--same-as", type=Path, default=None, help="score: only the ids present in this JSONL file")
     ap.add_argument("--model", default="", help="embedded model name or GGUF path (default: the 1.5B)")
     ap.add_argument("--endpoint", default=None)
     ap.add_argument("--endpoint-model", default=None)

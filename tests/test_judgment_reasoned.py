@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+pytest.importorskip("lightgbm")
+
 from legalrag.judgment.extract import extract_fields
 from legalrag.judgment.labels import label_cases
 from legalrag.judgment.predict import StructurePredictor

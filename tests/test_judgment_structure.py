@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+pytest.importorskip("lightgbm")
+
 from legalrag.corpora.statutes import statute_document
 from legalrag.errors import InputError
 from legalrag.judgment.compose import compose_document, months_phrase, result_section, template_reasoning

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from legalrag.errors import InputError
-from legalrag.judgment.features import COLUMNS, GROUPS, FactFeatures, extract_features
+from legalrag.judgment.features import GROUPS, FactFeatures, extract_features
 from legalrag.judgment.labels import LabelledCase
 from legalrag.judgment.signals import (CoTable, Neighbour, NeighbourIndex, charge_mentions, keyword_hits, share,
                                        statutory_ranges, vote)
@@ -61,7 +61,7 @@ class _Tables:
 def _lgb():
     from legalrag._optional import require
 
-    return require("lightgbm", "judgment")
+    return require("lightgbm", "dense")  # the dense extra carries lightgbm (also used by the learned ranker)
 
 
 # ----------------------------------------------------------------------------------------- predictions
@@ -479,7 +479,6 @@ class StructurePredictor:
             clipped = min(max(months, lo), hi)
             prison_ev["statutory_range"] = {"article": rng[0], "months": [lo, hi], "clipped": clipped != months}
             months = clipped
-        nb = self._neighbour_stats(ctx)
         prison_ev["neighbours"] = [{"id": n.id, "weight": round(n.weight, 3), "months": self.cases[n.id].prison_months}
                                    for n in ctx.neighbours[:5]]
         p_fine = float(self.models["fine_present"].predict(X)[0])
