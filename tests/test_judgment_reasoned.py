@@ -90,3 +90,31 @@ def test_cli_train_predict_eval_and_draft(tmp_path, monkeypatch, capsys):
     assert json.loads(out)["parsed"] is True
     code, out, err = run_cli(monkeypatch, capsys, "judgment", "draft", "--no-llm", "--facts", FACTS)
     assert code != 0 and "--model-dir" in err
+
+
+def test_cli_draft_with_an_endpoint(tmp_path, monkeypatch, capsys):
+    """--endpoint goes through wiring.make_llm to an OpenAI-compatible server (ours, over a scripted LLM)."""
+    pytest.importorskip("uvicorn")
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from http_app import serve_app
+
+    from legalrag.llm.serve import create_app
+
+    facts, gold = _cases()
+    labels = label_cases(facts, gold)
+    StructurePredictor(labels.cases, STATUTES).train().save(tmp_path / "m")
+    law = tmp_path / "law.jsonl"
+    law.write_text("".join(json.dumps({"text_id": d.id, "text": d.text, "name": d.title}, ensure_ascii=False) + "\n"
+                           for d in STATUTES), encoding="utf-8")
+    scripted = ScriptedLLM([_reply(disagree=True, disagree_field="fine", disagree_reason="罚金偏高")])
+    with serve_app(create_app(scripted, model_name="remote")) as url:
+        code, out, err = run_cli(monkeypatch, capsys, "judgment", "draft", "--model-dir", tmp_path / "m",
+                                 "--law-corpus", law, "--facts", FACTS, "--endpoint", url + "/v1",
+                                 "--endpoint-model", "remote", "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["source"] == "llm" and res["disagreement"]["field"] == "fine" and res["parsed"]
+    assert scripted.calls == 1
