@@ -76,17 +76,14 @@ def run_draft(data: Path, n: int, model: str, out_path: Path | None, max_tokens:
     from legalrag.judgment.io import load_judgments
     from legalrag.judgment.metrics import evaluate
     from legalrag.judgment.textmetrics import text_scores
-    from legalrag.llm.embedded import EmbeddedLLM
+    from legalrag.wiring import make_llm
 
     raw = (data / "data" / "test.json").read_text(encoding="utf-8")  # JSON lines despite the name
     tests = [json.loads(line) for line in raw.splitlines() if line.strip()]
     gold_all = load_judgments(data / "expected.jsonl")
     chosen = sorted(t["text_id"] for t in tests if t["text_id"] in gold_all)[:n]
     facts = {t["text_id"]: t["text"] for t in tests}
-    llm = EmbeddedLLM(model or "qwen2.5-1.5b", n_threads=threads, progress=False)
-    t0 = time.perf_counter()
-    llm.load()
-    print(f"model {llm.model_id} loaded in {time.perf_counter() - t0:.1f} s", flush=True)
+    llm = make_llm(model or "qwen2.5-1.5b", threads=threads)
     drafter = JudgmentDrafter(llm, load_law_corpus(data / "data" / "law_corpus.jsonl"),
                               cases_from_judgments(gold_all), max_tokens=max_tokens)
     preds, rows = {}, []

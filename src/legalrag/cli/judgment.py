@@ -1,4 +1,9 @@
-"""``legalrag eval judgment`` (JuDGE metrics) and ``legalrag judgment draft`` (facts -> judgment)."""
+"""``legalrag eval judgment`` (JuDGE metrics) and ``legalrag judgment train / predict / draft``.
+
+Paths that are not given as options are read from the environment: ``LEGALRAG_LAW_CORPUS`` (statute corpus
+JSONL, e.g. JuDGE's ``data/law_corpus.jsonl``) and ``LEGALRAG_JUDGMENT_MODEL`` (a structure model directory
+written by ``legalrag judgment train``). The LLM is built here, through ``legalrag.wiring.make_llm``.
+"""
 
 from __future__ import annotations
 
@@ -65,22 +70,133 @@ def eval_judgment(
                       f"(no 判决如下 / result section; scored on what could be read): {shown}")
 
 
+LAW_CORPUS_HELP = "Statute corpus JSONL (STARD or JuDGE shape; env LEGALRAG_LAW_CORPUS)."
+MODEL_DIR_HELP = "Structure model directory from `legalrag judgment train` (env LEGALRAG_JUDGMENT_MODEL)."
+
+
+def _need(path: Optional[Path], what: str) -> Path:
+    from legalrag.errors import InputError
+
+    if path is None:
+        raise InputError(f"no {what} given; pass the option or set its environment variable (see --help)")
+    return path
+
+
+@judgment_app.command("train")
+def train(
+    facts: Path = typer.Option(..., "--facts", help="Cases, JSONL {text_id|id, text|facts} (e.g. JuDGE data/test.json)."),
+    judgments: Path = typer.Option(..., "--judgments", help="Gold judgments, JSONL {id, document}."),
+    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", envvar="LEGALRAG_LAW_CORPUS", help=LAW_CORPUS_HELP),
+    train_citations: Optional[Path] = typer.Option(None, "--train-citations",
+                                                   help="Training citation sets (qrels or JSONL) for the citation "
+                                                        "pipeline signal; without it the articles use cases only."),
+    first: Optional[int] = typer.Option(None, "--first", help="Train on the first N ids in sorted order only."),
+    out: Path = typer.Option(..., "--out", help="Model directory to write (replaced atomically)."),
+    without: Optional[str] = typer.Option(None, "--without", help="Ablation: comma-separated feature groups or "
+                                          "signals to switch off (amounts, drugs, people, mitigating, aggravating, "
+                                          "explicit, keywords, neighbours, citepred, tables, statutory)."),
+) -> None:
+    """Train the judgment structure predictors (charges, articles, prison, fine, probation) on labelled cases."""
+    from legalrag.judgment.service import train_from_files
+
+    model = train_from_files(facts, judgments, _need(law_corpus, "statute corpus"), out,
+                             train_citations=train_citations, first=first,
+                             disabled=[w.strip() for w in (without or "").split(",") if w.strip()], progress=True)
+    typer.echo(f"trained on {len(model.cases)} cases ({len(model.skipped)} skipped: judgment unreadable); "
+               f"thresholds {model.thresholds}; saved to {out}")
+
+
+@judgment_app.command("predict")
+def predict(
+    facts: Optional[str] = typer.Option(None, "--facts", help="One case: a text file path or the facts themselves."),
+    cases: Optional[Path] = typer.Option(None, "--cases", help="Many cases: JSONL {text_id|id, text|facts}."),
+    skip_first: int = typer.Option(0, "--skip-first", help="With --cases: leave out the first N ids in sorted "
+                                                           "order (the training cases)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="With --cases: write JSONL {id, document, structure} "
+                                                           "here (scorable with `legalrag eval judgment`)."),
+    model_dir: Optional[Path] = typer.Option(None, "--model-dir", envvar="LEGALRAG_JUDGMENT_MODEL", help=MODEL_DIR_HELP),
+    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", envvar="LEGALRAG_LAW_CORPUS", help=LAW_CORPUS_HELP),
+) -> None:
+    """Predict the structure of the judgment (charges, articles, term, fine, probation) with its evidence, as JSON."""
+    from legalrag.errors import InputError
+    from legalrag.judgment.draft import read_facts
+    from legalrag.judgment.predict import StructurePredictor
+    from legalrag.judgment.service import load_statutes_file, predict_file
+
+    if (facts is None) == (cases is None):
+        raise InputError("pass exactly one of --facts (one case) or --cases (a JSONL file)")
+    model = StructurePredictor.load(_need(model_dir, "model directory"),
+                                    load_statutes_file(_need(law_corpus, "statute corpus")))
+    if facts is not None:
+        print_json(model.predict(read_facts(facts)).to_dict())
+        return
+    rows = predict_file(model, cases, skip_first=skip_first, progress=out is not None)
+    if out is None:
+        for row in rows:
+            print_json(row)
+        return
+    from legalrag.io import write_jsonl
+
+    rows = list(rows)
+    write_jsonl(out, rows)
+    low = sum(1 for r in rows if r["structure"] and r["structure"]["low_confidence"])
+    typer.echo(f"{len(rows)} predictions written to {out} ({low} with low confidence)")
+
+
 @judgment_app.command("draft")
 def draft(
     facts: str = typer.Option(..., "--facts", help="Case facts: a text file path or the text itself."),
-    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus",
-                                              help="Statute corpus JSONL (STARD or JuDGE shape); default: JuDGE's "
-                                                   "law_corpus.jsonl under ../shared/data if present."),
+    model_dir: Optional[Path] = typer.Option(None, "--model-dir", envvar="LEGALRAG_JUDGMENT_MODEL",
+                                             help=MODEL_DIR_HELP + " With it the structure is predicted and the "
+                                                  "model writes only the reasoning; without it the LLM drafts freely."),
+    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", envvar="LEGALRAG_LAW_CORPUS", help=LAW_CORPUS_HELP),
     case_corpus: Optional[Path] = typer.Option(None, "--case-corpus",
-                                               help="Past judgments, JSONL lines {id, document}."),
+                                               help="Free drafting only: past judgments, JSONL {id, document}."),
+    no_llm: bool = typer.Option(False, "--no-llm", help="With --model-dir: a template reasoning, no model."),
     model: Optional[str] = typer.Option(None, "--model", help="GGUF path or embedded model name (default 1.5B)."),
-    as_json: bool = typer.Option(False, "--json", help="Print sections, extracted fields and citations as JSON."),
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible server URL."),
+    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    threads: Optional[int] = typer.Option(None, "--threads", help="llama.cpp threads for the embedded model."),
+    as_json: bool = typer.Option(False, "--json", help="Print the draft, structure and checks as JSON."),
     max_tokens: int = typer.Option(500, "--max-tokens", help="Upper bound on generated tokens."),
 ) -> None:
-    """Draft a complete criminal judgment from case facts, grounded on retrieved articles and cases."""
-    from legalrag.judgment.draft import draft_from_cli
+    """Draft a complete criminal judgment from case facts."""
+    from legalrag.errors import InputError
+    from legalrag.judgment.draft import draft_from_cli, read_facts
 
-    result = draft_from_cli(facts, law_corpus=law_corpus, case_corpus=case_corpus, model=model,
-                            stream=not as_json, max_tokens=max_tokens)
+    text = read_facts(facts)
+    if model_dir is None and no_llm:
+        raise InputError("--no-llm needs --model-dir (the structure model that decides the judgment)")
+    llm = None
+    if not no_llm:
+        from legalrag.wiring import make_llm
+
+        llm = make_llm(model, endpoint, endpoint_model, threads=threads)
+    if model_dir is None:
+        result = draft_from_cli(text, llm, law_corpus=_need(law_corpus, "statute corpus"), case_corpus=case_corpus,
+                                stream=not as_json, max_tokens=max_tokens)
+        if as_json:
+            print_json(result.to_dict())
+        return
+    from legalrag.judgment.predict import StructurePredictor
+    from legalrag.judgment.reasoned import ReasonedDrafter
+    from legalrag.judgment.service import load_statutes_file
+
+    predictor = StructurePredictor.load(model_dir, load_statutes_file(_need(law_corpus, "statute corpus")))
+    res = ReasonedDrafter(predictor, llm, max_tokens=min(max_tokens, 500)).draft(text)
     if as_json:
-        print_json(result.to_dict())
+        print_json(res.to_dict())
+        return
+    typer.echo(res.document)
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    s = res.structure
+    console.print(f"[bold]charges[/bold] {', '.join(s.charge_names)}  [bold]articles[/bold] "
+                  f"{', '.join(map(str, s.article_numbers))}  [bold]prison[/bold] {s.prison.value} months  "
+                  f"[bold]fine[/bold] {s.fine.value or '-'}  [bold]probation[/bold] {bool(s.probation.value)}  "
+                  f"(reasoning: {res.source})")
+    if res.disagreement:
+        console.print(f"[yellow]the model disagrees on {res.disagreement['field']}: {res.disagreement['reason']}[/yellow]")
+    for note in res.notes:
+        console.print(f"[yellow]{note}[/yellow]")

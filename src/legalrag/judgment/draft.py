@@ -210,27 +210,22 @@ class JudgmentDrafter:
                            {"retrieve": t_retrieve, "generate": t_generate})
 
 
-def draft_from_cli(facts: str, *, law_corpus: Path | None, case_corpus: Path | None, model: str | None,
-                   stream: bool, max_tokens: int) -> DraftResult:
-    """What ``legalrag judgment draft`` does: load corpora and the embedded model, draft, print sections."""
-    import os
-
-    from legalrag.judgment.io import load_judgments
-
+def read_facts(facts: str) -> str:
+    """``facts`` is a path to a text file or the facts themselves; a missing ``.txt``/``.md`` path is an error."""
     p = Path(facts)
     if len(facts) < 512 and p.suffix in (".txt", ".md") and not p.exists():
         raise InputError("facts file not found; pass a path to a text file or the facts themselves", path=facts)
-    text = p.read_text(encoding="utf-8") if len(facts) < 512 and p.is_file() else facts
-    if law_corpus is None:
-        shared = Path(os.environ.get("LEGALRAG_SHARED_DATA", Path.cwd().parent / "shared" / "data"))
-        law_corpus = shared / "judge" / "data" / "law_corpus.jsonl"
-        if not law_corpus.exists():
-            raise InputError("no statute corpus given; pass --law-corpus FILE (JSONL of articles)")
+    return p.read_text(encoding="utf-8") if len(facts) < 512 and p.is_file() else facts
+
+
+def draft_from_cli(text: str, llm, *, law_corpus: Path, case_corpus: Path | None, stream: bool,
+                   max_tokens: int) -> DraftResult:
+    """What ``legalrag judgment draft`` does without a structure model: the LLM drafts reasoning and result
+    freely. ``llm`` and the corpus paths come from the caller (the CLI builds them)."""
+    from legalrag.judgment.io import load_judgments
+
     statutes = load_law_corpus(law_corpus)
     cases = cases_from_judgments(load_judgments(case_corpus)) if case_corpus else []
-    from legalrag.llm.embedded import EmbeddedLLM  # type: ignore[import-not-found]
-
-    llm = EmbeddedLLM(model=model) if model else EmbeddedLLM()
     drafter = JudgmentDrafter(llm, statutes, cases, max_tokens=max_tokens)
     out = sys.stdout
     if stream:

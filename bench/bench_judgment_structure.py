@@ -1,0 +1,261 @@
+"""Judgment structure prediction and structure-first drafting on JuDGE (issue 18).
+
+    python bench/bench_judgment_structure.py train  --model-dir MODEL            # first 200 cases by text_id
+    python bench/bench_judgment_structure.py eval   --model-dir MODEL --json-out FILE   # the other 301
+    python bench/bench_judgment_structure.py ablate --json-out FILE              # drop one group / signal at a time
+    python bench/bench_judgment_structure.py draft  --model-dir MODEL --out DRAFTS.jsonl [--threads 1] [--until HH:MM]
+    python bench/bench_judgment_structure.py score  --drafts DRAFTS.jsonl --json-out FILE
+
+Data: ``--data`` (default ``$LEGALRAG_SHARED_DATA/judge`` or ``../shared/data/judge``): ``data/test.json``
+(facts), ``expected.jsonl`` (gold judgments), ``data/law_corpus.jsonl`` (statutes), ``data/qrels_file_train``
+(training citation sets for the citation pipeline; 2,004 decisions without facts, disjoint from the test set).
+Training never sees the evaluated cases: the split is by sorted ``text_id`` (first 200 / other 301).
+
+``draft`` appends one JSON line per case to ``--out`` and skips the ids already there, so it resumes; LLM calls go
+through the call cache. ``score`` scores whatever drafts exist against the gold judgments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+PAPER_QWEN7B_RAG = {"prison": 0.680, "fine": 0.551, "charge_f1": 0.961, "article_f1": 0.773}
+TODAY_DRAFTER = {"prison": 0.346, "fine": 0.294, "charge_precision": 0.700, "charge_recall": 0.700, "charge_f1": 0.700,
+                 "article_precision": 0.429, "article_recall": 0.382, "article_f1": 0.404}
+TARGETS = {"prison": 0.70, "fine": 0.58, "charge_f1": 0.97, "article_f1": 0.78}
+KEYS = ("prison", "fine", "charge_precision", "charge_recall", "charge_f1", "article_precision", "article_recall",
+        "article_f1")
+
+
+def load_data(data: Path, n_train: int = 200):
+    from legalrag.corpora.statutes import load_statutes
+    from legalrag.judgment.io import load_judgments
+    from legalrag.judgment.labels import label_cases, load_facts, split_by_id
+
+    facts = load_facts(data / "data" / "test.json")
+    gold = load_judgments(data / "expected.jsonl")
+    train_ids, eval_ids = split_by_id([i for i in facts if i in gold], n_train)
+    labels = label_cases(facts, gold, train_ids)
+    statutes = load_statutes(data / "data" / "law_corpus.jsonl")
+    return facts, gold, train_ids, eval_ids, labels, statutes
+
+
+def train_model(data: Path, disabled=(), progress=True):
+    from legalrag.judgment.predict import StructurePredictor, build_cite
+
+    facts, gold, train_ids, eval_ids, labels, statutes = load_data(data)
+    cite = None if "citepred" in disabled else build_cite(statutes, train_citations=data / "data" / "qrels_file_train")
+    model = StructurePredictor(labels.cases, statutes, cite=cite, disabled=disabled)
+    model.skipped = list(labels.skipped)
+    t0 = time.perf_counter()
+    model.train(progress=progress)
+    return model, time.perf_counter() - t0
+
+
+def predict_docs(model, facts, ids, progress=True):
+    from legalrag.judgment.compose import compose_document, template_reasoning
+
+    it = ids
+    if progress:
+        from tqdm import tqdm
+
+        it = tqdm(ids, desc="predicting", unit="case")
+    docs, structs = {}, {}
+    for i in it:
+        s = model.predict(facts[i], i)
+        structs[i] = s
+        docs[i] = compose_document(facts[i], template_reasoning(s), s)
+    return docs, structs
+
+
+def per_doc(report):
+    """Per-document scores for paired tests (None where the benchmark leaves the document out)."""
+    def f1(p, r):
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    return {"prison": [d.prison for d in report.documents], "fine": [d.fine for d in report.documents],
+            "charge_f1": [f1(d.charge_precision, d.charge_recall) for d in report.documents],
+            "article_f1": [f1(d.article_precision, d.article_recall) for d in report.documents]}
+
+
+def _table(title, rows, columns):
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=title)
+    for c in columns:
+        t.add_column(c, justify="left" if c == columns[0] else "right")
+    for r in rows:
+        t.add_row(*[f"{v:.4f}" if isinstance(v, float) else ("-" if v is None else str(v)) for v in r])
+    Console().print(t)
+
+
+def cmd_train(args):
+    model, secs = train_model(args.data)
+    model.save(args.model_dir, {"trained_on": "JuDGE data/test.json, first 200 text_ids", "train_seconds": secs})
+    print(f"trained in {secs:.1f} s on {len(model.cases)} cases ({len(model.skipped)} skipped); thresholds "
+          f"{model.thresholds}; saved to {args.model_dir}")
+
+
+def cmd_eval(args):
+    from legalrag.judgment.metrics import evaluate
+    from legalrag.judgment.predict import StructurePredictor
+
+    facts, gold, train_ids, eval_ids, labels, statutes = load_data(args.data)
+    model = StructurePredictor.load(args.model_dir, statutes)
+    t0 = time.perf_counter()
+    docs, structs = predict_docs(model, facts, eval_ids)
+    secs = (time.perf_counter() - t0) / len(eval_ids)
+    rep = evaluate(docs, {i: gold[i] for i in eval_ids})
+    s = rep.summary()
+    _table(f"Structure alone on {rep.n} evaluation cases ({secs:.2f} s per case)",
+           [(k, TARGETS.get(k), PAPER_QWEN7B_RAG.get(k), TODAY_DRAFTER.get(k), s[k]) for k in KEYS],
+           ["metric", "target", "paper 7B + retrieval", "today's drafter (1.5B, 20 cases)", "structure alone"])
+    low = sum(st.low_confidence for st in structs.values())
+    print(f"parsed: {rep.n - len(rep.unparsed)} of {rep.n}; low-confidence predictions: {low}")
+    if args.out:
+        from legalrag.io import write_jsonl
+
+        write_jsonl(args.out, [{"id": i, "document": docs[i], "structure": structs[i].to_dict()} for i in eval_ids])
+    out = {**{k: s[k] for k in KEYS}, "n": rep.n, "prison_n": rep.prison_n, "fine_n": rep.fine_n,
+           "unparsed": len(rep.unparsed), "low_confidence": low, "seconds_per_case": secs}
+    if args.json_out:
+        args.json_out.write_text(json.dumps(out, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def cmd_ablate(args):
+    import numpy as np
+
+    from legalrag.evaluation.compare import paired_randomization_test, sign_flips
+    from legalrag.judgment.features import GROUPS
+    from legalrag.judgment.metrics import evaluate
+    from legalrag.judgment.predict import SIGNALS
+
+    facts, gold, train_ids, eval_ids, labels, statutes = load_data(args.data)
+    gold_eval = {i: gold[i] for i in eval_ids}
+    variants = [()] + [(s,) for s in SIGNALS] + [(g,) for g in GROUPS]
+    results, per, pvals = {}, {}, {}
+    for dis in variants:
+        name = "full" if not dis else "- " + dis[0]
+        model, _ = train_model(args.data, disabled=dis, progress=False)
+        docs, _ = predict_docs(model, facts, eval_ids, progress=False)
+        rep = evaluate(docs, gold_eval)
+        results[name] = {k: rep.summary()[k] for k in KEYS}
+        per[name] = per_doc(rep)
+        if name != "full":
+            pvals[name] = {}
+            for metric in ("prison", "fine", "charge_f1", "article_f1"):
+                pairs = [(x or 0.0, y or 0.0) for x, y in zip(per["full"][metric], per[name][metric])
+                         if not (x is None and y is None)]
+                pvals[name][metric] = paired_randomization_test(np.array([p[0] for p in pairs]),
+                                                                np.array([p[1] for p in pairs]),
+                                                                signs=sign_flips(len(pairs), 10_000, 0))
+        print(name, {k: round(v, 4) for k, v in results[name].items()}, pvals.get(name), flush=True)
+        if args.json_out:  # written after every variant, so a cut-off run keeps what it finished
+            args.json_out.write_text(json.dumps({"results": results, "p_values": pvals}, ensure_ascii=False,
+                                                indent=2), encoding="utf-8")
+    rows = [(name, r["prison"], r["fine"], r["charge_f1"], r["article_f1"],
+             " ".join(f"{m[:4]}={v:.3f}" for m, v in pvals.get(name, {}).items())) for name, r in results.items()]
+    _table("Ablations on the 301 evaluation cases (p: paired randomization vs full, 10,000 sign flips)", rows,
+           ["variant", "prison", "fine", "charge F1", "statute F1", "p (vs full)"])
+
+
+def cmd_draft(args):
+    from legalrag.judgment.predict import StructurePredictor
+    from legalrag.judgment.reasoned import ReasonedDrafter
+    from legalrag.wiring import make_llm
+
+    facts, gold, train_ids, eval_ids, labels, statutes = load_data(args.data)
+    model = StructurePredictor.load(args.model_dir, statutes)
+    llm = None if args.no_llm else make_llm(args.model or None, args.endpoint, args.endpoint_model,
+                                            threads=args.threads)
+    drafter = ReasonedDrafter(model, llm, max_tokens=args.max_tokens)
+    done = set()
+    if args.out.exists():
+        done = {json.loads(line)["id"] for line in args.out.read_text(encoding="utf-8").splitlines() if line.strip()}
+    todo = [i for i in eval_ids if i not in done][: args.n or None]
+    print(f"{len(done)} drafts already in {args.out}; {len(todo)} to go", flush=True)
+    deadline = None
+    if args.until:
+        hh, mm = map(int, args.until.split(":"))
+        now = time.gmtime()
+        deadline = time.time() + ((hh * 60 + mm) - (now.tm_hour * 60 + now.tm_min)) * 60 - now.tm_sec
+    for n, i in enumerate(todo, 1):
+        if deadline and time.time() > deadline:
+            print(f"deadline {args.until} UTC reached after {n - 1} new drafts", flush=True)
+            break
+        t0 = time.perf_counter()
+        d = drafter.draft(facts[i], i)
+        secs = time.perf_counter() - t0
+        rec = {"id": i, "document": d.document, "reasoning": d.reasoning, "source": d.source,
+               "disagreement": d.disagreement, "error": d.error, "parsed": d.parsed, "seconds": round(secs, 2)}
+        with args.out.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        print(f"[{n}/{len(todo)}] {i} {secs:.1f}s source={d.source} parsed={d.parsed} "
+              f"disagree={bool(d.disagreement)}", flush=True)
+
+
+def cmd_score(args):
+    from legalrag.judgment.metrics import evaluate
+    from legalrag.judgment.textmetrics import text_scores
+
+    facts, gold, train_ids, eval_ids, labels, statutes = load_data(args.data)
+    recs = [json.loads(line) for line in args.drafts.read_text(encoding="utf-8").splitlines() if line.strip()]
+    recs = [r for r in recs if r["id"] in set(eval_ids)]
+    if args.same_as:  # score only the cases drafted in another file (a side-by-side on the same cases)
+        keep = {json.loads(line)["id"] for line in args.same_as.read_text(encoding="utf-8").splitlines() if line.strip()}
+        recs = [r for r in recs if r["id"] in keep]
+    preds = {r["id"]: r["document"] for r in recs}
+    g = {i: gold[i] for i in preds}
+    rep = evaluate(preds, g)
+    s = rep.summary()
+    out = {**{k: s[k] for k in KEYS}, "n": rep.n, "prison_n": rep.prison_n, "fine_n": rep.fine_n,
+           "parsed": rep.n - len(rep.unparsed),
+           "disagree_share": sum(bool(r.get("disagreement")) for r in recs) / len(recs),
+           "disagree_fields": [r["disagreement"]["field"] for r in recs if r.get("disagreement")],
+           "sources": {k: sum(r.get("source", "template") == k for r in recs)
+                       for k in ("llm", "template", "template-fallback")},
+           "seconds_mean": sum(r.get("seconds", 0.0) for r in recs) / len(recs),
+           "seconds_max": max(r.get("seconds", 0.0) for r in recs)}
+    if not args.no_text_metrics:
+        ts = text_scores(preds, g, progress=True)
+        out.update(ts.to_dict())
+    _table(f"Drafts scored: {args.drafts.name} ({rep.n} cases)", [(k, v) for k, v in out.items()
+                                                                 if isinstance(v, (int, float))], ["metric", "value"])
+    if args.json_out:
+        args.json_out.write_text(json.dumps(out, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=["train", "eval", "ablate", "draft", "score"])
+    ap.add_argument("--data", type=Path, default=Path(os.environ.get("LEGALRAG_SHARED_DATA", REPO.parent / "shared"
+                                                                     / "data")) / "judge")
+    ap.add_argument("--model-dir", type=Path, default=None)
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--json-out", type=Path, default=None)
+    ap.add_argument("--drafts", type=Path, default=None)
+    ap.add_argument("--same-as", type=Path, default=None, help="score: only the ids present in this JSONL file")
+    ap.add_argument("--model", default="", help="embedded model name or GGUF path (default: the 1.5B)")
+    ap.add_argument("--endpoint", default=None)
+    ap.add_argument("--endpoint-model", default=None)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--max-tokens", type=int, default=320)
+    ap.add_argument("--n", type=int, default=0, help="draft at most N new cases (0: all)")
+    ap.add_argument("--until", default=None, help="stop starting new drafts at HH:MM UTC")
+    ap.add_argument("--no-llm", action="store_true")
+    ap.add_argument("--no-text-metrics", action="store_true")
+    args = ap.parse_args()
+    {"train": cmd_train, "eval": cmd_eval, "ablate": cmd_ablate, "draft": cmd_draft, "score": cmd_score}[args.what](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""Write a predicted structure out in the court's format: the citing clause and the result section (判决如下).
+
+The result is assembled from the prediction, never generated, so every document parses with the benchmark's
+splitter and extractor and states exactly the predicted charges, term, fine and articles:
+
+    本院认为，<reasoning>。依照《中华人民共和国刑法》第二百六十四条、第六十七条第三款之规定，判决如下：
+    一、被告人张某犯盗窃罪，判处有期徒刑一年六个月，并处罚金人民币五千元。
+
+Several defendants: the benchmark scores the sum of the distinct terms in a result, and the structure model
+predicts that sum, so the result states it once as the defendants' total (``合计``), which a judge then divides;
+it does not invent a split the model never predicted.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from legalrag.judgment.draft import CLOSING, HEADING
+from legalrag.judgment.predict import Structure
+from legalrag.numerals import to_chinese
+
+
+def months_phrase(months: int) -> str:
+    """``有期徒刑一年六个月`` / ``拘役五个月``: terms under six months are 拘役, as courts impose them."""
+    if months < 6:
+        return f"拘役{to_chinese(months)}个月"
+    years, rest = divmod(months, 12)
+    text = "有期徒刑"
+    if years:
+        text += f"{to_chinese(years)}年"
+    if rest:
+        text += f"{to_chinese(rest)}个月"
+    return text
+
+
+def fine_phrase(yuan: int) -> str:
+    return f"罚金人民币{to_chinese(yuan)}元"
+
+
+def articles_clause(numbers: Sequence[int]) -> str:
+    if not numbers:
+        return "依照《中华人民共和国刑法》的有关规定"
+    return "依照《中华人民共和国刑法》" + "、".join(f"第{to_chinese(n)}条" for n in sorted(set(numbers))) + "之规定"
+
+
+def result_section(s: Structure) -> str:
+    names = [c.name for c in s.charges if c.listed] or [c.name for c in s.charges]
+    who = "、".join(dict.fromkeys(s.defendants)) if s.defendants else ""
+    several = len(set(s.defendants)) > 1
+    line = f"被告人{who}" + "，".join(f"犯{n}" for n in names)
+    if len(names) > 1:
+        line += "，数罪并罚，决定执行"
+    else:
+        line += "，" + ("合计判处" if several else "判处")
+    months = s.prison.value or 0
+    line += months_phrase(months) if months > 0 else "免予刑事处罚"
+    if s.probation.value and months > 0:
+        line += f"，缓刑{to_chinese(max(12, months))}个月" if months < 12 else f"，缓刑{to_chinese(months // 12 + 1)}年"
+    if s.fine.value:
+        line += f"，并处{fine_phrase(s.fine.value)}"
+    return "一、" + line + "。"
+
+
+def template_reasoning(s: Structure, defendant: str | None = None) -> str:
+    """A reasoning written from the structure alone (``--no-llm``): charge, circumstances, the decision."""
+    who = defendant or ("、".join(dict.fromkeys(s.defendants)) if s.defendants else "")
+    names = "、".join(c.name for c in s.charges if c.listed) or "相关罪名"
+    parts = [f"本院认为，被告人{who}的行为已构成{names}，公诉机关指控的罪名成立"]
+    mitig = [n for n in ("自首", "坦白", "认罪认罚", "当庭自愿认罪", "退赃退赔", "谅解", "从犯", "未遂", "未成年", "立功")
+             if s.features.present(n)]
+    aggr = [n for n in ("累犯", "前科") if s.features.present(n)]
+    if aggr:
+        parts.append("被告人有" + "、".join(aggr) + "情节，依法酌情从重处罚")
+    if mitig:
+        parts.append("被告人具有" + "、".join(mitig) + "等情节，依法可以从轻处罚")
+    if s.probation.value:
+        parts.append("鉴于其犯罪情节较轻，有悔罪表现，没有再犯罪的危险，宣告缓刑对所居住社区没有重大不良影响，可以适用缓刑")
+    return "，".join(parts) + "。"
+
+
+def reasoning_with_citation(reasoning: str, s: Structure) -> str:
+    """The reasoning text followed by the citing clause of the predicted articles and ``判决如下：``."""
+    body = reasoning.strip().rstrip("，,。 \n")
+    if not body.startswith("本院认为"):
+        body = "本院认为，" + body
+    body = body.replace("判决如下", "判决")  # a stray marker would end the reasoning early
+    return body + "。" + articles_clause(s.article_numbers) + "，判决如下："
+
+
+def compose_document(facts: str, reasoning: str, s: Structure) -> str:
+    """A complete judgment: heading, facts, reasoning + citing clause, assembled result, closing."""
+    return (HEADING + "\n" + facts.strip() + "\n\n" + reasoning_with_citation(reasoning, s) + "\n"
+            + result_section(s) + "\n" + CLOSING)

@@ -1,0 +1,159 @@
+"""Structure prediction on tiny labelled cases: labels, training, evidence, save/load, the composed result,
+bad input (no amount, unknown charge, long facts, unreadable judgments), and the reasoning-only drafter."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("lightgbm")
+
+from legalrag.corpora.statutes import statute_document
+from legalrag.errors import InputError
+from legalrag.judgment.compose import compose_document, months_phrase, result_section, template_reasoning
+from legalrag.judgment.draft import HEADING
+from legalrag.judgment.extract import extract_fields
+from legalrag.judgment.labels import label_case, label_cases
+from legalrag.judgment.numbers import numbers_in
+from legalrag.judgment.predict import StructurePredictor
+from legalrag.judgment.signals import charge_mentions, statutory_range
+from legalrag.numerals import to_chinese
+
+STATUTES = [
+    statute_document("264", "盗窃公私财物，数额较大的，或者多次盗窃的，处三年以下有期徒刑、拘役或者管制，并处或者单处罚金；"
+                            "数额巨大的，处三年以上十年以下有期徒刑，并处罚金。", "中华人民共和国刑法第二百六十四条"),
+    statute_document("133", "在道路上驾驶机动车，醉酒驾驶机动车的，处拘役，并处罚金。", "中华人民共和国刑法第一百三十三条"),
+    statute_document("67", "犯罪以后自动投案，如实供述自己的罪行的，是自首。", "中华人民共和国刑法第六十七条"),
+    statute_document("52", "判处罚金，应当根据犯罪情节决定罚金数额。", "中华人民共和国刑法第五十二条"),
+]
+
+
+def _gold(name: str, charge: str, months: int, fine: int, articles: list[int]) -> str:
+    cite = "、".join(f"第{to_chinese(a)}条" for a in articles)
+    return (HEADING + f"\n公诉机关指控被告人{name}犯{charge}。\n本院认为，被告人{name}的行为构成{charge}。依照《中华人民共和国刑法》"
+            f"{cite}之规定，判决如下：\n被告人{name}犯{charge}，判处{months_phrase(months)}，并处罚金人民币{to_chinese(fine)}元。\n"
+            "如不服本判决，可在接到判决书的第二日起十日内上诉。")
+
+
+def _cases():
+    facts, gold = {}, {}
+    for i in range(8):
+        cid = f"t{i}"
+        amount = 2000 * (i + 1)
+        facts[cid] = (f"公诉机关指控：被告人张{i}在超市盗窃商品，价值人民币{amount}元。被告人张{i}到案后如实供述，"
+                      f"当庭自愿认罪。")
+        gold[cid] = _gold(f"张{i}", "盗窃罪", 6 + i, 1000 * (i + 1), [264, 67, 52])
+    for i in range(8):
+        cid = f"d{i}"
+        facts[cid] = (f"公诉机关指控：被告人李{i}醉酒驾驶机动车在道路上行驶，经鉴定血液中乙醇含量为{150 + 10 * i}mg/100ml。"
+                      f"被告人李{i}主动投案。")
+        gold[cid] = _gold(f"李{i}", "危险驾驶罪", 1 + i % 4, 2000 + 1000 * (i % 3), [133, 67, 52])
+    return facts, gold
+
+
+@pytest.fixture(scope="module")
+def model():
+    facts, gold = _cases()
+    labels = label_cases(facts, gold)
+    assert not labels.skipped
+    return StructurePredictor(labels.cases, STATUTES).train()
+
+
+def test_labels_come_from_the_benchmark_extractor_and_unreadable_ones_are_counted():
+    facts, gold = _cases()
+    case = label_case("t1", facts["t1"], gold["t1"])
+    assert case.charges == ("盗窃罪",) and case.prison_months == 7 and case.fine_yuan == 2000
+    assert case.articles == (52, 67, 264)
+    gold["bad"] = "这不是一份判决书。"
+    facts["bad"] = "被告人某某。"
+    report = label_cases(facts, gold)
+    assert [s[0] for s in report.skipped] == ["bad"] and "charge" in report.skipped[0][1]
+    assert isinstance(label_case("x", "事实", ""), str)
+
+
+def test_predictions_follow_the_facts_and_carry_evidence(model):
+    s = model.predict("公诉机关指控：被告人王某醉酒驾驶机动车，血液中乙醇含量为180mg/100ml。被告人王某主动投案。")
+    assert s.charge_names == ["危险驾驶罪"]
+    assert s.charges[0].evidence.get("keyword_positions") or s.charges[0].evidence.get("vote")
+    assert 133 in s.article_numbers
+    assert 1 <= s.prison.value <= 6  # clipped to the statutory range of art. 133 (拘役)
+    assert s.prison.evidence["top_features"] is not None and s.prison.evidence["neighbours"]
+    t = model.predict("公诉机关指控：被告人赵某在商场盗窃手机一部，价值人民币一万二千元。")
+    assert t.charge_names == ["盗窃罪"] and 264 in t.article_numbers
+    assert t.features.values["amount_max"] == 12000.0
+    json.dumps(t.to_dict(), ensure_ascii=False)  # fully serialisable evidence
+
+
+def test_the_composed_result_parses_to_exactly_the_prediction(model):
+    s = model.predict("公诉机关指控：被告人赵某在商场盗窃手机一部，价值人民币8000元。")
+    doc = compose_document("公诉机关指控：被告人赵某盗窃。", template_reasoning(s), s)
+    f = extract_fields(doc)
+    assert f.sections.parsed
+    assert list(f.charges) == s.charge_names
+    assert f.prison_months == s.prison.value
+    assert f.fine_yuan == s.fine.value
+    assert list(f.article_numbers) == s.article_numbers
+
+
+@pytest.mark.parametrize("months", [1, 5, 6, 12, 18, 25, 36, 120, 179])
+def test_months_phrase_reads_back(months):
+    from legalrag.judgment.extract import term_months
+
+    assert term_months(months_phrase(months)) == months
+
+
+def test_fine_phrase_reads_back():
+    for yuan in (1000, 2000, 15000, 20000, 120000, 1500000):
+        assert numbers_in(f"罚金人民币{to_chinese(yuan)}元") == [yuan]
+
+
+def test_no_amount_and_no_charge_gives_low_confidence_not_a_crash(model):
+    s = model.predict("被告人于某日在某地与他人发生纠纷。")
+    assert s.low_confidence
+    assert s.charges and s.prison.value >= 1
+    assert any("no amount" in n for n in s.notes)
+
+
+def test_a_charge_outside_the_list_is_kept_and_flagged(model):
+    assert charge_mentions("指控被告人钱某犯飞天遁地罪")[0].name == ""
+    s = model.predict("公诉机关指控被告人钱某犯飞天遁地罪，在超市盗窃商品价值人民币3000元。")
+    flagged = [c for c in s.charges if not c.listed]
+    assert flagged and flagged[0].name == "飞天遁地罪"
+    assert any("not in the charge list" in n for n in s.notes)
+    assert "犯飞天遁地罪" not in result_section(s)  # the listed charge decides the result
+
+
+def test_long_facts_and_contradictory_amounts_are_noted(model):
+    s = model.predict("被告人孙某盗窃现金，共计1000元，后查明共计5000元。" + "经查。" * 4000)
+    assert any("truncated" in n for n in s.notes)
+    assert any("contradictory amounts" in n for n in s.notes)
+    with pytest.raises(InputError):
+        model.predict("   ")
+
+
+def test_save_and_load_round_trip_without_pickle(model, tmp_path):
+    model.save(tmp_path / "m")
+    files = sorted(p.name for p in (tmp_path / "m").iterdir())
+    assert "manifest.json" in files and "prison.lgb.txt" in files
+    assert all(name.endswith((".json", ".jsonl", ".txt")) for name in files)
+    again = StructurePredictor.load(tmp_path / "m", STATUTES)
+    facts = "公诉机关指控：被告人周某在超市盗窃商品，价值人民币5000元。"
+    a, b = model.predict(facts), again.predict(facts)
+    assert a.to_dict() == b.to_dict()
+    with pytest.raises(InputError):
+        StructurePredictor.load(tmp_path, STATUTES)
+
+
+def test_ablation_names_are_checked():
+    facts, gold = _cases()
+    with pytest.raises(InputError):
+        StructurePredictor(label_cases(facts, gold).cases, STATUTES, disabled=["nonsense"])
+    with pytest.raises(InputError):
+        StructurePredictor([], STATUTES)
+
+
+def test_statutory_range_reads_tiers():
+    assert statutory_range(STATUTES[0].text) == (1, 120)
+    assert statutory_range("处十年以上有期徒刑、无期徒刑或者死刑") == (120, 240)
+    assert statutory_range("是自首。") is None
