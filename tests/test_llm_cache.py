@@ -54,3 +54,19 @@ def test_usage_accumulates():
                      timings={"original_seconds": 0.5}))
     assert u.usage.to_dict() == {"calls": 2, "cached_calls": 1, "prompt_tokens": 6, "completion_tokens": 4,
                                  "seconds": 0.51, "saved_seconds": 0.5, "total_tokens": 10}
+
+
+def test_a_damaged_cache_file_is_named_with_what_to_do(tmp_path):
+    from legalrag.errors import InputError
+    from legalrag.llm.cache import CallCache
+    from legalrag.retrieval.vector_cache import VectorCache
+
+    bad = tmp_path / "calls.sqlite"
+    bad.write_bytes(b"not a database" * 100)
+    with pytest.raises(InputError, match=r"calls.sqlite: the LLM call cache is not a usable SQLite database.*delete"):
+        CallCache(bad)
+    vdir = tmp_path / "vectors"
+    vdir.mkdir()
+    (vdir / "m.sqlite").write_bytes(b"\x00garbage" * 100)
+    with pytest.raises(InputError, match="the vector cache is not a usable SQLite database"):
+        VectorCache("m", 4, root=vdir)

@@ -13,7 +13,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import sqlite3
 import threading
 import time
 from pathlib import Path

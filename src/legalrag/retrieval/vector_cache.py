@@ -9,13 +9,12 @@ re-indexing a changed corpus encodes only the new or changed texts. Several proc
 from __future__ import annotations
 
 import re
-import sqlite3
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
-from legalrag.io import cache_dir, sha256_text
+from legalrag.io import cache_dir, open_cache_db, sha256_text
 
 Role = str  # "query" or "passage"
 
