@@ -33,6 +33,8 @@ CONFIGS = {
     "fa_on": {"flash_attn": 1},
     "fa_off": {"flash_attn": 0},
     "threads1": {"threads": 1},
+    "threads2_poll0": {"threads": 2, "poll": 0},
+    "norepack": {"no_extra_bufts": True},
     "mlock": {"load_mode": "LLAMA_LOAD_MODE_MMAP_MLOCK"},
 }
 
@@ -55,6 +57,8 @@ def make_server(gguf: str, n_ctx: int, threads: int, opts: dict):
             p.cpuparams.poll = p.cpuparams_batch.poll = opts["poll"]
         if "flash_attn" in opts:
             p.flash_attn_type = opts["flash_attn"]
+        if "no_extra_bufts" in opts:
+            p.no_extra_bufts = opts["no_extra_bufts"]
         if "load_mode" in opts:
             p.load_mode = getattr(xlc.llama_load_mode, opts["load_mode"])
     else:

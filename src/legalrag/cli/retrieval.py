@@ -31,18 +31,21 @@ def index_build(
     b: float = typer.Option(0.75, "--b", help="BM25 b."),
     mu: float = typer.Option(200.0, "--mu", help="QLD Dirichlet prior mu."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1,
+                                          help="CPU threads for dense encoders (default: all cores)."),
 ) -> None:
     """Build an index over a corpus."""
     from legalrag.corpora.statutes import FieldMap
     from legalrag.errors import InputError
     from legalrag.retrieval.index import read_corpus
+    from legalrag.llm.embedded import default_threads
     from legalrag.wiring import build_index, expand_components
 
     docs, info = read_corpus(corpus, FieldMap.parse(fields) if fields else None, previous=out, progress=progress)
     params = {"bm25": {"k1": k1, "b": b}, "qld": {"mu": mu}}
     index = build_index(out, docs, retrievers=expand_components(retriever, encoder, index_type=index_type.value,
                                                                   method=fusion.value),
-                        lang=lang.value, params=params, progress=progress,
+                        lang=lang.value, params=params, progress=progress, threads=threads or default_threads(),
                         source=str(corpus), corpus_info={k: v for k, v in info.items() if k != "update"})
     if "update" in info:
         u = info["update"]
