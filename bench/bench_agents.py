@@ -81,7 +81,7 @@ def make_runner(name, retriever, llm, args, light=None):
             if name in rerankers:
                 rr = rerankers[name]()
                 hits = rr.rerank(text, hits[: args.depth]) + hits[args.depth:]
-                calls, tokens = rr.stats.calls, rr.stats.tokens
+                calls, tokens = rr.stats.usage.calls, rr.stats.usage.total_tokens
             return [h.id for h in hits], None, {"retrieval_calls": 1, "llm_calls": calls, "tokens": tokens}, None
         cfg = PlannerConfig(lang="zh", first_stage_k=args.first_stage_k, pool_k=args.pool_k, seed=args.seed,
                             max_rounds=args.max_rounds, max_pool_titles=args.pool_titles,

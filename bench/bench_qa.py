@@ -41,7 +41,7 @@ def main() -> None:
 
     from legalrag.agents.qa.mcq_eval import evaluate_mcq, load_mcq
     from legalrag.cli._qa_output import print_mcq_table
-    from legalrag.llm.embedded import EmbeddedLLM
+    from legalrag.wiring import make_llm
     from legalrag.search.local import LocalDocumentsSource
 
     uptime_before = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
@@ -52,7 +52,7 @@ def main() -> None:
     sources = {"local": LocalDocumentsSource(args.docs)}
     sources["local"].refresh()
     t0 = time.perf_counter()
-    llm = EmbeddedLLM(args.model, n_ctx=4096, n_threads=args.threads, progress=False).load()
+    llm = make_llm(args.model, cache=False, threads=args.threads, n_ctx=4096).load()
     load_s = time.perf_counter() - t0
     if args.stop_by:
         import datetime as dt

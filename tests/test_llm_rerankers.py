@@ -168,8 +168,8 @@ def test_end_to_end_rerank_with_the_embedded_model(llm, make):
     assert {h.id for h in out} <= {"d1", "d2", "d3"} and len({h.id for h in out}) == 2
     assert all(h.retriever == reranker.name for h in out)
     assert out[0].score >= out[1].score
-    assert reranker.stats.calls >= 2 and reranker.stats.tokens > 0
+    assert reranker.stats.usage.calls >= 2 and reranker.stats.usage.total_tokens > 0
     if isinstance(reranker, LLMListwiseReranker):
-        assert reranker.stats.calls == 2  # windows (1,3) then (0,2)
+        assert reranker.stats.usage.calls == 2  # windows (1,3) then (0,2)
     else:
         assert reranker.stats.unscored == 0  # the model's first token carries digit / yes-no alternatives

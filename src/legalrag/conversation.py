@@ -25,7 +25,9 @@ from legalrag.llm.base import LLM, ChatRequest
 from legalrag.types import Answer, Document, Hit, Step, Turn
 
 Processor = Callable[[Sequence[Turn]], str]
-class Processor(str, enum.Enum):
+
+
+class ProcessorName(str, enum.Enum):
     """How a consultation's dialogue becomes a search query each turn."""
 
     LAST = "last"  # the last question only
@@ -34,7 +36,7 @@ class Processor(str, enum.Enum):
     REWRITE = "rewrite"  # the LLM rewrites the dialogue into one standalone question
 
 
-PROCESSORS = tuple(p.value for p in Processor)
+PROCESSORS = tuple(p.value for p in ProcessorName)
 _ROLE_LABELS = {"zh": {"user": "用户", "assistant": "助手"}, "en": {"user": "User", "assistant": "Assistant"}}
 
 
@@ -143,7 +145,9 @@ class Consultation:
             self._resolver = CitationResolver.from_documents(self._documents)
         return self._resolver
 
-    def ask(self, question: str) -> Answer:
+    def ask(self, question: str, on_text: Callable[[str], None] | None = None) -> Answer:
+        """Answer ``question`` in the context of the earlier turns; ``on_text`` receives the answer as it is
+        generated (token by token when the backend can stream)."""
         from legalrag.citations import check_citations
         from legalrag.prompts import article_block, render_prompt
 
@@ -161,7 +165,13 @@ class Consultation:
                                for i, h in enumerate(hits, 1)) or none
         messages = render_prompt(f"conversation_answer_{self.lang}", question=question, sources=sources,
                                    history=full_context(self.turns, self.lang) if self.turns else none)
-        result = self.llm.chat(ChatRequest(messages=tuple(messages), max_tokens=self.max_tokens, temperature=0.0))
+        request = ChatRequest(messages=tuple(messages), max_tokens=self.max_tokens, temperature=0.0)
+        if on_text is None:
+            result = self.llm.chat(request)
+        else:
+            from legalrag.llm.stream import stream_chat
+
+            result = stream_chat(self.llm, request, on_text)
         t3 = time.perf_counter()
         text = result.text.strip()
         citations = tuple(check_citations(text, self._checker(), [h.id for h in hits]))

@@ -174,6 +174,19 @@ class Response:
     def unresolved(self) -> tuple[Citation, ...]:
         return tuple(c for c in self.citations if not c.resolved)
 
+    @property
+    def llm_calls(self) -> int:
+        return self.usage.calls
+
+    @property
+    def tokens(self) -> int:
+        return self.usage.total_tokens
+
+    @property
+    def seconds(self) -> float:
+        """Wall seconds of the whole run (``timings["seconds"]``)."""
+        return float(self.timings.get("seconds", 0.0))
+
 
 @dataclass(frozen=True)
 class Answer(Response):

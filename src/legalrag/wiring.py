@@ -39,6 +39,7 @@ class Root:
             return open_index(path, threads=threads)
         from legalrag.retrieval.index import open_index as _open
 
+        register_backends()
         return _open(path, lambda spec, **_: self.encoder)
 
 
@@ -114,10 +115,23 @@ def make_encoder(spec: str, *, cache: bool | str | Path = True, progress: bool =
 # -- indexes ----------------------------------------------------------------------------------------------
 
 
+def register_backends() -> None:
+    """Index component kinds beyond the built-in ones: the Milvus backend (``milvus``, ``milvus-bm25``).
+    Registering imports only the module; pymilvus is imported when such a component is built or loaded."""
+    from legalrag.retrieval import milvus
+    from legalrag.retrieval.index import COMPONENT_KINDS, ComponentKind, register_component_kind
+
+    if "milvus" not in COMPONENT_KINDS:
+        register_component_kind(ComponentKind("milvus", milvus.build_component, milvus.load_component))
+        register_component_kind(ComponentKind("milvus-bm25", milvus.build_bm25_component,
+                                              milvus.load_bm25_component))
+
+
 def open_index(path: str | Path, *, threads: int | None = None):
     """An index directory whose dense components load their encoders through :func:`make_encoder`."""
     from legalrag.retrieval.index import open_index as _open
 
+    register_backends()
     return _open(path, _encoder_factory(threads))
 
 
@@ -125,12 +139,14 @@ def build_index(out: str | Path, documents, retrievers=("bm25",), *, threads: in
     """``retrieval.index.build_index`` with this root's encoder factory (for dense components)."""
     from legalrag.retrieval.index import build_index as _build
 
+    register_backends()
     return _build(out, documents, retrievers, make_encoder=_encoder_factory(threads), **options)
 
 
 def add_components(path: str | Path, retrievers, *, threads: int | None = None, **options: Any):
     from legalrag.retrieval.index import add_components as _add
 
+    register_backends()
     return _add(path, retrievers, make_encoder=_encoder_factory(threads), **options)
 
 

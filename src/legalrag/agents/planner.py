@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 import re
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -35,6 +35,7 @@ from legalrag.lang import detect_language
 from legalrag.llm.base import LLM
 from legalrag.llm.structured import CallRecord, ReplyError, structured_call
 from legalrag.prompts import render_prompt
+from legalrag.serialize import step_to_dict
 from legalrag.rerank.base import Reranker
 from legalrag.retrieval.base import DocumentFilter, Retriever
 from legalrag.types import Hit, Response, Step, Usage
@@ -138,18 +139,6 @@ class AgentSearchResult(Response):
     def hits(self) -> tuple[Hit, ...]:
         return self.sources
 
-    @property
-    def llm_calls(self) -> int:
-        return self.usage.calls
-
-    @property
-    def tokens(self) -> int:
-        return self.usage.total_tokens
-
-    @property
-    def seconds(self) -> float:
-        return float(self.timings.get("seconds", 0.0))
-
     def summary(self) -> dict[str, Any]:
         return {"query": self.query, "rounds": self.rounds, "pool_size": len(self.pool),
                 "retrieval_calls": self.retrieval_calls, "llm_calls": self.llm_calls, "tokens": self.tokens,
@@ -159,10 +148,6 @@ class AgentSearchResult(Response):
 
     def write_trajectory(self, path: str | Path) -> None:
         write_trajectory(path, self.steps, self.summary())
-
-
-def step_to_dict(step: Step) -> dict[str, Any]:
-    return asdict(step)
 
 
 def write_trajectory(path: str | Path, steps: Sequence[Step], summary: dict[str, Any] | None = None) -> None:
@@ -302,8 +287,8 @@ class PlannerLoop:
                 action = fallback
             state.steps.append(Step(agent="planner", action=action or EXIT,
                                     input={"round": rounds + 1, "pool_size": len(state.pool)},
-                                    output={"reason": reason, **rec.as_dict()}, seconds=rec.seconds,
-                                    tokens=rec.tokens, error=error))
+                                    output={"reason": reason, **rec.as_dict()}, seconds=rec.usage.seconds,
+                                    tokens=rec.usage.total_tokens, error=error))
             if action is None or action == EXIT:
                 stop_reason = "planner_exit" if action == EXIT else "agents_exhausted"
                 break

@@ -62,7 +62,7 @@ class Rewrite:
 
     @property
     def tokens(self) -> int:
-        return self.record.tokens + sum(r.tokens for r in self.extra_records)
+        return sum(r.usage.total_tokens for r in (self.record, *self.extra_records))
 
     @property
     def calls(self) -> int:
@@ -70,7 +70,7 @@ class Rewrite:
 
     @property
     def seconds(self) -> float:
-        return self.record.seconds + sum(r.seconds for r in self.extra_records)
+        return sum(r.usage.seconds for r in (self.record, *self.extra_records))
 
 
 def parse_queries(value: Any, rec: CallRecord, *, limit: int, original: str = "") -> tuple[str, ...]:

@@ -73,6 +73,6 @@ def analyse_facts(llm: LLM, facts: str, law_titles: Sequence[str], *, language: 
     result = Analysis(result.issues, result.codes, result.keywords, calls=rec.attempts, raw=tuple(rec.raw))
     step = Step(agent="cite", action="analyse", input=facts[:200],
                 output={"issues": list(result.issues), "codes": list(result.codes), "keywords": list(result.keywords)},
-                seconds=time.perf_counter() - start, tokens=rec.tokens,
+                seconds=time.perf_counter() - start, tokens=rec.usage.total_tokens,
                 error=None if value is not None else "; ".join(rec.errors) or "no usable reply")
     return result, step

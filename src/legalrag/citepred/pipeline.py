@@ -93,14 +93,6 @@ class CiteResult(Response):
     def provisions(self) -> list[str]:
         return [p.provision for p in self.predictions]
 
-    @property
-    def llm_calls(self) -> int:
-        return self.usage.calls
-
-    @property
-    def seconds(self) -> float:
-        return float(self.timings.get("seconds", 0.0))
-
 
 class CitationPredictor:
     """Facts in, the predicted set of provisions out. Collaborators are passed in; nothing loads here."""
@@ -158,10 +150,11 @@ class CitationPredictor:
         pools["retrieval"] = {p: 1.0 for p in core}
 
         if self.reranker is not None and cfg.rerank_top > 0 and hits:
-            t0, before = time.perf_counter(), getattr(getattr(self.reranker, "stats", None), "calls", 0)
+            stats = getattr(self.reranker, "stats", None)
+            t0, before = time.perf_counter(), stats.usage.calls if stats is not None else 0
             pool_hits = [h for h in hits if h.id not in skip][:cfg.rerank_top]
             top = self.reranker.rerank(queries[0], pool_hits)
-            used = getattr(getattr(self.reranker, "stats", None), "calls", 0) - before
+            used = (stats.usage.calls if stats is not None else 0) - before
             calls += used
             core = [h.id for h in top[:cfg.core_k]]
             for h in top[:cfg.core_k]:

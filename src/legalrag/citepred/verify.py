@@ -83,7 +83,7 @@ def verify_one(llm: LLM, facts: str, proposal: Proposal, lookup: Callable[[str],
                           reason, calls=rec.attempts)
     step = Step(agent="cite-verify", action=verdict.decision, input=proposal.provision,
                 output={"corrected": verdict.corrected, "reason": verdict.reason, "resolved": verdict.resolved},
-                seconds=time.perf_counter() - start, tokens=rec.tokens,
+                seconds=time.perf_counter() - start, tokens=rec.usage.total_tokens,
                 error=None if verdict.parsed else "; ".join(rec.errors) or "no usable reply")
     return verdict, step
 

@@ -34,7 +34,7 @@ class TracingMASRetriever:
         return self.results[-1] if self.results else None
 
     def retrieve(self, query: str, k: int = 10, filter=None):
-        from legalrag.agents.planner import step_to_dict
+        from legalrag.serialize import step_to_dict
         from legalrag.io import write_jsonl
 
         res = self.loop.run(query, filter=filter)

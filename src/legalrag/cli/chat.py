@@ -15,7 +15,7 @@ import typer
 
 from legalrag.cli.apps import app
 from legalrag.cli.common import root
-from legalrag.conversation import Processor
+from legalrag.conversation import ProcessorName
 
 
 @app.command("chat")
@@ -24,7 +24,7 @@ def chat(
     index: Path = typer.Option(..., "--index", help="Index directory."),
     k: int = typer.Option(5, "--k", min=1, help="Articles retrieved per turn."),
     retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the first built)."),
-    processor: Processor = typer.Option(Processor.REWRITE, "--processor",
+    processor: ProcessorName = typer.Option(ProcessorName.REWRITE, "--processor",
                                         help="How the dialogue becomes a query: rewrite, last, all_questions, "
                                              "full_context."),
     model: Optional[str] = typer.Option(None, "--model", help="Embedded model (default 1.5B) or a GGUF path."),

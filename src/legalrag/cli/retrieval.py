@@ -7,6 +7,7 @@ from typing import List, Optional
 
 import typer
 
+from legalrag.cli._scale import Backend, distributed_searcher, milvus_components, prefill_encodings
 from legalrag.cli.apps import app, eval_app, index_app
 from legalrag.cli.common import print_json, root
 from legalrag.lang import Language
@@ -31,6 +32,12 @@ def index_build(
     b: float = typer.Option(0.75, "--b", help="BM25 b."),
     mu: float = typer.Option(200.0, "--mu", help="QLD Dirichlet prior mu."),
     progress: bool = typer.Option(True, "--progress/--no-progress"),
+    backend: Backend = typer.Option(Backend.LOCAL, "--backend", help="local (FAISS, bm25s) or milvus (a Milvus engine)."),
+    uri: Optional[str] = typer.Option(None, "--uri", help="Milvus URI: http://HOST:19530 or a Milvus Lite FILE.db "
+                                      "(default: a Milvus Lite database inside the index directory)."),
+    collection: str = typer.Option("legalrag", "--collection", help="Milvus alias the index serves from."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Encode on N local Ray workers first."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Encode on this Ray cluster first."),
     threads: Optional[int] = typer.Option(None, "--threads", min=1,
                                           help="CPU threads for dense encoders (default: all cores)."),
 ) -> None:
@@ -41,10 +48,16 @@ def index_build(
     from legalrag.llm.embedded import default_threads
     from legalrag.wiring import build_index, expand_components
 
+    if uri and backend is not Backend.MILVUS:
+        raise InputError("--uri is only used with --backend milvus; add --backend milvus")
     docs, info = read_corpus(corpus, FieldMap.parse(fields) if fields else None, previous=out, progress=progress)
     params = {"bm25": {"k1": k1, "b": b}, "qld": {"mu": mu}}
-    index = build_index(out, docs, retrievers=expand_components(retriever, encoder, index_type=index_type.value,
-                                                                  method=fusion.value),
+    components = expand_components(retriever, encoder, index_type=index_type.value, method=fusion.value)
+    if backend is Backend.MILVUS:
+        components = milvus_components(components, uri, collection)
+    if workers or ray_address:
+        prefill_encodings(docs, components, workers=workers, address=ray_address, progress=progress)
+    index = build_index(out, docs, retrievers=components,
                         lang=lang.value, params=params, progress=progress, threads=threads or default_threads(),
                         source=str(corpus), corpus_info={k: v for k, v in info.items() if k != "update"})
     if "update" in info:
@@ -99,14 +112,6 @@ def _hits_table(hits, title: str):
     return table
 
 
-def hits_json(hits) -> list[dict]:
-    from legalrag.citations import citation_label
-
-    return [{"rank": h.rank, "score": h.score, "id": h.id, "title": h.document.title,
-             "citation": citation_label(h.document), "text": h.document.text, "retriever": h.retriever,
-             "metadata": dict(h.document.metadata)} for h in hits]
-
-
 @app.command("search")
 def search(
     ctx: typer.Context,
@@ -125,6 +130,7 @@ def search(
     """Search an index and print the top articles with their citations."""
     from legalrag.cli.agents import agent_pipeline, wants_agents
     from legalrag.retrieval.pipeline import law_filter
+    from legalrag.serialize import hit_to_dict
     from legalrag.wiring import build_pipeline
 
     idx = root(ctx).open_index(index)
@@ -134,7 +140,7 @@ def search(
     flt = law_filter(idx, filter_law) if filter_law else None
     hits = pipe.search(question, k=k, filter=flt)
     if as_json:
-        print_json({"query": question, "retriever": pipe.name, "hits": hits_json(hits)})
+        print_json({"query": question, "retriever": pipe.name, "hits": [hit_to_dict(h) for h in hits]})
         return
     from rich.console import Console
 
@@ -167,6 +173,8 @@ def eval_retrieval(
     trace: Optional[Path] = typer.Option(None, "--trace", help="With --agents: write the trajectory as JSONL."),
     endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL for LLM stages."),
     endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Search on N local Ray workers."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Search on this Ray cluster."),
 ) -> None:
     """Evaluate retrieval on a query file (macro-averaged Recall/Precision/F1/MRR/nDCG/Hit at K)."""
     from legalrag.evaluation.datasets import QueryFields, load_queries
@@ -179,6 +187,12 @@ def eval_retrieval(
     pipe = (agent_pipeline(idx, retriever, rerank, agents=agents, endpoint=endpoint, endpoint_model=endpoint_model,
                            trace=trace, root=root(ctx)) if wants_agents(agents, rerank, endpoint) or trace
             else build_pipeline(idx, retriever, rerank))
+    if workers or ray_address:
+        if agents or trace or endpoint:
+            from legalrag.errors import InputError
+
+            raise InputError("--workers/--ray-address run plain pipelines; drop --agents/--endpoint/--trace")
+        pipe = distributed_searcher(index, retriever, rerank, pipe.name, workers=workers, address=ray_address)
     result = evaluate_retrieval(pipe, qs, k=k, progress=progress)
     summary = metrics_json(result.metrics, k)
     if run_out is not None:

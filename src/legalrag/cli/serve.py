@@ -1,9 +1,10 @@
-"""`legalrag serve --index DIR`: the search/ask HTTP service and its web page (loopback by default)."""
+"""`legalrag serve --index DIR`: the web application and its JSON API (loopback by default)."""
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -11,29 +12,68 @@ from legalrag.cli.apps import app
 from legalrag.cli.common import root
 
 
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 @app.command("serve")
 def serve_cmd(
     ctx: typer.Context,
     index: Optional[Path] = typer.Option(None, "--index", help="Index directory (default: the bundled demo sample)."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; keep loopback unless behind a proxy."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; keep loopback unless behind a proxy "
+                             "(another address without --api-key-file prints a warning)."),
     port: int = typer.Option(8080, "--port", min=1, max=65535),
-    model: Optional[str] = typer.Option(None, "--model", help="Embedded model for /ask (qwen2.5-1.5b, "
+    model: Optional[str] = typer.Option(None, "--model", help="Embedded model for answers (qwen2.5-1.5b, "
                                         "qwen2.5-0.5b or a .gguf path)."),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint for /ask instead."),
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint for answers instead."),
     endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model"),
-    no_llm: bool = typer.Option(False, "--no-llm", help="Serve search and citation checks only (/ask answers 503)."),
-    max_k: int = typer.Option(50, "--max-k", min=1, help="Largest k a request may ask for."),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="Threads of the embedded model."),
+    no_llm: bool = typer.Option(False, "--no-llm", help="Serve search and citation checks only (answers: 503)."),
+    llm_cache: bool = typer.Option(True, "--llm-cache/--no-llm-cache", help="Answer repeated prompts from the "
+                                   "LLM call cache."),
+    cite_model: Optional[Path] = typer.Option(None, "--cite-model", help="Citation model directory for /cite "
+                                              "(default INDEX/citepred when it exists)."),
+    api_key_file: Optional[Path] = typer.Option(None, "--api-key-file", help="File of accepted API keys, one per "
+                                                "line; without it no key is needed."),
+    rate_limit: int = typer.Option(120, "--rate-limit", min=0, help="Requests per minute per key (0: no limit)."),
+    cors_origin: List[str] = typer.Option([], "--cors-origin", help="Allow browser calls from this origin "
+                                          "(repeatable); CORS is off without it."),
+    max_k: int = typer.Option(50, "--max-k", min=1, max=1000, help="Largest k a request may ask for."),
+    max_waiting: int = typer.Option(16, "--max-waiting", min=0, help="Generations that may queue for the model."),
 ) -> None:
-    """Serve /search, /citations/check and /ask over HTTP, with a small web page at /."""
+    """Serve the web application (consultation, search, drafting, citation prediction) and its JSON API."""
+    import logging
+
     import uvicorn
 
     from legalrag.server import Settings, create_app
+    from legalrag.server.security import load_api_keys
 
+    keys = tuple(load_api_keys(api_key_file)) if api_key_file else ()
+    if not is_loopback(host) and not keys:
+        typer.secho(f"warning: serving on {host} without an API key: anyone who can reach this address can use "
+                    "the server (and its model). Pass --api-key-file FILE.", fg="yellow", err=True)
     if index is None:
         from legalrag.demo import demo_index
 
         idx = demo_index(progress=True)
     else:
         idx = root(ctx).open_index(index)
-    llm = None if no_llm else root(ctx).make_llm(model, endpoint, endpoint_model)
-    uvicorn.run(create_app(idx, llm, Settings(max_k=max_k)), host=host, port=port, log_level="info")
+    llm = None if no_llm else root(ctx).make_llm(model, endpoint, endpoint_model, llm_cache, threads=threads)
+    predictor = None
+    model_dir = cite_model or (idx.path / "citepred" if (idx.path / "citepred").is_dir() else None)
+    if model_dir is not None:
+        from legalrag.citepred.service import build_predictor
+
+        predictor = build_predictor(idx, model_dir=model_dir)
+    settings = Settings(max_k=max_k, api_keys=keys, rate_limit=rate_limit, cors_origins=tuple(cors_origin),
+                        max_waiting=max_waiting)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    typer.echo(f"legalrag: http://{host}:{port}/  (API schema /openapi.json, routes /docs)", err=True)
+    uvicorn.run(create_app(idx, llm, settings, predictor=predictor), host=host, port=port, log_level="info",
+                access_log=False)

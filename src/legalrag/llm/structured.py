@@ -94,14 +94,6 @@ class CallRecord:
     errors: list[str] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
 
-    @property
-    def tokens(self) -> int:
-        return self.usage.total_tokens
-
-    @property
-    def seconds(self) -> float:
-        return self.usage.seconds
-
     def as_dict(self) -> dict[str, Any]:
         return {"attempts": self.attempts, "raw": self.raw, "errors": self.errors, "repairs": self.repairs}
 

@@ -34,18 +34,6 @@ class RerankStats:
     repaired: int = 0
     errors: list[str] = field(default_factory=list)
 
-    @property
-    def calls(self) -> int:
-        return self.usage.calls
-
-    @property
-    def tokens(self) -> int:
-        return self.usage.total_tokens
-
-    @property
-    def seconds(self) -> float:
-        return self.usage.seconds
-
     def add(self, result: ChatResult) -> None:
         self.usage = self.usage + Usage.of(result)
 

@@ -21,7 +21,7 @@ from importlib import resources
 from typing import Any, Iterable, Mapping, Sequence
 
 from legalrag.errors import InputError
-from legalrag.lang import DEFAULT_THRESHOLD, _CJK, cjk_share, detect_language  # noqa: F401 (re-exported)
+from legalrag.lang import DEFAULT_THRESHOLD, cjk_share, detect_language  # noqa: F401 (cjk_share re-exported)
 
 LANGS = ("zh", "en")
 _LETTER = re.compile(r"[^\W\d_]")

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from legalrag.errors import InputError
-from legalrag.search.base import SearchResult, SearchSource, SourceNotConfigured, SourceType
+from legalrag.search.base import SearchResult, SourceNotConfigured, SourceType
 from legalrag.types import Document
 
 

@@ -11,7 +11,6 @@ not be established.
 from __future__ import annotations
 
 import enum
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from legalrag.io import write_jsonl
 from legalrag.llm.base import LLM
 from legalrag.llm.usage import MeteredLLM
 from legalrag.search.base import SearchResult, SearchSource
+from legalrag.serialize import citation_to_dict, step_to_dict
 from legalrag.types import Answer, Hit, Response, Step, Usage
 
 class QAMode(str, enum.Enum):
@@ -66,14 +66,6 @@ class QAResult(Response):
         return self.text
 
     @property
-    def llm_calls(self) -> int:
-        return self.usage.calls
-
-    @property
-    def seconds(self) -> float:
-        return float(self.timings.get("seconds", 0.0))
-
-    @property
     def citation_precision(self) -> float | None:
         """Share of the answer's citations that resolve to a retrieved source (None without citations)."""
         return sum(c.resolved for c in self.citations) / len(self.citations) if self.citations else None
@@ -85,19 +77,15 @@ class QAResult(Response):
     def to_dict(self) -> dict[str, Any]:
         return {"question": self.question, "mode": self.mode, "answer": self.answer, "choice": self.choice,
                 "sources": [{"n": i, **r.to_dict()} for i, r in enumerate(self.evidence, 1)],
-                "citations": [c.__dict__ for c in self.citations], "unsupported": list(self.unsupported),
+                "citations": [citation_to_dict(c) for c in self.citations], "unsupported": list(self.unsupported),
                 "not_established": list(self.not_established), "problems": list(self.problems),
                 "citation_precision": self.citation_precision, "llm_calls": self.llm_calls,
-                "seconds": round(self.seconds, 3), "steps": [step_dict(s) for s in self.steps]}
-
-
-def step_dict(step: Step) -> dict[str, Any]:
-    return json.loads(json.dumps(step.__dict__, ensure_ascii=False, default=lambda o: getattr(o, "__dict__", str(o))))
+                "seconds": round(self.seconds, 3), "steps": [step_to_dict(s) for s in self.steps]}
 
 
 def save_trace(path: str | Path, result: QAResult) -> None:
     """The trajectory as JSONL, one step per line."""
-    write_jsonl(path, [step_dict(s) for s in result.steps])
+    write_jsonl(path, [step_to_dict(s) for s in result.steps])
 
 
 class _Run:

@@ -1,0 +1,304 @@
+"""Scale benchmarks (issue 21): local FAISS / bm25s against the Milvus backend, and Ray encoding throughput.
+Not part of `make test`.
+
+Parts:
+
+  prepare  a corpus of N STARD articles holding the gold articles of the first Q training queries whose gold
+           articles are all in it (then filled in corpus order), its passage and query vectors (.npy)
+           python bench/bench_scale.py prepare --n 10000 --queries 200 --encoder use-multilingual
+  compare  for each backend, in its own process (so peak memory is its own): build time, peak RSS, disk,
+           single-query latency p50/p99 (query vectors precomputed: the index, not the encoder, is timed),
+           Recall@10 of the engine against FAISS flat (exact) on the same queries, and gold Recall@10
+           python bench/bench_scale.py compare --n 10000
+  encode   passages per second with 1 and 2 local Ray workers (vector cache off), and the projection
+           python bench/bench_scale.py encode --n 2000 --encoder use-multilingual --workers 1 --workers 2
+
+Backends: faiss-flat, faiss-hnsw (local dense), milvus-flat, milvus-hnsw (Milvus Lite; the collection also
+holds the BM25 field, so its build time includes the jieba analysis), bm25s (local BM25), milvus-bm25 (the
+engine's BM25 with the jieba analyzer, on the milvus-flat collection).
+
+The 100k and 1M runs use the same commands with --n 100000 / --n 1000000 and a corpus larger than STARD
+(see docs/benchmarks-scale.md); they were not run here. Environment: LEGALRAG_HOME (vector cache),
+LEGALRAG_BENCH_DIR (default indexes/bench-scale).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(var, "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+DATA = Path(os.environ.get("LEGALRAG_SHARED_DATA", ROOT.parent / "shared" / "data"))
+WORK = Path(os.environ.get("LEGALRAG_BENCH_DIR", "indexes/bench-scale"))
+BACKENDS = ("faiss-flat", "faiss-hnsw", "milvus-flat", "milvus-hnsw", "bm25s", "milvus-bm25")
+K = 10
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def dir_mib(path: Path) -> float:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
+
+
+def work_dir(n: int) -> Path:
+    return WORK / f"n{n}"
+
+
+# -- prepare ------------------------------------------------------------------------------------------------
+
+def read_documents(path: Path):
+    """A statute corpus (STARD's shape) or Document JSONL (``Document.to_dict`` per line)."""
+    from legalrag.corpora.statutes import load_statutes
+    from legalrag.errors import InputError
+    from legalrag.types import Document
+
+    try:
+        return load_statutes(path)
+    except InputError:
+        return [Document.from_dict(json.loads(line)) for line in path.open(encoding="utf-8") if line.strip()]
+
+
+def prepare(n: int, n_queries: int, encoder: str, corpus: Path | None = None) -> None:
+    import numpy as np
+
+    from legalrag.evaluation.datasets import load_queries
+    from legalrag.retrieval.dense import passage_text
+    from legalrag.wiring import make_encoder
+
+    docs = read_documents(corpus or DATA / "stard" / "corpus.jsonl")
+    by_id = {d.id: d for d in docs}
+    queries = load_queries(DATA / "stard" / "train.jsonl")
+    chosen, keep = [], {}
+    for q in queries:  # take queries in file order while their gold articles fit in the budget
+        need = [g for g in q.gold_ids if g not in keep]
+        if len(chosen) >= n_queries or len(keep) + len(need) > n // 2:
+            continue
+        if all(g in by_id for g in q.gold_ids):
+            chosen.append(q)
+            keep.update({g: by_id[g] for g in need})
+    for d in docs:
+        if len(keep) >= n:
+            break
+        keep.setdefault(d.id, d)
+    if len(keep) < n:
+        sys.exit(f"the corpus has {len(docs)} documents; --n {n} needs a larger one: --corpus FILE "
+                 "(see docs/benchmarks-scale.md)")
+    order = [d for d in docs if d.id in keep]  # corpus order
+    out = work_dir(n)
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "corpus.jsonl").open("w", encoding="utf-8") as fh:
+        for d in order:
+            fh.write(json.dumps(d.to_dict(), ensure_ascii=False) + "\n")
+    with (out / "queries.jsonl").open("w", encoding="utf-8") as fh:
+        for q in chosen:
+            fh.write(json.dumps({"query_id": q.id, "query": q.text, "gold_ids": list(q.gold_ids)},
+                                ensure_ascii=False) + "\n")
+    enc = make_encoder(encoder)
+    t = time.perf_counter()
+    pv = enc.encode_documents([passage_text(d, 256) for d in order])
+    enc_s = time.perf_counter() - t
+    qv = enc.encode_queries([q.text for q in chosen])
+    np.save(out / "passages.npy", pv, allow_pickle=False)
+    np.save(out / "queries.npy", qv, allow_pickle=False)
+    info = {"n": len(order), "queries": len(chosen), "encoder": enc.model_id, "dimension": int(enc.dimension),
+            "max_chars": 256, "encode_seconds_with_cache": round(enc_s, 2)}
+    (out / "prepared.json").write_text(json.dumps(info, indent=2), encoding="utf-8")
+    print(json.dumps(info))
+
+
+# -- one backend, in its own process --------------------------------------------------------------------------
+
+class Precomputed:
+    """The prepared vectors as an Encoder (by text), so that builds and queries time the index, not a model."""
+
+    def __init__(self, texts, vectors, qtexts, qvectors, model_id):
+        self.model_id, self.dimension = model_id, int(vectors.shape[1])
+        self._p = dict(zip(texts, vectors))
+        self._q = dict(zip(qtexts, qvectors))
+
+    def encode_documents(self, texts):
+        import numpy as np
+
+        return np.stack([self._p[t] for t in texts])
+
+    def encode_queries(self, texts):
+        import numpy as np
+
+        return np.stack([self._q[t] for t in texts])
+
+
+def one(n: int, backend: str) -> None:
+    import numpy as np
+
+    from legalrag.evaluation.datasets import load_queries
+    from legalrag.retrieval.dense import passage_text
+    from legalrag.retrieval.index import ComponentSpec
+    from legalrag.types import Document
+
+    src = work_dir(n)
+    info = json.loads((src / "prepared.json").read_text(encoding="utf-8"))
+    docs = [Document.from_dict(json.loads(line)) for line in (src / "corpus.jsonl").open(encoding="utf-8")]
+    queries = load_queries(src / "queries.jsonl")
+    enc = Precomputed([passage_text(d, 256) for d in docs], np.load(src / "passages.npy"),
+                      [q.text for q in queries], np.load(src / "queries.npy"), info["encoder"])
+    base_rss = peak_rss_mib()
+    spec = {"faiss-flat": [ComponentSpec("dense", {"encoder": "pre", "max_chars": 256}, name="dense")],
+            "faiss-hnsw": [ComponentSpec("dense", {"encoder": "pre", "max_chars": 256, "index_type": "hnsw"},
+                                         name="dense")],
+            "milvus-flat": [ComponentSpec("milvus", {"encoder": "pre", "max_chars": 256}, name="dense")],
+            "milvus-hnsw": [ComponentSpec("milvus", {"encoder": "pre", "max_chars": 256, "engine_index": "HNSW"},
+                                          name="dense")],
+            "bm25s": ["bm25"],
+            "milvus-bm25": [ComponentSpec("milvus", {}, name="milvus"), ComponentSpec("milvus-bm25", name="bm25")],
+            }[backend]
+    out = src / f"idx-{backend}"
+    shutil.rmtree(out, ignore_errors=True)
+    from legalrag.retrieval import index as index_mod
+
+    factory = lambda s, **_: enc  # noqa: E731
+    t = time.perf_counter()
+    from legalrag.wiring import register_backends
+
+    register_backends()
+    idx = index_mod.build_index(out, docs, spec, lang="zh", make_encoder=factory)
+    build_s = time.perf_counter() - t
+    comp = "bm25" if "bm25" in backend else "dense"
+    r = idx.retriever(comp)
+    r.retrieve(queries[0].text, k=K)  # warm up (load, first call)
+    lat = []
+    runs = {}
+    for q in queries:
+        t = time.perf_counter()
+        hits = r.retrieve(q.text, k=K)
+        lat.append(time.perf_counter() - t)
+        runs[q.id] = [h.id for h in hits]
+    t = time.perf_counter()
+    from legalrag.retrieval.base import retrieve_many
+
+    retrieve_many(r, [q.text for q in queries], k=K)
+    batch_s = time.perf_counter() - t
+    disk = dir_mib(out / "milvus.db") if backend.startswith("milvus") else dir_mib(out / comp)
+    lat_ms = sorted(x * 1000 for x in lat)
+    gold = {q.id: set(q.gold_ids) for q in queries}
+    result = {"backend": backend, "n": len(docs), "queries": len(queries), "build_s": round(build_s, 2),
+              "peak_rss_mib": round(peak_rss_mib(), 1), "rss_before_build_mib": round(base_rss, 1),
+              "disk_mib": round(disk, 1),
+              "p50_ms": round(lat_ms[len(lat_ms) // 2], 2), "p99_ms": round(lat_ms[min(len(lat_ms) - 1,
+                                                                                      int(len(lat_ms) * 0.99))], 2),
+              "batch_qps": round(len(queries) / batch_s, 1),
+              "gold_recall@10": round(sum(len(set(runs[i]) & gold[i]) / len(gold[i]) for i in runs) / len(runs), 4)}
+    (src / f"run-{backend}.json").write_text(json.dumps(runs), encoding="utf-8")
+    if backend.startswith("milvus"):
+        from legalrag.retrieval import milvus
+
+        r.store.client.close()
+        milvus.release(str(out / "milvus.db"))
+    print(json.dumps(result))
+
+
+def overlap(a: dict, b: dict) -> float:
+    return sum(len(set(a[q]) & set(b[q])) / max(1, len(b[q])) for q in b) / len(b)
+
+
+def compare(n: int, backends) -> None:
+    src = work_dir(n)
+    rows = []
+    for b in backends:
+        p = subprocess.run([sys.executable, __file__, "one", "--n", str(n), "--backend", b], capture_output=True,
+                           text=True)
+        if p.returncode != 0:
+            print(p.stderr[-3000:], file=sys.stderr)
+            sys.exit(f"{b} failed")
+        rows.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    runs = {r["backend"]: json.loads((src / f"run-{r['backend']}.json").read_text()) for r in rows}
+    for r in rows:
+        ref = "faiss-flat" if "bm25" not in r["backend"] else "bm25s"
+        if ref in runs:
+            r[f"overlap@10 vs {ref}"] = round(overlap(runs[r["backend"]], runs[ref]), 4)
+    (src / "compare.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    print("| " + " | ".join(keys) + " |")
+    print("|" + "---|" * len(keys))
+    for r in rows:
+        print("| " + " | ".join(str(r.get(k, "")) for k in keys) + " |")
+
+
+# -- Ray encoding throughput --------------------------------------------------------------------------------
+
+def encode(n: int, encoder: str, workers_list) -> None:
+    import functools
+
+    from legalrag.corpora.statutes import load_statutes
+    from legalrag.distributed import encode_parallel
+    from legalrag.distributed.cluster import shutdown
+    from legalrag.retrieval.dense import passage_text
+    from legalrag.wiring import make_encoder
+
+    docs = load_statutes(DATA / "stard" / "corpus.jsonl")[:n]
+    texts = [passage_text(d, 256) for d in docs]
+    factory = functools.partial(make_encoder, encoder, cache=False, progress=False, threads=1)
+    t = time.perf_counter()
+    single = factory().encode_documents(texts)
+    rows = [{"workers": "in-process", "seconds": round(time.perf_counter() - t, 2)}]
+    for w in workers_list:
+        t = time.perf_counter()
+        from legalrag.distributed.cluster import ensure_ray
+
+        ensure_ray(workers=w)
+        start_s = time.perf_counter() - t
+        factory().encode_documents(texts[:8])  # not timed: model files warm in the page cache
+        vecs, report = encode_parallel(texts, factory, batch_size=128)
+        import numpy as np
+
+        rows.append({"workers": w, "ray_start_s": round(start_s, 2), "seconds": round(report.seconds, 2),
+                     "max_abs_diff_vs_in_process": float(np.abs(vecs - single).max()), "retries": report.retries})
+        shutdown()
+    for r in rows:
+        r["passages_per_s"] = round(n / r["seconds"], 1)
+    print(json.dumps({"n": n, "encoder": encoder, "rows": rows}, indent=2))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="part", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("--n", type=int, default=10_000)
+    p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--encoder", default="use-multilingual")
+    p.add_argument("--corpus", type=Path, help="a corpus larger than STARD (statute or Document JSONL)")
+    o = sub.add_parser("one")
+    o.add_argument("--n", type=int, default=10_000)
+    o.add_argument("--backend", choices=BACKENDS, required=True)
+    c = sub.add_parser("compare")
+    c.add_argument("--n", type=int, default=10_000)
+    c.add_argument("--backend", action="append", choices=BACKENDS)
+    e = sub.add_parser("encode")
+    e.add_argument("--n", type=int, default=2000)
+    e.add_argument("--encoder", default="use-multilingual")
+    e.add_argument("--workers", type=int, action="append")
+    a = ap.parse_args()
+    if a.part == "prepare":
+        prepare(a.n, a.queries, a.encoder, a.corpus)
+    elif a.part == "one":
+        one(a.n, a.backend)
+    elif a.part == "compare":
+        compare(a.n, a.backend or BACKENDS)
+    else:
+        encode(a.n, a.encoder, a.workers or [1, 2])
+
+
+if __name__ == "__main__":
+    main()

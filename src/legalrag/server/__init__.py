@@ -1,0 +1,137 @@
+"""The legalrag HTTP service and its web application: a thin FastAPI app over the library.
+
+``create_app(index, llm=None, settings=None, *, predictor=None, drafter=None)`` returns the app. Collaborators
+are passed in (an opened ``Index``, an ``LLM``, a ``CitationPredictor``, a ``JudgmentDrafter``; without a
+drafter one is made from the LLM and the index's documents); ``legalrag serve`` builds them with
+``legalrag.wiring``. Routes (the schema is at ``/openapi.json``, listed for people at ``/docs``):
+
+- ``GET  /health``, ``/index``, ``/capabilities``, ``/laws``, ``/documents/{id}``
+- ``POST /search`` {query, k, retriever?, laws?}; ``POST /agents/search`` (+ planner trajectory)
+- ``POST /citations/check`` {text}
+- ``POST /ask``, ``/consult``, ``/draft`` and their ``/stream`` forms (server-sent events); ``POST /cite``
+- pages: ``/`` (consultation), ``/search.html``, ``/draft.html``, ``/cite.html``; assets under ``/static/``
+
+Without a model, generating routes answer 503 with a message while search keeps working. Every error is JSON
+``{"error": {"type", "message"}}``; no stack trace leaves the server (``security.py`` has keys, rate limits,
+body limits and headers; ``streaming.py`` the model queue and disconnect handling).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from legalrag._optional import require
+from legalrag.server.context import AppContext, Settings
+from legalrag.server.render import hit_to_dict
+from legalrag.server.streaming import LLMGate, error_payload
+
+STATIC = Path(__file__).resolve().parent.parent / "static"
+PAGES = {"/": "index.html", "/search.html": "search.html", "/draft.html": "draft.html", "/cite.html": "cite.html",
+         "/docs": "docs.html"}
+LOG = logging.getLogger("legalrag.server")
+
+__all__ = ["Settings", "create_app", "hit_to_dict"]
+
+
+def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *, predictor: Any = None,
+               drafter: Any = None) -> Any:
+    fastapi = require("fastapi", "server")
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import FileResponse, JSONResponse
+    from fastapi.staticfiles import StaticFiles
+    from starlette.exceptions import HTTPException
+
+    from legalrag.errors import LegalRagError
+    from legalrag.server import routes_llm, routes_search
+    from legalrag.server.security import Guard, KeyRing, RateLimiter
+
+    settings = settings or Settings()
+    ctx = AppContext(index=index, llm=llm, settings=settings, predictor=predictor, drafter=drafter,
+                     gate=LLMGate(settings.llm_slots, settings.max_waiting))
+    app = fastapi.FastAPI(title="legalrag", version=_version(), docs_url=None, redoc_url=None,
+                          openapi_url="/openapi.json",
+                          description="Statute search, cited answers, consultations, judgment drafts and citation "
+                                      "prediction. Errors are JSON {error: {type, message}}.")
+    app.state.context = ctx
+
+    def error(status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> Any:
+        return JSONResponse({"error": {"type": kind, "message": message}}, status_code=status, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid(request: Any, exc: Any) -> Any:
+        errors = exc.errors()
+        if any(e.get("type") == "json_invalid" for e in errors):
+            return error(400, "MalformedJSON", "the request body is not valid JSON")
+        problems = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'body'}: {e.get('msg')}"
+                             for e in errors[:5])
+        return error(422, "InvalidRequest", f"invalid request: {problems}")
+
+    @app.exception_handler(HTTPException)
+    def _http(request: Any, exc: Any) -> Any:
+        kinds = {404: "NotFound", 405: "MethodNotAllowed", 413: "TooLarge"}
+        message = exc.detail if isinstance(exc.detail, str) else "bad request"
+        if exc.status_code == 404:
+            message = f"no route {request.url.path}; the routes are listed at /docs"
+        elif exc.status_code == 400 and "parsing the body" in message:
+            message = "the request body could not be read (too large, or cut off)"
+        return error(exc.status_code, kinds.get(exc.status_code, "HTTPError"), message,
+                     getattr(exc, "headers", None))
+
+    @app.exception_handler(LegalRagError)
+    def _legal(request: Any, exc: LegalRagError) -> Any:
+        status, body = error_payload(exc)
+        headers = {"Retry-After": "5"} if status == 503 and body["error"]["type"] == "Busy" else None
+        return JSONResponse(body, status_code=status, headers=headers)
+
+    @app.exception_handler(Exception)
+    def _internal(request: Any, exc: Exception) -> Any:
+        status, body = error_payload(exc)
+        return JSONResponse(body, status_code=status)
+
+    app.include_router(routes_search.router(ctx))
+    app.include_router(routes_llm.router(ctx))
+
+    for path, name in PAGES.items():
+        def page(name: str = name) -> Any:
+            return FileResponse(STATIC / name, media_type="text/html")
+
+        app.add_api_route(path, page, methods=["GET"], include_in_schema=False)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    _document_security(app, bool(settings.api_keys))
+
+    if settings.cors_origins:
+        from fastapi.middleware.cors import CORSMiddleware
+
+        app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST"],
+                           allow_headers=["Authorization", "X-API-Key", "Content-Type"])
+    app.add_middleware(Guard, keys=KeyRing(settings.api_keys),
+                       limiter=RateLimiter(settings.rate_limit, settings.rate_burst),
+                       max_body_bytes=settings.max_body_bytes, page_paths=tuple(PAGES))
+    return app
+
+
+def _document_security(app: Any, keys: bool) -> None:
+    """Name the API-key schemes in the OpenAPI schema when the server needs a key."""
+    if not keys:
+        return
+    from fastapi.openapi.utils import get_openapi
+
+    def schema() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            s = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+            s.setdefault("components", {})["securitySchemes"] = {
+                "bearer": {"type": "http", "scheme": "bearer"},
+                "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"}}
+            s["security"] = [{"bearer": []}, {"apiKey": []}]
+            app.openapi_schema = s
+        return app.openapi_schema
+
+    app.openapi = schema
+
+
+def _version() -> str:
+    from legalrag import __version__
+
+    return __version__

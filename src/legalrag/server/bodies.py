@@ -1,0 +1,83 @@
+"""Request bodies of the HTTP API: closed pydantic models (unknown fields are a 422), with the size limits that
+keep one request from tying up the server (question and facts length, history turns, k, max_tokens).
+
+The limits are part of the OpenAPI schema, so clients (and the schemathesis fuzzer) see them; ``k`` is also
+checked against the server's ``Settings.max_k``, which may be lower.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_QUESTION_CHARS = 4000
+MAX_FACTS_CHARS = 20000
+MAX_TEXT_CHARS = 50000
+MAX_TURNS = 40
+MAX_K = 1000
+MAX_LAWS = 20
+
+
+class Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Processor(str, enum.Enum):
+    """How a conversation becomes the retrieval query of its last turn (``legalrag.conversation``)."""
+
+    rewrite = "rewrite"
+    last = "last"
+    all_questions = "all_questions"
+    full_context = "full_context"
+
+
+class Role(str, enum.Enum):
+    user = "user"
+    assistant = "assistant"
+
+
+class SearchBody(Closed):
+    query: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS, description="question or facts")
+    k: int = Field(10, ge=1, le=MAX_K, description="results wanted (at most the server's max_k)")
+    retriever: str | None = Field(None, max_length=100, description="index component (default: the index's first)")
+    laws: list[str] = Field(default_factory=list, max_length=MAX_LAWS, description="restrict to these law titles")
+
+
+class AgentSearchBody(SearchBody):
+    max_rounds: int = Field(3, ge=1, le=6, description="planner rounds at most")
+
+
+class CheckBody(Closed):
+    text: str = Field(..., max_length=MAX_TEXT_CHARS, description="text whose citations are checked")
+
+
+class AskBody(Closed):
+    question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS)
+    k: int = Field(8, ge=1, le=MAX_K)
+    max_tokens: int = Field(512, ge=16, le=4096)
+    retriever: str | None = Field(None, max_length=100)
+
+
+class TurnBody(Closed):
+    role: Role
+    content: str = Field(..., max_length=MAX_QUESTION_CHARS * 4)
+
+
+class ConsultBody(Closed):
+    question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS)
+    history: list[TurnBody] = Field(default_factory=list, max_length=MAX_TURNS,
+                                    description="earlier turns, oldest first (the server keeps no state)")
+    processor: Processor = Processor.last
+    retriever: str | None = Field(None, max_length=100)
+    laws: list[str] = Field(default_factory=list, max_length=MAX_LAWS)
+    k: int = Field(5, ge=1, le=MAX_K)
+    max_tokens: int = Field(400, ge=16, le=4096)
+
+
+class DraftBody(Closed):
+    facts: str = Field(..., min_length=1, max_length=MAX_FACTS_CHARS, description="the facts of the case")
+
+
+class CiteBody(Closed):
+    facts: str = Field(..., min_length=1, max_length=MAX_FACTS_CHARS)

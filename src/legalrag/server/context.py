@@ -1,0 +1,99 @@
+"""What every route reads: the collaborators handed to ``create_app`` and the server's settings."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from legalrag.errors import InputError
+from legalrag.server.streaming import LLMGate, NoModel
+
+
+class Settings(BaseModel):
+    """Service options (typed, closed: unknown keys are an error)."""
+
+    model_config = ConfigDict(extra="forbid")
+    max_k: int = Field(50, ge=1, le=1000, description="largest k a request may ask for")
+    default_retriever: str | None = None
+    api_keys: tuple[str, ...] = Field((), repr=False, description="accepted API keys; empty: no key needed")
+    rate_limit: int = Field(120, ge=0, description="requests per minute per key (per client address without "
+                            "keys); 0: no limit")
+    rate_burst: int | None = Field(None, ge=1, description="bucket size (default: one minute's worth)")
+    max_body_bytes: int = Field(256 * 1024, ge=1024)
+    cors_origins: tuple[str, ...] = Field((), description="origins allowed to call the API from a browser; "
+                                          "empty: CORS off")
+    llm_slots: int = Field(1, ge=1, description="generations that run at once")
+    max_waiting: int = Field(16, ge=0, description="generations that may wait for a slot; more get 503")
+
+
+@dataclass
+class AppContext:
+    index: Any
+    llm: Any
+    settings: Settings
+    predictor: Any = None
+    drafter: Any = None
+    gate: LLMGate = field(default_factory=LLMGate)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _laws: list[dict[str, Any]] | None = None
+    _tokenizer: Any = None
+
+    @property
+    def lang(self) -> str:
+        lang = (self.index.manifest or {}).get("lang")
+        return lang if lang in ("zh", "en") else "zh"
+
+    @property
+    def model(self) -> str | None:
+        return getattr(self.llm, "model_id", None) if self.llm is not None else None
+
+    def need_llm(self, what: str) -> Any:
+        if self.llm is None:
+            raise NoModel(f"{what} needs a language model and this server has none; search and citation checks "
+                          "still work. Start it with `legalrag serve --model qwen2.5-1.5b` (or --endpoint URL "
+                          "--endpoint-model NAME)")
+        return self.llm
+
+    def check_k(self, k: int) -> None:
+        if k > self.settings.max_k:
+            raise InputError(f"k={k} is above this server's limit of {self.settings.max_k}", field="k")
+
+    def pipeline(self, retriever: str | None, laws: Sequence[str] = ()) -> tuple[Any, Any]:
+        """The search pipeline and law filter for a request."""
+        from legalrag.retrieval.pipeline import build_pipeline, law_filter
+
+        pipe = build_pipeline(self.index, retriever=retriever or self.settings.default_retriever)
+        return pipe, (law_filter(self.index, list(laws)) if laws else None)
+
+    def laws(self) -> list[dict[str, Any]]:
+        with self._lock:
+            if self._laws is None:
+                counts: dict[str, int] = {}
+                for doc in self.index.documents:
+                    law = str(doc.metadata.get("law") or "")
+                    if law:
+                        counts[law] = counts.get(law, 0) + 1
+                self._laws = [{"title": t, "articles": n} for t, n in sorted(counts.items(), key=lambda x: -x[1])]
+            return self._laws
+
+    def terms(self, query: str) -> list[str]:
+        """The query's words as the lexical retrievers see them, for highlighting (longest first)."""
+        from legalrag.retrieval.tokenize import tokenizer_for
+
+        with self._lock:
+            if self._tokenizer is None:
+                self._tokenizer = tokenizer_for(self.lang)
+        words = {t for t in self._tokenizer(query) if len(t) > 1 or not t.isascii()}
+        return sorted(words, key=lambda t: (-len(t), t))[:40]
+
+    def judgment_drafter(self) -> Any:
+        llm = self.need_llm("drafting")
+        with self._lock:
+            if self.drafter is None:
+                from legalrag.judgment.draft import JudgmentDrafter
+
+                self.drafter = JudgmentDrafter(llm, list(self.index.documents))
+            return self.drafter

@@ -1,0 +1,166 @@
+"""Routes that generate: answers, consultation turns and judgment drafts (JSON, or streamed as server-sent
+events), and citation prediction. Each is one library call (``answer_question``, ``Consultation.ask``,
+``JudgmentDrafter.draft``, ``CitationPredictor.predict``) made while holding a slot of the model's queue.
+
+Streamed routes send ``queued`` (position), ``started`` (queue_s), ``retrieved`` (the query and the articles
+found), ``token`` (text as generated), then ``done`` (the same payload as the JSON route) or ``error``.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+from legalrag.server.bodies import AskBody, CiteBody, ConsultBody, DraftBody
+from legalrag.server.context import AppContext
+from legalrag.server.render import answer_payload, citation_label, citation_to_dict, hit_to_dict
+from legalrag.server.routes_search import ERRORS
+from legalrag.server.streaming import Emit, sse_response
+
+SSE_DOC = {200: {"description": "server-sent events: queued, started, retrieved, token..., then done or error",
+                 "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+           503: {"description": "no language model, or too many requests waiting for it"}}
+NEEDS_LLM = {503: {"description": "no language model, or too many requests waiting for it"}}
+
+
+def _tokens(emit: Emit | None) -> Callable[[str], None] | None:
+    return None if emit is None else (lambda piece: emit("token", {"text": piece}))
+
+
+def _queued(emit: Emit | None) -> Callable[[int], None] | None:
+    return None if emit is None else (lambda position: emit("queued", {"position": position}))
+
+
+def ask(ctx: AppContext, body: AskBody, emit: Emit | None = None, cancel: threading.Event | None = None) -> dict:
+    from legalrag.answer import answer_question
+
+    ctx.check_k(body.k)
+    llm = ctx.need_llm("answering")
+    pipe, _ = ctx.pipeline(body.retriever)
+
+    def search(question: str, k: int) -> list:
+        hits = pipe.search(question, k=k)
+        if emit is not None:
+            emit("retrieved", {"query": question, "hits": [hit_to_dict(h) for h in hits]})
+        return hits
+
+    with ctx.gate.slot(cancel, _queued(emit)) as queue_s:
+        if emit is not None:
+            emit("started", {"queue_s": round(queue_s, 4)})
+        answer = answer_question(body.question, ctx.index, llm, k=body.k, max_tokens=body.max_tokens,
+                                 search=search, on_text=_tokens(emit))
+    return answer_payload(body.question, answer, model=ctx.model or "", queue_s=queue_s)
+
+
+def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
+            cancel: threading.Event | None = None) -> dict:
+    from legalrag.answer import question_language, resolver_for
+    from legalrag.conversation import Consultation, make_processor
+    from legalrag.types import Turn
+
+    ctx.check_k(body.k)
+    llm = ctx.need_llm("the consultation")
+    pipe, flt = ctx.pipeline(body.retriever, body.laws)
+    queries: list[str] = []
+
+    def search(query: str, k: int) -> list:
+        hits = pipe.search(query, k=k, filter=flt)
+        queries.append(query)
+        if emit is not None:
+            emit("retrieved", {"query": query, "hits": [hit_to_dict(h) for h in hits]})
+        return hits
+
+    lang = question_language(body.question, ctx.index)
+    consultation = Consultation(search, llm, processor=make_processor(body.processor.value, llm, lang), k=body.k,
+                                lang=lang, max_tokens=body.max_tokens, resolver=resolver_for(ctx.index))
+    consultation.turns = [Turn(t.role.value, t.content) for t in body.history]
+    with ctx.gate.slot(cancel, _queued(emit)) as queue_s:
+        if emit is not None:
+            emit("started", {"queue_s": round(queue_s, 4)})
+        answer = consultation.ask(body.question, on_text=_tokens(emit))
+    payload = answer_payload(body.question, answer, query=queries[-1] if queries else None,
+                             model=ctx.model or "", queue_s=queue_s)
+    payload["processor"] = body.processor.value
+    return payload
+
+
+def draft(ctx: AppContext, body: DraftBody, emit: Emit | None = None, cancel: threading.Event | None = None) -> dict:
+    drafter = ctx.judgment_drafter()
+    with ctx.gate.slot(cancel, _queued(emit)) as queue_s:
+        if emit is not None:
+            emit("started", {"queue_s": round(queue_s, 4)})
+        result = drafter.draft(body.facts, on_text=_tokens(emit))
+    sections = result.sections.to_dict() if hasattr(result.sections, "to_dict") else dict(result.sections)
+    return {"document": result.document, "sections": {k: v for k, v in sections.items() if isinstance(v, str)},
+            "citations": [citation_to_dict(c) for c in result.citations],
+            "laws": [hit_to_dict(h) for h in result.law_hits],
+            "unresolved": sum(not c.resolved for c in result.citations),
+            "timings": {**{k: round(float(v), 4) for k, v in dict(result.timings).items()},
+                        "queue_s": round(queue_s, 4)}}
+
+
+def cite(ctx: AppContext, body: CiteBody) -> dict:
+    from legalrag.citepred.service import result_to_dict
+    from legalrag.server.streaming import NoModel
+
+    if ctx.predictor is None:
+        raise NoModel("citation prediction needs a citation model and this server has none; start it with "
+                      "`legalrag serve --cite-model DIR` (written by `legalrag eval cite --save-model DIR`)")
+    if getattr(ctx.predictor, "llm", None) is not None:
+        with ctx.gate.slot() as queue_s:
+            result = ctx.predictor.predict(body.facts)
+    else:
+        queue_s, result = 0.0, ctx.predictor.predict(body.facts)
+    out = result_to_dict(result)
+    for p in out["provisions"]:
+        doc = ctx.index.get(p["id"]) if p["id"] in ctx.index else None
+        p["citation"] = citation_label(doc) if doc is not None else p["title"]
+    out["queue_s"] = round(queue_s, 4)
+    return out
+
+
+def router(ctx: AppContext) -> Any:
+    from fastapi import APIRouter
+
+    api = APIRouter(responses=ERRORS)
+
+    @api.post("/ask", summary="A cited answer from the retrieved articles (citations checked)", responses=NEEDS_LLM)
+    def ask_route(body: AskBody) -> dict:
+        return ask(ctx, body)
+
+    @api.post("/ask/stream", summary="/ask, streamed token by token", responses=SSE_DOC)
+    def ask_stream(body: AskBody) -> Any:
+        ctx.check_k(body.k)
+        ctx.need_llm("answering")
+        ctx.gate.refuse_if_full()
+        return sse_response(lambda emit, cancel: ask(ctx, body, emit, cancel))
+
+    @api.post("/consult", summary="One consultation turn: the history in, the answer with checked citations out",
+              responses=NEEDS_LLM)
+    def consult_route(body: ConsultBody) -> dict:
+        return consult(ctx, body)
+
+    @api.post("/consult/stream", summary="/consult, streamed token by token", responses=SSE_DOC)
+    def consult_stream(body: ConsultBody) -> Any:
+        ctx.check_k(body.k)
+        ctx.need_llm("the consultation")
+        ctx.gate.refuse_if_full()
+        return sse_response(lambda emit, cancel: consult(ctx, body, emit, cancel))
+
+    @api.post("/draft", summary="A judgment drafted from the facts, its statute citations checked",
+              responses=NEEDS_LLM)
+    def draft_route(body: DraftBody) -> dict:
+        return draft(ctx, body)
+
+    @api.post("/draft/stream", summary="/draft, streamed token by token", responses=SSE_DOC)
+    def draft_stream(body: DraftBody) -> Any:
+        ctx.judgment_drafter()
+        ctx.gate.refuse_if_full()
+        return sse_response(lambda emit, cancel: draft(ctx, body, emit, cancel))
+
+    @api.post("/cite", summary="Predicted provisions for the facts, with the stages that proposed each",
+              responses={503: {"description": "no citation model"}})
+    def cite_route(body: CiteBody) -> dict:
+        return cite(ctx, body)
+
+    return api

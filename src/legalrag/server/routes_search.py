@@ -1,0 +1,90 @@
+"""Routes that need no language model (search, documents, laws, citation checks) and the agents search."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from legalrag.server.bodies import AgentSearchBody, CheckBody, SearchBody
+from legalrag.server.context import AppContext
+from legalrag.server.render import document_to_dict, hit_to_dict, step_to_dict
+
+ERRORS = {400: {"description": "bad input (message says which field and why)"},
+          401: {"description": "missing or wrong API key"}, 413: {"description": "body too large"},
+          415: {"description": "body is not JSON"}, 422: {"description": "body does not fit the schema"},
+          429: {"description": "rate limit; see Retry-After"}}
+
+
+def router(ctx: AppContext) -> Any:
+    from fastapi import APIRouter
+
+    api = APIRouter(responses=ERRORS)
+
+    @api.get("/health", summary="Liveness")
+    def health() -> dict[str, Any]:
+        return {"status": "ok", "llm": ctx.model}
+
+    @api.get("/index", summary="What the index holds")
+    def index_info() -> dict[str, Any]:
+        idx = ctx.index
+        return {"path": str(idx.path), "components": idx.names, "default": idx.default,
+                "corpus": idx.manifest.get("corpus", {}), "lang": ctx.lang}
+
+    @api.get("/capabilities", summary="What this server can do (the pages read it)")
+    def capabilities() -> dict[str, Any]:
+        from legalrag.conversation import PROCESSORS
+
+        return {"lang": ctx.lang, "retrievers": ctx.index.names, "default_retriever": ctx.index.default,
+                "processors": list(PROCESSORS), "max_k": ctx.settings.max_k, "llm": ctx.model,
+                "features": {"search": True, "ask": ctx.llm is not None, "agents": ctx.llm is not None,
+                             "draft": ctx.llm is not None, "cite": ctx.predictor is not None},
+                "documents": len(ctx.index.documents)}
+
+    @api.get("/laws", summary="Law titles in the corpus, for the law filter")
+    def laws() -> dict[str, Any]:
+        return {"laws": ctx.laws()}
+
+    @api.get("/documents/{doc_id:path}", summary="One corpus document (an article's full text)",
+             responses={404: {"description": "no such document"}})
+    def document(doc_id: str) -> Any:
+        from fastapi.responses import JSONResponse
+
+        if doc_id not in ctx.index:
+            return JSONResponse({"error": {"type": "NotFound", "message": f"no document {doc_id!r} in the index"}},
+                                status_code=404)
+        return document_to_dict(ctx.index.get(doc_id))
+
+    @api.post("/search", summary="Ranked articles for a query, optionally restricted to some laws")
+    def search(body: SearchBody) -> dict[str, Any]:
+        ctx.check_k(body.k)
+        pipe, flt = ctx.pipeline(body.retriever, body.laws)
+        hits = pipe.search(body.query, k=body.k, filter=flt)
+        return {"query": body.query, "retriever": pipe.name, "terms": ctx.terms(body.query),
+                "hits": [hit_to_dict(h) for h in hits]}
+
+    @api.post("/citations/check", summary="Every citation in a text, resolved against the corpus")
+    def check(body: CheckBody) -> dict[str, Any]:
+        from legalrag.answer import resolver_for
+        from legalrag.citations import check_citations
+        from legalrag.server.render import citation_to_dict
+
+        cits = check_citations(body.text, resolver_for(ctx.index))
+        return {"citations": [citation_to_dict(c) for c in cits], "unresolved": sum(not c.resolved for c in cits)}
+
+    @api.post("/agents/search", summary="Search with the planner's rewriting agents; returns the trajectory",
+              responses={503: {"description": "no language model"}})
+    def agents_search(body: AgentSearchBody) -> dict[str, Any]:
+        from legalrag.agents.planner import PlannerConfig, PlannerLoop
+
+        ctx.check_k(body.k)
+        llm = ctx.need_llm("the agents search")
+        pipe, flt = ctx.pipeline(body.retriever, body.laws)
+        config = PlannerConfig(lang=ctx.lang, max_rounds=body.max_rounds, pool_k=max(10, min(body.k, 30)),
+                               first_stage_k=30)
+        with ctx.gate.slot() as queue_s:
+            result = PlannerLoop(llm, pipe.retriever, config=config).run(body.query, filter=flt)
+        return {"query": body.query, "retriever": f"mas({pipe.retriever.name})", "terms": ctx.terms(body.query),
+                "hits": [hit_to_dict(h) for h in result.hits[: body.k]],
+                "trajectory": [step_to_dict(s) for s in result.steps],
+                "summary": {**result.summary(), "queue_s": round(queue_s, 4)}}
+
+    return api
