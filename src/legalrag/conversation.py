@@ -110,7 +110,7 @@ class LLMRewrite:
 
 
 def make_processor(name: str, llm: LLM | None = None, lang: str = "zh") -> Processor:
-    if name == "last":
+    if name in ("last", "last_question"):  # last_question: the LexRAG name
         return last_question
     if name == "all_questions":
         return all_questions

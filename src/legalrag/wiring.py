@@ -77,7 +77,8 @@ def make_llm(model: str | None = None, endpoint: str | None = None, endpoint_mod
 
 # -- encoders ---------------------------------------------------------------------------------------------
 
-ENCODER_SPECS = ("e5-small", "use-multilingual", "PATH (a sentence-transformers model directory)", "openai:MODEL")
+ENCODER_SPECS = ("e5-small", "use-multilingual", "PATH (a sentence-transformers or exported ONNX model directory)",
+                 "openai:MODEL")
 
 
 def make_encoder(spec: str, *, cache: bool | str | Path = True, progress: bool = True, threads: int | None = None,
@@ -106,9 +107,14 @@ def make_encoder(spec: str, *, cache: bool | str | Path = True, progress: bool =
             or "https://api.openai.com/v1"
         return OpenAIEmbeddings(model, base_url=url, api_key_env=api_key_env, cache=cache, progress=progress)
     if Path(s).expanduser().is_dir():
+        from legalrag.retrieval.encoders_onnx import OnnxEncoder, is_onnx_encoder_dir, st_prompts
+
+        path = Path(s).expanduser()
+        if is_onnx_encoder_dir(path):  # `legalrag train export-onnx` output
+            return OnnxEncoder(path, threads=threads, cache=cache, progress=progress)
         from legalrag.retrieval.encoders_local import SentenceTransformerEncoder
 
-        return SentenceTransformerEncoder(Path(s).expanduser(), cache=cache, progress=progress)
+        return SentenceTransformerEncoder(path, cache=cache, progress=progress, **st_prompts(path))
     raise InputError(f"unknown encoder {spec!r}; use one of: {', '.join(ENCODER_SPECS)}")
 
 
@@ -201,7 +207,7 @@ def expand_components(retrievers, encoders=(), *, max_chars: int | None = None, 
 # -- rerankers and pipelines ------------------------------------------------------------------------------
 
 LLM_RERANKERS = ("llm-listwise", "llm-pointwise", "llm-yesno")
-RERANKERS = ("learned",) + LLM_RERANKERS
+RERANKERS = ("learned", "cross:DIR") + LLM_RERANKERS
 
 
 def index_language(index: Any) -> str:
@@ -220,6 +226,13 @@ def make_reranker(name: str, index: Any = None, *, llm: LLM | None = None, **opt
         if index is None:
             raise InputError("the learned reranker needs the index it was trained for")
         return from_index(index)
+    if name == "cross" or name.startswith("cross:"):  # a `legalrag train reranker` directory (default INDEX/cross)
+        from legalrag.rerank.cross import CrossEncoderReranker
+
+        if name == "cross" and index is None:
+            raise InputError("--rerank cross needs an index holding a cross/ model, or use cross:DIR")
+        return CrossEncoderReranker(name[6:] if name != "cross" else Path(index.path) / "cross",
+                                    threads=options.get("threads"))
     if name in LLM_RERANKERS:
         llm = llm if llm is not None else make_llm(model, endpoint, endpoint_model)
         lang = index_language(index)

@@ -69,7 +69,7 @@ def plot_curves(curves: Mapping[str, Sequence[float]], path: str | os.PathLike, 
 
 
 def plot_bars(rows: Mapping[str, Mapping[str, float]], path: str | os.PathLike, *, title: str = "",
-              ylabel: str = "") -> Path:
+              ylabel: str = "", ylim: tuple[float, float] = (0, 1)) -> Path:
     """Grouped bars: one group per row (a stage, a mode), one bar per metric."""
     if not rows:
         raise InputError("nothing to plot: no rows")
@@ -84,11 +84,37 @@ def plot_bars(rows: Mapping[str, Mapping[str, float]], path: str | os.PathLike, 
             ax.bar(xs, [rows[n].get(metric, 0.0) for n in names], width, label=metric)
         ax.set_xticks(range(len(names)))
         ax.set_xticklabels(names, rotation=20, ha="right", fontsize=8)
-        ax.set_ylim(0, 1)
+        ax.set_ylim(*ylim)
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=8)
         if ylabel:
             ax.set_ylabel(ylabel)
+        if title:
+            ax.set_title(title)
+        return _save(fig, path)
+    finally:
+        plt.close(fig)
+
+
+def plot_series(series: Mapping[str, Sequence[float]], path: str | os.PathLike, *, x: Sequence[float],
+                title: str = "", xlabel: str = "", ylabel: str = "", ylim: tuple[float, float] = (0, 1)) -> Path:
+    """One line per name over the same linear x values (e.g. recall at turn 1..5)."""
+    if not series:
+        raise InputError("nothing to plot: no series")
+    bad = [name for name, ys in series.items() if len(ys) != len(x)]
+    if bad:
+        raise InputError(f"series {bad[:3]} do not have one value per x ({len(x)})")
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    try:
+        for name, ys in series.items():
+            ax.plot(list(x), list(ys), marker="o", label=name)
+        ax.set_xticks(list(x))
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(*ylim)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
         if title:
             ax.set_title(title)
         return _save(fig, path)

@@ -1,0 +1,218 @@
+"""`legalrag eval conversation | consultation-generate | consultation-judge`: the LexRAG consultation benchmark.
+
+``eval conversation`` scores conversational retrieval (processor x retriever, overall and per turn) and saves
+runs that ``eval compare`` can test; ``eval consultation-generate`` answers turns in the zero-shot, retriever
+and reference settings and scores them against the reference answers; ``eval consultation-judge`` has an LLM
+judge score a generation run on five dimensions, with its reliability figures.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from legalrag.cli.apps import eval_app
+from legalrag.cli.common import print_json, root
+
+_DATA_HELP = "LexRAG data: dataset.json, a turn_N.json, or a directory of turn_N.json files."
+
+
+def _load_turns(data: Path, index, turns: int, limit: Optional[int]):
+    from legalrag.consultation.data import load_consultations, resolve_gold
+
+    rows = load_consultations(data, turns or None)
+    if limit:
+        keep = list(dict.fromkeys(t.dialogue_id for t in rows))[:limit]
+        rows = [t for t in rows if t.dialogue_id in set(keep)]
+    rows, report = resolve_gold(rows, index.documents)
+    if report.unresolved:
+        typer.echo(f"{len(report.unresolved)} of {report.names} gold article names did not resolve to the index "
+                   f"(kept and reported in the output); {len(report.turns_without_gold)} turns have no resolved gold "
+                   "and are left out of retrieval averages:", err=True)
+        for name, reason in list(report.unresolved.items())[:10]:
+            typer.echo(f"  {name}: {reason}", err=True)
+    return rows, report
+
+
+def _llm(ctx, model, endpoint, endpoint_model, threads):
+    return root(ctx).make_llm(model, endpoint, endpoint_model, threads=threads)
+
+
+def _table(title: str, rows: list[dict]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    if not rows:
+        return
+    table = Table(title=title)
+    for key in rows[0]:
+        table.add_column(key, justify="left" if key in ("processor", "retriever", "setting") else "right")
+    for row in rows:
+        table.add_row(*[f"{v:.4f}" if isinstance(v, float) else "-" if v is None else str(v) for v in row.values()])
+    Console(width=200).print(table)
+
+
+@eval_app.command("conversation")
+def eval_conversation(
+    ctx: typer.Context,
+    data: Path = typer.Option(..., "--data", help=_DATA_HELP),
+    index: Path = typer.Option(..., "--index", help="Statute index; gold article names are resolved against it."),
+    retriever: List[str] = typer.Option(["bm25"], "--retriever", help="Index component(s): bm25, qld, dense, hybrid..."),
+    processor: List[str] = typer.Option(["last", "all_questions", "full_context"], "--processor",
+                                        help="Conversation processor(s): last, all_questions, full_context, rewrite."),
+    ks: str = typer.Option("1,3,5,10", "--ks", help="Cut-offs, comma-separated."),
+    turns: int = typer.Option(5, "--turns", min=0, help="Turns each dialogue must have (0: any)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N dialogues."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Save one run per processor x retriever here."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Draw Recall@10 per turn to this PNG."),
+    model: Optional[str] = typer.Option(None, "--model", help="Embedded model for 'rewrite' (default 1.5B)."),
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint for 'rewrite'."),
+    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads of the embedded model."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    progress: bool = typer.Option(True, "--progress/--no-progress"),
+) -> None:
+    """Conversational retrieval: each processor feeds each retriever on every turn; Recall/nDCG/MRR/Precision."""
+    from legalrag.consultation.retrieval import evaluate_conversation, plot_recall_by_turn, save_conversation_runs
+    from legalrag.conversation import PROCESSORS, make_processor
+    from legalrag.errors import InputError
+    from legalrag.wiring import build_pipeline
+
+    try:
+        cutoffs = tuple(int(x) for x in ks.split(",") if x.strip())
+    except ValueError:
+        raise InputError(f"--ks must be comma-separated integers, got {ks!r}") from None
+    if not cutoffs or min(cutoffs) < 1:
+        raise InputError(f"--ks needs positive cut-offs, got {ks!r}")
+    for p in processor:
+        if p not in (*PROCESSORS, "last_question"):
+            raise InputError(f"unknown --processor {p!r}; choose from {', '.join(PROCESSORS)}")
+    if plot is not None:
+        from legalrag.evaluation.plots import check_png_path
+
+        check_png_path(plot)
+    idx = root(ctx).open_index(index, threads=threads)
+    rows, report = _load_turns(data, idx, turns, limit)
+    llm = _llm(ctx, model, endpoint, endpoint_model, threads) if "rewrite" in processor else None
+    processors = {p: make_processor(p, llm) for p in dict.fromkeys(processor)}
+    searchers = {r: build_pipeline(idx, retriever=r) for r in dict.fromkeys(retriever)}
+    result = evaluate_conversation(rows, processors, searchers, cutoffs, progress=progress)
+    params = {"data": str(data), "index": str(index), "ks": list(cutoffs), "turns": turns, "limit": limit,
+              "model": getattr(llm, "model_id", None) if llm else None}
+    if out is not None:
+        save_conversation_runs(out, result, params, report.to_dict(), index=idx)
+    if plot is not None:
+        plot_recall_by_turn(result, plot)
+    if as_json:
+        print_json({"gold": report.to_dict(), "table": result.table(cutoffs), "recall@10_by_turn": result.turn_table(),
+                    "processor_seconds_per_turn": result.processor_seconds})
+        return
+    _table(f"conversational retrieval on {data.name} ({len(rows)} turns)", result.table(cutoffs))
+    _table("Recall@10 per turn", result.turn_table())
+    typer.echo("seconds per turn: " + ", ".join(f"{p} {s:.3f}" for p, s in result.processor_seconds.items())
+               + " (processor); " + ", ".join(f"{p.name} {p.retrieval_seconds:.3f}" for p in result.pairs)
+               + " (retrieval)")
+    if out is not None:
+        typer.echo(f"runs saved under {out}; test them with `legalrag eval compare {out}/RUN_A {out}/RUN_B "
+                   f"--queries {out}/queries.jsonl`")
+
+
+@eval_app.command("consultation-generate")
+def eval_consultation_generate(
+    ctx: typer.Context,
+    data: Path = typer.Option(..., "--data", help=_DATA_HELP),
+    index: Path = typer.Option(..., "--index", help="Statute index (retriever setting; gold lookup)."),
+    setting: List[str] = typer.Option(["zero_shot", "retriever", "reference"], "--setting",
+                                      help="zero_shot, retriever, reference (repeatable)."),
+    sample: Optional[int] = typer.Option(None, "--sample", min=1,
+                                         help="Answer N turns spread over dialogues and turn positions (default: all)."),
+    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component for the retriever setting."),
+    processor: str = typer.Option("last", "--processor", help="Query for the retriever setting: last, all_questions, "
+                                  "full_context (rewrite would need a second model call per turn)."),
+    k: int = typer.Option(5, "--k", min=1, help="Articles retrieved in the retriever setting."),
+    max_tokens: int = typer.Option(300, "--max-tokens", min=16, help="Longest answer, in tokens."),
+    history_chars: int = typer.Option(1500, "--history-chars", min=100,
+                                      help="Dialogue history kept in the prompt (oldest turns dropped first)."),
+    article_chars: int = typer.Option(400, "--article-chars", min=50, help="Characters kept of each article."),
+    tokenizer: str = typer.Option("word", "--tokenizer", help="ROUGE/BLEU/METEOR tokens: word (jieba) or char."),
+    turns: int = typer.Option(5, "--turns", min=0, help="Turns each dialogue must have (0: any)."),
+    out: Path = typer.Option(..., "--out", help="Run directory: generations.jsonl, metrics.json, manifest.json."),
+    model: Optional[str] = typer.Option(None, "--model", help="Embedded model (default 1.5B) or a GGUF path."),
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL."),
+    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads of the embedded model."),
+    progress: bool = typer.Option(True, "--progress/--no-progress"),
+) -> None:
+    """Answer consultation turns in LexRAG's three settings and score them (keywords, ROUGE, BLEU, METEOR)."""
+    from legalrag.consultation.data import sample_turns
+    from legalrag.consultation.generate import parse_settings, run_generation
+    from legalrag.consultation.report import save_generation_run, score_generations
+    from legalrag.conversation import make_processor
+    from legalrag.wiring import build_pipeline
+
+    settings = parse_settings(setting)
+    idx = root(ctx).open_index(index, threads=threads)
+    rows, report = _load_turns(data, idx, turns, None)
+    if sample:
+        rows = sample_turns(rows, sample)
+    pipe = build_pipeline(idx, retriever=retriever)
+    llm = _llm(ctx, model, endpoint, endpoint_model, threads)
+    docs = {d.id: d for d in idx.documents}
+    responses = run_generation(rows, llm, settings, documents=docs, search=lambda q, n: pipe.search(q, k=n),
+                               processor=make_processor(processor), k=k, max_tokens=max_tokens,
+                               history_chars=history_chars, article_chars=article_chars, progress=progress)
+    scored = score_generations(rows, responses, tokenizer=tokenizer)
+    params = {"data": str(data), "index": str(index), "settings": [s.value for s in settings], "sample": sample,
+              "retriever": pipe.name, "processor": processor, "k": k, "max_tokens": max_tokens,
+              "history_chars": history_chars, "article_chars": article_chars,
+              "tokenizer": tokenizer, "model": llm.model_id}
+    save_generation_run(out, rows, responses, scored, params, report.to_dict())
+    _table(f"generation on {len(rows)} turns ({llm.model_id})", scored["table"])
+    typer.echo(f"saved to {out}")
+
+
+@eval_app.command("consultation-judge")
+def eval_consultation_judge(
+    ctx: typer.Context,
+    generations: Path = typer.Option(..., "--generations", help="A run written by `eval consultation-generate`."),
+    out: Path = typer.Option(..., "--out", help="Judge run directory: judgements.jsonl, summary.json."),
+    self_check: bool = typer.Option(False, "--self-check", help="Also judge each reference against itself."),
+    limit_turns: Optional[int] = typer.Option(None, "--limit-turns", min=1,
+                                              help="Judge only the first N turns of the run (every setting of each)."),
+    against: Optional[Path] = typer.Option(None, "--against", help="Another judge run on the same generations: "
+                                           "report agreement with it."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Sampling seed (use with --temperature > 0)."),
+    temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="Judge sampling temperature."),
+    retries: int = typer.Option(2, "--retries", min=0, help="Re-asks after a reply that does not validate."),
+    max_tokens: int = typer.Option(400, "--max-tokens", min=32, help="Longest judge reply, in tokens."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Draw mean scores per dimension and setting (PNG)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Judge: embedded model (default 1.5B) or a GGUF path."),
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL."),
+    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads of the embedded model."),
+    progress: bool = typer.Option(True, "--progress/--no-progress"),
+) -> None:
+    """Score a generation run with an LLM judge on five dimensions (1-10, the reference counts as 8)."""
+    from legalrag.consultation.report import run_judge, save_judge_run
+
+    if plot is not None:
+        from legalrag.evaluation.plots import check_png_path
+
+        check_png_path(plot)
+    llm = _llm(ctx, model, endpoint, endpoint_model, threads)
+    result = run_judge(generations, llm, self_check=self_check, against=against, limit_turns=limit_turns, seed=seed, temperature=temperature,
+                       retries=retries, max_tokens=max_tokens, progress=progress)
+    save_judge_run(out, result, {"generations": str(generations), "model": llm.model_id, "seed": seed,
+                                 "temperature": temperature, "retries": retries, "max_tokens": max_tokens,
+                                 "self_check": self_check, "limit_turns": limit_turns, "against": str(against) if against else None})
+    if plot is not None:
+        from legalrag.consultation.report import plot_judge
+
+        plot_judge(result, plot)
+    _table(f"judge {llm.model_id} on {generations.name}", result["table"])
+    typer.echo(json.dumps({k: result["summary"][k] for k in ("failures", "reference_self_score", "agreement")
+                           if k in result["summary"]}, ensure_ascii=False, indent=1)[:4000])
+    typer.echo(f"saved to {out}")

@@ -1,0 +1,1 @@
+"""LexRAG-style multi-turn consultation benchmark: data formats, conversational retrieval, generation, judge."""

@@ -1,0 +1,171 @@
+"""Scoring, saving and plotting generation and judge runs (the files `eval consultation-*` write).
+
+A generation run directory holds ``generations.jsonl`` (one row per turn x setting, with the history, the
+reference and the keywords the judge and the metrics need), ``metrics.json`` (per-setting means and per-turn
+keyword accuracy) and ``manifest.json``. A judge run holds ``judgements.jsonl`` (failures keep their raw
+replies), ``summary.json`` and ``manifest.json``. Files are written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from legalrag.consultation.data import ConsultTurn
+from legalrag.consultation.generate import ConsultationResponse, history_text, response_row
+from legalrag.errors import InputError
+
+SELF = "reference-self"
+GEN_COLUMNS = ("keyword_accuracy", "rouge1", "rouge2", "rougeL", "bleu", "meteor")
+
+
+def score_generations(turns: Sequence[ConsultTurn], responses: Sequence[ConsultationResponse], *,
+                      tokenizer: str = "word", embedder: Any = None) -> dict[str, Any]:
+    """Per-response scores, per-setting means (with corpus BLEU and seconds per answer), and per-turn
+    keyword accuracy."""
+    from legalrag.consultation.metrics import answer_scores
+    from legalrag.evaluation.generation import corpus_bleu, mean_scores
+
+    by_id = {t.id: t for t in turns}
+    per_item, by_setting = [], {}
+    for r in responses:
+        t = by_id[r.turn_id]
+        scores = answer_scores(t.reference, r.text, t.keywords, tokenizer=tokenizer, embedder=embedder)
+        per_item.append({"turn_id": r.turn_id, "turn": r.turn, "setting": r.setting, **scores})
+        by_setting.setdefault(r.setting, []).append((t, r, scores))
+    table, by_turn = [], {}
+    for setting, items in by_setting.items():
+        means = mean_scores(s for _, _, s in items)
+        row = {"setting": setting, "answers": len(items), **{c: means.get(c, 0.0) for c in GEN_COLUMNS}}
+        if embedder is not None:
+            row["bertscore_f1"] = means.get("bertscore_f1", 0.0)
+        row["corpus_bleu"] = corpus_bleu([t.reference for t, _, _ in items], [r.text for _, r, _ in items], tokenizer)
+        for stage in ("retrieval", "generation", "model_seconds"):  # every row has both columns, so tables line up
+            values = [r.timings[stage] for _, r, _ in items if stage in r.timings]
+            row[stage if stage.endswith("seconds") else f"{stage}_s"] = statistics.fmean(values) if values else 0.0
+        table.append(row)
+        turns_here = sorted({t.turn for t, _, _ in items})
+        by_turn[setting] = {n: mean_scores(s for t, _, s in items if t.turn == n).get("keyword_accuracy", 0.0)
+                            for n in turns_here}
+    return {"per_item": per_item, "table": table, "keyword_accuracy_by_turn": by_turn}
+
+
+def save_generation_run(out_dir: str | Path, turns: Sequence[ConsultTurn], responses: Sequence[ConsultationResponse],
+                        scored: Mapping[str, Any], params: Mapping[str, Any],
+                        gold_report: Mapping[str, Any] | None = None) -> Path:
+    from legalrag.evaluation.runs import run_manifest
+    from legalrag.io import atomic_dir
+
+    by_id = {t.id: t for t in turns}
+    scores = {(s["turn_id"], s["setting"]): s for s in scored["per_item"]}
+    rows = []
+    for r in responses:
+        t = by_id[r.turn_id]
+        s = scores[(r.turn_id, r.setting)]
+        rows.append({**response_row(r), "dialogue_id": t.dialogue_id, "history": history_text(t.history),
+                     "reference": t.reference, "keywords": list(t.keywords), "gold_ids": list(t.gold_ids),
+                     "scores": {k: v for k, v in s.items() if k not in ("turn_id", "turn", "setting")}})
+    with atomic_dir(out_dir) as tmp:
+        (tmp / "generations.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in rows),
+                                               encoding="utf-8")
+        metrics = {"table": scored["table"], "keyword_accuracy_by_turn": scored["keyword_accuracy_by_turn"],
+                   "gold": dict(gold_report or {})}
+        (tmp / "metrics.json").write_text(json.dumps(metrics, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        (tmp / "manifest.json").write_text(json.dumps(run_manifest(params), ensure_ascii=False, indent=2) + "\n",
+                                           encoding="utf-8")
+    return Path(out_dir)
+
+
+def load_generations(run_dir: str | Path) -> list[dict[str, Any]]:
+    from legalrag.io import read_jsonl
+
+    path = Path(run_dir) / "generations.jsonl"
+    if not path.is_file():
+        raise InputError("not a generation run (generations.jsonl missing); write one with "
+                         "`legalrag eval consultation-generate`", path=str(run_dir))
+    rows = [row for _, row in read_jsonl(path)]
+    for i, row in enumerate(rows, 1):
+        for key in ("turn_id", "setting", "question", "reference", "response", "history"):
+            if key not in row:
+                raise InputError("missing field", path=str(path), line=i, field=key)
+    return rows
+
+
+def load_judgements(run_dir: str | Path) -> list:
+    from legalrag.consultation.judge import Judgement
+    from legalrag.io import read_jsonl
+
+    path = Path(run_dir) / "judgements.jsonl"
+    if not path.is_file():
+        raise InputError("not a judge run (judgements.jsonl missing)", path=str(run_dir))
+    return [Judgement.from_dict(row) for _, row in read_jsonl(path)]
+
+
+def run_judge(generations: str | Path, llm: Any, *, self_check: bool = False, against: str | Path | None = None,
+              limit_turns: int | None = None, progress: bool = False, **options: Any) -> dict[str, Any]:
+    """Judge every generation (and, with ``self_check``, every reference against itself); summarise per
+    setting with failures, score spread, the reference's self-score and agreement with ``against``.
+    ``limit_turns`` keeps the first N turns of the run, each in every setting."""
+    from legalrag.consultation.judge import DIMENSIONS, agreement, judge_many, spread, summarise
+
+    rows = load_generations(generations)
+    if limit_turns is not None:
+        keep = set(list(dict.fromkeys(r["turn_id"] for r in rows))[:limit_turns])
+        rows = [r for r in rows if r["turn_id"] in keep]
+    items = [{"item_id": f"{r['turn_id']}|{r['setting']}", "history": r["history"], "question": r["question"],
+              "reference": r["reference"], "response": r["response"]} for r in rows]
+    if self_check:
+        seen = {}
+        for r in rows:
+            seen.setdefault(r["turn_id"], {"item_id": f"{r['turn_id']}|{SELF}", "history": r["history"],
+                                           "question": r["question"], "reference": r["reference"],
+                                           "response": r["reference"]})
+        items += list(seen.values())
+    judgements = judge_many(items, llm, progress=progress, **options)
+    groups: dict[str, list] = {}
+    for j in judgements:
+        groups.setdefault(j.item_id.rsplit("|", 1)[1], []).append(j)
+    generated = [j for j in judgements if not j.item_id.endswith(f"|{SELF}")]
+    summary: dict[str, Any] = {"settings": {s: summarise(js) for s, js in groups.items() if s != SELF},
+                               "all": summarise(generated), "spread": spread(generated),
+                               "failures": sum(j.failed for j in judgements),
+                               "failed_items": [j.item_id for j in judgements if j.failed],
+                               "seconds_per_item": statistics.fmean(j.seconds for j in judgements) if judgements else 0}
+    if SELF in groups:
+        summary["reference_self_score"] = summarise(groups[SELF])
+    if against is not None:
+        summary["agreement"] = agreement(generated, [j for j in load_judgements(against)
+                                                     if not j.item_id.endswith(f"|{SELF}")])
+    table = []
+    for s, js in groups.items():
+        m = summarise(js)
+        # A setting whose every reply failed shows None (printed "-"), never a score of 0.
+        table.append({"setting": s, **{d: m[d] for d in DIMENSIONS}, "overall": m["overall"],
+                      "judged": m["judged"], "failures": m["failures"]})
+    return {"judgements": judgements, "summary": summary, "table": table}
+
+
+def save_judge_run(out_dir: str | Path, result: Mapping[str, Any], params: Mapping[str, Any]) -> Path:
+    from legalrag.evaluation.runs import run_manifest
+    from legalrag.io import atomic_dir
+
+    with atomic_dir(out_dir) as tmp:
+        (tmp / "judgements.jsonl").write_text("".join(json.dumps(j.to_dict(), ensure_ascii=False) + "\n"
+                                                      for j in result["judgements"]), encoding="utf-8")
+        (tmp / "summary.json").write_text(json.dumps({"table": result["table"], **result["summary"]},
+                                                     ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        (tmp / "manifest.json").write_text(json.dumps(run_manifest(params), ensure_ascii=False, indent=2) + "\n",
+                                           encoding="utf-8")
+    return Path(out_dir)
+
+
+def plot_judge(result: Mapping[str, Any], path: str | Path) -> Path:
+    """Grouped bars: one group per setting, one bar per dimension (mean score 1-10)."""
+    from legalrag.consultation.judge import DIMENSIONS
+    from legalrag.evaluation.plots import plot_bars
+
+    rows = {row["setting"]: {d: row[d] for d in DIMENSIONS} for row in result["table"] if row["judged"]}
+    return plot_bars(rows, path, title="judge scores per dimension and setting", ylabel="mean score (1-10)",
+                     ylim=(0, 10))

@@ -1,0 +1,100 @@
+"""An encoder that runs an exported ONNX model (``legalrag train export-onnx``) with onnxruntime.
+
+The directory holds ``model.onnx`` (pooling and normalisation inside the graph), ``tokenizer.json``,
+``onnx_encoder.json`` (prefixes, length, dimension) and ``legalrag_model.json`` (sha256 of the weights). The
+model id carries that hash, so vectors cached for one export are never served for another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from legalrag._optional import require
+from legalrag.errors import InputError
+from legalrag.retrieval.encoders import BaseEncoder
+
+ONNX_FILE, SETTINGS_FILE = "model.onnx", "onnx_encoder.json"
+
+
+def is_onnx_encoder_dir(path: str | os.PathLike) -> bool:
+    p = Path(path)
+    return (p / ONNX_FILE).is_file() and (p / SETTINGS_FILE).is_file()
+
+
+def st_prompts(path: Path) -> dict[str, str]:
+    """The ``query``/``document`` prompts a sentence-transformers directory declares, as encoder prefixes, so a
+    model trained with e5's roles (``legalrag train encoder``) is served with them."""
+    cfg = path / "config_sentence_transformers.json"
+    if not cfg.is_file():
+        return {}
+    prompts = json.loads(cfg.read_text(encoding="utf-8")).get("prompts") or {}
+    out = {}
+    if prompts.get("query"):
+        out["query_prefix"] = prompts["query"]
+    if prompts.get("document") or prompts.get("passage"):
+        out["passage_prefix"] = prompts.get("document") or prompts["passage"]
+    return out
+
+
+def content_hash(path: Path) -> str:
+    """The sha256 recorded in ``legalrag_model.json`` when present, else one computed over the weight file."""
+    card = path / "legalrag_model.json"
+    if card.exists():
+        weights = json.loads(card.read_text(encoding="utf-8")).get("weights_sha256") or {}
+        if weights:
+            return hashlib.sha256(json.dumps(weights, sort_keys=True).encode()).hexdigest()
+    h = hashlib.sha256()
+    with (path / ONNX_FILE).open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class OnnxEncoder(BaseEncoder):
+    batch_size = 32
+
+    def __init__(self, path: str | os.PathLike, threads: int | None = None, **kw):
+        super().__init__(**kw)
+        self.path = Path(path)
+        if not is_onnx_encoder_dir(self.path):
+            raise InputError(f"not an exported ONNX encoder (needs {ONNX_FILE} and {SETTINGS_FILE}); export one with "
+                             "`legalrag train export-onnx MODEL_DIR OUT`", path=str(self.path))
+        self.settings = json.loads((self.path / SETTINGS_FILE).read_text(encoding="utf-8"))
+        self.threads = threads
+        self.model_id = f"onnx:{self.path.name}-{content_hash(self.path)[:12]}"
+        self._session = None
+        self._tokenizer = None
+
+    @property
+    def dimension(self) -> int:
+        return int(self.settings["dimension"])
+
+    def _load(self):
+        if self._session is None:
+            ort = require("onnxruntime", "train")
+            tokenizers = require("tokenizers", "train")
+            options = ort.SessionOptions()
+            if self.threads:
+                options.intra_op_num_threads = self.threads
+            self._session = ort.InferenceSession(str(self.path / ONNX_FILE), options,
+                                                 providers=["CPUExecutionProvider"])
+            tok = tokenizers.Tokenizer.from_file(str(self.path / "tokenizer.json"))
+            tok.enable_truncation(int(self.settings.get("max_seq_length", 512)))
+            tok.enable_padding(pad_id=int(self.settings.get("pad_token_id", 1)))
+            self._tokenizer = tok
+        return self._session, self._tokenizer
+
+    def _embed(self, texts: Sequence[str], role: str) -> np.ndarray:
+        session, tok = self._load()
+        prefix = self.settings.get("query_prefix" if role == "query" else "passage_prefix", "")
+        encoded = tok.encode_batch([prefix + t for t in texts])
+        ids = np.asarray([e.ids for e in encoded], dtype=np.int64)
+        mask = np.asarray([e.attention_mask for e in encoded], dtype=np.int64)
+        (out,) = session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})
+        return out

@@ -1,0 +1,62 @@
+"""The cross-encoder reranker trained from the tiny backbone: protocol, wiring, checkpoints."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("sentence_transformers")
+
+from legalrag.rerank.base import Reranker  # noqa: E402
+from legalrag.retrieval.bm25 import BM25Retriever  # noqa: E402
+from legalrag.training.data import retriever_ranker  # noqa: E402
+from legalrag.training.reranker import RerankerSettings, train_reranker  # noqa: E402
+from training_fixtures import tiny_corpus, tiny_encoder  # noqa: E402
+
+SETTINGS = dict(epochs=1, lr=1e-3, dev_share=0.25, depth=8, freeze_embeddings=False, checkpoint_every=1000)
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cross")
+    docs, queries = tiny_corpus()
+    bm25 = BM25Retriever.from_documents(docs)
+    return tiny_encoder(root / "start", layers=2), docs, queries, bm25
+
+
+def test_trained_cross_encoder_reranks_through_wiring(setup, tmp_path):
+    from legalrag.wiring import make_reranker
+
+    start, docs, queries, bm25 = setup
+    out = tmp_path / "cross"
+    record = train_reranker(start, out, queries, docs, {"bm25": retriever_ranker(bm25)},
+                            RerankerSettings(**SETTINGS), progress=False, query_prefix="query: ")
+    assert [e["epoch"] for e in record["epochs"]] == [0, 1] and record["epochs"][1]["losses"]
+    assert set(record["epochs"][0]["dev"]) == {"recall@10", "mrr@10"}  # the first stage's figures
+    reranker = make_reranker(f"cross:{out}")
+    assert isinstance(reranker, Reranker)
+    hits = bm25.retrieve(queries[0].text, k=10)
+    result = reranker.rerank(queries[0].text, hits, k=5)
+    assert [h.rank for h in result] == [1, 2, 3, 4, 5]
+    scores = reranker.score(queries[0].text,
+                            [f"{h.document.title}\n{h.document.text}" for h in hits])
+    assert [h.score for h in result] == sorted(scores, reverse=True)[:5]
+    assert {h.document.id for h in result} <= {h.document.id for h in hits}
+
+
+def test_reranker_training_resumes(setup, tmp_path):
+    start, docs, queries, bm25 = setup
+    out = tmp_path / "cross"
+    rankers = {"bm25": retriever_ranker(bm25)}
+    partial = train_reranker(start, out, queries, docs, rankers, RerankerSettings(**SETTINGS), progress=False,
+                             stop_after_steps=2)
+    assert partial["interrupted"] and not out.exists()
+    record = train_reranker(start, out, queries, docs, rankers, RerankerSettings(**SETTINGS), progress=False)
+    assert record["resumed_from_step"] == 2 and (out / "cross_encoder.json").exists()
+
+
+def test_needs_a_first_stage_to_mine_from(setup, tmp_path):
+    from legalrag.errors import InputError
+
+    start, docs, queries, _ = setup
+    with pytest.raises(InputError, match="first-stage"):
+        train_reranker(start, tmp_path / "x", queries, docs, {}, RerankerSettings(**SETTINGS), progress=False)
