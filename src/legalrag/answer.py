@@ -283,17 +283,15 @@ def print_answer(answer: Answer, console: Any = None, show_text: bool = True) ->
                   f"citation check {t.get('citation_check_s', 0):.2f} s[/dim]")
 
 
-def demo_answer(question: str, index: Any, hits: Sequence[Hit], console: Any, model: str = "qwen2.5-1.5b",
+def demo_answer(question: str, index: Any, hits: Sequence[Hit], console: Any, llm: LLM,
                 max_tokens: int = 300) -> Answer | None:
-    """The demo's last step: answer from ``hits`` with the embedded model (cached) and print the checked
-    citations. Without the model installed, say how to install it instead of failing the whole demo."""
+    """The demo's last step: answer from ``hits`` with ``llm`` (the CLI passes the cached embedded 1.5B) and
+    print the checked citations. Without the model installed, say how to install it instead of failing the
+    whole demo."""
     from legalrag.errors import MissingDependencyError, ModelError
-    from legalrag.llm.cache import CachedLLM
-    from legalrag.llm.embedded import EmbeddedLLM
 
-    console.print(f"\n[bold]Answer[/bold] (embedded {model}, from the articles above):", highlight=False)
+    console.print(f"\n[bold]Answer[/bold] ({llm.model_id}, from the articles above):", highlight=False)
     try:
-        llm = CachedLLM(EmbeddedLLM(model))
         answer = answer_question(question, index, llm, k=len(hits), max_tokens=max_tokens,
                                  search=lambda q, k: list(hits))
     except (MissingDependencyError, ModelError) as exc:
