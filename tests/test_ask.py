@@ -98,3 +98,19 @@ def test_cli_empty_question_exits_nonzero(sample_index):
 
     res = runner.invoke(app, ["ask", " ", "--index", str(sample_index.path), "--model", "qwen2.5-0.5b"])
     assert res.exit_code != 0 and "question is empty" in str(res.exception)
+
+
+def test_cli_json_reports_ttft_and_a_too_small_budget_is_refused(sample_index):
+    from legalrag.testing import ScriptedLLM
+    from legalrag.wiring import Root
+
+    llm = ScriptedLLM(["依据《中华人民共和国劳动合同法》第八十二条，可以要求二倍工资。"])
+    args = ["ask", QUESTION, "--index", str(sample_index.path), "--k", "3", "--json"]
+    res = runner.invoke(app, args + ["--evidence-tokens", "120"], obj=Root(llm=llm))
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert 0 <= out["timings"]["ttft_s"] <= out["timings"]["total_s"] and out["notes"] == []
+    shown = llm.last_prompt()
+    assert "第八十二条" in shown and len(shown) < 600  # the articles were cut to matching clauses
+    res = runner.invoke(app, args + ["--evidence-tokens", "5"], obj=Root(llm=llm))
+    assert res.exit_code != 0 and "--evidence-tokens" in str(res.exception) + res.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -25,6 +26,12 @@ def ask(
     max_tokens: int = typer.Option(512, "--max-tokens", min=16, help="Longest answer, in tokens."),
     lang: Optional[str] = typer.Option(None, "--lang", help="zh or en (default: the index's language)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the LLM call cache."),
+    evidence_tokens: int = typer.Option(400, "--evidence-tokens", min=0,
+                                        help="Token budget for the retrieved articles in the prompt: each is cut to "
+                                             "the clauses matching the question (0: whole articles, 600 "
+                                             "characters each)."),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1,
+                                          help="CPU threads for the embedded model (default: all cores)."),
 ) -> None:
     """Answer a question from the index; unresolved or unretrieved citations are flagged."""
     from legalrag.answer import answer_question, answer_to_dict, print_answer
@@ -35,17 +42,15 @@ def ask(
         idx = demo_index(progress=not as_json)
     else:
         idx = root(ctx).open_index(index)
-    llm = root(ctx).make_llm(model, endpoint, endpoint_model, cache=not no_cache)
-    on_text = None
-    if not as_json:  # stream the answer as it is generated; the citation check follows it
-        import sys
+    llm = root(ctx).make_llm(model, endpoint, endpoint_model, cache=not no_cache, threads=threads)
 
-        def on_text(piece: str) -> None:
+    def on_text(piece: str) -> None:  # stream the answer as it is generated; the citation check follows it
+        if not as_json:  # --json still streams, so that its ttft_s is the real time to the first token
             sys.stdout.write(piece)
             sys.stdout.flush()
 
     answer = answer_question(question, idx, llm, k=k, retriever=retriever, lang=lang, max_tokens=max_tokens,
-                             on_text=on_text)
+                             evidence_tokens=evidence_tokens or None, on_text=on_text)
     if as_json:
         from legalrag.cli.common import print_json
 

