@@ -1,6 +1,6 @@
 """Benchmarks of the LLM layer (issue 4). Run each part under the shared lock, e.g.
 
-    flock /work/bench.lock nice -n 5 python bench/bench_llm.py throughput --model qwen2.5-0.5b
+    python bench/bench_llm.py throughput --model qwen2.5-0.5b
     python bench/bench_llm.py assembly | cache | structured | stard | ask
 
 Parts:
@@ -59,10 +59,10 @@ def _prompt_text(n_articles: int) -> str:
 # ------------------------------------------------------------------------------------------ throughput
 def throughput(args: argparse.Namespace) -> dict[str, Any]:
     from legalrag.llm.base import ChatRequest
-    from legalrag.llm.embedded import EmbeddedLLM
+    from legalrag.wiring import make_llm
     from legalrag.llm.wire import parse_reply, request_body
 
-    llm = EmbeddedLLM(args.model, n_ctx=4096, n_threads=args.threads).load()
+    llm = make_llm(args.model, cache=False, n_ctx=4096, threads=args.threads).load()
     context = _prompt_text(args.articles)
     rows = []
     for rep in range(args.reps):
@@ -128,12 +128,11 @@ def assembly(args: argparse.Namespace) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------------- cache
 def cache(args: argparse.Namespace) -> dict[str, Any]:
     from legalrag.llm.base import ChatRequest
-    from legalrag.llm.cache import CachedLLM
-    from legalrag.llm.embedded import EmbeddedLLM
+    from legalrag.wiring import make_llm
 
-    inner = EmbeddedLLM(args.model, n_ctx=2048, n_threads=args.threads).load()
     with tempfile.TemporaryDirectory(dir=args.tmp) as d:
-        llm = CachedLLM(inner, Path(d) / "calls.sqlite")
+        llm = make_llm(args.model, cache=Path(d) / "calls.sqlite", n_ctx=2048, threads=args.threads)
+        inner = llm.inner.load()
         req = ChatRequest(messages=({"role": "user", "content": "什么是违约金？请简要回答。"},), max_tokens=32,
                           logprobs=True, top_logprobs=5)
         miss = llm.chat(req)
@@ -183,12 +182,12 @@ def _model_from_fields(name: str, fields: dict[str, str]):
 
 def structured(args: argparse.Namespace) -> dict[str, Any]:
     from legalrag.errors import StructuredOutputError
-    from legalrag.llm.embedded import EmbeddedLLM
+    from legalrag.wiring import make_llm
     from legalrag.llm.structured import structured_call
 
     items = [json.loads(x) for x in Path(args.data).read_text(encoding="utf-8").splitlines() if x.strip()]
     items = items[:args.limit] if args.limit else items
-    llm = EmbeddedLLM(args.model, n_ctx=4096, n_threads=args.threads).load()
+    llm = make_llm(args.model, cache=False, n_ctx=4096, threads=args.threads).load()
     rows, per_item = [], []
     for use_schema in (True, False):
         subset = items if use_schema else items[:args.prompt_only]
@@ -223,8 +222,7 @@ def structured(args: argparse.Namespace) -> dict[str, Any]:
 def stard(args: argparse.Namespace) -> dict[str, Any]:
     from legalrag.answer import answer_question
     from legalrag.corpora.statutes import load_statutes
-    from legalrag.llm.cache import CachedLLM
-    from legalrag.llm.embedded import EmbeddedLLM
+    from legalrag.wiring import make_llm
     from legalrag.retrieval.index import build_index, open_index
 
     data = Path(args.data_dir)
@@ -237,7 +235,7 @@ def stard(args: argparse.Namespace) -> dict[str, Any]:
     except Exception:
         index = build_index(index_dir, load_statutes(data / "corpus.jsonl"), retrievers=["bm25"], lang="zh",
                             progress=True)
-    llm = CachedLLM(EmbeddedLLM(args.model, n_ctx=4096, n_threads=args.threads))
+    llm = make_llm(args.model, n_ctx=4096, threads=args.threads)
     rows = []
     for q in queries:
         gold = {str(g) for g in q["gold_ids"]}
@@ -265,9 +263,9 @@ def stard(args: argparse.Namespace) -> dict[str, Any]:
 def ask_one(args: argparse.Namespace) -> dict[str, Any]:
     from legalrag.answer import answer_question, answer_to_dict
     from legalrag.demo import SAMPLE_QUESTION, demo_index
-    from legalrag.llm.embedded import EmbeddedLLM
+    from legalrag.wiring import make_llm
 
-    llm = EmbeddedLLM(args.model, n_threads=args.threads)
+    llm = make_llm(args.model, cache=False, threads=args.threads)
     t0 = time.perf_counter()
     llm.load()
     load = time.perf_counter() - t0
@@ -293,7 +291,7 @@ def main() -> None:
     ap.add_argument("--prompt-only", type=int, default=52, help="structured: prompts also run without the schema")
     ap.add_argument("--data", default=str(ROOT / "bench" / "data" / "schema_prompts.jsonl"))
     ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data" / "stard"))
-    ap.add_argument("--index", default="/work/cache/legalrag/lexical-stard-idx",
+    ap.add_argument("--index", default="indexes/stard",
                     help="stard: an index of the STARD corpus (built there when missing)")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--article-chars", type=int, default=300)

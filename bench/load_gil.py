@@ -3,8 +3,8 @@ EmbeddedLLM.load runs in another. Usage: python bench/load_gil.py"""
 import sys, time, threading
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-from legalrag.llm.embedded import EmbeddedLLM
-llm = EmbeddedLLM("qwen2.5-1.5b", n_threads=2, progress=False)
+from legalrag.wiring import make_llm
+llm = make_llm("qwen2.5-1.5b", cache=False, threads=2)
 t0 = time.perf_counter(); th = threading.Thread(target=llm.load); th.start()
 n = 0; ticks = []
 while th.is_alive():

@@ -4,10 +4,10 @@ import sys, time, os, uuid, json
 from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src")); sys.path.insert(0, str(ROOT / "bench"))
-from legalrag.llm.embedded import EmbeddedLLM
+from legalrag.wiring import make_llm
 from legalrag.llm.base import ChatRequest
 from prefill_configs import make_server
-llm = EmbeddedLLM("qwen2.5-1.5b", n_threads=2, progress=False).load()
+llm = make_llm("qwen2.5-1.5b", cache=False, threads=2).load()
 plain = make_server(str(llm.path), 4096, 2, {})
 def msgs(): return [{"role":"system","content":f"[{uuid.uuid4().hex}] 你是法律助手。"},{"role":"user","content":"请用三句话解释什么是违约金。"}]
 for rep in range(2):

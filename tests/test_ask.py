@@ -8,7 +8,8 @@ import pytest
 from http_app import serve_app
 from typer.testing import CliRunner
 
-from legalrag.answer import answer_question, answer_to_dict, print_answer, resolver_for
+from legalrag.answer import answer_question, answer_to_dict, resolver_for
+from legalrag.cli._answer_output import print_answer
 from legalrag.cli.apps import app
 from legalrag.types import Answer
 

@@ -3,34 +3,66 @@ HTTP app and the trace files alike, so a hit, a citation or a result reads the s
 
 from __future__ import annotations
 
-import json
+import dataclasses
+import enum
 from typing import Any
 
 from legalrag.citations import citation_label
-from legalrag.types import Citation, Hit, Response, Step
+from legalrag.types import Citation, Document, Hit, Response, Step
+
+UNRESOLVED_NOTE = "no article of this number and law in the corpus"
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON data from trajectories' free-form inputs and outputs (dataclasses, enums, tuples, sets,
+    objects with attributes); anything else becomes its string."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, enum.Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    if getattr(value, "__dict__", None):
+        return jsonable(vars(value))
+    return str(value)
+
+
+def document_to_dict(doc: Document) -> dict[str, Any]:
+    """An article or case with its citation label."""
+    return {"id": doc.id, "title": doc.title, "citation": citation_label(doc), "text": doc.text,
+            "law": doc.metadata.get("law"), "article_label": doc.metadata.get("article_label"),
+            "source": doc.source}
 
 
 def hit_to_dict(hit: Hit, *, text: bool = True) -> dict[str, Any]:
     """A retrieved document with its rank, score, citation label and (for fused hits) the rank each member gave."""
     d = hit.document
     out = {"rank": hit.rank, "id": d.id, "score": hit.score, "title": d.title, "citation": citation_label(d),
-           "retriever": hit.retriever, "sources": dict(hit.sources), "metadata": dict(d.metadata)}
+           "retriever": hit.retriever, "sources": dict(hit.sources), "metadata": jsonable(dict(d.metadata))}
     if text:
         out["text"] = d.text
     return out
 
 
-def citation_to_dict(c: Citation) -> dict[str, Any]:
-    """A checked citation: what was written, what it resolved to, and why not when it did not."""
-    return {"text": c.text, "canonical": c.canonical, "resolved": c.resolved, "document_id": c.document_id,
-            "document_text": c.document_text if c.resolved else None, "in_retrieved": c.in_retrieved,
-            "note": c.note}
+def citation_to_dict(c: Citation, *, text: bool = True) -> dict[str, Any]:
+    """A checked citation: what was written, what it resolved to, and why not when it did not (an unresolved
+    citation always carries a note; it is never dropped). ``text`` adds the resolved article's text."""
+    out = {"text": c.text, "canonical": c.canonical, "resolved": c.resolved, "document_id": c.document_id,
+           "in_retrieved": c.in_retrieved, "note": c.note or ("" if c.resolved else UNRESOLVED_NOTE)}
+    if text:
+        out["document_text"] = c.document_text if c.resolved else None
+    return out
 
 
 def step_to_dict(step: Step) -> dict[str, Any]:
-    """A trajectory step as plain JSON values (nested objects become their fields, anything else a string)."""
-    return json.loads(json.dumps(step.__dict__, ensure_ascii=False,
-                                 default=lambda o: getattr(o, "__dict__", None) or str(o)))
+    """A trajectory step as plain JSON values."""
+    return {"agent": step.agent, "action": step.action, "input": jsonable(step.input),
+            "output": jsonable(step.output), "seconds": round(step.seconds, 4), "tokens": step.tokens,
+            "error": step.error}
 
 
 def response_to_dict(result: Response, *, hit_text: bool = False, **extra: Any) -> dict[str, Any]:

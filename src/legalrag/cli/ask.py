@@ -34,7 +34,8 @@ def ask(
                                           help="CPU threads for the embedded model (default: all cores)."),
 ) -> None:
     """Answer a question from the index; unresolved or unretrieved citations are flagged."""
-    from legalrag.answer import answer_question, answer_to_dict, print_answer
+    from legalrag.answer import answer_question, answer_to_dict
+    from legalrag.cli._answer_output import print_answer
 
     if index is None:
         from legalrag.demo import demo_index

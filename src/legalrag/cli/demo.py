@@ -39,7 +39,7 @@ def demo(
     console.print("\n[bold]Cited articles:[/bold] " + "; ".join(citation_label(h.document) for h in hits),
                   highlight=False)
     if answer:  # the LLM layer's step (legalrag.answer): generate from these hits, check every citation
-        from legalrag.answer import demo_answer
+        from legalrag.cli._answer_output import demo_answer
         from legalrag.wiring import make_llm
 
         demo_answer(q, index, hits, console, make_llm("qwen2.5-1.5b"))

@@ -1,0 +1,61 @@
+"""How the CLI prints an answer: the text, then every citation flagged OK / NOT RETRIEVED / UNRESOLVED."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from legalrag.answer import answer_notes, answer_question
+from legalrag.llm.base import LLM
+from legalrag.types import Answer, Hit
+
+
+def print_answer(answer: Answer, console: Any = None, show_text: bool = True) -> None:
+    """Human output: the answer (unless it was already streamed), then each citation flagged OK / NOT
+    RETRIEVED / UNRESOLVED."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = console or Console()
+    if show_text:
+        console.print(answer.text.strip(), highlight=False, markup=False)
+    console.print()
+    if not answer.citations:
+        console.print("[yellow]The answer cites no article.[/yellow]")
+    else:
+        console.print("[bold]Citations checked against the corpus:[/bold]")
+        for c in answer.citations:
+            name = escape(c.canonical or c.text)
+            if not c.resolved:
+                why = f" ({escape(c.note)})" if getattr(c, "note", "") else ""
+                console.print(f"  [bold red]UNRESOLVED[/bold red]     {name}{why}", highlight=False)
+            elif not c.in_retrieved:
+                console.print(f"  [bold yellow]NOT RETRIEVED[/bold yellow]  {name} -> {escape(c.document_id or '')} "
+                              "(in the corpus, but not among the retrieved articles)", highlight=False)
+            else:
+                console.print(f"  [green]OK[/green]             {name} -> {escape(c.document_id or '')}",
+                              highlight=False)
+    for note in answer_notes(answer):
+        console.print(f"[yellow]Note: {escape(note)}[/yellow]", highlight=False)
+    t = answer.timings
+    console.print(f"[dim]retrieval {t.get('retrieval_s', 0):.2f} s, first token after {t.get('ttft_s', 0):.2f} s, "
+                  f"generation {t.get('generation_s', 0):.2f} s "
+                  f"({int(t.get('completion_tokens', 0))} tokens{', cached' if t.get('cached') else ''}), "
+                  f"citation check {t.get('citation_check_s', 0):.2f} s[/dim]")
+
+
+def demo_answer(question: str, index: Any, hits: Sequence[Hit], console: Any, llm: LLM,
+                max_tokens: int = 300) -> Answer | None:
+    """The demo's last step: answer from ``hits`` with ``llm`` (the CLI passes the cached embedded 1.5B) and
+    print the checked citations. Without the model installed, say how to install it instead of failing the
+    whole demo."""
+    from legalrag.errors import MissingDependencyError, ModelError
+
+    console.print(f"\n[bold]Answer[/bold] ({llm.model_id}, from the articles above):", highlight=False)
+    try:
+        answer = answer_question(question, index, llm, k=len(hits), max_tokens=max_tokens,
+                                 search=lambda q, k: list(hits))
+    except (MissingDependencyError, ModelError) as exc:
+        console.print(f"[yellow]No answer: {exc}[/yellow]", highlight=False)
+        return None
+    print_answer(answer, console)
+    return answer
