@@ -128,6 +128,8 @@ def search(
     endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="With --agents: a trained policy directory "
                                           "(`legalrag train policy`), run on the embedded model with its adapter."),
+    model: Optional[str] = typer.Option(None, "--model", help="Embedded model for the LLM stages "
+                                        "(qwen2.5-1.5b default, qwen2.5-0.5b, a GGUF path)."),
 ) -> None:
     """Search an index and print the top articles with their citations."""
     from legalrag.cli.agents import agent_pipeline, wants_agents
@@ -137,7 +139,7 @@ def search(
 
     idx = root(ctx).open_index(index)
     pipe = (agent_pipeline(idx, retriever, rerank, agents=agents, endpoint=endpoint, endpoint_model=endpoint_model,
-                           trace=trace, root=root(ctx), policy=policy)
+                           trace=trace, root=root(ctx), policy=policy, model=model)
             if wants_agents(agents, rerank, endpoint, policy) or trace else build_pipeline(idx, retriever, rerank))
     flt = law_filter(idx, filter_law) if filter_law else None
     hits = pipe.search(question, k=k, filter=flt)
