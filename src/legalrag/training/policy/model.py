@@ -80,7 +80,7 @@ class AdapterSaver:
         self.model = model
 
     def save(self, path: str) -> None:
-        self.model.save_pretrained(path)
+        self.model.save_pretrained(path, save_embedding_layers=False)
 
 
 def export_gguf(model: Any, path: str | Path, settings: GRPOSettings) -> Path:
@@ -92,7 +92,7 @@ def save_policy(out: str | Path, model: Any, *, base: dict[str, str], settings: 
                 reward: dict[str, float], record: dict[str, Any] | None = None) -> Path:
     """Write the policy directory atomically: policy.json, adapter/, adapter.gguf, training.json."""
     with atomic_dir(out) as tmp:
-        model.save_pretrained(str(tmp / "adapter"))
+        model.save_pretrained(str(tmp / "adapter"), save_embedding_layers=False)
         export_gguf(model, tmp / "adapter.gguf", settings)
         meta = {"format": FORMAT, "version": 1, "base": base, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                                       time.gmtime()),
