@@ -89,7 +89,12 @@ def rollouts_cmd(
     qs = load_training_queries(idx, queries, first, skip)
     loop = planner_loop(ctx, idx, retriever=retriever, model=model, policy=policy, endpoint=endpoint,
                         endpoint_model=endpoint_model, threads=threads, max_rounds=max_rounds)
-    bar = tqdm(total=len(qs), desc="rollouts", unit="query")
+    from legalrag.training.policy.rollouts import read_rollouts
+
+    seen: dict[str, set[int]] = {}
+    for t in read_rollouts(out):
+        seen.setdefault(t.query_id, set()).add(t.rollout)
+    bar = tqdm(total=len(qs), initial=sum(len(seen.get(q.id, ())) >= n for q in qs), desc="rollouts", unit="query")
     recalls: list[float] = []
 
     def progress(q, group) -> None:

@@ -180,6 +180,8 @@ def eval_retrieval(
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Search on N local Ray workers."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Search on this Ray cluster."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="With --agents: a trained policy directory."),
+    model: Optional[str] = typer.Option(None, "--model", help="Embedded model for the LLM stages "
+                                        "(qwen2.5-1.5b default, qwen2.5-0.5b, a GGUF path)."),
 ) -> None:
     """Evaluate retrieval on a query file (macro-averaged Recall/Precision/F1/MRR/nDCG/Hit at K)."""
     from legalrag.evaluation.datasets import QueryFields, load_queries
@@ -190,7 +192,7 @@ def eval_retrieval(
     idx = root(ctx).open_index(index)
     qs = load_queries(queries, idx, QueryFields.parse(query_fields) if query_fields else None)
     pipe = (agent_pipeline(idx, retriever, rerank, agents=agents, endpoint=endpoint, endpoint_model=endpoint_model,
-                           trace=trace, root=root(ctx), policy=policy)
+                           trace=trace, root=root(ctx), policy=policy, model=model)
             if wants_agents(agents, rerank, endpoint, policy) or trace else build_pipeline(idx, retriever, rerank))
     if workers or ray_address:
         if agents or trace or endpoint:
