@@ -11,7 +11,7 @@ import enum
 import json
 import os
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -122,7 +122,7 @@ def collect_rollouts(loop: Any, queries: Sequence[Query], out: Path, *, n: int =
         group = []
         for r in range(n):
             t = run_rollout(loop, q, rollout=r, seed=base_seed + 1000 * r)
-            group.append(Trajectory(**{**t.__dict__, "reward": reward_of(t, settings).as_dict()}))
+            group.append(replace(t, reward=reward_of(t, settings).as_dict()))
         with open(out, "a", encoding="utf-8") as f:  # one query at a time, then fsync: a kill loses one query
             for t in group:
                 f.write(json.dumps(t.to_dict(), ensure_ascii=False) + "\n")

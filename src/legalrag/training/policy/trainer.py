@@ -11,6 +11,7 @@ import random
 import resource
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -74,13 +75,13 @@ def train_policy(model: Any, encode: Encoder, queries: Sequence[Query], make_sam
             q = queries[qi]
             group = [sample(q, settings.seed * 1_000_003 + step * 10_007 + qi * 101 + g)
                      for g in range(settings.group_size)]
-            rs = [reward_of(t, reward_settings).total for t in group]
+            parts = [reward_of(t, reward_settings) for t in group]
+            rs = [p.total for p in parts]
             adv = group_advantages(rs, settings.adv_eps)
             skipped += all(a == 0.0 for a in adv)
             group_stds.append(statistics.pstdev(rs))
-            for t, r, a in zip(group, rs, adv):
-                trajs.append(Trajectory(**{**t.__dict__, "reward": {**reward_of(t, reward_settings).as_dict(),
-                                                                     "advantage": round(a, 6)}}))
+            for t, p, a in zip(group, parts, adv):
+                trajs.append(replace(t, reward={**p.as_dict(), "advantage": round(a, 6)}))
                 batch.append((a, t.calls))
             rewards += rs
         sample_s = time.perf_counter() - t0
