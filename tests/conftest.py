@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# The tests' LLM calls (scripted models behind the CLI, the embedded 0.5B) go to a call cache of this test
+# session, never the user's: a reply cached by an earlier run would hide a call a test counts.
+os.environ.setdefault("LEGALRAG_LLM_CACHE", os.path.join(tempfile.mkdtemp(prefix="legalrag-tests-"), "llm-cache.sqlite"))
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_DATA = REPO / "tests" / "data"
