@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# The tests' LLM calls (scripted models behind the CLI, the embedded 0.5B) go to a call cache of this test
+# session, never the user's: a reply cached by an earlier run would hide a call a test counts.
+if "LEGALRAG_LLM_CACHE" not in os.environ:
+    _CACHE_DIR = tempfile.mkdtemp(prefix="legalrag-tests-")
+    atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
+    os.environ["LEGALRAG_LLM_CACHE"] = os.path.join(_CACHE_DIR, "llm-cache.sqlite")
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_DATA = REPO / "tests" / "data"

@@ -454,6 +454,83 @@ def cite_check(work: Path) -> Outcome:
     return Outcome(True, int(gen < last), f"generation {gen}, last committed {last}")
 
 
+# -- training checkpoints (legalrag.training.checkpoint: model + optimiser + scheduler + progress, and the best) --
+
+class _TinyModel:
+    """A torch module with sentence-transformers' ``save(path)``: weights that say which generation wrote them."""
+
+    def __init__(self, gen: int):
+        import torch
+
+        self.net = torch.nn.Linear(4, 2)
+        with torch.no_grad():
+            self.net.weight.fill_(float(gen))
+            self.net.bias.fill_(float(gen))
+
+    def save(self, path: str) -> None:
+        import torch
+
+        Path(path).mkdir(parents=True, exist_ok=True)
+        torch.save(self.net.state_dict(), Path(path) / "weights.pt")
+
+
+def _train_state(gen: int):
+    import torch
+
+    model = _TinyModel(gen)
+    opt = torch.optim.AdamW(model.net.parameters(), lr=1e-3)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 1.0)
+    sched.last_epoch = gen  # the step the checkpoint was taken at
+    return model, opt, sched
+
+
+def train_setup(work: Path) -> None:
+    from legalrag.training.checkpoint import save_best, save_checkpoint
+
+    model, opt, sched = _train_state(0)
+    save_checkpoint(work / "run", model, opt, sched, {"fingerprint": "fp", "generation": 0})
+    save_best(work / "run", model)
+
+
+def train_work(work: Path) -> None:
+    import torch
+
+    from legalrag.training.checkpoint import save_best, save_checkpoint
+
+    torch.set_num_threads(1)
+    gen = _last_committed(work)
+    while True:
+        gen += 1
+        model, opt, sched = _train_state(gen)
+        save_checkpoint(work / "run", model, opt, sched, {"fingerprint": "fp", "generation": gen})
+        save_best(work / "run", model)
+        _commit(work, gen)
+
+
+def train_check(work: Path) -> Outcome:
+    import torch
+
+    from legalrag.training.checkpoint import load_checkpoint, restore_optimiser
+
+    run = work / "run"
+    try:
+        state = load_checkpoint(run, "fp")
+        weights = torch.load(run / "checkpoint" / "model" / "weights.pt", weights_only=True)
+        best = torch.load(run / "best" / "weights.pt", weights_only=True)
+        _, opt, sched = _train_state(0)
+        restore_optimiser(run, opt, sched)
+    except Exception as exc:  # noqa: BLE001
+        return Outcome(False, 1, f"does not resume: {exc}")
+    gen = state["generation"]
+    if not (bool((weights["weight"] == gen).all()) and sched.last_epoch == gen):
+        return Outcome(False, 0, f"progress of generation {gen} with weights or optimiser of another one")
+    best_gen = int(best["weight"][0, 0])
+    if not bool((best["weight"] == best_gen).all()) or best_gen not in (gen, gen - 1):
+        return Outcome(False, 0, f"best model of generation {best_gen} beside checkpoint {gen}")
+    last = _last_committed(work)
+    return Outcome(True, int(gen < last), f"generation {gen}, last committed {last}")
+
+
 FAULTS = {f.name: f for f in [
     Fault("index build", index_setup, index_work, index_check),
     Fault("folder rebuild", folder_setup, folder_work, folder_check),
@@ -462,6 +539,7 @@ FAULTS = {f.name: f for f in [
     Fault("LLM call cache", llmcache_setup, llmcache_work, llmcache_check),
     Fault("ranker save", ranker_setup, ranker_work, ranker_check),
     Fault("citation model save", cite_setup, cite_work, cite_check),
+    Fault("training checkpoint", train_setup, train_work, train_check),
 ]}
 
 

@@ -22,7 +22,10 @@ def serve_app(app: Any) -> Iterator[str]:
     import uvicorn
 
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    # log_config=None: uvicorn's own logging set-up (logging.config.dictConfig) closes every existing handler,
+    # and a handler a library made during an earlier test (absl's, imported by rouge-score) holds the stream
+    # pytest captured then: closing it breaks pytest's capture for the rest of the session.
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", log_config=None))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"

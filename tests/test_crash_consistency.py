@@ -1,5 +1,5 @@
 """A real SIGKILL at random moments while an index, a folder index, a dense index, the vector cache, the LLM
-call cache, a learned ranker or a citation model is being written: afterwards the state opens and is exactly
+call cache, a learned ranker, a citation model or a training checkpoint is being written: afterwards the state opens and is exactly
 the previous or the new generation, and nothing committed is lost. A few kills per kind here (seconds);
 ``bench/bench_faults.py`` runs hundreds. Concurrent writers: one wins, the others get a clear lock error."""
 
