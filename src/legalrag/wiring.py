@@ -75,6 +75,26 @@ def make_llm(model: str | None = None, endpoint: str | None = None, endpoint_mod
     return llm
 
 
+def make_policy_llm(policy: str | Path, model: str | None = None, *, cache: bool | str | Path = True,
+                    threads: int | None = None) -> LLM:
+    """The embedded model with a trained policy's LoRA adapter (``legalrag train policy --out DIR``) applied
+    by llama.cpp. ``model`` defaults to the policy's base; a policy trained on another base is refused."""
+    from legalrag.training.policy.store import base_identity, check_base, read_policy
+
+    meta = read_policy(policy)
+    model = model or meta["base"]["name"]
+    check_base(meta, model, base_identity(model)["id"], policy)
+    from legalrag.llm.embedded import EmbeddedLLM
+
+    options: dict[str, Any] = {"n_threads": threads} if threads else {}
+    llm: LLM = EmbeddedLLM(model, lora=Path(policy) / "adapter.gguf", **options)
+    if cache:
+        from legalrag.llm.cache import CachedLLM
+
+        llm = CachedLLM(llm) if cache is True else CachedLLM(llm, path=cache)
+    return llm
+
+
 # -- encoders ---------------------------------------------------------------------------------------------
 
 ENCODER_SPECS = ("e5-small", "use-multilingual", "PATH (a sentence-transformers or exported ONNX model directory)",

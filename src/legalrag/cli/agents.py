@@ -16,8 +16,8 @@ from typing import Any
 
 from legalrag.wiring import LLM_RERANKERS
 
-def wants_agents(agents: bool, rerank: str | None, endpoint: str | None) -> bool:
-    return bool(agents or endpoint or (rerank in LLM_RERANKERS))
+def wants_agents(agents: bool, rerank: str | None, endpoint: str | None, policy: Path | None = None) -> bool:
+    return bool(agents or endpoint or policy or (rerank in LLM_RERANKERS))
 
 
 class TracingMASRetriever:
@@ -60,16 +60,22 @@ def light_reranker(index: Any):
 
 def agent_pipeline(index: Any, retriever: str | None, rerank: str | None, *, agents: bool = False,
                    endpoint: str | None = None, endpoint_model: str | None = None, model: str | None = None,
-                   trace: Path | None = None, max_rounds: int = 4, llm: Any = None, root: Any = None):
-    """A ``retrieval.pipeline.Pipeline`` with the LLM stages wired to one (cached) LLM (``root.make_llm``)."""
+                   trace: Path | None = None, max_rounds: int = 4, llm: Any = None, root: Any = None,
+                   policy: Path | None = None):
+    """A ``retrieval.pipeline.Pipeline`` with the LLM stages wired to one (cached) LLM (``root.make_llm``);
+    ``policy`` (a ``legalrag train policy`` directory) runs the embedded model with its LoRA adapter."""
     from legalrag.errors import InputError
     from legalrag.retrieval.pipeline import Pipeline
-    from legalrag.wiring import Root, build_pipeline, make_reranker
+    from legalrag.wiring import Root, build_pipeline, make_policy_llm, make_reranker
 
     if trace is not None and not agents:
         raise InputError("--trace writes the agents' trajectory; add --agents")
+    if policy is not None and (not agents or endpoint):
+        raise InputError("--policy is the agents' trained policy on the embedded model: add --agents, "
+                         "drop --endpoint")
     if llm is None:
-        llm = (root or Root()).make_llm(model, endpoint, endpoint_model)
+        llm = (make_policy_llm(policy, model) if policy is not None
+               else (root or Root()).make_llm(model, endpoint, endpoint_model))
     if not agents:
         return build_pipeline(index, retriever, rerank, llm=llm)
     from legalrag.agents.planner import PlannerConfig, PlannerLoop

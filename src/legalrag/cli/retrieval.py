@@ -126,6 +126,10 @@ def search(
     trace: Optional[Path] = typer.Option(None, "--trace", help="With --agents: write the trajectory as JSONL."),
     endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL for LLM stages."),
     endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    policy: Optional[Path] = typer.Option(None, "--policy", help="With --agents: a trained policy directory "
+                                          "(`legalrag train policy`), run on the embedded model with its adapter."),
+    model: Optional[str] = typer.Option(None, "--model", help="Embedded model for the LLM stages "
+                                        "(qwen2.5-1.5b default, qwen2.5-0.5b, a GGUF path)."),
 ) -> None:
     """Search an index and print the top articles with their citations."""
     from legalrag.cli.agents import agent_pipeline, wants_agents
@@ -135,8 +139,8 @@ def search(
 
     idx = root(ctx).open_index(index)
     pipe = (agent_pipeline(idx, retriever, rerank, agents=agents, endpoint=endpoint, endpoint_model=endpoint_model,
-                           trace=trace, root=root(ctx)) if wants_agents(agents, rerank, endpoint) or trace
-            else build_pipeline(idx, retriever, rerank))
+                           trace=trace, root=root(ctx), policy=policy, model=model)
+            if wants_agents(agents, rerank, endpoint, policy) or trace else build_pipeline(idx, retriever, rerank))
     flt = law_filter(idx, filter_law) if filter_law else None
     hits = pipe.search(question, k=k, filter=flt)
     if as_json:
@@ -175,6 +179,9 @@ def eval_retrieval(
     endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Search on N local Ray workers."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Search on this Ray cluster."),
+    policy: Optional[Path] = typer.Option(None, "--policy", help="With --agents: a trained policy directory."),
+    model: Optional[str] = typer.Option(None, "--model", help="Embedded model for the LLM stages "
+                                        "(qwen2.5-1.5b default, qwen2.5-0.5b, a GGUF path)."),
 ) -> None:
     """Evaluate retrieval on a query file (macro-averaged Recall/Precision/F1/MRR/nDCG/Hit at K)."""
     from legalrag.evaluation.datasets import QueryFields, load_queries
@@ -185,8 +192,8 @@ def eval_retrieval(
     idx = root(ctx).open_index(index)
     qs = load_queries(queries, idx, QueryFields.parse(query_fields) if query_fields else None)
     pipe = (agent_pipeline(idx, retriever, rerank, agents=agents, endpoint=endpoint, endpoint_model=endpoint_model,
-                           trace=trace, root=root(ctx)) if wants_agents(agents, rerank, endpoint) or trace
-            else build_pipeline(idx, retriever, rerank))
+                           trace=trace, root=root(ctx), policy=policy, model=model)
+            if wants_agents(agents, rerank, endpoint, policy) or trace else build_pipeline(idx, retriever, rerank))
     if workers or ray_address:
         if agents or trace or endpoint:
             from legalrag.errors import InputError

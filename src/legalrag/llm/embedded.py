@@ -61,7 +61,8 @@ class EmbeddedLLM:
     supports_logprobs = True
 
     def __init__(self, model: str | os.PathLike = DEFAULT_MODEL, *, n_ctx: int = 4096, n_threads: int | None = None,
-                 models_dir: str | os.PathLike | None = None, progress: bool = True, verbose: bool = False):
+                 models_dir: str | os.PathLike | None = None, progress: bool = True, verbose: bool = False,
+                 lora: str | os.PathLike | None = None, lora_scale: float = 1.0):
         if n_ctx < 64:
             raise InputError(f"n_ctx must be at least 64 tokens, got {n_ctx}")
         if n_threads is not None and n_threads < 1:
@@ -72,6 +73,16 @@ class EmbeddedLLM:
         else:
             p = check_gguf(model)  # reads 4 bytes: cheap, and a wrong path fails here rather than later
             self.model_id = f"gguf:{p.name}:{p.stat().st_size}"
+        # A llama.cpp LoRA adapter applied on top (a trained policy); its digest joins the model id, so the
+        # call cache never serves one policy's replies to another.
+        self.lora = Path(lora) if lora is not None else None
+        self.lora_scale = lora_scale
+        if self.lora is not None:
+            if not self.lora.is_file():
+                raise InputError("LoRA adapter file not found", path=str(self.lora))
+            from legalrag.io import sha256_file
+
+            self.model_id += f"+lora:{sha256_file(self.lora)[:16]}@{lora_scale:g}"
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
         self.models_dir = models_dir
@@ -104,6 +115,8 @@ class EmbeddedLLM:
             p.model.path = str(self.path)
             p.n_ctx = self.n_ctx
             p.n_parallel = 1
+            if self.lora is not None:
+                p.lora_adapters = [xlc.CommonAdapterLoraInfo(str(self.lora), float(self.lora_scale))]
             p.cpuparams.n_threads = p.cpuparams_batch.n_threads = self.n_threads
             p.warmup = False
             p.endpoint_metrics = True  # see the handle_metrics() call below

@@ -1,0 +1,222 @@
+"""`legalrag agents rollouts` (N seeded planner rollouts per query, and their stability) and
+`legalrag train policy` (GRPO on the planner and rewriting agents' LoRA adapters)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from legalrag.cli.apps import app
+from legalrag.cli.common import print_json, root
+from legalrag.cli.train import train_app
+
+agents_app = typer.Typer(no_args_is_help=True, help="The statute agents' planner: rollouts and their stability.")
+app.add_typer(agents_app, name="agents")
+
+
+def load_training_queries(idx: Any, path: Path, first: int = 0, skip: int = 0):
+    """Queries with gold (training and rollouts score against it), the ``skip``..``skip+first`` slice."""
+    from legalrag.errors import InputError
+    from legalrag.evaluation.datasets import load_queries
+
+    qs = load_queries(path, idx, require_gold=False)
+    for i, q in enumerate(qs, 1):
+        if not q.gold_ids:
+            raise InputError(f"query {q.id!r} has no gold articles: training and rollouts need gold "
+                             "(gold_ids or gold_names on every line)", path=str(path), line=i, field="gold_ids")
+    qs = qs[skip:]
+    return qs[:first] if first else qs
+
+
+def planner_loop(ctx: typer.Context, idx: Any, *, retriever: Optional[str], model: Optional[str],
+                 policy: Optional[Path], endpoint: Optional[str], endpoint_model: Optional[str],
+                 threads: Optional[int], max_rounds: int, llm: Any = None):
+    """A PlannerLoop on a RecordingLLM over the index's first stage (and its light reranker, if any)."""
+    from legalrag.agents.planner import PlannerConfig, PlannerLoop
+    from legalrag.cli.agents import light_reranker
+    from legalrag.training.policy.trajectory import RecordingLLM
+    from legalrag.wiring import build_pipeline, index_language, make_policy_llm
+
+    if llm is None:
+        llm = (make_policy_llm(policy, model, threads=threads) if policy is not None
+               else root(ctx).make_llm(model, endpoint, endpoint_model, threads=threads))
+    cfg = PlannerConfig(lang=index_language(idx), max_rounds=max_rounds)
+    return PlannerLoop(RecordingLLM(llm), build_pipeline(idx, retriever).retriever,
+                       light_reranker=light_reranker(idx), config=cfg)
+
+
+def variability_table(summary: dict, title: str):
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in ("queries", "rollouts", "max", "mean", "min", *summary["categories"]):
+        table.add_column(col, justify="right")
+    table.add_row(str(summary["queries"]), str(summary["rollouts_per_query"]),
+                  *(f"{summary[k]:.4f}" for k in ("max", "mean", "min")),
+                  *(str(v) for v in summary["categories"].values()))
+    return table
+
+
+@agents_app.command("rollouts")
+def rollouts_cmd(
+    ctx: typer.Context,
+    index: Path = typer.Option(..., "--index", help="Index directory (its first stage retrieves each query)."),
+    queries: Path = typer.Option(..., "--queries", help="Query JSONL with gold (query_id, query, gold_ids/names)."),
+    out: Path = typer.Option(..., "--out", help="Trajectories JSONL (appended per query; a rerun resumes)."),
+    n: int = typer.Option(8, "--n", min=1, help="Rollouts per query (seeds 0, 1000, 2000, ...)."),
+    first: int = typer.Option(0, "--first", min=0, help="Only the first N queries (after --skip); 0 = all."),
+    skip: int = typer.Option(0, "--skip", min=0, help="Skip the first N queries of the file."),
+    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the first built)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Embedded model (qwen2.5-0.5b, qwen2.5-1.5b, GGUF)."),
+    policy: Optional[Path] = typer.Option(None, "--policy", help="A trained policy directory (its LoRA adapter)."),
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL."),
+    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="Threads of the embedded model."),
+    max_rounds: int = typer.Option(4, "--max-rounds", min=1, max=10),
+    seed: int = typer.Option(0, "--seed", help="Base seed; rollout r uses seed + 1000 r."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="PNG: per-query max / mean / min pool recall."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Run the planner loop N times per query (sampling at the agents' temperatures, different seeds), write
+    every trajectory, and report per-query max / mean / min pool recall and LegalMALR's stability categories."""
+    from tqdm import tqdm
+
+    from legalrag.training.policy.rollouts import collect_rollouts, summarise, variability
+
+    idx = root(ctx).open_index(index)
+    qs = load_training_queries(idx, queries, first, skip)
+    loop = planner_loop(ctx, idx, retriever=retriever, model=model, policy=policy, endpoint=endpoint,
+                        endpoint_model=endpoint_model, threads=threads, max_rounds=max_rounds)
+    from legalrag.training.policy.rollouts import read_rollouts
+
+    seen: dict[str, set[int]] = {}
+    for t in read_rollouts(out):
+        seen.setdefault(t.query_id, set()).add(t.rollout)
+    bar = tqdm(total=len(qs), initial=sum(len(seen.get(q.id, ())) >= n for q in qs), desc="rollouts", unit="query")
+    recalls: list[float] = []
+
+    def progress(q, group) -> None:
+        recalls.extend(t.pool_recall for t in group)
+        bar.update(1)
+        bar.set_postfix(pool_recall=f"{sum(recalls) / len(recalls):.3f}")
+
+    trajs = collect_rollouts(loop, qs, out, n=n, base_seed=seed, progress=progress)
+    bar.close()
+    wanted = {q.id for q in qs}
+    rows = variability(t for t in trajs if t.query_id in wanted)
+    summary = summarise(rows)
+    if plot is not None:
+        from legalrag.evaluation.plots import plot_series
+
+        ordered = sorted(rows, key=lambda r: -r.mean)
+        plot_series({k: [getattr(r, k) for r in ordered] for k in ("max", "mean", "min")}, plot,
+                    x=list(range(1, len(ordered) + 1)), xlabel="query (by mean pool recall)",
+                    ylabel="pool recall", title=f"{n} rollouts per query")
+    if as_json:
+        print_json(summary)
+        return
+    from rich.console import Console
+
+    Console().print(variability_table(summary, f"pool recall over {n} rollouts ({out.name})"))
+
+
+def _sampler_factory(ctx: typer.Context, idx: Any, *, model_name: str, base: dict, settings: Any, reward: Any,
+                     work: Path, retriever: Optional[str], threads: Optional[int], max_rounds: int):
+    """Each step: export the current adapters as a llama.cpp adapter and sample with the embedded runtime."""
+    from legalrag.training.policy.model import save_policy
+    from legalrag.training.policy.trajectory import run_rollout
+    from legalrag.wiring import make_policy_llm
+
+    held: list[Any] = []
+
+    def make_sampler(model: Any):
+        for old in held:  # one llama.cpp model at a time
+            getattr(old, "close", lambda: None)()
+        held.clear()
+        save_policy(work / "sampler", model, base=base, settings=settings, reward=reward.as_dict())
+        llm = make_policy_llm(work / "sampler", model_name, cache=False, threads=threads)
+        held.append(llm)
+        loop = planner_loop(ctx, idx, retriever=retriever, model=None, policy=None, endpoint=None,
+                            endpoint_model=None, threads=threads, max_rounds=max_rounds, llm=llm)
+        return lambda q, seed: run_rollout(loop, q, rollout=seed, seed=seed)
+
+    return make_sampler
+
+
+@train_app.command("policy")
+def train_policy_cmd(
+    ctx: typer.Context,
+    index: Path = typer.Option(..., "--index", help="Index directory (its first stage serves every rollout)."),
+    queries: Path = typer.Option(..., "--queries", help="Training queries with gold (query_id, query, gold_ids)."),
+    out: Path = typer.Option(..., "--out", help="Policy directory to write (read by --policy DIR)."),
+    model: str = typer.Option("qwen2.5-0.5b", "--model", help="Base model: a bundled name or a GGUF path."),
+    group_size: int = typer.Option(4, "--group-size", help="G: trajectories per query (>= 2)."),
+    groups_per_step: int = typer.Option(2, "--groups-per-step", min=1, help="Queries (groups) per update."),
+    epochs: int = typer.Option(1, "--epochs", min=1),
+    lr: float = typer.Option(5e-5, "--lr"),
+    lora_r: int = typer.Option(8, "--lora-r", min=1),
+    lora_alpha: int = typer.Option(16, "--lora-alpha", min=1),
+    first: int = typer.Option(0, "--first", min=0, help="Only the first N queries (after --skip); 0 = all."),
+    skip: int = typer.Option(0, "--skip", min=0),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Stop after this many steps "
+                                            "(the run stays resumable; the policy is written with what was done)."),
+    retriever: Optional[str] = typer.Option(None, "--retriever"),
+    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="Threads (llama.cpp and torch)."),
+    max_rounds: int = typer.Option(4, "--max-rounds", min=1, max=10),
+    step_penalty: float = typer.Option(0.02, "--step-penalty"),
+    gain_bonus: float = typer.Option(0.1, "--gain-bonus"),
+    early_exit_penalty: float = typer.Option(0.2, "--early-exit-penalty"),
+    failure_penalty: float = typer.Option(0.1, "--failure-penalty"),
+    seed: int = typer.Option(0, "--seed"),
+    restart: bool = typer.Option(False, "--restart", help="Discard an interrupted run's checkpoint."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="PNG: mean reward and pool recall per step."),
+) -> None:
+    """GRPO on the planner and rewriting agents (one model, LoRA adapters on a frozen base): G rollouts per
+    query sampled by the embedded runtime with the current adapters, rewards normalised within each group,
+    the policy-gradient update computed with transformers + peft. Resumable; a GPU is used when present."""
+    from legalrag.training import checkpoint as ckpt
+    from legalrag.training.policy.grpo import GRPOSettings, chat_encoder
+    from legalrag.training.policy.model import add_lora, load_base, save_policy
+    from legalrag.training.policy.reward import RewardSettings
+    from legalrag.training.policy.store import base_identity
+    from legalrag.training.policy.trainer import fingerprint_of, train_policy
+
+    settings = GRPOSettings(group_size=group_size, groups_per_step=groups_per_step, epochs=epochs,
+                            learning_rate=lr, lora_r=lora_r, lora_alpha=lora_alpha, seed=seed)
+    reward = RewardSettings(step_penalty=step_penalty, gain_bonus=gain_bonus,
+                            early_exit_penalty=early_exit_penalty, failure_penalty=failure_penalty)
+    idx = root(ctx).open_index(index)
+    qs = load_training_queries(idx, queries, first, skip)
+    base = base_identity(model)
+    work = ckpt.work_dir(out)
+    if restart:
+        ckpt.discard(work)
+    fp = fingerprint_of(base["id"], qs, settings, reward, {"index": str(idx.manifest.get("corpus", {}).get(
+        "sha256", "")), "retriever": retriever, "max_rounds": max_rounds})
+    import torch
+
+    if threads:
+        torch.set_num_threads(threads)
+    typer.echo(f"loading {model} for training (dequantised to fp32 on CPU, bf16 on GPU)", err=True)
+    lm, tok = load_base(model)
+    if torch.cuda.is_available():
+        lm = lm.to(device="cuda", dtype=torch.bfloat16)
+    lm = add_lora(lm, settings)
+    make_sampler = _sampler_factory(ctx, idx, model_name=model, base=base, settings=settings, reward=reward,
+                                    work=work, retriever=retriever, threads=threads, max_rounds=max_rounds)
+    record = train_policy(lm, chat_encoder(tok, settings.max_prompt_tokens), qs, make_sampler, settings=settings,
+                          reward_settings=reward, work=work, fingerprint=fp, max_steps=max_steps)
+    record.update(base=base, queries=str(queries), n_queries=len(qs), device="cuda" if torch.cuda.is_available()
+                  else "cpu")
+    save_policy(out, lm, base=base, settings=settings, reward=reward.as_dict(), record=record)
+    if plot is not None and record["steps"]:
+        from legalrag.evaluation.plots import plot_series
+
+        rows = record["steps"]
+        plot_series({"mean reward": [r["mean_reward"] for r in rows], "pool recall": [r["pool_recall"] for r in rows]},
+                    plot, x=[r["step"] for r in rows], xlabel="GRPO step", ylabel="", ylim=(-0.5, 1.05),
+                    title=f"GRPO on {model}: G={group_size}, {groups_per_step} groups/step")
+    print_json({"out": str(out), "completed_steps": record["completed_steps"], "total_steps": record["total_steps"],
+                "last": record["steps"][-1] if record["steps"] else None})

@@ -1,0 +1,83 @@
+"""`legalrag agents rollouts` and `legalrag train policy` / `--policy DIR`: bad input refused with clear
+messages; rollouts end to end over a real BM25 index with a scripted LLM handed in through the root."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from legalrag.cli import app
+from legalrag.testing import ScriptedLLM
+from legalrag.types import Document
+from legalrag.wiring import Root
+from policy_fixtures import CORPUS, QUERY, QUERY2, seeded_reply
+
+
+@pytest.fixture
+def index_dir(tmp_path):
+    from legalrag.retrieval.index import build_index
+
+    build_index(tmp_path / "idx", [Document(i, text, title) for i, title, text in CORPUS], retrievers=["bm25"],
+                lang="zh")
+    return tmp_path / "idx"
+
+
+@pytest.fixture
+def queries(tmp_path):
+    p = tmp_path / "q.jsonl"
+    p.write_text("".join(json.dumps({"query_id": q.id, "query": q.text, "gold_ids": list(q.gold_ids)},
+                                    ensure_ascii=False) + "\n" for q in (QUERY, QUERY2)), encoding="utf-8")
+    return p
+
+
+def test_rollouts_write_trajectories_table_and_plot(index_dir, queries, tmp_path):
+    out, plot = tmp_path / "r.jsonl", tmp_path / "r.png"
+    llm = ScriptedLLM(seeded_reply, supports_json_schema=True)
+    res = CliRunner().invoke(app, ["agents", "rollouts", "--index", str(index_dir), "--queries", str(queries),
+                                   "--out", str(out), "--n", "3", "--plot", str(plot), "--json"], obj=Root(llm=llm))
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.output[res.output.index("{"):])
+    assert summary["queries"] == 2 and summary["rollouts_per_query"] == 3
+    assert sum(summary["categories"].values()) == 2 and 0 <= summary["min"] <= summary["mean"] <= summary["max"] <= 1
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 6 and all(r["calls"] and "reward" in r and "gold_gain" in r for r in rows)
+    assert plot.stat().st_size > 0
+    again = CliRunner().invoke(app, ["agents", "rollouts", "--index", str(index_dir), "--queries", str(queries),
+                                     "--out", str(out), "--n", "3", "--json"], obj=Root(llm=llm))
+    assert again.exit_code == 0 and len(out.read_text(encoding="utf-8").splitlines()) == 6  # nothing redone
+
+
+def test_rollouts_and_training_need_gold(index_dir, tmp_path):
+    q = tmp_path / "nogold.jsonl"
+    q.write_text(json.dumps({"query_id": "1", "query": "离婚"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    for args in (["agents", "rollouts", "--out", str(tmp_path / "r.jsonl")],
+                 ["train", "policy", "--out", str(tmp_path / "p")]):
+        res = CliRunner().invoke(app, [*args, "--index", str(index_dir), "--queries", str(q)],
+                                 obj=Root(llm=ScriptedLLM(seeded_reply)))
+        assert res.exit_code != 0 and "need gold" in str(res.exception) and "nogold.jsonl" in str(res.exception)
+
+
+def test_training_needs_a_group(index_dir, queries, tmp_path):
+    res = CliRunner().invoke(app, ["train", "policy", "--index", str(index_dir), "--queries", str(queries),
+                                   "--out", str(tmp_path / "p"), "--group-size", "1"])
+    assert res.exit_code != 0 and "group" in str(res.exception)
+
+
+def test_a_policy_for_another_base_is_refused(index_dir, tmp_path):
+    from legalrag.training.policy.store import FORMAT, base_identity
+
+    pol = tmp_path / "policy"
+    pol.mkdir()
+    (pol / "adapter.gguf").write_bytes(b"GGUF")
+    (pol / "policy.json").write_text(json.dumps({"format": FORMAT, "base": base_identity("qwen2.5-1.5b")}))
+    res = CliRunner().invoke(app, ["search", QUERY.text, "--index", str(index_dir), "--agents", "--policy", str(pol),
+                                   "--model", "qwen2.5-0.5b"])
+    msg = str(res.exception)
+    assert res.exit_code != 0 and "qwen2.5-1.5b" in msg and "qwen2.5-0.5b" in msg
+    res = CliRunner().invoke(app, ["search", QUERY.text, "--index", str(index_dir), "--policy", str(pol)])
+    assert res.exit_code != 0 and "--agents" in str(res.exception)
+    res = CliRunner().invoke(app, ["search", QUERY.text, "--index", str(index_dir), "--agents", "--policy",
+                                   str(tmp_path)])
+    assert res.exit_code != 0 and "not a policy directory" in str(res.exception)
