@@ -1,7 +1,7 @@
 """The LexRAG-style consultation benchmark on our 20 invented five-turn consultations, step by step.
 
 Every step is one `legalrag eval ...` command (printed before it runs), so each figure in
-docs/benchmarks-lexrag.md can be reproduced alone. Steps whose output directory exists are skipped, and every
+the consultation section of docs/benchmarks.md can be reproduced alone. Steps whose output directory exists are skipped, and every
 LLM call goes through the call cache, so an interrupted run resumes where it stopped. Run from the
 repository root, in the background (LLM steps take hours on two CPU cores):
 
@@ -42,7 +42,7 @@ def _fmt(v) -> str:
 
 
 def report(out: Path) -> None:
-    """Print the markdown tables of docs/benchmarks-lexrag.md from the run directories under ``out``."""
+    """Print the markdown tables of the consultation section of docs/benchmarks.md from the run directories under ``out``."""
     import json
 
     for conv in sorted(out.glob("conversation*/summary.json")):

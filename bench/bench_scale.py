@@ -18,7 +18,7 @@ holds the BM25 field, so its build time includes the jieba analysis), bm25s (loc
 engine's BM25 with the jieba analyzer, on the milvus-flat collection).
 
 The 100k and 1M runs use the same commands with --n 100000 / --n 1000000 and a corpus larger than STARD
-(see docs/benchmarks-scale.md); they were not run here. Environment: LEGALRAG_HOME (vector cache),
+(see docs/benchmarks.md, "Scale-out"); they were not run here. Environment: LEGALRAG_HOME (vector cache),
 LEGALRAG_BENCH_DIR (default indexes/bench-scale).
 """
 
@@ -95,7 +95,7 @@ def prepare(n: int, n_queries: int, encoder: str, corpus: Path | None = None) ->
         keep.setdefault(d.id, d)
     if len(keep) < n:
         sys.exit(f"the corpus has {len(docs)} documents; --n {n} needs a larger one: --corpus FILE "
-                 "(see docs/benchmarks-scale.md)")
+                 "(see the Scale-out section of docs/benchmarks.md)")
     order = [d for d in docs if d.id in keep]  # corpus order
     out = work_dir(n)
     out.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@
               embeddings frozen) and peak memory
               python bench/bench_training.py step --steps 3 --threads 2
 
-The full STARD / JuDGE training runs are `legalrag train ...` commands (docs/benchmarks-training.md).
+The full STARD / JuDGE training runs are `legalrag train ...` commands (docs/benchmarks.md, "Trained retrieval").
 """
 
 from __future__ import annotations
