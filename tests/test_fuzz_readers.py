@@ -5,7 +5,6 @@ where there is one); nothing else escapes."""
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ from legalrag.judgment.extract import extract_fields
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fuzz_support import FUZZ, tried  # noqa: E402
+from pdf_support import one_page_pdf  # noqa: E402
 
 JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
                            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
@@ -131,25 +131,8 @@ def test_document_readers(scratch, text, suffix, encoding):
 
 
 def _pdf_bytes(text: str) -> bytes:
-    """A small valid one-page PDF showing ``text`` (ASCII), written by hand so no PDF writer is needed."""
-    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
-    objs = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-            b"/Resources << /Font << /F1 5 0 R >> >> >>",
-            b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objs, 1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n" % i + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1))
-    for off in offsets:
-        out.write(b"%010d 00000 n \n" % off)
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref))
-    return out.getvalue()
+    """A small valid one-page PDF showing ``text`` (ASCII)."""
+    return one_page_pdf(f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode())
 
 
 VALID_PDF = _pdf_bytes("Article 188 limitation period three years")

@@ -4,7 +4,6 @@ and gzip bombs from the web are refused (InputError naming the file, or a bounde
 from __future__ import annotations
 
 import gzip
-import io
 import os
 import threading
 import zlib
@@ -15,6 +14,7 @@ import pytest
 from legalrag.corpora.documents import apply_update, load_file, load_folder, plan_update, scan_folder
 from legalrag.errors import InputError
 from legalrag.search.local import LocalDocumentsSource
+from pdf_support import one_page_pdf
 
 
 @pytest.fixture
@@ -70,22 +70,7 @@ def test_oversized_file_is_refused(folder, monkeypatch):
 
 def _flate_bomb_pdf(raw_mb: int) -> bytes:
     raw = b"BT /F1 12 Tf 72 720 Td (" + b"A" * 60 + b") Tj ET\n"
-    comp = zlib.compress(raw * (raw_mb * 2**20 // len(raw)), 1)
-    objs = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-            b"/Resources << /Font << /F1 5 0 R >> >> >>",
-            b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(comp) + comp + b"\nendstream",
-            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for i, body in enumerate(objs, 1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n" % i + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(b"xref\n0 6\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % o for o in offsets))
-    out.write(b"trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref)
-    return out.getvalue()
+    return one_page_pdf(zlib.compress(raw * (raw_mb * 2**20 // len(raw)), 1), flate=True)
 
 
 def test_pdf_decompression_bomb_is_refused(tmp_path):
