@@ -26,13 +26,16 @@ from legalrag.errors import StructuredOutputError
 from legalrag.llm.base import LLM
 from legalrag.types import Usage
 
+ANALYSIS_MAX_CHARS = 200
 DIMENSIONS = ("factuality", "user_satisfaction", "clarity", "logical_coherence", "completeness")
 
 
 class JudgeVerdict(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    analysis: str = Field(description="Shortcomings of the response compared with the reference, written first")
+    # bounded: a small judge otherwise repeats itself past max_tokens and never closes the JSON
+    analysis: str = Field(max_length=ANALYSIS_MAX_CHARS,
+                          description="Shortcomings of the response compared with the reference, written first")
     factuality: int = Field(ge=1, le=10)
     user_satisfaction: int = Field(ge=1, le=10)
     clarity: int = Field(ge=1, le=10)
