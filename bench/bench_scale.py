@@ -41,7 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 DATA = Path(os.environ.get("LEGALRAG_SHARED_DATA", ROOT.parent / "shared" / "data"))
 WORK = Path(os.environ.get("LEGALRAG_BENCH_DIR", "indexes/bench-scale"))
-BACKENDS = ("faiss-flat", "faiss-hnsw", "milvus-flat", "milvus-hnsw", "bm25s", "milvus-bm25")
+BACKENDS = ("faiss-flat", "faiss-hnsw", "milvus-flat", "milvus-hnsw", "bm25s", "milvus-bm25",
+            "qdrant-flat", "qdrant-hnsw", "qdrant-bm25")
 K = 10
 
 
@@ -71,7 +72,41 @@ def read_documents(path: Path):
         return [Document.from_dict(json.loads(line)) for line in path.open(encoding="utf-8") if line.strip()]
 
 
-def prepare(n: int, n_queries: int, encoder: str, corpus: Path | None = None) -> None:
+def derive_vectors(encoded_docs, vectors, docs):
+    """Vectors for corpus variants (bench/make_scale_corpus.py) from their two parents' real vectors: the
+    normalised sum. Engine cost only: these are not what the encoder would give the spliced text."""
+    import numpy as np
+
+    row = {d.id: i for i, d in enumerate(encoded_docs)}
+    out = np.empty((len(docs), vectors.shape[1]), dtype=vectors.dtype)
+    for k, d in enumerate(docs):
+        parents = d.metadata.get("parents")
+        if not parents or any(p not in row for p in parents):
+            sys.exit(f"{d.id}: no parents among the encoded documents; raise --encode-first")
+        v = vectors[row[parents[0]]] + vectors[row[parents[1]]]
+        out[k] = v / np.linalg.norm(v)
+    return out
+
+
+def derived_check(docs, vectors) -> dict:
+    """Where variants were really encoded: how close the derived vector is to the real one (cosine)."""
+    import numpy as np
+
+    ids = {d.id for d in docs}
+    parents_ok = [i for i, d in enumerate(docs) if d.metadata.get("parents")
+                  and all(p in ids for p in d.metadata["parents"])]
+    if not parents_ok:
+        return {}
+    derived = derive_vectors(docs, vectors, [docs[i] for i in parents_ok])
+    real = vectors[parents_ok] / np.linalg.norm(vectors[parents_ok], axis=1, keepdims=True)
+    cos = (derived * real).sum(axis=1)
+    return {"derived_vs_real_cosine": {"variants": len(cos), "mean": round(float(cos.mean()), 4),
+                                       "p5": round(float(np.percentile(cos, 5)), 4),
+                                       "min": round(float(cos.min()), 4)}}
+
+
+def prepare(n: int, n_queries: int, encoder: str, corpus: Path | None = None, encode_first: int | None = None,
+            threads: int = 1) -> None:
     import numpy as np
 
     from legalrag.evaluation.datasets import load_queries
@@ -106,15 +141,19 @@ def prepare(n: int, n_queries: int, encoder: str, corpus: Path | None = None) ->
         for q in chosen:
             fh.write(json.dumps({"query_id": q.id, "query": q.text, "gold_ids": list(q.gold_ids)},
                                 ensure_ascii=False) + "\n")
-    enc = make_encoder(encoder)
+    enc = make_encoder(encoder, threads=threads)  # one thread: on a loaded machine two threads ran 10x slower
+    m = len(order) if encode_first is None else min(encode_first, len(order))
     t = time.perf_counter()
-    pv = enc.encode_documents([passage_text(d, 256) for d in order])
+    pv = enc.encode_documents([passage_text(d, 256) for d in order[:m]])
     enc_s = time.perf_counter() - t
     qv = enc.encode_queries([q.text for q in chosen])
+    info = {"n": len(order), "queries": len(chosen), "encoder": enc.model_id, "dimension": int(enc.dimension),
+            "max_chars": 256, "encode_seconds_with_cache": round(enc_s, 2), "encoded": m,
+            "derived": len(order) - m, **derived_check(order[:m], pv)}
+    if m < len(order):
+        pv = np.concatenate([pv, derive_vectors(order[:m], pv, order[m:])])
     np.save(out / "passages.npy", pv, allow_pickle=False)
     np.save(out / "queries.npy", qv, allow_pickle=False)
-    info = {"n": len(order), "queries": len(chosen), "encoder": enc.model_id, "dimension": int(enc.dimension),
-            "max_chars": 256, "encode_seconds_with_cache": round(enc_s, 2)}
     (out / "prepared.json").write_text(json.dumps(info, indent=2), encoding="utf-8")
     print(json.dumps(info))
 
@@ -155,6 +194,8 @@ def one(n: int, backend: str) -> None:
     enc = Precomputed([passage_text(d, 256) for d in docs], np.load(src / "passages.npy"),
                       [q.text for q in queries], np.load(src / "queries.npy"), info["encoder"])
     base_rss = peak_rss_mib()
+    if backend.startswith("qdrant"):
+        return one_qdrant(src, backend, docs, queries, enc, base_rss)
     spec = {"faiss-flat": [ComponentSpec("dense", {"encoder": "pre", "max_chars": 256}, name="dense")],
             "faiss-hnsw": [ComponentSpec("dense", {"encoder": "pre", "max_chars": 256, "index_type": "hnsw"},
                                          name="dense")],
@@ -177,6 +218,37 @@ def one(n: int, backend: str) -> None:
     build_s = time.perf_counter() - t
     comp = "bm25" if "bm25" in backend else "dense"
     r = idx.retriever(comp)
+    disk = dir_mib(out / "milvus.db") if backend.startswith("milvus") else dir_mib(out / comp)
+    result = measure(src, backend, r, queries, build_s, base_rss, disk)
+    if backend.startswith("milvus"):
+        from legalrag.retrieval import milvus
+
+        r.store.client.close()
+        milvus.release(str(out / "milvus.db"))
+    print(json.dumps(result))
+
+
+def one_qdrant(src: Path, backend: str, docs, queries, enc, base_rss: float) -> None:
+    import numpy as np
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from qdrant_edge_backend import QdrantEdgeIndex
+
+    out = src / f"idx-{backend}"
+    shutil.rmtree(out, ignore_errors=True)
+    kind = backend.split("-", 1)[1]
+    # BM25 indexes what the local bm25 component indexes (title + full text); dense the encoded passage text
+    texts = [f"{d.title}\n{d.text}" if d.title else d.text for d in docs] if kind == "bm25" else None
+    t = time.perf_counter()
+    r = QdrantEdgeIndex.build(out, kind, docs, texts, vectors=np.load(src / "passages.npy"),
+                              query_vectors=lambda q: enc.encode_queries([q])[0])
+    build_s = time.perf_counter() - t
+    result = measure(src, backend, r, queries, build_s, base_rss, dir_mib(out))
+    r.close()
+    print(json.dumps(result))
+
+
+def measure(src: Path, backend: str, r, queries, build_s: float, base_rss: float, disk: float) -> dict:
     r.retrieve(queries[0].text, k=K)  # warm up (load, first call)
     lat = []
     runs = {}
@@ -190,10 +262,9 @@ def one(n: int, backend: str) -> None:
 
     retrieve_many(r, [q.text for q in queries], k=K)
     batch_s = time.perf_counter() - t
-    disk = dir_mib(out / "milvus.db") if backend.startswith("milvus") else dir_mib(out / comp)
     lat_ms = sorted(x * 1000 for x in lat)
     gold = {q.id: set(q.gold_ids) for q in queries}
-    result = {"backend": backend, "n": len(docs), "queries": len(queries), "build_s": round(build_s, 2),
+    result = {"backend": backend, "n": n_docs(src), "queries": len(queries), "build_s": round(build_s, 2),
               "peak_rss_mib": round(peak_rss_mib(), 1), "rss_before_build_mib": round(base_rss, 1),
               "disk_mib": round(disk, 1),
               "p50_ms": round(lat_ms[len(lat_ms) // 2], 2), "p99_ms": round(lat_ms[min(len(lat_ms) - 1,
@@ -201,28 +272,34 @@ def one(n: int, backend: str) -> None:
               "batch_qps": round(len(queries) / batch_s, 1),
               "gold_recall@10": round(sum(len(set(runs[i]) & gold[i]) / len(gold[i]) for i in runs) / len(runs), 4)}
     (src / f"run-{backend}.json").write_text(json.dumps(runs), encoding="utf-8")
-    if backend.startswith("milvus"):
-        from legalrag.retrieval import milvus
+    return result
 
-        r.store.client.close()
-        milvus.release(str(out / "milvus.db"))
-    print(json.dumps(result))
+
+def n_docs(src: Path) -> int:
+    return json.loads((src / "prepared.json").read_text(encoding="utf-8"))["n"]
 
 
 def overlap(a: dict, b: dict) -> float:
     return sum(len(set(a[q]) & set(b[q])) / max(1, len(b[q])) for q in b) / len(b)
 
 
-def compare(n: int, backends) -> None:
+def compare(n: int, backends, force: bool = False) -> None:
     src = work_dir(n)
     rows = []
-    for b in backends:
+    for b in backends:  # resumable: a backend measured before (result-B.json) is not run again unless --force
+        done = src / f"result-{b}.json"
+        if done.exists() and not force:
+            rows.append(json.loads(done.read_text(encoding="utf-8")))
+            continue
+        print(f"{b} ...", file=sys.stderr, flush=True)
         p = subprocess.run([sys.executable, __file__, "one", "--n", str(n), "--backend", b], capture_output=True,
                            text=True)
         if p.returncode != 0:
             print(p.stderr[-3000:], file=sys.stderr)
-            sys.exit(f"{b} failed")
+            print(f"{b} failed (rc {p.returncode}); going on", file=sys.stderr)
+            continue
         rows.append(json.loads(p.stdout.strip().splitlines()[-1]))
+        done.write_text(json.dumps(rows[-1]), encoding="utf-8")
     runs = {r["backend"]: json.loads((src / f"run-{r['backend']}.json").read_text()) for r in rows}
     for r in rows:
         ref = "faiss-flat" if "bm25" not in r["backend"] else "bm25s"
@@ -279,23 +356,27 @@ def main() -> None:
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--encoder", default="use-multilingual")
     p.add_argument("--corpus", type=Path, help="a corpus larger than STARD (statute or Document JSONL)")
+    p.add_argument("--threads", type=int, default=1, help="encoder threads")
+    p.add_argument("--encode-first", type=int, help="encode only the first N documents; derive the vectors of "
+                   "the rest (variants from bench/make_scale_corpus.py) from their parents': engine cost only")
     o = sub.add_parser("one")
     o.add_argument("--n", type=int, default=10_000)
     o.add_argument("--backend", choices=BACKENDS, required=True)
     c = sub.add_parser("compare")
     c.add_argument("--n", type=int, default=10_000)
     c.add_argument("--backend", action="append", choices=BACKENDS)
+    c.add_argument("--force", action="store_true", help="measure again backends already measured")
     e = sub.add_parser("encode")
     e.add_argument("--n", type=int, default=2000)
     e.add_argument("--encoder", default="use-multilingual")
     e.add_argument("--workers", type=int, action="append")
     a = ap.parse_args()
     if a.part == "prepare":
-        prepare(a.n, a.queries, a.encoder, a.corpus)
+        prepare(a.n, a.queries, a.encoder, a.corpus, a.encode_first, a.threads)
     elif a.part == "one":
         one(a.n, a.backend)
     elif a.part == "compare":
-        compare(a.n, a.backend or BACKENDS)
+        compare(a.n, a.backend or BACKENDS, a.force)
     else:
         encode(a.n, a.encoder, a.workers or [1, 2])
 

@@ -1,0 +1,253 @@
+"""The Milvus collections behind one alias: connecting, the schema, writing rows, the atomic alias swap.
+
+See the package docstring for the collection layout and the build protocol.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from legalrag._optional import require
+from legalrag.errors import IndexError_, InputError
+from legalrag.types import Document
+
+SCHEMA_VERSION = 1
+EMBEDDED = "milvus.db"  # the Milvus Lite database inside the index directory when no URI is given
+VARCHAR_MAX = 65535  # bytes, Milvus's largest VARCHAR
+PROP_SCHEMA, PROP_MODEL, PROP_DIM = "legalrag.schema", "legalrag.model_id", "legalrag.dimension"
+INSERT_BATCH = 500
+ENGINE_INDEXES = ("FLAT", "HNSW", "IVF_FLAT")
+
+
+def _pymilvus():
+    return require("pymilvus", "scale")
+
+
+def is_embedded(uri: str) -> bool:
+    """A Milvus Lite database path (pymilvus's own rule: a local path ending in ``.db``)."""
+    return uri.endswith(".db") and "://" not in uri
+
+
+def connect(uri: str, *, token: str = "", timeout: float = 10.0):
+    """A ``MilvusClient`` for ``uri``; an engine that cannot be reached is an IndexError_ naming the URI."""
+    pm = _pymilvus()
+    if is_embedded(uri):
+        Path(uri).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return pm.MilvusClient(uri=uri, token=token, timeout=timeout)
+    except Exception as exc:  # pymilvus raises MilvusException, grpc errors or OSError for a dead address
+        hint = ("check that the path is writable and not used by another process (Milvus Lite locks it)"
+                if is_embedded(uri) else "check that the Milvus server is running and the URI (host:port) is right")
+        raise IndexError_(f"cannot reach Milvus at {uri}: {_short(exc)}; {hint}") from None
+
+
+def release(uri: str) -> None:
+    """Stop this process's Milvus Lite server for ``uri`` (needed before its directory is renamed)."""
+    if is_embedded(uri):
+        try:
+            from milvus_lite import server_manager_instance
+        except ImportError:
+            return
+        server_manager_instance.release_server(uri)
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:300]
+
+
+def doc_sha(doc: Document) -> str:
+    return hashlib.sha256(json.dumps(doc.to_dict(), ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+
+
+def _cut_bytes(text: str, limit: int) -> str:
+    raw = text.encode("utf-8")
+    return text if len(raw) <= limit else raw[:limit].decode("utf-8", errors="ignore")
+
+
+def content_text(doc: Document) -> str:
+    """What the engine's BM25 indexes: the law title and the text (as the local BM25's default title mode)."""
+    law = str(doc.metadata.get("law", "") or "")
+    return _cut_bytes(f"{law}\n{doc.text}" if law and not doc.text.startswith(law) else doc.text, VARCHAR_MAX)
+
+
+class MilvusStore:
+    """One alias on one Milvus: creating, filling and swapping its collections, reading its metadata."""
+
+    def __init__(self, uri: str, alias: str, *, token: str = "", timeout: float = 10.0, client: Any = None):
+        self.uri, self.alias = uri, alias
+        self.client = client if client is not None else connect(uri, token=token, timeout=timeout)
+
+    # -- metadata ------------------------------------------------------------------------------------------
+    def exists(self) -> bool:
+        return self.alias in self._aliases() or self.client.has_collection(self.alias)
+
+    def _aliases(self) -> list[str]:
+        try:
+            return list(self.client.list_aliases().get("aliases", []))
+        except Exception:
+            return []
+
+    def current(self) -> str | None:
+        """The physical collection the alias points to (None when there is none)."""
+        if self.alias in self._aliases():
+            return self.client.describe_alias(self.alias)["collection_name"]
+        return None
+
+    def meta(self) -> dict[str, Any]:
+        """The legalrag properties of the collection behind the alias (schema version, model id, dimension)."""
+        if not self.exists():
+            raise IndexError_(f"Milvus at {self.uri} has no collection {self.alias!r}; build it with "
+                              f"`legalrag index build --backend milvus --uri {self.uri} --collection {self.alias}`")
+        info = self.client.describe_collection(self.alias)
+        props = dict(info.get("properties") or {})
+        dim = next((int(f["params"]["dim"]) for f in info["fields"] if f["name"] == "vec"), None)
+        return {"schema": props.get(PROP_SCHEMA), "model_id": props.get(PROP_MODEL) or None, "dimension": dim,
+                "collection": info.get("collection_name", self.alias)}
+
+    def check(self, model_id: str | None, dimension: int | None) -> dict[str, Any]:
+        """Refuse a collection of another schema version, encoder or dimension, naming both sides."""
+        meta = self.meta()
+        if str(meta["schema"]) != str(SCHEMA_VERSION):
+            raise IndexError_(
+                f"the Milvus collection {self.alias!r} at {self.uri} has legalrag schema version {meta['schema']!r}, "
+                f"this legalrag reads version {SCHEMA_VERSION}; migrate it by rebuilding: `legalrag index build "
+                f"--backend milvus --uri {self.uri} --collection {self.alias} --corpus FILE --out DIR` (the alias "
+                "keeps serving the old collection until the new one is complete)")
+        if model_id is not None and meta["model_id"] != model_id:
+            raise InputError(f"the Milvus collection {self.alias!r} at {self.uri} was built with encoder "
+                             f"{meta['model_id']!r}, not {model_id!r}; use --encoder for {meta['model_id']!r} or "
+                             "rebuild the collection with the encoder you want")
+        if dimension is not None and meta["dimension"] != int(dimension):
+            raise InputError(f"the Milvus collection {self.alias!r} at {self.uri} holds {meta['dimension']}-d "
+                             f"vectors, the encoder {model_id!r} gives {dimension}-d vectors; rebuild the collection")
+        return meta
+
+    # -- building -------------------------------------------------------------------------------------------
+    def create(self, *, model_id: str | None, dimension: int | None, engine_index: str = "FLAT",
+               analyzer: dict[str, Any] | None = None, bm25_k1: float = 1.2, bm25_b: float = 0.75) -> str:
+        """A new, empty physical collection for this alias (not yet serving); returns its name."""
+        pm = _pymilvus()
+        if engine_index not in ENGINE_INDEXES:
+            raise InputError(f"unknown Milvus index type {engine_index!r}; use one of {', '.join(ENGINE_INDEXES)}")
+        name = f"{self.alias}__{time.time_ns() // 1_000_000}"
+        schema = self.client.create_schema(auto_id=False, enable_dynamic_field=False,
+                                           description="legalrag index collection")
+        schema.add_field("id", pm.DataType.VARCHAR, is_primary=True, max_length=1024)
+        schema.add_field("law", pm.DataType.VARCHAR, max_length=1024)
+        schema.add_field("article", pm.DataType.VARCHAR, max_length=128)
+        schema.add_field("title", pm.DataType.VARCHAR, max_length=4096)
+        schema.add_field("sha", pm.DataType.VARCHAR, max_length=64)
+        schema.add_field("content", pm.DataType.VARCHAR, max_length=VARCHAR_MAX, enable_analyzer=True,
+                         analyzer_params=analyzer or {"tokenizer": {"type": "jieba", "mode": "search"}})
+        schema.add_field("sparse", pm.DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_function(pm.Function(name="content_bm25", function_type=pm.FunctionType.BM25,
+                                        input_field_names=["content"], output_field_names=["sparse"]))
+        index_params = self.client.prepare_index_params()
+        index_params.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",
+                               params={"bm25_k1": bm25_k1, "bm25_b": bm25_b})
+        if dimension:
+            schema.add_field("vec", pm.DataType.FLOAT_VECTOR, dim=int(dimension))
+            params = {"M": 32, "efConstruction": 200} if engine_index == "HNSW" else {}
+            index_params.add_index(field_name="vec", index_type=engine_index, metric_type="IP", params=params)
+        props = {PROP_SCHEMA: str(SCHEMA_VERSION), PROP_MODEL: model_id or "", PROP_DIM: str(dimension or 0)}
+        self.client.create_collection(name, schema=schema, index_params=index_params, properties=props)
+        return name
+
+    def insert(self, collection: str, rows: Sequence[dict[str, Any]], progress: bool = False) -> int:
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(rows), desc=f"milvus insert ({collection})", unit="doc")
+        for start in range(0, len(rows), INSERT_BATCH):
+            chunk = rows[start:start + INSERT_BATCH]
+            self.client.insert(collection, list(chunk))
+            if bar is not None:
+                bar.update(len(chunk))
+        if bar is not None:
+            bar.close()
+        return len(rows)
+
+    def publish(self, collection: str, expected: int) -> None:
+        """Check ``collection`` holds ``expected`` rows, load it, point the alias at it, drop the old one."""
+        self.client.flush(collection)
+        self.client.load_collection(collection)
+        count = self.count(collection)
+        if count != expected:
+            raise IndexError_(f"the new Milvus collection {collection!r} at {self.uri} holds {count} rows, "
+                              f"{expected} were written; the alias {self.alias!r} still serves the previous one")
+        old = self.current()
+        if old is None:
+            if self.client.has_collection(self.alias):
+                raise InputError(f"Milvus at {self.uri} has a collection named {self.alias!r} that is not a "
+                                 "legalrag alias; choose another --collection name")
+            self.client.create_alias(collection, self.alias)
+        else:
+            self.client.alter_alias(collection, self.alias)
+            self.client.drop_collection(old)
+
+    def discard(self, collection: str) -> None:
+        try:
+            self.client.drop_collection(collection)
+        except Exception:  # the engine went away: nothing more to clean up from here
+            pass
+
+    def count(self, collection: str | None = None) -> int:
+        res = self.client.query(collection or self.alias, filter="", output_fields=["count(*)"])
+        return int(res[0]["count(*)"])
+
+    def hashes(self) -> dict[str, str]:
+        """Every document id in the collection and its content hash."""
+        out: dict[str, str] = {}
+        it = self.client.query_iterator(self.alias, batch_size=1000, filter='id != ""', output_fields=["id", "sha"])
+        while True:
+            page = it.next()
+            if not page:
+                it.close()
+                return out
+            out.update({r["id"]: r["sha"] for r in page})
+
+
+def rows_for(documents: Sequence[Document], vectors: np.ndarray | None) -> list[dict[str, Any]]:
+    rows = []
+    for i, d in enumerate(documents):
+        row = {"id": d.id, "law": _cut_bytes(str(d.metadata.get("law", "") or ""), 1024),
+               "article": _cut_bytes(str(d.metadata.get("article", "") or ""), 128),
+               "title": _cut_bytes(d.title, 4096), "sha": doc_sha(d), "content": content_text(d)}
+        if vectors is not None:
+            row["vec"] = vectors[i].tolist()
+        rows.append(row)
+    return rows
+
+
+def build_collection(store: MilvusStore, documents: Sequence[Document], encoder: Any = None, *,
+                     max_chars: int = 512, engine_index: str = "FLAT", bm25_k1: float = 1.2, bm25_b: float = 0.75,
+                     progress: bool = False) -> str:
+    """Encode (when ``encoder`` is given) and write ``documents`` to a new collection, then swap the alias to it.
+
+    On any failure the new collection is dropped and the alias keeps serving the previous one."""
+    from legalrag.retrieval.dense import passage_text
+
+    vectors = None
+    if encoder is not None:  # encode first: a long encoding failure then leaves nothing in the engine
+        vectors = encoder.encode_documents([passage_text(d, max_chars) for d in documents])
+        if vectors.ndim != 2 or vectors.shape[1] != int(encoder.dimension):
+            raise InputError(f"encoder {encoder.model_id!r} gave vectors of shape {tuple(vectors.shape)}, "
+                             f"expected (n, {encoder.dimension})")
+    name = store.create(model_id=getattr(encoder, "model_id", None),
+                        dimension=int(encoder.dimension) if encoder is not None else None,
+                        engine_index=engine_index, bm25_k1=bm25_k1, bm25_b=bm25_b)
+    try:
+        store.insert(name, rows_for(documents, vectors), progress=progress)
+        store.publish(name, len(documents))
+    except BaseException:
+        store.discard(name)
+        raise
+    return name
