@@ -10,6 +10,8 @@ Parts:
            single-query latency p50/p99 (query vectors precomputed: the index, not the encoder, is timed),
            Recall@10 of the engine against FAISS flat (exact) on the same queries, and gold Recall@10
            python bench/bench_scale.py compare --n 10000
+  plot     cost against corpus size from every size measured (log-log panels)
+           python bench/bench_scale.py plot --out docs/scale_cost_vs_size.png
   encode   passages per second with 1 and 2 local Ray workers (vector cache off), and the projection
            python bench/bench_scale.py encode --n 2000 --encoder use-multilingual --workers 1 --workers 2
 
@@ -17,9 +19,10 @@ Backends: faiss-flat, faiss-hnsw (local dense), milvus-flat, milvus-hnsw (Milvus
 holds the BM25 field, so its build time includes the jieba analysis), bm25s (local BM25), milvus-bm25 (the
 engine's BM25 with the jieba analyzer, on the milvus-flat collection).
 
-The 100k and 1M runs use the same commands with --n 100000 / --n 1000000 and a corpus larger than STARD
-(see docs/benchmarks.md, "Scale-out"); they were not run here. Environment: LEGALRAG_HOME (vector cache),
-LEGALRAG_BENCH_DIR (default indexes/bench-scale).
+The 100k and 1M runs use the same commands with --n 100000 / --n 1000000 and the corpus of
+bench/make_scale_corpus.py (--corpus); at 1M, --encode-first 100000 derives the other vectors (engine cost only).
+qdrant-flat, qdrant-hnsw, qdrant-bm25: Qdrant Edge in-process (bench/qdrant_edge_backend.py).
+Environment: LEGALRAG_HOME (vector cache), LEGALRAG_BENCH_DIR (default indexes/bench-scale).
 """
 
 from __future__ import annotations
@@ -48,6 +51,13 @@ K = 10
 
 def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def cpu_s() -> float:
+    """CPU seconds of this process (all threads) and its finished children: unlike wall time, not inflated by
+    other jobs on a shared machine."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def dir_mib(path: Path) -> float:
@@ -191,8 +201,9 @@ def one(n: int, backend: str) -> None:
     info = json.loads((src / "prepared.json").read_text(encoding="utf-8"))
     docs = [Document.from_dict(json.loads(line)) for line in (src / "corpus.jsonl").open(encoding="utf-8")]
     queries = load_queries(src / "queries.jsonl")
-    enc = Precomputed([passage_text(d, 256) for d in docs], np.load(src / "passages.npy"),
-                      [q.text for q in queries], np.load(src / "queries.npy"), info["encoder"])
+    enc = None if "bm25" in backend else Precomputed(  # full-text backends do not hold the vectors
+        [passage_text(d, 256) for d in docs], np.load(src / "passages.npy"), [q.text for q in queries],
+        np.load(src / "queries.npy"), info["encoder"])
     base_rss = peak_rss_mib()
     if backend.startswith("qdrant"):
         return one_qdrant(src, backend, docs, queries, enc, base_rss)
@@ -210,16 +221,16 @@ def one(n: int, backend: str) -> None:
     from legalrag.retrieval import index as index_mod
 
     factory = lambda s, **_: enc  # noqa: E731
-    t = time.perf_counter()
+    t, c = time.perf_counter(), cpu_s()
     from legalrag.wiring import register_backends
 
     register_backends()
     idx = index_mod.build_index(out, docs, spec, lang="zh", make_encoder=factory)
-    build_s = time.perf_counter() - t
+    build_s, build_cpu = time.perf_counter() - t, cpu_s() - c
     comp = "bm25" if "bm25" in backend else "dense"
     r = idx.retriever(comp)
     disk = dir_mib(out / "milvus.db") if backend.startswith("milvus") else dir_mib(out / comp)
-    result = measure(src, backend, r, queries, build_s, base_rss, disk)
+    result = measure(src, backend, r, queries, build_s, build_cpu, base_rss, disk)
     if backend.startswith("milvus"):
         from legalrag.retrieval import milvus
 
@@ -239,24 +250,27 @@ def one_qdrant(src: Path, backend: str, docs, queries, enc, base_rss: float) -> 
     kind = backend.split("-", 1)[1]
     # BM25 indexes what the local bm25 component indexes (title + full text); dense the encoded passage text
     texts = [f"{d.title}\n{d.text}" if d.title else d.text for d in docs] if kind == "bm25" else None
-    t = time.perf_counter()
-    r = QdrantEdgeIndex.build(out, kind, docs, texts, vectors=np.load(src / "passages.npy"),
-                              query_vectors=lambda q: enc.encode_queries([q])[0])
-    build_s = time.perf_counter() - t
-    result = measure(src, backend, r, queries, build_s, base_rss, dir_mib(out))
+    t, c = time.perf_counter(), cpu_s()
+    r = QdrantEdgeIndex.build(out, kind, docs, texts, vectors=None if enc is None else np.load(src / "passages.npy"),
+                              query_vectors=None if enc is None else lambda q: enc.encode_queries([q])[0])
+    build_s, build_cpu = time.perf_counter() - t, cpu_s() - c
+    result = measure(src, backend, r, queries, build_s, build_cpu, base_rss, dir_mib(out))
     r.close()
     print(json.dumps(result))
 
 
-def measure(src: Path, backend: str, r, queries, build_s: float, base_rss: float, disk: float) -> dict:
+def measure(src: Path, backend: str, r, queries, build_s: float, build_cpu: float, base_rss: float,
+            disk: float) -> dict:
     r.retrieve(queries[0].text, k=K)  # warm up (load, first call)
     lat = []
     runs = {}
+    c = cpu_s()
     for q in queries:
         t = time.perf_counter()
         hits = r.retrieve(q.text, k=K)
         lat.append(time.perf_counter() - t)
         runs[q.id] = [h.id for h in hits]
+    query_cpu_ms = (cpu_s() - c) * 1000 / len(queries)
     t = time.perf_counter()
     from legalrag.retrieval.base import retrieve_many
 
@@ -265,6 +279,7 @@ def measure(src: Path, backend: str, r, queries, build_s: float, base_rss: float
     lat_ms = sorted(x * 1000 for x in lat)
     gold = {q.id: set(q.gold_ids) for q in queries}
     result = {"backend": backend, "n": n_docs(src), "queries": len(queries), "build_s": round(build_s, 2),
+              "build_cpu_s": round(build_cpu, 2), "query_cpu_ms": round(query_cpu_ms, 2),
               "peak_rss_mib": round(peak_rss_mib(), 1), "rss_before_build_mib": round(base_rss, 1),
               "disk_mib": round(disk, 1),
               "p50_ms": round(lat_ms[len(lat_ms) // 2], 2), "p99_ms": round(lat_ms[min(len(lat_ms) - 1,
@@ -311,6 +326,26 @@ def compare(n: int, backends, force: bool = False) -> None:
     print("|" + "---|" * len(keys))
     for r in rows:
         print("| " + " | ".join(str(r.get(k, "")) for k in keys) + " |")
+
+
+# -- cost against corpus size ---------------------------------------------------------------------------------
+
+PLOT_METRICS = {"build_s": "build s (wall)", "build_cpu_s": "build CPU s", "peak_rss_mib": "peak RSS MiB",
+                "disk_mib": "disk MiB", "p50_ms": "p50 latency ms", "p99_ms": "p99 latency ms"}
+
+
+def plot(sizes, out: Path) -> None:
+    """One log-log panel per cost, one line per backend, from every ``result-B.json`` measured at each size."""
+    from legalrag.evaluation.plots import plot_scaling
+
+    panels: dict[str, dict[str, dict[float, float]]] = {label: {} for label in PLOT_METRICS.values()}
+    for n in sizes:
+        for f in sorted(work_dir(n).glob("result-*.json")):
+            r = json.loads(f.read_text(encoding="utf-8"))
+            for key, label in PLOT_METRICS.items():
+                if r.get(key) is not None:
+                    panels[label].setdefault(r["backend"], {})[float(r["n"])] = r[key]
+    print(plot_scaling(panels, out, title="Cost against corpus size (log-log)"))
 
 
 # -- Ray encoding throughput --------------------------------------------------------------------------------
@@ -370,11 +405,16 @@ def main() -> None:
     e.add_argument("--n", type=int, default=2000)
     e.add_argument("--encoder", default="use-multilingual")
     e.add_argument("--workers", type=int, action="append")
+    pl = sub.add_parser("plot")
+    pl.add_argument("--n", type=int, action="append", help="sizes measured (default 10000, 100000, 1000000)")
+    pl.add_argument("--out", type=Path, default=Path("docs/scale_cost_vs_size.png"))
     a = ap.parse_args()
     if a.part == "prepare":
         prepare(a.n, a.queries, a.encoder, a.corpus, a.encode_first, a.threads)
     elif a.part == "one":
         one(a.n, a.backend)
+    elif a.part == "plot":
+        plot(a.n or [10_000, 100_000, 1_000_000], a.out)
     elif a.part == "compare":
         compare(a.n, a.backend or BACKENDS, a.force)
     else:

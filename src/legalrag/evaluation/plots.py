@@ -120,3 +120,42 @@ def plot_series(series: Mapping[str, Sequence[float]], path: str | os.PathLike, 
         return _save(fig, path)
     finally:
         plt.close(fig)
+
+
+def plot_scaling(panels: Mapping[str, Mapping[str, Mapping[float, float]]], path: str | os.PathLike, *,
+                 title: str = "", xlabel: str = "documents") -> Path:
+    """Cost against size: one log-log panel per metric (``panels[metric][line][x] = y``), one line per name.
+    A line may miss some x (a backend not run at that size); it is drawn through the points it has."""
+    if not panels or not any(panels.values()):
+        raise InputError("nothing to plot: no panels")
+    plt = _pyplot()
+    cols = min(2, len(panels))
+    rows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 4 * rows), squeeze=False)
+    names = list(dict.fromkeys(name for lines in panels.values() for name in lines))
+    colors = {name: f"C{i % 10}" for i, name in enumerate(names)}
+    try:
+        for ax, (metric, lines) in zip(axes.flat, panels.items()):
+            for name, points in lines.items():
+                xs = sorted(x for x, y in points.items() if y is not None and y > 0)
+                if xs:
+                    ax.plot(xs, [points[x] for x in xs], marker="o", label=name, color=colors[name])
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel(xlabel)
+            ax.set_title(metric, fontsize=10)
+            ax.grid(True, which="both", alpha=0.3)
+        for ax in list(axes.flat)[len(panels):]:
+            ax.set_visible(False)
+        seen = {}  # one legend for the figure: every line's label once
+        for ax in list(axes.flat)[:len(panels)]:
+            handles, labels = ax.get_legend_handles_labels()
+            seen.update(zip(labels, handles))
+        fig.legend(list(seen.values()), list(seen.keys()), loc="lower center", ncol=min(5, len(seen)), fontsize=8,
+                   bbox_to_anchor=(0.5, -0.02))
+        fig.tight_layout(rect=(0, 0.06, 1, 0.97 if title else 1))
+        if title:
+            fig.suptitle(title)
+        return _save(fig, path)
+    finally:
+        plt.close(fig)
