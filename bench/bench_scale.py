@@ -348,6 +348,30 @@ def plot(sizes, out: Path) -> None:
     print(plot_scaling(panels, out, title="Cost against corpus size (log-log)"))
 
 
+LABELS = {"faiss-flat": "FAISS flat (exact)", "faiss-hnsw": "FAISS HNSW (M=32, efSearch 128)",
+          "milvus-flat": "Milvus Lite FLAT", "milvus-hnsw": "Milvus Lite HNSW (M=32)",
+          "qdrant-flat": "Qdrant Edge exact", "qdrant-hnsw": "Qdrant Edge HNSW (m=32, ef 128)",
+          "bm25s": "bm25s (legalrag tokenizer)", "milvus-bm25": "Milvus Lite BM25 (jieba analyzer)",
+          "qdrant-bm25": "Qdrant Edge BM25 (multilingual tokenizer)"}
+
+
+def table(n: int) -> None:
+    """The measured backends at ``n`` as the Markdown table of docs/benchmarks.md."""
+    src = work_dir(n)
+    rows = {b: json.loads((src / f"result-{b}.json").read_text()) for b in BACKENDS
+            if (src / f"result-{b}.json").exists()}
+    runs = {b: json.loads((src / f"run-{b}.json").read_text()) for b in rows}
+    print("| backend | build s (CPU s) | peak RSS MiB | disk MiB | p50 ms | p99 ms | CPU ms/query | batch q/s "
+          "| Recall@10 vs exact / overlap@10 vs bm25s | gold Recall@10 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for b, r in rows.items():
+        ref = "bm25s" if "bm25" in b else "faiss-flat"
+        ov = f"{overlap(runs[b], runs[ref]):.3f}" if ref in runs else "-"
+        print(f"| {LABELS[b]} | {r['build_s']:,} ({r['build_cpu_s']:,}) | {r['peak_rss_mib']:,.0f} | "
+              f"{r['disk_mib']:,} | {r['p50_ms']} | {r['p99_ms']} | {r['query_cpu_ms']} | {r['batch_qps']:,} | "
+              f"{ov} | {r['gold_recall@10']:.4f} |")
+
+
 # -- Ray encoding throughput --------------------------------------------------------------------------------
 
 def encode(n: int, encoder: str, workers_list) -> None:
@@ -405,6 +429,8 @@ def main() -> None:
     e.add_argument("--n", type=int, default=2000)
     e.add_argument("--encoder", default="use-multilingual")
     e.add_argument("--workers", type=int, action="append")
+    t = sub.add_parser("table")
+    t.add_argument("--n", type=int, default=10_000)
     pl = sub.add_parser("plot")
     pl.add_argument("--n", type=int, action="append", help="sizes measured (default 10000, 100000, 1000000)")
     pl.add_argument("--out", type=Path, default=Path("docs/scale_cost_vs_size.png"))
@@ -413,6 +439,8 @@ def main() -> None:
         prepare(a.n, a.queries, a.encoder, a.corpus, a.encode_first, a.threads)
     elif a.part == "one":
         one(a.n, a.backend)
+    elif a.part == "table":
+        table(a.n)
     elif a.part == "plot":
         plot(a.n or [10_000, 100_000, 1_000_000], a.out)
     elif a.part == "compare":
