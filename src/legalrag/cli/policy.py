@@ -190,9 +190,7 @@ def train_policy_cmd(
     idx = root(ctx).open_index(index)
     qs = load_training_queries(idx, queries, first, skip)
     base = base_identity(model)
-    work = ckpt.work_dir(out)
-    if restart:
-        ckpt.discard(work)
+    work = ckpt.open_work(out, restart)
     fp = fingerprint_of(base["id"], qs, settings, reward, {"index": str(idx.manifest.get("corpus", {}).get(
         "sha256", "")), "retriever": retriever, "max_rounds": max_rounds})
     import torch
