@@ -11,6 +11,7 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import llm_app
+from legalrag.cli.common import ThreadsOption
 
 
 def _is_loopback(host: str) -> bool:
@@ -31,7 +32,7 @@ def serve_cmd(
     api_key_env: Optional[str] = typer.Option(None, "--api-key-env",
                                               help="Require 'Authorization: Bearer $VAR' from clients."),
     n_ctx: int = typer.Option(4096, "--n-ctx", min=64, help="Context window, in tokens."),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads (default: all cores)."),
+    threads: ThreadsOption = None,
 ) -> None:
     """Serve an embedded model at http://HOST:PORT/v1 (chat completions, models)."""
     from legalrag.errors import InputError
