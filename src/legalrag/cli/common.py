@@ -6,6 +6,7 @@ A command whose option means something narrower (the judge's model, the LLM stag
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import sys
 from typing import Annotated, Any, Optional
@@ -24,6 +25,16 @@ ProgressOption = Annotated[bool, typer.Option("--progress/--no-progress")]
 
 def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a server bound to ``host`` is reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def root(ctx: Any):

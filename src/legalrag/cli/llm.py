@@ -3,7 +3,6 @@ digests and call-cache statistics."""
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from pathlib import Path
 from typing import Optional
@@ -11,16 +10,7 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import llm_app
-from legalrag.cli.common import ThreadsOption
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+from legalrag.cli.common import ThreadsOption, is_loopback
 
 
 @llm_app.command("serve")
@@ -44,7 +34,7 @@ def serve_cmd(
         api_key = os.environ.get(api_key_env)
         if not api_key:
             raise InputError(f"--api-key-env {api_key_env}: the variable is not set or empty")
-    if not _is_loopback(host) and not api_key:
+    if not is_loopback(host) and not api_key:
         raise InputError(f"refusing to serve on {host} without an API key; use --host 127.0.0.1 or set "
                          "--api-key-env VAR")
     llm = make_llm(model, cache=False, threads=threads, n_ctx=n_ctx).load()  # served as is: clients cache

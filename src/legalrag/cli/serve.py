@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import ipaddress
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import EndpointModelOption, ThreadsOption, root
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+from legalrag.cli.common import EndpointModelOption, ThreadsOption, is_loopback, root
 
 
 @app.command("serve")
