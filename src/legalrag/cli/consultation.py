@@ -1,8 +1,9 @@
-"""`legalrag eval conversation | consultation-generate | consultation-judge`: the LexRAG consultation benchmark.
+"""`legalrag eval conversation | consultation-generate | consultation-score | consultation-judge`: LexRAG.
 
 ``eval conversation`` scores conversational retrieval (processor x retriever, overall and per turn) and saves
 runs that ``eval compare`` can test; ``eval consultation-generate`` answers turns in the zero-shot, retriever
-and reference settings and scores them against the reference answers; ``eval consultation-judge`` has an LLM
+and reference settings and scores them against the reference answers (``eval consultation-score`` scores a
+saved run again, e.g. with the BERTScore-style F1); ``eval consultation-judge`` has an LLM
 judge score a generation run on five dimensions, with its reliability figures.
 """
 
@@ -138,6 +139,8 @@ def eval_consultation_generate(
                                       help="Dialogue history kept in the prompt (oldest turns dropped first)."),
     article_chars: int = typer.Option(400, "--article-chars", min=50, help="Characters kept of each article."),
     tokenizer: str = typer.Option("word", "--tokenizer", help="ROUGE/BLEU/METEOR tokens: word (jieba) or char."),
+    bertscore: bool = typer.Option(False, "--bertscore", help="Also the BERTScore-style F1 (e5-small character "
+                                   "vectors, as for JuDGE)."),
     turns: int = typer.Option(5, "--turns", min=0, help="Turns each dialogue must have (0: any)."),
     out: Path = typer.Option(..., "--out", help="Run directory: generations.jsonl, metrics.json, manifest.json."),
     model: ModelOption = None,
@@ -164,7 +167,10 @@ def eval_consultation_generate(
     responses = run_generation(rows, llm, settings, documents=docs, search=lambda q, n: pipe.search(q, k=n),
                                processor=make_processor(processor), k=k, max_tokens=max_tokens,
                                history_chars=history_chars, article_chars=article_chars, progress=progress)
-    scored = score_generations(rows, responses, tokenizer=tokenizer)
+    embedder = _char_embedder() if bertscore else None
+    scored = score_generations(rows, responses, tokenizer=tokenizer, embedder=embedder)
+    if embedder is not None:
+        embedder.save()
     params = {"data": str(data), "index": str(index), "settings": [s.value for s in settings], "sample": sample,
               "retriever": pipe.name, "processor": processor, "k": k, "max_tokens": max_tokens,
               "history_chars": history_chars, "article_chars": article_chars,
@@ -172,6 +178,31 @@ def eval_consultation_generate(
     save_generation_run(out, rows, responses, scored, params, report.to_dict())
     _table(f"generation on {len(rows)} turns ({llm.model_id})", scored["table"])
     typer.echo(f"saved to {out}")
+
+
+def _char_embedder():
+    from legalrag.io import cache_dir
+    from legalrag.judgment.textmetrics import WordEmbedder
+
+    return WordEmbedder(cache_dir=str(cache_dir() / "judgment" / "char-e5-small"))
+
+
+@eval_app.command("consultation-score")
+def eval_consultation_score(
+    generations: Path = typer.Option(..., "--generations", help="A run written by `eval consultation-generate`."),
+    tokenizer: str = typer.Option("word", "--tokenizer", help="ROUGE/BLEU/METEOR tokens: word (jieba) or char."),
+    bertscore: bool = typer.Option(True, "--bertscore/--no-bertscore", help="The BERTScore-style F1 (e5-small "
+                                   "character vectors, as for JuDGE)."),
+) -> None:
+    """Score a saved generation run again without a model (e.g. add the BERTScore-style F1, or answers that an
+    endpoint wrote); rewrites the run's scores and metrics.json in place."""
+    from legalrag.consultation.report import rescore_generation_run
+
+    embedder = _char_embedder() if bertscore else None
+    scored = rescore_generation_run(generations, tokenizer=tokenizer, embedder=embedder)
+    if embedder is not None:
+        embedder.save()
+    _table(f"scores of {generations.name}", scored["table"])
 
 
 @eval_app.command("consultation-judge")
