@@ -16,7 +16,7 @@ from typing import List, Optional
 import typer
 
 from legalrag.cli.apps import eval_app
-from legalrag.cli.common import print_json, root
+from legalrag.cli.common import EndpointModelOption, EndpointOption, ModelOption, ProgressOption, ThreadsOption, print_json, root
 
 _DATA_HELP = "LexRAG data: dataset.json, a turn_N.json, or a directory of turn_N.json files."
 
@@ -71,10 +71,10 @@ def eval_conversation(
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw Recall@10 per turn to this PNG."),
     model: Optional[str] = typer.Option(None, "--model", help="Embedded model for 'rewrite' (default 1.5B)."),
     endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint for 'rewrite'."),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads of the embedded model."),
+    endpoint_model: EndpointModelOption = None,
+    threads: ThreadsOption = None,
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    progress: ProgressOption = True,
 ) -> None:
     """Conversational retrieval: each processor feeds each retriever on every turn; Recall/nDCG/MRR/Precision."""
     from legalrag.consultation.retrieval import evaluate_conversation, plot_recall_by_turn, save_conversation_runs
@@ -143,11 +143,11 @@ def eval_consultation_generate(
                                    "vectors, as for JuDGE)."),
     turns: int = typer.Option(5, "--turns", min=0, help="Turns each dialogue must have (0: any)."),
     out: Path = typer.Option(..., "--out", help="Run directory: generations.jsonl, metrics.json, manifest.json."),
-    model: Optional[str] = typer.Option(None, "--model", help="Embedded model (default 1.5B) or a GGUF path."),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL."),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads of the embedded model."),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    model: ModelOption = None,
+    endpoint: EndpointOption = None,
+    endpoint_model: EndpointModelOption = None,
+    threads: ThreadsOption = None,
+    progress: ProgressOption = True,
 ) -> None:
     """Answer consultation turns in LexRAG's three settings and score them (keywords, ROUGE, BLEU, METEOR)."""
     from legalrag.consultation.data import sample_turns
@@ -221,10 +221,10 @@ def eval_consultation_judge(
     max_tokens: int = typer.Option(400, "--max-tokens", min=32, help="Longest judge reply, in tokens."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw mean scores per dimension and setting (PNG)."),
     model: Optional[str] = typer.Option(None, "--model", help="Judge: embedded model (default 1.5B) or a GGUF path."),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL."),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads of the embedded model."),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    endpoint: EndpointOption = None,
+    endpoint_model: EndpointModelOption = None,
+    threads: ThreadsOption = None,
+    progress: ProgressOption = True,
 ) -> None:
     """Score a generation run with an LLM judge on five dimensions (1-10, the reference counts as 8)."""
     from legalrag.consultation.report import run_judge, save_judge_run
