@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import ipaddress
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import root
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+from legalrag.cli.common import EndpointModelOption, ThreadsOption, is_loopback, root
 
 
 @app.command("serve")
@@ -31,8 +21,8 @@ def serve_cmd(
     model: Optional[str] = typer.Option(None, "--model", help="Embedded model for answers (qwen2.5-1.5b, "
                                         "qwen2.5-0.5b or a .gguf path)."),
     endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint for answers instead."),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model"),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="Threads of the embedded model."),
+    endpoint_model: EndpointModelOption = None,
+    threads: ThreadsOption = None,
     no_llm: bool = typer.Option(False, "--no-llm", help="Serve search and citation checks only (answers: 503)."),
     llm_cache: bool = typer.Option(True, "--llm-cache/--no-llm-cache", help="Answer repeated prompts from the "
                                    "LLM call cache."),
@@ -45,6 +35,8 @@ def serve_cmd(
                                           "(repeatable); CORS is off without it."),
     max_k: int = typer.Option(50, "--max-k", min=1, max=1000, help="Largest k a request may ask for."),
     max_waiting: int = typer.Option(16, "--max-waiting", min=0, help="Generations that may queue for the model."),
+    policy: Optional[Path] = typer.Option(None, "--policy", help="A trained agents' policy directory (`legalrag "
+                                          "train policy`): /agents/search runs the embedded model with its adapter."),
 ) -> None:
     """Serve the web application (consultation, search, drafting, citation prediction) and its JSON API."""
     import logging
@@ -65,6 +57,12 @@ def serve_cmd(
     else:
         idx = root(ctx).open_index(index)
     llm = None if no_llm else root(ctx).make_llm(model, endpoint, endpoint_model, llm_cache, threads=threads)
+    agents_llm = None
+    if policy is not None:
+        from legalrag.wiring import make_policy_llm
+
+        # the policy's own base model (it refuses another); answers keep --model / --endpoint
+        agents_llm = make_policy_llm(policy, cache=llm_cache, threads=threads)
     predictor = None
     model_dir = cite_model or (idx.path / "citepred" if (idx.path / "citepred").is_dir() else None)
     if model_dir is not None:
@@ -75,5 +73,5 @@ def serve_cmd(
                         max_waiting=max_waiting)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     typer.echo(f"legalrag: http://{host}:{port}/  (API schema /openapi.json, routes /docs)", err=True)
-    uvicorn.run(create_app(idx, llm, settings, predictor=predictor), host=host, port=port, log_level="info",
+    uvicorn.run(create_app(idx, llm, settings, predictor=predictor, agents_llm=agents_llm), host=host, port=port, log_level="info",
                 access_log=False)
