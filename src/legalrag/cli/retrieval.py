@@ -64,7 +64,7 @@ def index_build(
         u = info["update"]
         typer.echo(f"folder: read {u['added']} added and {u['changed']} changed files, kept {u['unchanged']} "
                    f"unchanged, dropped {u['removed']} removed")
-    typer.echo(f"indexed {len(docs)} documents ({index.manifest['lang']}; {', '.join(index.names)}) into {out}")
+    typer.echo(f"indexed {index.manifest['corpus']['n_documents']} documents ({index.manifest['lang']}; {', '.join(index.names)}) into {out}")
 
 
 @index_app.command("info")
