@@ -45,24 +45,45 @@ def check_chunk_docs(chunk_docs: int) -> int:
     return chunk_docs
 
 
-def write_documents(path: Path, documents: Iterable[Document]) -> tuple[str, int, int]:
-    """Write ``documents`` to ``path`` as JSONL, one at a time; return (sha256, bytes, count).
+class IdHashes:
+    """64-bit hashes of the ids seen, in one numpy array (8 bytes a document instead of a set of strings): a
+    repeated hash means a repeated id, almost surely; callers confirm with a second pass before refusing."""
 
-    Ids must be unique; checking that keeps a set of the ids seen (per-document memory, not the text)."""
+    def __init__(self) -> None:
+        self._h = np.zeros(1024, dtype=np.uint64)
+        self._n = 0
+
+    def add(self, doc_id: str) -> None:
+        if self._n == len(self._h):
+            self._h = np.concatenate([self._h, np.zeros(len(self._h), dtype=np.uint64)])
+        self._h[self._n] = int.from_bytes(hashlib.blake2b(doc_id.encode("utf-8"), digest_size=8).digest(), "little")
+        self._n += 1
+
+    def any_repeated(self) -> bool:
+        h = np.sort(self._h[:self._n])
+        return bool(np.any(h[1:] == h[:-1]))
+
+
+def write_documents(path: Path, documents: Iterable[Document]) -> tuple[str, int, int]:
+    """Write ``documents`` to ``path`` as JSONL, one at a time; return (sha256, bytes, count). Ids must be unique."""
     h = hashlib.sha256()
     size = count = 0
-    seen: set[str] = set()
+    ids = IdHashes()
     with path.open("wb") as fh:
         for doc in documents:
-            if doc.id in seen:
-                raise InputError(f"document id {doc.id!r} appears twice (source {doc.source or 'unknown'}); "
-                                 "ids must be unique")
-            seen.add(doc.id)
+            ids.add(doc.id)
             line = (json.dumps(doc.to_dict(), ensure_ascii=False) + "\n").encode("utf-8")
             h.update(line)
             size += len(line)
             count += 1
             fh.write(line)
+    if ids.any_repeated():
+        seen: set[str] = set()
+        for doc in iter_documents(path):
+            if doc.id in seen:
+                raise InputError(f"document id {doc.id!r} appears twice (source {doc.source or 'unknown'}); "
+                                 "ids must be unique")
+            seen.add(doc.id)
     return h.hexdigest(), size, count
 
 

@@ -326,8 +326,15 @@ class CorpusFile(Iterable[Document]):
 
     def __iter__(self):
         from legalrag.corpora.statutes import iter_statutes
+        from legalrag.retrieval.build import IdHashes
 
-        return iter_statutes(self.path, self.fields)
+        ids = IdHashes()  # the reader's own check keeps every id; this keeps 8 bytes a document
+        for doc in iter_statutes(self.path, self.fields, unique_ids=False):
+            ids.add(doc.id)
+            yield doc
+        if ids.any_repeated():
+            for _ in iter_statutes(self.path, self.fields):  # names the file, line and field of the repeated id
+                pass
 
     def __repr__(self) -> str:
         return f"CorpusFile({str(self.path)!r})"
