@@ -135,3 +135,20 @@ def test_streamed_build_reads_a_generator_once_and_refuses_bad_input(tmp_path):
     with pytest.raises(InputError, match="chunk_docs"):
         build_index(tmp_path / "bad", EN, ["bm25"], lang="en", chunk_docs=0)
     assert not (tmp_path / "empty").exists() and not (tmp_path / "stop").exists()
+
+
+def test_corpus_file_is_streamed_and_still_names_a_repeated_id(tmp_path):
+    from legalrag.corpora.statutes import FieldMap
+    from legalrag.retrieval.index import CorpusFile, read_corpus
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"id": "1", "text": "tenant rent"}\n{"id": "2", "text": "loan interest"}\n', encoding="utf-8")
+    fields = FieldMap.parse("id=id,text=text")
+    docs, info = read_corpus(corpus, fields)
+    assert isinstance(docs, CorpusFile) and info == {}
+    assert [d.id for d in docs] == ["1", "2"] == [d.id for d in docs]  # read afresh each time
+    assert build_index(tmp_path / "idx", docs, ["bm25"], lang="en").manifest["corpus"]["n_documents"] == 2
+    corpus.write_text(corpus.read_text(encoding="utf-8") + '{"id": "1", "text": "again"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"c\.jsonl:3 \(field 'id'\): id '1' appears twice"):
+        build_index(tmp_path / "idx", read_corpus(corpus, fields)[0], ["bm25"], lang="en")
+    assert open_index(tmp_path / "idx").manifest["corpus"]["n_documents"] == 2  # the old index is untouched
