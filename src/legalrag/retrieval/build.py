@@ -34,7 +34,7 @@ from legalrag.retrieval.lexical import check_title_mode, document_text
 from legalrag.types import Document, DocumentKind
 
 DEFAULT_CHUNK_DOCS = 10_000  # documents tokenised and spilled at a time
-MERGE_POSTINGS = 1 << 21  # postings merged at a time (about 60 MB of working arrays with BM25's float64 steps)
+MERGE_POSTINGS = 1 << 19  # postings merged at a time (about 50 MB of working arrays with BM25's float64 steps)
 SPILL_DIR = ".build"
 _KINDS = {k.value: k for k in DocumentKind}
 
@@ -203,20 +203,37 @@ class SpilledPostings:
         return cls(directory, vocab, doc_len, df[:len(vocab)].copy(), chunks, merge_postings)
 
     def blocks(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """(terms, documents, counts) of consecutive term ranges, sorted by term then document."""
+        """(terms, documents, counts) of all postings in blocks of at most ``merge_postings`` (or one chunk's
+        postings of one term, if more), sorted by term then document."""
         max_postings = self.merge_postings
         ends = np.cumsum(self.df)
         t0 = 0
         while t0 < len(self.df):
             base = ends[t0 - 1] if t0 else 0
             t1 = max(int(np.searchsorted(ends, base + max_postings, side="right")), t0 + 1)
-            parts = [self._read(path, t0, t1) for path in self.chunks]
-            terms = np.concatenate([p[0] for p in parts])
-            # chunks are in document order and each is sorted by (term, document): a stable sort by term suffices
-            order = np.argsort(terms, kind="stable")
-            yield (terms[order], np.concatenate([p[1] for p in parts])[order],
-                   np.concatenate([p[2] for p in parts])[order])
+            if t1 == t0 + 1 and self.df[t0] > max_postings:  # one term in many documents: split it by chunks
+                yield from self._one_term(t0, max_postings)
+            else:
+                parts = [self._read(path, t0, t1) for path in self.chunks]
+                terms = np.concatenate([p[0] for p in parts])
+                # chunks are in document order, each sorted by (term, document): a stable sort by term suffices
+                order = np.argsort(terms, kind="stable")
+                yield (terms[order], np.concatenate([p[1] for p in parts])[order],
+                       np.concatenate([p[2] for p in parts])[order])
             t0 = t1
+
+    def _one_term(self, t: int, max_postings: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        size = 0
+        for path in self.chunks:
+            part = self._read(path, t, t + 1)
+            if size and size + len(part[0]) > max_postings:
+                yield tuple(np.concatenate(x) for x in zip(*parts))  # type: ignore[misc]
+                parts, size = [], 0
+            parts.append(part)
+            size += len(part[0])
+        if size:
+            yield tuple(np.concatenate(x) for x in zip(*parts))  # type: ignore[misc]
 
     @staticmethod
     def _read(path: Path, t0: int, t1: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
