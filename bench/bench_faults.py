@@ -5,6 +5,7 @@ moment, check the state on disk; repeat. Prints per kind: injected, valid afterw
     python bench/bench_faults.py --kinds "index build,LLM call cache" --kills 300 --json out.json
     python bench/bench_faults.py --memory 20000,80000,240000   # peak RSS and time of `index build` and a search
     python bench/bench_faults.py --memory 20000 --retrievers bm25,qld --chunk-docs 5000
+    python bench/bench_faults.py --search-memory INDEX --retrievers qld   # what opening and searching holds
 
 The fault kinds and their checks are in tests/crash_workers.py (shared with tests/test_crash_consistency.py).
 """
@@ -37,17 +38,36 @@ idx = build_index(sys.argv[2], docs, retrievers, lang="zh", **extra)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, round(time.perf_counter() - t, 1))
 """
 
-# A fresh process opens the index and asks for 100,000 hits: its peak RSS is what search holds.
+# A fresh process opens the index, asks for 10 hits (what a search holds), then for 100,000 (what a huge request adds).
 _SEARCH = """
 import resource, sys, time
 from legalrag.retrieval.index import open_index
+q = "当事人应当依照约定履行合同义务"
 t = time.perf_counter()
-hits = open_index(sys.argv[1]).retriever(sys.argv[2]).retrieve("当事人应当依照约定履行合同义务", k=100_000)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(hits), round(time.perf_counter() - t, 2))
+r = open_index(sys.argv[1]).retriever(sys.argv[2])
+r.retrieve(q, k=10)
+k10_kb, k10_s = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.perf_counter() - t
+t = time.perf_counter()
+hits = r.retrieve(q, k=100_000)
+print(k10_kb, round(k10_s, 2), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(hits),
+      round(time.perf_counter() - t, 2))
 """
 
 
-def memory_table(sizes: list[int], tmp: Path, retrievers: str = "bm25", chunk_docs: int = 0) -> list[dict]:
+def search_memory(index: Path, retriever: str) -> dict:
+    """Peak RSS of a fresh process that opens ``index`` and searches it (10 hits, then 100,000)."""
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    out = subprocess.run([sys.executable, "-c", _SEARCH, str(index), retriever], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    return {"open_and_10_hits_peak_rss_mib": round(int(out[-5]) / 1024, 1), "open_and_10_hits_s": float(out[-4]),
+            "100k_hits_peak_rss_mib": round(int(out[-3]) / 1024, 1), "hits_returned": int(out[-2]),
+            "100k_hits_s": float(out[-1])}
+
+
+def memory_table(sizes: list[int], tmp: Path, retrievers: str = "bm25", chunk_docs: int = 0,
+                 keep: Path | None = None) -> list[dict]:
     """Peak RSS and time of building an index over synthetic Chinese corpora (one fresh process per size), then
     of a 100k-hit request in another fresh process. ``chunk_docs``: the streamed build's chunk (0: its default)."""
     import json as _json
@@ -69,16 +89,15 @@ def memory_table(sizes: list[int], tmp: Path, retrievers: str = "bm25", chunk_do
         out = subprocess.run([sys.executable, "-c", _BUILD, str(corpus), str(tmp / f"idx-{n}"), retrievers,
                               str(chunk_docs)], env=env, capture_output=True, text=True, check=True).stdout.split()
         build_kb, build_s = int(out[-2]), float(out[-1])
-        first = retrievers.split(",")[0]
-        out = subprocess.run([sys.executable, "-c", _SEARCH, str(tmp / f"idx-{n}"), first], env=env,
-                             capture_output=True, text=True, check=True).stdout.split()
-        search_kb, n_hits, hits_s = int(out[-3]), int(out[-2]), float(out[-1])
         mb = corpus.stat().st_size / 2**20
         rows.append({"documents": n, "corpus_mib": round(mb, 1), "build_peak_rss_mib": round(build_kb / 1024, 1),
-                     "build_s": build_s, "search_peak_rss_mib": round(search_kb / 1024, 1),
-                     "hits_returned": n_hits, "hits_s": hits_s})
+                     "build_s": build_s, **search_memory(tmp / f"idx-{n}", retrievers.split(",")[0])})
         print(rows[-1], file=sys.stderr, flush=True)
         corpus.unlink()
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(keep / f"idx-{n}", ignore_errors=True)
+            shutil.move(str(tmp / f"idx-{n}"), str(keep / f"idx-{n}"))
         shutil.rmtree(tmp / f"idx-{n}", ignore_errors=True)
     return rows
 
@@ -92,6 +111,9 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write the table here as JSON")
     ap.add_argument("--memory", default=None, help="comma-separated corpus sizes (documents): measure peak RSS "
                                                     "of index build and a 100k-hit request instead of killing")
+    ap.add_argument("--search-memory", type=Path, default=None, metavar="INDEX",
+                    help="peak RSS of opening INDEX and searching it (its first --retrievers component)")
+    ap.add_argument("--keep", type=Path, default=None, help="with --memory: keep the indexes here (idx-N)")
     ap.add_argument("--retrievers", default="bm25", help="with --memory: the index components to build")
     ap.add_argument("--chunk-docs", type=int, default=0,
                     help="with --memory: documents per chunk of the streamed build (0: its default)")
@@ -99,10 +121,14 @@ def main() -> None:
     from rich.console import Console
     from rich.table import Table
 
+    if args.search_memory:
+        row = {"index": args.search_memory.name, **search_memory(args.search_memory, args.retrievers.split(",")[0])}
+        print(json.dumps(row))
+        return
     if args.memory:
         with tempfile.TemporaryDirectory(prefix="legalrag-memory-") as tmp:
             rows = memory_table([int(x) for x in args.memory.split(",")], Path(tmp), args.retrievers,
-                                args.chunk_docs)
+                                args.chunk_docs, args.keep)
         table = Table(title=f"Peak RSS of `index build` ({args.retrievers}) and of a 100k-hit request, by corpus size")
         for col in rows[0]:
             table.add_column(col.replace("_", " "))
