@@ -13,7 +13,8 @@ from legalrag.retrieval.tokenize import tokenizer_for
 from legalrag.types import Document
 
 EN = [
-    Document(id="a1", text="The tenant shall pay the rent on time.", title="Lease Act s 1", metadata={"law": "Lease Act"}),
+    Document(id="a1", text="The tenant shall pay the rent on time.", title="Lease Act s 1",
+             metadata={"law": "Lease Act"}),
     Document(id="a2", text="", title=""),  # empty text and title: no tokens at all
     Document(id="a3", text="The landlord shall repair the premises; the tenant shall notify the landlord.",
              title="Lease Act s 2", metadata={"law": "Lease Act"}),
