@@ -81,3 +81,9 @@ def test_a_policy_for_another_base_is_refused(index_dir, tmp_path):
     res = CliRunner().invoke(app, ["search", QUERY.text, "--index", str(index_dir), "--agents", "--policy",
                                    str(tmp_path)])
     assert res.exit_code != 0 and "not a policy directory" in str(res.exception)
+
+
+def test_serve_refuses_a_directory_that_is_not_a_policy(index_dir, tmp_path):
+    res = CliRunner().invoke(app, ["serve", "--index", str(index_dir), "--no-llm", "--policy", str(tmp_path)])
+    assert res.exit_code != 0
+    assert "not a policy directory" in str(res.exception) and str(tmp_path) in str(res.exception)

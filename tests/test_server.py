@@ -215,3 +215,17 @@ def test_ask_answers_with_checked_citations(index, small_llm):
         assert isinstance(c["resolved"], bool)
         if c["resolved"]:
             assert c["document_id"] in index
+
+
+def test_a_trained_policy_runs_the_agents_search_apart_from_answers(index):
+    """``agents_llm`` (what `legalrag serve --policy DIR` passes) drives /agents/search; answers keep ``llm``,
+    here none, so they stay 503 while the agents search works."""
+    policy = legal_llm()
+    client = TestClient(create_app(index, None, Settings(rate_limit=0), agents_llm=policy))
+    caps = client.get("/capabilities").json()
+    assert caps["features"]["agents"] is True and caps["features"]["ask"] is False
+    assert caps["agents_llm"] == policy.model_id and caps["llm"] is None
+    body = client.post("/agents/search", json={"query": "公司不签合同能要双倍工资吗", "k": 5}).json()
+    assert body["summary"]["reformulations"] == ["用人单位 未订立 书面劳动合同 二倍工资"]
+    assert policy.requests and all(r.json_schema for r in policy.requests)  # planner and rewriter calls
+    assert client.post("/ask", json={"question": "试用期多长？"}).status_code == 503

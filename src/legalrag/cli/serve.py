@@ -45,6 +45,8 @@ def serve_cmd(
                                           "(repeatable); CORS is off without it."),
     max_k: int = typer.Option(50, "--max-k", min=1, max=1000, help="Largest k a request may ask for."),
     max_waiting: int = typer.Option(16, "--max-waiting", min=0, help="Generations that may queue for the model."),
+    policy: Optional[Path] = typer.Option(None, "--policy", help="A trained agents' policy directory (`legalrag "
+                                          "train policy`): /agents/search runs the embedded model with its adapter."),
 ) -> None:
     """Serve the web application (consultation, search, drafting, citation prediction) and its JSON API."""
     import logging
@@ -65,6 +67,12 @@ def serve_cmd(
     else:
         idx = root(ctx).open_index(index)
     llm = None if no_llm else root(ctx).make_llm(model, endpoint, endpoint_model, llm_cache, threads=threads)
+    agents_llm = None
+    if policy is not None:
+        from legalrag.wiring import make_policy_llm
+
+        # the policy's own base model (it refuses another); answers keep --model / --endpoint
+        agents_llm = make_policy_llm(policy, cache=llm_cache, threads=threads)
     predictor = None
     model_dir = cite_model or (idx.path / "citepred" if (idx.path / "citepred").is_dir() else None)
     if model_dir is not None:
@@ -75,5 +83,5 @@ def serve_cmd(
                         max_waiting=max_waiting)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     typer.echo(f"legalrag: http://{host}:{port}/  (API schema /openapi.json, routes /docs)", err=True)
-    uvicorn.run(create_app(idx, llm, settings, predictor=predictor), host=host, port=port, log_level="info",
+    uvicorn.run(create_app(idx, llm, settings, predictor=predictor, agents_llm=agents_llm), host=host, port=port, log_level="info",
                 access_log=False)

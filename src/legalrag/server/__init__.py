@@ -1,8 +1,9 @@
 """The legalrag HTTP service and its web application: a thin FastAPI app over the library.
 
-``create_app(index, llm=None, settings=None, *, predictor=None, drafter=None)`` returns the app. Collaborators
-are passed in (an opened ``Index``, an ``LLM``, a ``CitationPredictor``, a ``JudgmentDrafter``; without a
-drafter one is made from the LLM and the index's documents); ``legalrag serve`` builds them with
+``create_app(index, llm=None, settings=None, *, predictor=None, drafter=None, agents_llm=None)`` returns the
+app. Collaborators are passed in (an opened ``Index``, an ``LLM``, a ``CitationPredictor``, a
+``JudgmentDrafter``; without a drafter one is made from the LLM and the index's documents; ``agents_llm``, a
+trained policy's model, runs ``/agents/search`` instead of ``llm``); ``legalrag serve`` builds them with
 ``legalrag.wiring``. Routes (the schema is at ``/openapi.json``, listed for people at ``/docs``):
 
 - ``GET  /health``, ``/index``, ``/capabilities``, ``/laws``, ``/documents/{id}``
@@ -36,7 +37,7 @@ __all__ = ["Settings", "create_app", "hit_to_dict"]
 
 
 def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *, predictor: Any = None,
-               drafter: Any = None) -> Any:
+               drafter: Any = None, agents_llm: Any = None) -> Any:
     fastapi = require("fastapi", "server")
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse
@@ -49,7 +50,7 @@ def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *,
 
     settings = settings or Settings()
     ctx = AppContext(index=index, llm=llm, settings=settings, predictor=predictor, drafter=drafter,
-                     gate=LLMGate(settings.llm_slots, settings.max_waiting))
+                     agents_llm=agents_llm, gate=LLMGate(settings.llm_slots, settings.max_waiting))
     app = fastapi.FastAPI(title="legalrag", version=_version(), docs_url=None, redoc_url=None,
                           openapi_url="/openapi.json",
                           description="Statute search, cited answers, consultations, judgment drafts and citation "

@@ -36,6 +36,7 @@ class AppContext:
     settings: Settings
     predictor: Any = None
     drafter: Any = None
+    agents_llm: Any = None  # a trained policy's model for /agents/search (default: ``llm``)
     gate: LLMGate = field(default_factory=LLMGate)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _laws: list[dict[str, Any]] | None = None
@@ -56,6 +57,14 @@ class AppContext:
                           "still work. Start it with `legalrag serve --model qwen2.5-1.5b` (or --endpoint URL "
                           "--endpoint-model NAME)")
         return self.llm
+
+    def need_agents_llm(self) -> Any:
+        return self.agents_llm if self.agents_llm is not None else self.need_llm("the agents search")
+
+    @property
+    def agents_model(self) -> str | None:
+        llm = self.agents_llm if self.agents_llm is not None else self.llm
+        return getattr(llm, "model_id", None) if llm is not None else None
 
     def check_k(self, k: int) -> None:
         if k > self.settings.max_k:

@@ -35,7 +35,8 @@ def router(ctx: AppContext) -> Any:
 
         return {"lang": ctx.lang, "retrievers": ctx.index.names, "default_retriever": ctx.index.default,
                 "processors": list(PROCESSORS), "max_k": ctx.settings.max_k, "llm": ctx.model,
-                "features": {"search": True, "ask": ctx.llm is not None, "agents": ctx.llm is not None,
+                "agents_llm": ctx.agents_model,
+                "features": {"search": True, "ask": ctx.llm is not None, "agents": ctx.agents_model is not None,
                              "draft": ctx.llm is not None, "cite": ctx.predictor is not None},
                 "documents": len(ctx.index.documents)}
 
@@ -76,7 +77,7 @@ def router(ctx: AppContext) -> Any:
         from legalrag.agents.planner import PlannerConfig, PlannerLoop
 
         ctx.check_k(body.k)
-        llm = ctx.need_llm("the agents search")
+        llm = ctx.need_agents_llm()
         pipe, flt = ctx.pipeline(body.retriever, body.laws)
         config = PlannerConfig(lang=ctx.lang, max_rounds=body.max_rounds, pool_k=max(10, min(body.k, 30)),
                                first_stage_k=30)
