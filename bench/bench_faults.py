@@ -47,9 +47,12 @@ t = time.perf_counter()
 r = open_index(sys.argv[1]).retriever(sys.argv[2])
 r.retrieve(q, k=10)
 k10_kb, k10_s = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.perf_counter() - t
+# resident now: anonymous (heap: what the process holds) and file-backed (mapped index pages the kernel can drop)
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+anon_kb, file_kb = int(status["RssAnon"].split()[0]), int(status["RssFile"].split()[0])
 t = time.perf_counter()
 hits = r.retrieve(q, k=100_000)
-print(k10_kb, round(k10_s, 2), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(hits),
+print(anon_kb, file_kb, k10_kb, round(k10_s, 2), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(hits),
       round(time.perf_counter() - t, 2))
 """
 
@@ -61,7 +64,9 @@ def search_memory(index: Path, retriever: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
     out = subprocess.run([sys.executable, "-c", _SEARCH, str(index), retriever], env=env, capture_output=True,
                          text=True, check=True).stdout.split()
-    return {"open_and_10_hits_peak_rss_mib": round(int(out[-5]) / 1024, 1), "open_and_10_hits_s": float(out[-4]),
+    return {"open_and_10_hits_peak_rss_mib": round(int(out[-5]) / 1024, 1),
+            "then_rss_anon_mib": round(int(out[-7]) / 1024, 1), "then_rss_file_mib": round(int(out[-6]) / 1024, 1),
+            "open_and_10_hits_s": float(out[-4]),
             "100k_hits_peak_rss_mib": round(int(out[-3]) / 1024, 1), "hits_returned": int(out[-2]),
             "100k_hits_s": float(out[-1])}
 
