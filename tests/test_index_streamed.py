@@ -1,5 +1,7 @@
 """The streamed index build (retrieval/build.py) gives exactly what the in-memory build gives."""
 
+import mmap
+
 import numpy as np
 import pytest
 
@@ -39,6 +41,12 @@ QUERIES_EN = ["tenant rent", "loan interest", "zebra", "landlord repair premises
 QUERIES_ZH = ["房东不履行维修义务", "借款期限", "斑马线 行人", "劳动合同"]
 
 
+def _buffer(array):
+    while isinstance(array, np.ndarray) and array.base is not None:
+        array = array.base
+    return array
+
+
 def _in_memory(docs, lang, method, title_mode):
     tok = tokenizer_for(lang, stopwords=True, jieba_mode="search")
     tokens = TokenizedCorpus.build(docs, tok, title_mode)
@@ -74,6 +82,11 @@ def test_streamed_build_equals_in_memory_build(tmp_path, docs, lang, queries, ch
                               (qld.retrieve(q, k=20), mem_qld.retrieve(q, k=20))):
                 assert [(h.id, h.score, h.rank) for h in got] == [(h.id, h.score, h.rank) for h in want], q
     assert idx.retriever("bm25").retrieve("zebra" if lang == "en" else "斑马线", k=3)[0].id in ("a7", "z5")
+    # opened for search, the BM25 matrix, the QLD counts and the documents are mapped, not read
+    qld = idx.retriever("qld")
+    for array in (idx.retriever("bm25").model.scores["data"], qld.counts.data, qld._weights_t.indices):
+        assert isinstance(_buffer(array), mmap.mmap)
+    assert isinstance(idx.documents._buf, mmap.mmap)
 
 
 @pytest.mark.parametrize("method", METHODS)
