@@ -72,8 +72,8 @@ def test_streamed_build_equals_in_memory_build(tmp_path, docs, lang, queries, ch
                        ["data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy"])
     _assert_same_files(tmp_path / "mem-qld", idx.component_dir("qld"),
                        ["counts.data.npy", "counts.indices.npy", "counts.indptr.npy"])
-    for mmap in (True, False):
-        bm25, qld = idx.retriever("bm25", mmap=mmap), idx.retriever("qld", mmap=mmap)
+    for mapped in (True, False):
+        bm25, qld = idx.retriever("bm25", mmap=mapped), idx.retriever("qld", mmap=mapped)
         assert bm25.model.vocab_dict == mem_bm25.model.vocab_dict and qld.vocab == mem_qld.vocab
         for q in queries:
             assert np.array_equal(bm25.scores(q), mem_bm25.scores(q)), q
