@@ -196,6 +196,38 @@ def test_generation_and_judge_runs_end_to_end(turns, docs, tmp_path):
     assert plot_judge(result, tmp_path / "judge.png").stat().st_size > 1000
 
 
+def test_a_saved_run_is_scored_again_with_bertscore_and_nothing_else_changes(turns, docs, tmp_path):
+    import numpy as np
+
+    from legalrag.consultation.report import rescore_generation_run, save_generation_run, score_generations
+    from legalrag.judgment.textmetrics import WordEmbedder
+
+    llm = ScriptedLLM(lambda req: "不能。自然人之间借款对利息没有约定的，视为没有利息。")
+    picked = [t for t in turns if t.id in ("fx-1-t3", "fx-2-t2")]
+    responses = run_generation(picked, llm, [Setting.ZERO_SHOT], documents=docs)
+    scored = score_generations(picked, responses, tokenizer="char")
+    gen = save_generation_run(tmp_path / "gen", picked, responses, scored, {"model": "scripted"})
+    manifest = (gen / "manifest.json").read_text(encoding="utf-8")
+
+    def one_hot(chars):  # a character's own axis: the F1 becomes exact character overlap, computable by hand
+        out = np.zeros((len(chars), 4096), dtype=np.float32)
+        for i, c in enumerate(chars):
+            out[i, ord(c) % 4096] = 1.0
+        return out
+
+    again = rescore_generation_run(gen, tokenizer="char", embedder=WordEmbedder(one_hot))
+    before, after = scored["table"][0], again["table"][0]
+    assert {k: after[k] for k in before} == pytest.approx(before)  # same metrics, plus one column
+    ref, hyp = picked[0].reference, responses[0].text
+    p = sum(c in set(ref) for c in hyp) / len(hyp)
+    r = sum(c in set(hyp) for c in ref) / len(ref)
+    first = json.loads((gen / "generations.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert first["scores"]["bertscore_f1"] == pytest.approx(2 * p * r / (p + r), abs=1e-6)
+    assert 0 < after["bertscore_f1"] < 1
+    assert (gen / "manifest.json").read_text(encoding="utf-8") == manifest  # kept as it was
+    assert json.loads((gen / "metrics.json").read_text(encoding="utf-8"))["rescored"]["bertscore"] is True
+
+
 def test_a_missing_generation_run_is_a_clear_error(tmp_path):
     from legalrag.consultation.report import run_judge
 
@@ -248,3 +280,21 @@ def test_cli_generate_then_judge_with_a_scripted_model(test_data, tmp_path):
     summary = json.loads((tmp_path / "judge" / "summary.json").read_text(encoding="utf-8"))
     assert summary["all"]["judged"] == 4 and summary["reference_self_score"]["judged"] == 2
     assert summary["failures"] == 0
+
+
+def test_consultation_score_command_rescores_a_run_in_place(turns, docs, tmp_path):
+    from typer.testing import CliRunner
+
+    from legalrag.cli import app
+    from legalrag.consultation.report import save_generation_run, score_generations
+
+    picked = [t for t in turns if t.id in ("fx-1-t3", "fx-2-t2")]
+    responses = run_generation(picked, ScriptedLLM(lambda req: "视为没有利息。"), [Setting.ZERO_SHOT], documents=docs)
+    gen = save_generation_run(tmp_path / "gen", picked, responses, score_generations(picked, responses), {})
+    res = CliRunner().invoke(app, ["eval", "consultation-score", "--generations", str(gen), "--no-bertscore",
+                                   "--tokenizer", "char"])
+    assert res.exit_code == 0, res.output
+    metrics = json.loads((gen / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["rescored"] == {"tokenizer": "char", "bertscore": False} and metrics["table"][0]["answers"] == 2
+    missing = CliRunner().invoke(app, ["eval", "consultation-score", "--generations", str(tmp_path / "nope")])
+    assert missing.exit_code != 0 and "generations.jsonl missing" in str(missing.exception)

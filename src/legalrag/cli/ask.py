@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import root
+from legalrag.cli.common import EndpointModelOption, EndpointOption, ModelOption, ThreadsOption, root
 
 
 @app.command("ask")
@@ -20,9 +20,9 @@ def ask(
     k: int = typer.Option(8, "--k", min=1, help="Articles retrieved and given to the model."),
     retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the first built)."),
     as_json: bool = typer.Option(False, "--json", help="Print the answer, checked citations and timings as JSON."),
-    model: Optional[str] = typer.Option(None, "--model", help="qwen2.5-1.5b (default), qwen2.5-0.5b or a .gguf path."),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL instead."),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    model: ModelOption = None,
+    endpoint: EndpointOption = None,
+    endpoint_model: EndpointModelOption = None,
     max_tokens: int = typer.Option(512, "--max-tokens", min=16, help="Longest answer, in tokens."),
     lang: Optional[str] = typer.Option(None, "--lang", help="zh or en (default: the index's language)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the LLM call cache."),
@@ -30,8 +30,7 @@ def ask(
                                         help="Token budget for the retrieved articles in the prompt: each is cut to "
                                              "the clauses matching the question (0: whole articles, 600 "
                                              "characters each)."),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1,
-                                          help="CPU threads for the embedded model (default: all cores)."),
+    threads: ThreadsOption = None,
 ) -> None:
     """Answer a question from the index; unresolved or unretrieved citations are flagged."""
     from legalrag.answer import answer_question, answer_to_dict

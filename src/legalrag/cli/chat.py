@@ -14,7 +14,7 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import root
+from legalrag.cli.common import EndpointModelOption, EndpointOption, ModelOption, root
 from legalrag.conversation import ProcessorName
 
 
@@ -27,9 +27,9 @@ def chat(
     processor: ProcessorName = typer.Option(ProcessorName.REWRITE, "--processor",
                                         help="How the dialogue becomes a query: rewrite, last, all_questions, "
                                              "full_context."),
-    model: Optional[str] = typer.Option(None, "--model", help="Embedded model (default 1.5B) or a GGUF path."),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL."),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    model: ModelOption = None,
+    endpoint: EndpointOption = None,
+    endpoint_model: EndpointModelOption = None,
     max_tokens: int = typer.Option(400, "--max-tokens", min=16, help="Longest answer, in tokens."),
 ) -> None:
     """Hold a multi-turn consultation: retrieval each turn, answers with checked citations."""

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app, eval_app
-from legalrag.cli.common import print_json, root
+from legalrag.cli.common import EndpointModelOption, EndpointOption, ProgressOption, print_json, root
 
 _MODEL_HELP = "Citation model directory (rules.json, cocitation/, config.json); default INDEX/citepred."
 
@@ -43,8 +43,8 @@ def cite(
     rerank: bool = typer.Option(False, "--rerank/--no-rerank", help="Pointwise LLM rerank of the top candidates."),
     verify: bool = typer.Option(False, "--verify/--no-verify", help="LLM verification of each addition."),
     llm_model: Optional[str] = typer.Option(None, "--llm", help="Embedded model name or GGUF path (default 1.5B)."),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL."),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model"),
+    endpoint: EndpointOption = None,
+    endpoint_model: EndpointModelOption = None,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Predict the set of provisions a court would cite for FACTS, with the provenance of each."""
@@ -99,10 +99,10 @@ def eval_cite(
     rerank: bool = typer.Option(False, "--rerank/--no-rerank"),
     verify: bool = typer.Option(False, "--verify/--no-verify"),
     llm_model: Optional[str] = typer.Option(None, "--llm"),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint"),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model"),
+    endpoint: EndpointOption = None,
+    endpoint_model: EndpointModelOption = None,
     save_model: Optional[Path] = typer.Option(None, "--save-model", help="Write rules, graph and calibrated config here."),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    progress: ProgressOption = True,
     as_json: bool = typer.Option(False, "--json"),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw P/R/F1 after each stage to this PNG."),
 ) -> None:

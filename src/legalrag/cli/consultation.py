@@ -1,8 +1,9 @@
-"""`legalrag eval conversation | consultation-generate | consultation-judge`: the LexRAG consultation benchmark.
+"""`legalrag eval conversation | consultation-generate | consultation-score | consultation-judge`: LexRAG.
 
 ``eval conversation`` scores conversational retrieval (processor x retriever, overall and per turn) and saves
 runs that ``eval compare`` can test; ``eval consultation-generate`` answers turns in the zero-shot, retriever
-and reference settings and scores them against the reference answers; ``eval consultation-judge`` has an LLM
+and reference settings and scores them against the reference answers (``eval consultation-score`` scores a
+saved run again, e.g. with the BERTScore-style F1); ``eval consultation-judge`` has an LLM
 judge score a generation run on five dimensions, with its reliability figures.
 """
 
@@ -15,7 +16,7 @@ from typing import List, Optional
 import typer
 
 from legalrag.cli.apps import eval_app
-from legalrag.cli.common import print_json, root
+from legalrag.cli.common import EndpointModelOption, EndpointOption, ModelOption, ProgressOption, ThreadsOption, print_json, root
 
 _DATA_HELP = "LexRAG data: dataset.json, a turn_N.json, or a directory of turn_N.json files."
 
@@ -70,10 +71,10 @@ def eval_conversation(
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw Recall@10 per turn to this PNG."),
     model: Optional[str] = typer.Option(None, "--model", help="Embedded model for 'rewrite' (default 1.5B)."),
     endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint for 'rewrite'."),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads of the embedded model."),
+    endpoint_model: EndpointModelOption = None,
+    threads: ThreadsOption = None,
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    progress: ProgressOption = True,
 ) -> None:
     """Conversational retrieval: each processor feeds each retriever on every turn; Recall/nDCG/MRR/Precision."""
     from legalrag.consultation.retrieval import evaluate_conversation, plot_recall_by_turn, save_conversation_runs
@@ -138,13 +139,15 @@ def eval_consultation_generate(
                                       help="Dialogue history kept in the prompt (oldest turns dropped first)."),
     article_chars: int = typer.Option(400, "--article-chars", min=50, help="Characters kept of each article."),
     tokenizer: str = typer.Option("word", "--tokenizer", help="ROUGE/BLEU/METEOR tokens: word (jieba) or char."),
+    bertscore: bool = typer.Option(False, "--bertscore", help="Also the BERTScore-style F1 (e5-small character "
+                                   "vectors, as for JuDGE)."),
     turns: int = typer.Option(5, "--turns", min=0, help="Turns each dialogue must have (0: any)."),
     out: Path = typer.Option(..., "--out", help="Run directory: generations.jsonl, metrics.json, manifest.json."),
-    model: Optional[str] = typer.Option(None, "--model", help="Embedded model (default 1.5B) or a GGUF path."),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL."),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads of the embedded model."),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    model: ModelOption = None,
+    endpoint: EndpointOption = None,
+    endpoint_model: EndpointModelOption = None,
+    threads: ThreadsOption = None,
+    progress: ProgressOption = True,
 ) -> None:
     """Answer consultation turns in LexRAG's three settings and score them (keywords, ROUGE, BLEU, METEOR)."""
     from legalrag.consultation.data import sample_turns
@@ -164,7 +167,10 @@ def eval_consultation_generate(
     responses = run_generation(rows, llm, settings, documents=docs, search=lambda q, n: pipe.search(q, k=n),
                                processor=make_processor(processor), k=k, max_tokens=max_tokens,
                                history_chars=history_chars, article_chars=article_chars, progress=progress)
-    scored = score_generations(rows, responses, tokenizer=tokenizer)
+    embedder = _char_embedder() if bertscore else None
+    scored = score_generations(rows, responses, tokenizer=tokenizer, embedder=embedder)
+    if embedder is not None:
+        embedder.save()
     params = {"data": str(data), "index": str(index), "settings": [s.value for s in settings], "sample": sample,
               "retriever": pipe.name, "processor": processor, "k": k, "max_tokens": max_tokens,
               "history_chars": history_chars, "article_chars": article_chars,
@@ -172,6 +178,31 @@ def eval_consultation_generate(
     save_generation_run(out, rows, responses, scored, params, report.to_dict())
     _table(f"generation on {len(rows)} turns ({llm.model_id})", scored["table"])
     typer.echo(f"saved to {out}")
+
+
+def _char_embedder():
+    from legalrag.io import cache_dir
+    from legalrag.judgment.textmetrics import WordEmbedder
+
+    return WordEmbedder(cache_dir=str(cache_dir() / "judgment" / "char-e5-small"))
+
+
+@eval_app.command("consultation-score")
+def eval_consultation_score(
+    generations: Path = typer.Option(..., "--generations", help="A run written by `eval consultation-generate`."),
+    tokenizer: str = typer.Option("word", "--tokenizer", help="ROUGE/BLEU/METEOR tokens: word (jieba) or char."),
+    bertscore: bool = typer.Option(True, "--bertscore/--no-bertscore", help="The BERTScore-style F1 (e5-small "
+                                   "character vectors, as for JuDGE)."),
+) -> None:
+    """Score a saved generation run again without a model (e.g. add the BERTScore-style F1, or answers that an
+    endpoint wrote); rewrites the run's scores and metrics.json in place."""
+    from legalrag.consultation.report import rescore_generation_run
+
+    embedder = _char_embedder() if bertscore else None
+    scored = rescore_generation_run(generations, tokenizer=tokenizer, embedder=embedder)
+    if embedder is not None:
+        embedder.save()
+    _table(f"scores of {generations.name}", scored["table"])
 
 
 @eval_app.command("consultation-judge")
@@ -190,10 +221,10 @@ def eval_consultation_judge(
     max_tokens: int = typer.Option(400, "--max-tokens", min=32, help="Longest judge reply, in tokens."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw mean scores per dimension and setting (PNG)."),
     model: Optional[str] = typer.Option(None, "--model", help="Judge: embedded model (default 1.5B) or a GGUF path."),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL."),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads of the embedded model."),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    endpoint: EndpointOption = None,
+    endpoint_model: EndpointModelOption = None,
+    threads: ThreadsOption = None,
+    progress: ProgressOption = True,
 ) -> None:
     """Score a generation run with an LLM judge on five dimensions (1-10, the reference counts as 8)."""
     from legalrag.consultation.report import run_judge, save_judge_run

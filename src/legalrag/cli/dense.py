@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from legalrag.cli.apps import ranker_app
-from legalrag.cli.common import print_json, root
+from legalrag.cli.common import ProgressOption, print_json, root
 
 
 @ranker_app.command("train")
@@ -24,7 +24,7 @@ def ranker_train(
     cv: int = typer.Option(0, "--cv", help="Also report K-fold cross-validated metrics on these queries (0: skip)."),
     k: int = typer.Option(10, "--k", min=1, help="Cut-off for the reported metrics."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    progress: ProgressOption = True,
 ) -> None:
     """Train the learned ranker on training queries and save it into INDEX/ranker."""
     from legalrag.evaluation.datasets import load_queries

@@ -13,7 +13,7 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import eval_app, judgment_app
-from legalrag.cli.common import print_json
+from legalrag.cli.common import EndpointModelOption, EndpointOption, ModelOption, print_json
 
 
 def _fmt(v) -> str:
@@ -153,9 +153,9 @@ def draft(
     case_corpus: Optional[Path] = typer.Option(None, "--case-corpus",
                                                help="Free drafting only: past judgments, JSONL {id, document}."),
     no_llm: bool = typer.Option(False, "--no-llm", help="With --model-dir: a template reasoning, no model."),
-    model: Optional[str] = typer.Option(None, "--model", help="GGUF path or embedded model name (default 1.5B)."),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible server URL."),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    model: ModelOption = None,
+    endpoint: EndpointOption = None,
+    endpoint_model: EndpointModelOption = None,
     threads: Optional[int] = typer.Option(None, "--threads", help="llama.cpp threads for the embedded model."),
     as_json: bool = typer.Option(False, "--json", help="Print the draft, structure and checks as JSON."),
     max_tokens: int = typer.Option(500, "--max-tokens", help="Upper bound on generated tokens."),

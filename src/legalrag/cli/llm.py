@@ -3,7 +3,6 @@ digests and call-cache statistics."""
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from pathlib import Path
 from typing import Optional
@@ -11,15 +10,7 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import llm_app
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+from legalrag.cli.common import ThreadsOption, is_loopback
 
 
 @llm_app.command("serve")
@@ -31,7 +22,7 @@ def serve_cmd(
     api_key_env: Optional[str] = typer.Option(None, "--api-key-env",
                                               help="Require 'Authorization: Bearer $VAR' from clients."),
     n_ctx: int = typer.Option(4096, "--n-ctx", min=64, help="Context window, in tokens."),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="CPU threads (default: all cores)."),
+    threads: ThreadsOption = None,
 ) -> None:
     """Serve an embedded model at http://HOST:PORT/v1 (chat completions, models)."""
     from legalrag.errors import InputError
@@ -43,7 +34,7 @@ def serve_cmd(
         api_key = os.environ.get(api_key_env)
         if not api_key:
             raise InputError(f"--api-key-env {api_key_env}: the variable is not set or empty")
-    if not _is_loopback(host) and not api_key:
+    if not is_loopback(host) and not api_key:
         raise InputError(f"refusing to serve on {host} without an API key; use --host 127.0.0.1 or set "
                          "--api-key-env VAR")
     llm = make_llm(model, cache=False, threads=threads, n_ctx=n_ctx).load()  # served as is: clients cache

@@ -9,7 +9,7 @@ from typing import Any, Optional
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import print_json, root
+from legalrag.cli.common import EndpointModelOption, EndpointOption, ThreadsOption, print_json, root
 from legalrag.cli.train import train_app
 
 agents_app = typer.Typer(no_args_is_help=True, help="The statute agents' planner: rollouts and their stability.")
@@ -71,9 +71,9 @@ def rollouts_cmd(
     retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the first built)."),
     model: Optional[str] = typer.Option(None, "--model", help="Embedded model (qwen2.5-0.5b, qwen2.5-1.5b, GGUF)."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="A trained policy directory (its LoRA adapter)."),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL."),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="Threads of the embedded model."),
+    endpoint: EndpointOption = None,
+    endpoint_model: EndpointModelOption = None,
+    threads: ThreadsOption = None,
     max_rounds: int = typer.Option(4, "--max-rounds", min=1, max=10),
     seed: int = typer.Option(0, "--seed", help="Base seed; rollout r uses seed + 1000 r."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="PNG: per-query max / mean / min pool recall."),
@@ -190,9 +190,7 @@ def train_policy_cmd(
     idx = root(ctx).open_index(index)
     qs = load_training_queries(idx, queries, first, skip)
     base = base_identity(model)
-    work = ckpt.work_dir(out)
-    if restart:
-        ckpt.discard(work)
+    work = ckpt.open_work(out, restart)
     fp = fingerprint_of(base["id"], qs, settings, reward, {"index": str(idx.manifest.get("corpus", {}).get(
         "sha256", "")), "retriever": retriever, "max_rounds": max_rounds})
     import torch

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app, eval_app
-from legalrag.cli.common import print_json, root
+from legalrag.cli.common import EndpointModelOption, EndpointOption, ModelOption, print_json, root
 from legalrag.agents.qa.pipeline import QAMode
 
 
@@ -23,9 +23,9 @@ def qa(
     index: Optional[Path] = typer.Option(None, "--index", help="A statute index to search as part of 'local'."),
     max_rounds: int = typer.Option(3, "--max-rounds", min=1, max=10, help="Most search rounds in multi mode."),
     clarify: list[str] = typer.Option([], "--clarify", help="A clarification of the question (repeatable)."),
-    model: Optional[str] = typer.Option(None, "--model", help="Embedded model (default 1.5B) or a GGUF path."),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL."),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    model: ModelOption = None,
+    endpoint: EndpointOption = None,
+    endpoint_model: EndpointModelOption = None,
     as_json: bool = typer.Option(False, "--json", help="Print the whole result as JSON."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write the step-by-step trajectory (JSONL) here."),
 ) -> None:
@@ -48,9 +48,9 @@ def eval_mcq(
     sources: str = typer.Option("local", "--sources", help="Sources for the simple/multi modes."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
     max_rounds: int = typer.Option(2, "--max-rounds", min=1, max=10, help="Most search rounds in multi mode."),
-    model: Optional[str] = typer.Option(None, "--model", help="Embedded model (default 1.5B) or a GGUF path."),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL."),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    model: ModelOption = None,
+    endpoint: EndpointOption = None,
+    endpoint_model: EndpointModelOption = None,
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write per-question rows (JSONL) here."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw accuracy per mode and domain to this PNG."),

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
 from legalrag.cli._scale import Backend, distributed_searcher, milvus_components, prefill_encodings
 from legalrag.cli.apps import app, eval_app, index_app
-from legalrag.cli.common import print_json, root
+from legalrag.cli.common import EndpointModelOption, ProgressOption, print_json, root
 from legalrag.lang import Language
 from legalrag.retrieval.dense import IndexType
 from legalrag.retrieval.fusion import Fusion
 
 LEXICAL = ("bm25", "qld")
+
+
+# search and eval retrieval: the LLM serves only their LLM stages (agents, LLM rerankers)
+StagesEndpointOption = Annotated[Optional[str], typer.Option(
+    "--endpoint", help="OpenAI-compatible endpoint URL for LLM stages.")]
+StagesModelOption = Annotated[Optional[str], typer.Option(
+    "--model", help="Embedded model for the LLM stages (qwen2.5-1.5b default, qwen2.5-0.5b, a GGUF path).")]
 
 
 @index_app.command("build")
@@ -31,7 +38,7 @@ def index_build(
     k1: float = typer.Option(1.2, "--k1", help="BM25 k1."),
     b: float = typer.Option(0.75, "--b", help="BM25 b."),
     mu: float = typer.Option(200.0, "--mu", help="QLD Dirichlet prior mu."),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    progress: ProgressOption = True,
     backend: Backend = typer.Option(Backend.LOCAL, "--backend", help="local (FAISS, bm25s) or milvus (a Milvus engine)."),
     uri: Optional[str] = typer.Option(None, "--uri", help="Milvus URI: http://HOST:19530 or a Milvus Lite FILE.db "
                                       "(default: a Milvus Lite database inside the index directory)."),
@@ -124,12 +131,11 @@ def search(
     as_json: bool = typer.Option(False, "--json", help="Print the hits as JSON."),
     agents: bool = typer.Option(False, "--agents", help="Multi-agent query rewriting with a planner (uses an LLM)."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="With --agents: write the trajectory as JSONL."),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL for LLM stages."),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    endpoint: StagesEndpointOption = None,
+    endpoint_model: EndpointModelOption = None,
     policy: Optional[Path] = typer.Option(None, "--policy", help="With --agents: a trained policy directory "
                                           "(`legalrag train policy`), run on the embedded model with its adapter."),
-    model: Optional[str] = typer.Option(None, "--model", help="Embedded model for the LLM stages "
-                                        "(qwen2.5-1.5b default, qwen2.5-0.5b, a GGUF path)."),
+    model: StagesModelOption = None,
 ) -> None:
     """Search an index and print the top articles with their citations."""
     from legalrag.cli.agents import agent_pipeline, wants_agents
@@ -172,16 +178,15 @@ def eval_retrieval(
                                                help="Field mapping, e.g. query_id=text_id,query=text,gold_ids=la."),
     run_out: Optional[Path] = typer.Option(None, "--run-out", help="Save run.trec, metrics.json and a manifest here."),
     as_json: bool = typer.Option(False, "--json", help="Print the metrics as one JSON object."),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    progress: ProgressOption = True,
     agents: bool = typer.Option(False, "--agents", help="Multi-agent query rewriting with a planner (uses an LLM)."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="With --agents: write the trajectory as JSONL."),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint URL for LLM stages."),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model", help="Model name at --endpoint."),
+    endpoint: StagesEndpointOption = None,
+    endpoint_model: EndpointModelOption = None,
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Search on N local Ray workers."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Search on this Ray cluster."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="With --agents: a trained policy directory."),
-    model: Optional[str] = typer.Option(None, "--model", help="Embedded model for the LLM stages "
-                                        "(qwen2.5-1.5b default, qwen2.5-0.5b, a GGUF path)."),
+    model: StagesModelOption = None,
 ) -> None:
     """Evaluate retrieval on a query file (macro-averaged Recall/Precision/F1/MRR/nDCG/Hit at K)."""
     from legalrag.evaluation.datasets import QueryFields, load_queries

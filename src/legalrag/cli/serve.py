@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import ipaddress
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import root
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+from legalrag.cli.common import EndpointModelOption, ThreadsOption, is_loopback, root
 
 
 @app.command("serve")
@@ -31,8 +21,8 @@ def serve_cmd(
     model: Optional[str] = typer.Option(None, "--model", help="Embedded model for answers (qwen2.5-1.5b, "
                                         "qwen2.5-0.5b or a .gguf path)."),
     endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint for answers instead."),
-    endpoint_model: Optional[str] = typer.Option(None, "--endpoint-model"),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="Threads of the embedded model."),
+    endpoint_model: EndpointModelOption = None,
+    threads: ThreadsOption = None,
     no_llm: bool = typer.Option(False, "--no-llm", help="Serve search and citation checks only (answers: 503)."),
     llm_cache: bool = typer.Option(True, "--llm-cache/--no-llm-cache", help="Answer repeated prompts from the "
                                    "LLM call cache."),

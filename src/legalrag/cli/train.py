@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import print_json, root
+from legalrag.cli.common import ProgressOption, print_json, root
 
 train_app = typer.Typer(no_args_is_help=True, help="Train retrievers: encoders and cross-encoder rerankers.")
 models_app = typer.Typer(no_args_is_help=True, help="The encoders and rerankers available here.")
@@ -119,7 +119,7 @@ def train_encoder_cmd(
     checkpoint_every: int = typer.Option(100, "--checkpoint-every", min=1),
     restart: bool = typer.Option(False, "--restart", help="Discard an earlier run's checkpoint instead of resuming it."),
     as_json: bool = typer.Option(False, "--json"),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    progress: ProgressOption = True,
 ) -> None:
     """Fine-tune an encoder (multiple-negatives ranking loss, mined hard negatives); resumes a killed run."""
     from legalrag.training.encoder import EncoderSettings, train_encoder
@@ -154,7 +154,7 @@ def train_reranker_cmd(
     seed: int = typer.Option(13, "--seed"),
     restart: bool = typer.Option(False, "--restart"),
     as_json: bool = typer.Option(False, "--json"),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
+    progress: ProgressOption = True,
 ) -> None:
     """Train a cross-encoder reranker (`--rerank cross:DIR`) from a retrieval backbone."""
     from legalrag.training.reranker import RerankerSettings, train_reranker

@@ -9,6 +9,7 @@ replies), ``summary.json`` and ``manifest.json``. Files are written atomically.
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -25,31 +26,61 @@ def score_generations(turns: Sequence[ConsultTurn], responses: Sequence[Consulta
                       tokenizer: str = "word", embedder: Any = None) -> dict[str, Any]:
     """Per-response scores, per-setting means (with corpus BLEU and seconds per answer), and per-turn
     keyword accuracy."""
+    by_id = {t.id: t for t in turns}
+    return _score([{"turn_id": r.turn_id, "turn": by_id[r.turn_id].turn, "setting": r.setting,
+                    "reference": by_id[r.turn_id].reference, "keywords": by_id[r.turn_id].keywords,
+                    "response": r.text, "timings": r.timings} for r in responses], tokenizer, embedder)
+
+
+def _score(items: Sequence[Mapping[str, Any]], tokenizer: str, embedder: Any) -> dict[str, Any]:
+    """``items``: dicts with turn_id, turn, setting, reference, keywords, response, timings."""
     from legalrag.consultation.metrics import answer_scores
     from legalrag.evaluation.generation import corpus_bleu, mean_scores
 
-    by_id = {t.id: t for t in turns}
     per_item, by_setting = [], {}
-    for r in responses:
-        t = by_id[r.turn_id]
-        scores = answer_scores(t.reference, r.text, t.keywords, tokenizer=tokenizer, embedder=embedder)
-        per_item.append({"turn_id": r.turn_id, "turn": r.turn, "setting": r.setting, **scores})
-        by_setting.setdefault(r.setting, []).append((t, r, scores))
+    for x in items:
+        scores = answer_scores(x["reference"], x["response"], x["keywords"], tokenizer=tokenizer, embedder=embedder)
+        per_item.append({"turn_id": x["turn_id"], "turn": x["turn"], "setting": x["setting"], **scores})
+        by_setting.setdefault(x["setting"], []).append((x, scores))
     table, by_turn = [], {}
-    for setting, items in by_setting.items():
-        means = mean_scores(s for _, _, s in items)
-        row = {"setting": setting, "answers": len(items), **{c: means.get(c, 0.0) for c in GEN_COLUMNS}}
+    for setting, pairs in by_setting.items():
+        means = mean_scores(s for _, s in pairs)
+        row = {"setting": setting, "answers": len(pairs), **{c: means.get(c, 0.0) for c in GEN_COLUMNS}}
         if embedder is not None:
             row["bertscore_f1"] = means.get("bertscore_f1", 0.0)
-        row["corpus_bleu"] = corpus_bleu([t.reference for t, _, _ in items], [r.text for _, r, _ in items], tokenizer)
+        row["corpus_bleu"] = corpus_bleu([x["reference"] for x, _ in pairs], [x["response"] for x, _ in pairs],
+                                         tokenizer)
         for stage in ("retrieval", "generation", "model_seconds"):  # every row has both columns, so tables line up
-            values = [r.timings[stage] for _, r, _ in items if stage in r.timings]
+            values = [x["timings"][stage] for x, _ in pairs if stage in x["timings"]]
             row[stage if stage.endswith("seconds") else f"{stage}_s"] = statistics.fmean(values) if values else 0.0
         table.append(row)
-        turns_here = sorted({t.turn for t, _, _ in items})
-        by_turn[setting] = {n: mean_scores(s for t, _, s in items if t.turn == n).get("keyword_accuracy", 0.0)
-                            for n in turns_here}
+        by_turn[setting] = {n: mean_scores(s for x, s in pairs if x["turn"] == n).get("keyword_accuracy", 0.0)
+                            for n in sorted({x["turn"] for x, _ in pairs})}
     return {"per_item": per_item, "table": table, "keyword_accuracy_by_turn": by_turn}
+
+
+def rescore_generation_run(run_dir: str | Path, *, tokenizer: str = "word", embedder: Any = None) -> dict[str, Any]:
+    """Score a saved generation run again (another tokenizer, or the BERTScore-style F1 with ``embedder``)
+    without calling a model; rewrites its ``generations.jsonl`` scores and ``metrics.json`` in place."""
+    from legalrag.io import atomic_dir
+
+    run = Path(run_dir)
+    rows = load_generations(run)
+    scored = _score([{**r, "turn": int(r.get("turn", 0)), "keywords": tuple(r.get("keywords", ())),
+                      "timings": r.get("timings", {})} for r in rows], tokenizer, embedder)
+    for row, s in zip(rows, scored["per_item"]):
+        row["scores"] = {k: v for k, v in s.items() if k not in ("turn_id", "turn", "setting")}
+    old = json.loads((run / "metrics.json").read_text(encoding="utf-8")) if (run / "metrics.json").is_file() else {}
+    metrics = {"table": scored["table"], "keyword_accuracy_by_turn": scored["keyword_accuracy_by_turn"],
+               "gold": old.get("gold", {}), "rescored": {"tokenizer": tokenizer, "bertscore": embedder is not None}}
+    with atomic_dir(run) as tmp:
+        for f in run.iterdir():  # the manifest and anything else stay as they were
+            if f.is_file() and f.name not in ("generations.jsonl", "metrics.json"):
+                shutil.copy2(f, tmp / f.name)
+        (tmp / "generations.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in rows),
+                                               encoding="utf-8")
+        (tmp / "metrics.json").write_text(json.dumps(metrics, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return scored
 
 
 def save_generation_run(out_dir: str | Path, turns: Sequence[ConsultTurn], responses: Sequence[ConsultationResponse],

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from legalrag.judgment.draft import CLOSING, HEADING
-from legalrag.judgment.predict import Structure
+from legalrag.judgment.structure import Structure
 from legalrag.numerals import to_chinese
 
 

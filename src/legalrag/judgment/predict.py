@@ -1,7 +1,8 @@
 """Predict the structure of a criminal judgment from its facts: charges, articles, prison months, fine, probation.
 
-Five small LightGBM models trained on labelled cases (facts + gold judgment), each over rule features
-(``features.py``) and signals (``signals.py``):
+Five small LightGBM models (``boosting.py``) trained on labelled cases (facts + gold judgment), each over the
+candidate and feature rows of ``candidates.py``, built from rule features (``features.py``) and signals
+(``signals.py``):
 
 - **charges**: one row per candidate charge (explicit mentions such as ``指控被告人…犯盗窃罪``, charge keywords,
   charges of similar cases); a binary model scores each, those above a threshold chosen by 5-fold cross-fitting
@@ -14,8 +15,8 @@ Five small LightGBM models trained on labelled cases (facts + gold judgment), ea
   the charge's article where the statute corpus states one;
 - **probation** (缓刑) yes/no.
 
-Every prediction carries its evidence: the spans, neighbours and table counts behind a charge or article, the
-largest feature contributions (LightGBM ``pred_contrib``) behind a number. The saved model is a directory of
+Every prediction (``structure.py``) carries its evidence: the spans, neighbours and table counts behind a
+charge or article, the largest feature contributions (LightGBM ``pred_contrib``) behind a number. The saved model is a directory of
 JSON and LightGBM text files (``save`` / ``load``), written atomically; nothing is pickled.
 
 Ablations: ``disabled`` names feature groups (``features.GROUPS``) or signals (``explicit``, ``keywords``,
@@ -26,117 +27,23 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from legalrag.errors import InputError
-from legalrag.judgment.features import GROUPS, FactFeatures, extract_features
+from legalrag.judgment.boosting import PARAMS, ROUNDS, cross_fit_threshold, fit, lightgbm, out_of_fold
+from legalrag.judgment.candidates import GENERAL_PART, CaseRows
+from legalrag.judgment.features import GROUPS, extract_features
 from legalrag.judgment.labels import LabelledCase
-from legalrag.judgment.signals import (CoTable, Neighbour, NeighbourIndex, charge_mentions, keyword_hits, share,
-                                       statutory_ranges, vote)
+from legalrag.judgment.signals import charge_mentions, share, statutory_ranges
+from legalrag.judgment.structure import Amount, Scored, Structure
 from legalrag.types import Document
 
 FORMAT = 1
 SIGNALS = ("explicit", "keywords", "neighbours", "citepred", "tables", "statutory")
-K_NEIGHBOURS = 10
-GENERAL_PART = 101  # articles 1-101 are the general part; a charge's own article is above it
-_PARAMS = {"num_leaves": 8, "min_data_in_leaf": 5, "learning_rate": 0.05, "feature_fraction": 0.9,
-           "verbose": -1, "seed": 7, "deterministic": True, "num_threads": 1, "force_col_wise": True}
-ROUNDS = 150
-FOLDS = 5
 
 
-@dataclass
-class _Tables:
-    charge_counts: Counter
-    article_counts: Counter
-    charge_articles: CoTable
-    circ_articles: CoTable
-    n: int
-    ids: list
-
-
-def _lgb():
-    from legalrag._optional import require
-
-    return require("lightgbm", "dense")  # the dense extra carries lightgbm (also used by the learned ranker)
-
-
-# ----------------------------------------------------------------------------------------- predictions
-
-@dataclass(frozen=True)
-class Scored:
-    """One predicted charge or article, its probability and why."""
-
-    name: str
-    prob: float
-    evidence: Mapping[str, Any] = field(default_factory=dict)
-    listed: bool = True  # False: a charge named in the facts but not in the charge list (kept, flagged)
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "prob": round(self.prob, 4), "listed": self.listed, "evidence": dict(self.evidence)}
-
-
-@dataclass(frozen=True)
-class Amount:
-    """A predicted number (months or yuan) with the model's largest feature contributions and the neighbours'."""
-
-    value: int | None
-    raw: float | None = None
-    prob: float | None = None  # for the fine: P(a fine is imposed)
-    evidence: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return {"value": self.value, "raw": None if self.raw is None else round(self.raw, 2),
-                "prob": None if self.prob is None else round(self.prob, 4), "evidence": dict(self.evidence)}
-
-
-@dataclass(frozen=True)
-class Structure:
-    """The predicted decision for one case."""
-
-    charges: tuple[Scored, ...]
-    articles: tuple[Scored, ...]
-    prison: Amount
-    fine: Amount
-    probation: Amount  # value 1 / 0
-    defendants: tuple[str, ...]
-    features: FactFeatures
-    notes: tuple[str, ...] = ()
-    low_confidence: bool = False
-
-    @property
-    def charge_names(self) -> list[str]:
-        return [c.name for c in self.charges]
-
-    @property
-    def article_numbers(self) -> list[int]:
-        return sorted(int(a.name) for a in self.articles)
-
-    def to_dict(self) -> dict:
-        return {"charges": [c.to_dict() for c in self.charges], "articles": [a.to_dict() for a in self.articles],
-                "prison_months": self.prison.to_dict(), "fine_yuan": self.fine.to_dict(),
-                "probation": self.probation.to_dict(), "defendants": list(self.defendants),
-                "features": self.features.to_dict(), "notes": list(self.notes),
-                "low_confidence": self.low_confidence}
-
-
-# ----------------------------------------------------------------------------------------------- model
-
-@dataclass
-class _Context:
-    """What every predictor of one case reads: features, neighbours and the citation pipeline's pool."""
-
-    id: str | None
-    facts: str
-    features: FactFeatures
-    neighbours: list[Neighbour]
-    cite_pool: dict[str, float]
-
-
-class StructurePredictor:
+class StructurePredictor(CaseRows):
     """Trained with :meth:`train`, saved with :meth:`save`, read back with :meth:`load`."""
 
     def __init__(self, cases: Sequence[LabelledCase], statutes: Sequence[Document], *, cite=None,
@@ -146,186 +53,12 @@ class StructurePredictor:
             raise InputError(f"unknown ablation {sorted(unknown)}; choose from {sorted(GROUPS) + list(SIGNALS)}")
         if not cases:
             raise InputError("no labelled cases to learn from; every case was skipped or none was given")
-        self.cases = {c.id: c for c in cases}
+        super().__init__(cases, cite=cite, disabled=disabled)
         self.statutes = list(statutes)
-        self.cite = cite  # a citepred CitationPredictor (or None: no citation-pipeline signal)
-        self.disabled = frozenset(disabled)
-        self.columns = [c for g, cols in GROUPS.items() if g not in self.disabled for c in cols]
-        self.neighbours = NeighbourIndex(list(self.cases), [c.facts for c in cases])
         self.ranges = statutory_ranges(self.statutes)
-        self._circ_of = {c.id: self._circ_keys(extract_features(c.facts)) for c in cases}
-        self.full = self._build_tables(cases)
-        # Training rows read tables counted without their own fold: a leave-one-out count would reveal the
-        # row's own label to the model (the count drops by one exactly when the label is positive).
-        self.fold_of = {cid: i % FOLDS for i, cid in enumerate(self.cases)}
-        self.fold_tables = {f: self._build_tables([c for c in cases if self.fold_of[c.id] != f])
-                            for f in range(FOLDS)}
-        self.charge_counts = self.full.charge_counts
         self.models: dict[str, Any] = {}
         self.thresholds: dict[str, float] = {}
         self.skipped: list[tuple[str, str]] = []
-
-    def _build_tables(self, cases: Sequence[LabelledCase]) -> "_Tables":
-        t = _Tables(Counter(ch for c in cases for ch in c.charges), Counter(str(a) for c in cases for a in c.articles),
-                    CoTable(), CoTable(), len(cases), [c.id for c in cases])
-        for c in cases:
-            t.charge_articles.add(c.charges, map(str, c.articles))
-            t.circ_articles.add(self._circ_of[c.id], map(str, c.articles))
-        return t
-
-    def _tables(self, case_id: str | None) -> "_Tables":
-        return self.fold_tables[self.fold_of[case_id]] if case_id in self.cases else self.full
-
-    # -------------------------------------------------------------------------------------- context
-    def _on(self, signal: str) -> bool:
-        return signal not in self.disabled
-
-    def _circ_keys(self, f: FactFeatures) -> list[str]:
-        keys = [n for n in f.circumstances]
-        if f.values.get("defendants", 1) > 1:
-            keys.append("多名被告人")
-        if "amount_max" in f.values:
-            keys.append("有金额")
-        if "drug_grams" in f.values:
-            keys.append("有毒品")
-        return keys
-
-    def context(self, facts: str, case_id: str | None = None) -> _Context:
-        feats = extract_features(facts)
-        nbs = self.neighbours.search(facts, K_NEIGHBOURS, exclude=[case_id] if case_id else ()) \
-            if self._on("neighbours") else []
-        pool: dict[str, float] = {}
-        if self.cite is not None and self._on("citepred"):
-            res = self.cite.predict(facts)
-            stage = "co-citation" if "co-citation" in res.pools else (list(res.pools)[-1] if res.pools else None)
-            pool = dict(res.pools.get(stage, {})) if stage else {}
-            for p in res.predictions:
-                pool.setdefault(p.provision, p.score)
-        return _Context(case_id, facts, feats, nbs, pool)
-
-    def _case_row(self, ctx: _Context) -> list[float]:
-        v = ctx.features.values
-        row = [float(v.get(c, 0.0)) for c in self.columns]
-        return row
-
-    # ------------------------------------------------------------------------------------ charges
-    def _charge_candidates(self, ctx: _Context) -> dict[str, dict[str, Any]]:
-        cands: dict[str, dict[str, Any]] = {}
-        if self._on("explicit"):
-            mentions = [m for m in charge_mentions(ctx.facts) if m.name]
-            for i, m in enumerate(mentions):
-                e = cands.setdefault(m.name, {})
-                e.setdefault("mentions", []).append({"text": m.written, "span": [m.start, m.end]})
-                if i == 0:
-                    e["first_mention"] = True
-        if self._on("keywords"):
-            for name, pos in keyword_hits(ctx.facts).items():
-                cands.setdefault(name, {})["keyword_positions"] = pos[:5]
-                cands[name]["keyword_count"] = len(pos)
-        if ctx.neighbours:
-            votes = vote(ctx.neighbours, {i: self.cases[i].charges for i in self.cases})
-            for name, s in votes.items():
-                cands.setdefault(name, {})["vote"] = round(s, 4)
-            top = self.cases[ctx.neighbours[0].id].charges
-            for name in top:
-                cands.setdefault(name, {})["top_neighbour"] = ctx.neighbours[0].id
-        return cands
-
-    def _charge_row(self, ctx: _Context, name: str, e: Mapping[str, Any]) -> list[float]:
-        t = self._tables(ctx.id)
-        n = max(len(ctx.facts), 1)
-        kp = e.get("keyword_positions") or []
-        return [float(len(e.get("mentions", []))), float(bool(e.get("first_mention"))),
-                float(e.get("keyword_count", 0)), (kp[0] / n) if kp else 1.0, float(e.get("vote", 0.0)),
-                float("top_neighbour" in e), share(t.charge_counts, t.n, name),
-                float(len(name))]
-
-    CHARGE_COLUMNS = ["mentions", "first_mention", "keyword_count", "keyword_first_pos", "vote", "top_neighbour",
-                      "prior", "name_len"]
-
-    # ----------------------------------------------------------------------------------- articles
-    def _article_candidates(self, ctx: _Context, charges: Sequence[str]) -> dict[str, dict[str, Any]]:
-        cands: dict[str, dict[str, Any]] = {}
-        for p, s in ctx.cite_pool.items():
-            if p.isdigit():
-                cands.setdefault(p, {})["citepred"] = round(float(s), 4)
-        t = self._tables(ctx.id)
-        circ = self._circ_keys(ctx.features)
-        if self._on("tables"):
-            for ch in charges:
-                for a in t.charge_articles.items_for(ch):
-                    p = t.charge_articles.prob(ch, a)
-                    if p > 0:
-                        e = cands.setdefault(a, {})
-                        if p > e.get("charge_p", 0):
-                            e["charge_p"], e["charge"] = round(p, 4), ch
-            for k in circ:
-                for a in t.circ_articles.items_for(k):
-                    p = t.circ_articles.prob(k, a, min_count=3)
-                    if p >= 0.2:
-                        e = cands.setdefault(a, {})
-                        if p > e.get("circ_p", 0):
-                            e["circ_p"], e["circumstance"] = round(p, 4), k
-        if ctx.neighbours:
-            votes = vote(ctx.neighbours, {i: [str(a) for a in self.cases[i].articles] for i in self.cases})
-            for a, s in votes.items():
-                cands.setdefault(a, {})["vote"] = round(s, 4)
-        return cands
-
-    def _article_row(self, ctx: _Context, art: str, e: Mapping[str, Any], case_row: list[float],
-                     probs: Mapping[str, float]) -> list[float]:
-        t = self._tables(ctx.id)
-        frequent = self.full.article_counts.get(art, 0) >= 8
-        return [float(e.get("citepred", 0.0)), float(e.get("charge_p", 0.0)), float(e.get("circ_p", 0.0)),
-                float(e.get("vote", 0.0)), share(t.article_counts, t.n, art),
-                float(int(art)) if frequent else -1.0, float(int(art) > GENERAL_PART),
-                probs["fine"], probs["probation"]] + case_row
-
-    @property
-    def article_columns(self) -> list[str]:
-        return ["citepred", "charge_p", "circ_p", "vote", "prior", "article", "specific", "p_fine",
-                "p_probation"] + self.columns
-
-    # ------------------------------------------------------------------------------ numbers (case level)
-    def _neighbour_stats(self, ctx: _Context) -> dict[str, float]:
-        nbs = ctx.neighbours
-        total = sum(n.weight for n in nbs) or 1.0
-        cases = [self.cases[n.id] for n in nbs]
-        logs = [math.log1p(c.prison_capped) for c in cases]
-        fines = [(n.weight, math.log1p(c.fine_yuan)) for n, c in zip(nbs, cases) if c.fine_yuan]
-        return {
-            "prison_wmean": sum(n.weight * x for n, x in zip(nbs, logs)) / total if nbs else 0.0,
-            "prison_median": sorted(logs)[len(logs) // 2] if logs else 0.0,
-            "prison_top1": logs[0] if logs else 0.0,
-            "fine_share": sum(n.weight for n, c in zip(nbs, cases) if c.fine_yuan) / total if nbs else 0.0,
-            "fine_wmean": sum(w * x for w, x in fines) / (sum(w for w, _ in fines) or 1.0) if fines else 0.0,
-            "probation_share": sum(n.weight for n, c in zip(nbs, cases) if c.probation) / total if nbs else 0.0,
-        }
-
-    def _charge_stats(self, charges: Sequence[str], own_id: str | None) -> dict[str, float]:
-        allowed = set(self._tables(own_id).ids)
-        same = [c for c in self.cases.values() if c.id in allowed and charges and charges[0] in c.charges]
-        pool = same or [c for c in self.cases.values() if c.id in allowed]
-        logs = sorted(math.log1p(c.prison_capped) for c in pool)
-        fines = [math.log1p(c.fine_yuan) for c in pool if c.fine_yuan]
-        return {"charge_prison_median": logs[len(logs) // 2] if logs else 0.0,
-                "charge_fine_share": sum(1 for c in pool if c.fine_yuan) / len(pool) if pool else 0.0,
-                "charge_fine_mean": sum(fines) / len(fines) if fines else 0.0,
-                "charge_probation_share": sum(c.probation for c in pool) / len(pool) if pool else 0.0,
-                "charge_cases": float(len(same)), "n_charges": float(len(charges))}
-
-    NB_COLUMNS = ["prison_wmean", "prison_median", "prison_top1", "fine_share", "fine_wmean", "probation_share"]
-    CH_COLUMNS = ["charge_prison_median", "charge_fine_share", "charge_fine_mean", "charge_probation_share",
-                  "charge_cases", "n_charges"]
-
-    @property
-    def number_columns(self) -> list[str]:
-        return ["nb_" + c for c in self.NB_COLUMNS] + self.CH_COLUMNS + self.columns
-
-    def _number_row(self, ctx: _Context, charges: Sequence[str]) -> list[float]:
-        nb = self._neighbour_stats(ctx)
-        ch = self._charge_stats(charges, ctx.id)
-        return [nb[c] for c in self.NB_COLUMNS] + [ch[c] for c in self.CH_COLUMNS] + self._case_row(ctx)
 
     # -------------------------------------------------------------------------------------- training
     def train(self, progress: bool = False) -> "StructurePredictor":
@@ -350,19 +83,19 @@ class StructurePredictor:
             num_rows.append(self._number_row(ctx, c.charges))
         X_num = np.array(num_rows, dtype=float)
         prison = np.array([math.log1p(c.prison_capped) for c in cases])
-        self.models["prison"] = self._fit(X_num, prison, "quantile", self.number_columns)
+        self.models["prison"] = fit(X_num, prison, "quantile", self.number_columns)
         has_fine = np.array([int(bool(c.fine_yuan)) for c in cases])
-        self.models["fine_present"] = self._fit(X_num, has_fine, "binary", self.number_columns)
+        self.models["fine_present"] = fit(X_num, has_fine, "binary", self.number_columns)
         mask = has_fine == 1
         if mask.sum() >= 10:
             fines = np.array([math.log1p(c.fine_yuan or 0) for c in cases])
-            self.models["fine"] = self._fit(X_num[mask], fines[mask], "quantile", self.number_columns)
+            self.models["fine"] = fit(X_num[mask], fines[mask], "quantile", self.number_columns)
         on_probation = np.array([int(c.probation) for c in cases])
-        self.models["probation"] = self._fit(X_num, on_probation, "binary", self.number_columns)
+        self.models["probation"] = fit(X_num, on_probation, "binary", self.number_columns)
         # The article model reads P(fine) and P(probation) (arts. 52/53, 72/73 follow them); training rows get
         # out-of-fold probabilities so the model learns how far to trust the predicted ones.
-        fine_oof = self._out_of_fold(X_num, has_fine, self.number_columns)
-        prob_oof = self._out_of_fold(X_num, on_probation, self.number_columns)
+        fine_oof = out_of_fold(X_num, has_fine, self.number_columns)
+        prob_oof = out_of_fold(X_num, on_probation, self.number_columns)
         for i, (c, ctx) in enumerate(zip(cases, contexts)):
             case_row = self._case_row(ctx)
             probs = {"fine": float(fine_oof[i]), "probation": float(prob_oof[i])}
@@ -373,60 +106,10 @@ class StructurePredictor:
         for kind, rows, y, idx, cols in (("charge", ch_rows, ch_y, ch_case, self.CHARGE_COLUMNS),
                                          ("article", ar_rows, ar_y, ar_case, self.article_columns)):
             X, Y, G = np.array(rows, dtype=float), np.array(y), np.array(idx)
-            self.models[kind] = self._fit(X, Y, "binary", cols)
-            self.thresholds[kind] = self._cross_fit_threshold(X, Y, G, len(cases), cols)
+            self.models[kind] = fit(X, Y, "binary", cols)
+            self.thresholds[kind] = cross_fit_threshold(X, Y, G, len(cases), cols)
         return self
 
-    def _out_of_fold(self, X, y, columns, folds: int = FOLDS):
-        import numpy as np
-
-        out = np.zeros(len(y))
-        fold_of = np.arange(len(y)) % folds
-        for f in range(folds):
-            test = fold_of == f
-            out[test] = self._fit(X[~test], y[~test], "binary", columns).predict(X[test])
-        return out
-
-    @staticmethod
-    def _fit(X, y, objective: str, columns: Sequence[str]):
-        lgb = _lgb()
-        params = dict(_PARAMS, objective=objective)
-        if objective == "quantile":
-            params["alpha"] = 0.5
-        if objective == "binary" and len(set(y.tolist())) < 2:
-            params["objective"] = "regression"  # one class only: a constant model, still a valid booster
-        ds = lgb.Dataset(X, label=y, feature_name=[_safe(c) for c in columns], free_raw_data=False)
-        return lgb.train(params, ds, num_boost_round=ROUNDS)
-
-    def _cross_fit_threshold(self, X, Y, G, n_cases: int, columns, folds: int = FOLDS) -> float:
-        """The selection threshold that maximises the benchmark's F1 (averaged P and R) out of fold."""
-        import numpy as np
-
-        probs = np.zeros(len(Y))
-        fold_of = np.arange(n_cases) % folds
-        for f in range(folds):
-            test = fold_of[G] == f
-            if test.sum() == 0 or (~test).sum() == 0:
-                continue
-            model = self._fit(X[~test], Y[~test], "binary", columns)
-            probs[test] = model.predict(X[test])
-        best, best_f1 = 0.5, -1.0
-        for t in list(np.arange(0.1, 0.96, 0.05)) + [1.01]:  # 1.01: keep the best candidate only
-            ps, rs = [], []
-            for case in range(n_cases):
-                rows = np.where(G == case)[0]
-                gold_n = int(Y[rows].sum()) if len(rows) else 0
-                chosen = rows[probs[rows] >= t]
-                if len(chosen) == 0 and len(rows):
-                    chosen = rows[[int(np.argmax(probs[rows]))]]
-                hit = int(Y[chosen].sum()) if len(chosen) else 0
-                ps.append(hit / len(chosen) if len(chosen) else 0.0)
-                rs.append(hit / gold_n if gold_n else 0.0)
-            p, r = sum(ps) / n_cases, sum(rs) / n_cases
-            f1 = 2 * p * r / (p + r) if p + r else 0.0
-            if f1 > best_f1 + 1e-9:
-                best, best_f1 = float(t), f1
-        return best
 
     # ------------------------------------------------------------------------------------ predicting
     def predict(self, facts: str, case_id: str | None = None) -> Structure:
@@ -536,7 +219,7 @@ class StructurePredictor:
         with atomic_dir(path) as tmp:
             manifest = {"format": FORMAT, "n_cases": len(self.cases), "disabled": sorted(self.disabled),
                         "columns": self.columns, "thresholds": self.thresholds, "rounds": ROUNDS,
-                        "params": _PARAMS, "skipped": self.skipped, "uses_citepred": self.cite is not None,
+                        "params": PARAMS, "skipped": self.skipped, "uses_citepred": self.cite is not None,
                         **(extra or {})}
             (tmp / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
             with (tmp / "cases.jsonl").open("w", encoding="utf-8") as fh:
@@ -569,17 +252,12 @@ class StructurePredictor:
         if man.get("uses_citepred") and (p / "citepred").is_dir():
             cite = build_cite(statutes, model_dir=p / "citepred")
         self = cls(cases, statutes, cite=cite, disabled=man.get("disabled", ()))
-        lgb = _lgb()
+        lgb = lightgbm()
         for f in p.glob("*.lgb.txt"):
             self.models[f.name[: -len(".lgb.txt")]] = lgb.Booster(model_file=str(f))
         self.thresholds = {k: float(v) for k, v in man["thresholds"].items()}
         self.skipped = [tuple(s) for s in man.get("skipped", [])]
         return self
-
-
-def _safe(name: str) -> str:
-    """LightGBM feature names must be ASCII-safe in its text format: Chinese names are kept as escapes."""
-    return name.encode("unicode_escape").decode("ascii").replace("\\", "u_") if not name.isascii() else name
 
 
 def _round_fine(yuan: float) -> int:

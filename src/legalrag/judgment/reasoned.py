@@ -23,8 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from legalrag.errors import InputError
 from legalrag.judgment.compose import compose_document, fine_phrase, months_phrase, template_reasoning
 from legalrag.judgment.extract import extract_fields
-from legalrag.judgment.predict import Structure, StructurePredictor
+from legalrag.judgment.predict import StructurePredictor
 from legalrag.judgment.sections import split_sections
+from legalrag.judgment.structure import Structure
 from legalrag.numerals import to_chinese
 
 MAX_PROMPT_FACT_CHARS = 700

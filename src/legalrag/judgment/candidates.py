@@ -1,0 +1,222 @@
+"""What the structure models read about one case: its candidate charges and articles with their evidence
+(mentions in the facts, charge keywords, similar cases, the citation pipeline's pool, co-occurrence tables),
+and the feature rows of the charge, article and number models. Training rows read tables counted without
+their own fold (see :class:`CaseRows`)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from legalrag.judgment.boosting import FOLDS
+from legalrag.judgment.features import GROUPS, FactFeatures, extract_features
+from legalrag.judgment.labels import LabelledCase
+from legalrag.judgment.signals import CoTable, Neighbour, NeighbourIndex, charge_mentions, keyword_hits, share, vote
+
+K_NEIGHBOURS = 10
+GENERAL_PART = 101  # articles 1-101 are the general part; a charge's own article is above it
+
+
+@dataclass
+class _Tables:
+    charge_counts: Counter
+    article_counts: Counter
+    charge_articles: CoTable
+    circ_articles: CoTable
+    n: int
+    ids: list
+
+
+@dataclass
+class _Context:
+    """What every predictor of one case reads: features, neighbours and the citation pipeline's pool."""
+
+    id: str | None
+    facts: str
+    features: FactFeatures
+    neighbours: list[Neighbour]
+    cite_pool: dict[str, float]
+
+
+class CaseRows:
+    """The labelled cases, their neighbour index and count tables, and the rows built from them for one case.
+    ``disabled`` names feature groups (``features.GROUPS``) or signals switched off."""
+
+    def __init__(self, cases: Sequence[LabelledCase], *, cite=None, disabled: Iterable[str] = ()):
+        self.cases = {c.id: c for c in cases}
+        self.cite = cite  # a citepred CitationPredictor (or None: no citation-pipeline signal)
+        self.disabled = frozenset(disabled)
+        self.columns = [c for g, cols in GROUPS.items() if g not in self.disabled for c in cols]
+        self.neighbours = NeighbourIndex(list(self.cases), [c.facts for c in cases])
+        self._circ_of = {c.id: self._circ_keys(extract_features(c.facts)) for c in cases}
+        self.full = self._build_tables(cases)
+        # Training rows read tables counted without their own fold: a leave-one-out count would reveal the
+        # row's own label to the model (the count drops by one exactly when the label is positive).
+        self.fold_of = {cid: i % FOLDS for i, cid in enumerate(self.cases)}
+        self.fold_tables = {f: self._build_tables([c for c in cases if self.fold_of[c.id] != f])
+                            for f in range(FOLDS)}
+        self.charge_counts = self.full.charge_counts
+
+    def _build_tables(self, cases: Sequence[LabelledCase]) -> "_Tables":
+        t = _Tables(Counter(ch for c in cases for ch in c.charges), Counter(str(a) for c in cases for a in c.articles),
+                    CoTable(), CoTable(), len(cases), [c.id for c in cases])
+        for c in cases:
+            t.charge_articles.add(c.charges, map(str, c.articles))
+            t.circ_articles.add(self._circ_of[c.id], map(str, c.articles))
+        return t
+
+    def _tables(self, case_id: str | None) -> "_Tables":
+        return self.fold_tables[self.fold_of[case_id]] if case_id in self.cases else self.full
+
+    # -------------------------------------------------------------------------------------- context
+    def _on(self, signal: str) -> bool:
+        return signal not in self.disabled
+
+    def _circ_keys(self, f: FactFeatures) -> list[str]:
+        keys = [n for n in f.circumstances]
+        if f.values.get("defendants", 1) > 1:
+            keys.append("多名被告人")
+        if "amount_max" in f.values:
+            keys.append("有金额")
+        if "drug_grams" in f.values:
+            keys.append("有毒品")
+        return keys
+
+    def context(self, facts: str, case_id: str | None = None) -> _Context:
+        feats = extract_features(facts)
+        nbs = self.neighbours.search(facts, K_NEIGHBOURS, exclude=[case_id] if case_id else ()) \
+            if self._on("neighbours") else []
+        pool: dict[str, float] = {}
+        if self.cite is not None and self._on("citepred"):
+            res = self.cite.predict(facts)
+            stage = "co-citation" if "co-citation" in res.pools else (list(res.pools)[-1] if res.pools else None)
+            pool = dict(res.pools.get(stage, {})) if stage else {}
+            for p in res.predictions:
+                pool.setdefault(p.provision, p.score)
+        return _Context(case_id, facts, feats, nbs, pool)
+
+    def _case_row(self, ctx: _Context) -> list[float]:
+        v = ctx.features.values
+        row = [float(v.get(c, 0.0)) for c in self.columns]
+        return row
+
+    # ------------------------------------------------------------------------------------ charges
+    def _charge_candidates(self, ctx: _Context) -> dict[str, dict[str, Any]]:
+        cands: dict[str, dict[str, Any]] = {}
+        if self._on("explicit"):
+            mentions = [m for m in charge_mentions(ctx.facts) if m.name]
+            for i, m in enumerate(mentions):
+                e = cands.setdefault(m.name, {})
+                e.setdefault("mentions", []).append({"text": m.written, "span": [m.start, m.end]})
+                if i == 0:
+                    e["first_mention"] = True
+        if self._on("keywords"):
+            for name, pos in keyword_hits(ctx.facts).items():
+                cands.setdefault(name, {})["keyword_positions"] = pos[:5]
+                cands[name]["keyword_count"] = len(pos)
+        if ctx.neighbours:
+            votes = vote(ctx.neighbours, {i: self.cases[i].charges for i in self.cases})
+            for name, s in votes.items():
+                cands.setdefault(name, {})["vote"] = round(s, 4)
+            top = self.cases[ctx.neighbours[0].id].charges
+            for name in top:
+                cands.setdefault(name, {})["top_neighbour"] = ctx.neighbours[0].id
+        return cands
+
+    def _charge_row(self, ctx: _Context, name: str, e: Mapping[str, Any]) -> list[float]:
+        t = self._tables(ctx.id)
+        n = max(len(ctx.facts), 1)
+        kp = e.get("keyword_positions") or []
+        return [float(len(e.get("mentions", []))), float(bool(e.get("first_mention"))),
+                float(e.get("keyword_count", 0)), (kp[0] / n) if kp else 1.0, float(e.get("vote", 0.0)),
+                float("top_neighbour" in e), share(t.charge_counts, t.n, name),
+                float(len(name))]
+
+    CHARGE_COLUMNS = ["mentions", "first_mention", "keyword_count", "keyword_first_pos", "vote", "top_neighbour",
+                      "prior", "name_len"]
+
+    # ----------------------------------------------------------------------------------- articles
+    def _article_candidates(self, ctx: _Context, charges: Sequence[str]) -> dict[str, dict[str, Any]]:
+        cands: dict[str, dict[str, Any]] = {}
+        for p, s in ctx.cite_pool.items():
+            if p.isdigit():
+                cands.setdefault(p, {})["citepred"] = round(float(s), 4)
+        t = self._tables(ctx.id)
+        circ = self._circ_keys(ctx.features)
+        if self._on("tables"):
+            for ch in charges:
+                for a in t.charge_articles.items_for(ch):
+                    p = t.charge_articles.prob(ch, a)
+                    if p > 0:
+                        e = cands.setdefault(a, {})
+                        if p > e.get("charge_p", 0):
+                            e["charge_p"], e["charge"] = round(p, 4), ch
+            for k in circ:
+                for a in t.circ_articles.items_for(k):
+                    p = t.circ_articles.prob(k, a, min_count=3)
+                    if p >= 0.2:
+                        e = cands.setdefault(a, {})
+                        if p > e.get("circ_p", 0):
+                            e["circ_p"], e["circumstance"] = round(p, 4), k
+        if ctx.neighbours:
+            votes = vote(ctx.neighbours, {i: [str(a) for a in self.cases[i].articles] for i in self.cases})
+            for a, s in votes.items():
+                cands.setdefault(a, {})["vote"] = round(s, 4)
+        return cands
+
+    def _article_row(self, ctx: _Context, art: str, e: Mapping[str, Any], case_row: list[float],
+                     probs: Mapping[str, float]) -> list[float]:
+        t = self._tables(ctx.id)
+        frequent = self.full.article_counts.get(art, 0) >= 8
+        return [float(e.get("citepred", 0.0)), float(e.get("charge_p", 0.0)), float(e.get("circ_p", 0.0)),
+                float(e.get("vote", 0.0)), share(t.article_counts, t.n, art),
+                float(int(art)) if frequent else -1.0, float(int(art) > GENERAL_PART),
+                probs["fine"], probs["probation"]] + case_row
+
+    @property
+    def article_columns(self) -> list[str]:
+        return ["citepred", "charge_p", "circ_p", "vote", "prior", "article", "specific", "p_fine",
+                "p_probation"] + self.columns
+
+    # ------------------------------------------------------------------------------ numbers (case level)
+    def _neighbour_stats(self, ctx: _Context) -> dict[str, float]:
+        nbs = ctx.neighbours
+        total = sum(n.weight for n in nbs) or 1.0
+        cases = [self.cases[n.id] for n in nbs]
+        logs = [math.log1p(c.prison_capped) for c in cases]
+        fines = [(n.weight, math.log1p(c.fine_yuan)) for n, c in zip(nbs, cases) if c.fine_yuan]
+        return {
+            "prison_wmean": sum(n.weight * x for n, x in zip(nbs, logs)) / total if nbs else 0.0,
+            "prison_median": sorted(logs)[len(logs) // 2] if logs else 0.0,
+            "prison_top1": logs[0] if logs else 0.0,
+            "fine_share": sum(n.weight for n, c in zip(nbs, cases) if c.fine_yuan) / total if nbs else 0.0,
+            "fine_wmean": sum(w * x for w, x in fines) / (sum(w for w, _ in fines) or 1.0) if fines else 0.0,
+            "probation_share": sum(n.weight for n, c in zip(nbs, cases) if c.probation) / total if nbs else 0.0,
+        }
+
+    def _charge_stats(self, charges: Sequence[str], own_id: str | None) -> dict[str, float]:
+        allowed = set(self._tables(own_id).ids)
+        same = [c for c in self.cases.values() if c.id in allowed and charges and charges[0] in c.charges]
+        pool = same or [c for c in self.cases.values() if c.id in allowed]
+        logs = sorted(math.log1p(c.prison_capped) for c in pool)
+        fines = [math.log1p(c.fine_yuan) for c in pool if c.fine_yuan]
+        return {"charge_prison_median": logs[len(logs) // 2] if logs else 0.0,
+                "charge_fine_share": sum(1 for c in pool if c.fine_yuan) / len(pool) if pool else 0.0,
+                "charge_fine_mean": sum(fines) / len(fines) if fines else 0.0,
+                "charge_probation_share": sum(c.probation for c in pool) / len(pool) if pool else 0.0,
+                "charge_cases": float(len(same)), "n_charges": float(len(charges))}
+
+    NB_COLUMNS = ["prison_wmean", "prison_median", "prison_top1", "fine_share", "fine_wmean", "probation_share"]
+    CH_COLUMNS = ["charge_prison_median", "charge_fine_share", "charge_fine_mean", "charge_probation_share",
+                  "charge_cases", "n_charges"]
+
+    @property
+    def number_columns(self) -> list[str]:
+        return ["nb_" + c for c in self.NB_COLUMNS] + self.CH_COLUMNS + self.columns
+
+    def _number_row(self, ctx: _Context, charges: Sequence[str]) -> list[float]:
+        nb = self._neighbour_stats(ctx)
+        ch = self._charge_stats(charges, ctx.id)
+        return [nb[c] for c in self.NB_COLUMNS] + [ch[c] for c in self.CH_COLUMNS] + self._case_row(ctx)
