@@ -71,7 +71,8 @@ def index_build(
         u = info["update"]
         typer.echo(f"folder: read {u['added']} added and {u['changed']} changed files, kept {u['unchanged']} "
                    f"unchanged, dropped {u['removed']} removed")
-    typer.echo(f"indexed {index.manifest['corpus']['n_documents']} documents ({index.manifest['lang']}; {', '.join(index.names)}) into {out}")
+    n = index.manifest["corpus"]["n_documents"]  # the corpus was streamed: count it from the manifest
+    typer.echo(f"indexed {n} documents ({index.manifest['lang']}; {', '.join(index.names)}) into {out}")
 
 
 @index_app.command("info")
