@@ -166,3 +166,28 @@ def test_corpus_file_is_streamed_and_still_names_a_repeated_id(tmp_path):
     with pytest.raises(InputError, match=r"c\.jsonl:3 \(field 'id'\): id '1' appears twice"):
         build_index(tmp_path / "idx", read_corpus(corpus, fields)[0], ["bm25"], lang="en")
     assert open_index(tmp_path / "idx").manifest["corpus"]["n_documents"] == 2  # the old index is untouched
+
+
+def test_index_build_command_takes_the_chunk_size(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from legalrag.cli import app
+    from legalrag.retrieval.build import DEFAULT_CHUNK_DOCS
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"id": d.id, "text": d.text, "name": d.title}) + "\n" for d in EN),
+                      encoding="utf-8")
+    outs = {}
+    for chunk in ("2", str(DEFAULT_CHUNK_DOCS)):
+        res = CliRunner().invoke(app, ["index", "build", "--corpus", str(corpus), "--out", str(tmp_path / chunk),
+                                       "--lang", "en", "--fields", "id=id,text=text,name=name", "--chunk-docs", chunk,
+                                       "--no-progress"])
+        assert res.exit_code == 0, res.output
+        outs[chunk] = [(h.id, h.score) for q in QUERIES_EN for h in open_index(tmp_path / chunk).retriever("bm25").retrieve(q, k=5)]
+    assert outs["2"] == outs[str(DEFAULT_CHUNK_DOCS)] and outs["2"]
+    bad = CliRunner().invoke(app, ["index", "build", "--corpus", str(corpus), "--out", str(tmp_path / "x"),
+                                   "--chunk-docs", "0"])
+    assert bad.exit_code == 2  # a usage error, nothing written
+    assert not (tmp_path / "x").exists()
