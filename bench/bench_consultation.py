@@ -15,6 +15,7 @@ The index must have bm25 and qld (and hybrid for --hybrid), e.g.
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import subprocess
 import sys
@@ -43,7 +44,6 @@ def _fmt(v) -> str:
 
 def report(out: Path) -> None:
     """Print the markdown tables of the consultation section of docs/benchmarks.md from the run directories under ``out``."""
-    import json
 
     for conv in sorted(out.glob("conversation*/summary.json")):
         s = json.loads(conv.read_text(encoding="utf-8"))
@@ -78,6 +78,45 @@ def report(out: Path) -> None:
         print("spread: " + json.dumps(s["spread"], ensure_ascii=False))
         if "agreement" in s:
             print("agreement: " + json.dumps(s["agreement"], ensure_ascii=False))
+        validity(judge.parent, out)
+
+
+def validity(judge_dir: Path, out: Path) -> None:
+    """Does the judge track anything measurable? Spearman of its per-answer mean score with ROUGE-L and keyword
+    accuracy of the same answers, and paired randomization tests between settings on that mean."""
+    from legalrag.consultation.judge import _pearson, _ranks
+    from legalrag.evaluation.compare import paired_randomization_test
+
+    gen = json.loads((judge_dir / "manifest.json").read_text(encoding="utf-8"))["parameters"]["generations"]
+    metrics = {}
+    for line in (Path(gen) / "generations.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        metrics[f"{row['turn_id']}|{row['setting']}"] = row["scores"]
+    judged = {}
+    for line in (judge_dir / "judgements.jsonl").read_text(encoding="utf-8").splitlines():
+        j = json.loads(line)
+        if j.get("scores") and j["item_id"] in metrics:
+            judged[j["item_id"]] = sum(j["scores"].values()) / len(j["scores"])
+    ids = sorted(judged)
+    for m in ("rougeL", "keyword_accuracy", "bertscore_f1"):
+        pairs = [(judged[i], metrics[i][m]) for i in ids if metrics[i].get(m) is not None]
+        if len(pairs) > 2:
+            rho = _pearson(_ranks([a for a, _ in pairs]), _ranks([b for _, b in pairs]))
+            print(f"judge mean vs {m}: Spearman {_fmt(rho)} over {len(pairs)} answers")
+    by_setting: dict[str, dict[str, float]] = {}
+    for i in ids:
+        turn, setting = i.split("|")
+        by_setting.setdefault(setting, {})[turn] = judged[i]
+    names = sorted(by_setting)
+    for x in range(len(names)):
+        for y in range(x + 1, len(names)):
+            common = sorted(set(by_setting[names[x]]) & set(by_setting[names[y]]))
+            if common:
+                a = [by_setting[names[x]][t] for t in common]
+                b = [by_setting[names[y]][t] for t in common]
+                p = paired_randomization_test(a, b)
+                print(f"judge mean {names[x]} {sum(a) / len(a):.3f} vs {names[y]} {sum(b) / len(b):.3f} "
+                      f"({len(common)} turns): p = {p:.3f}")
 
 
 def main() -> None:

@@ -3,7 +3,9 @@ moment, check the state on disk; repeat. Prints per kind: injected, valid afterw
 
     python bench/bench_faults.py --kills 100            # about 2 minutes on 2 cores
     python bench/bench_faults.py --kinds "index build,LLM call cache" --kills 300 --json out.json
-    python bench/bench_faults.py --memory 10000,40000,160000   # peak RSS of `index build` per corpus size
+    python bench/bench_faults.py --memory 20000,80000,240000   # peak RSS and time of `index build` and a search
+    python bench/bench_faults.py --memory 20000 --retrievers bm25,qld --chunk-docs 5000
+    python bench/bench_faults.py --search-memory INDEX --retrievers qld   # what opening and searching holds
 
 The fault kinds and their checks are in tests/crash_workers.py (shared with tests/test_crash_consistency.py).
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -24,23 +27,54 @@ from crash_workers import FAULTS, run_fault  # noqa: E402
 
 
 _BUILD = """
-import resource, sys, time
+import inspect, resource, sys, time
 from legalrag.retrieval.index import build_index, read_corpus
 from legalrag.corpora.statutes import FieldMap
+retrievers, chunk = sys.argv[3].split(","), int(sys.argv[4])
+extra = {"chunk_docs": chunk} if chunk and "chunk_docs" in inspect.signature(build_index).parameters else {}
 t = time.perf_counter()
 docs, _ = read_corpus(sys.argv[1], FieldMap.parse("id=id,text=text,name=name"))
-idx = build_index(sys.argv[2], docs, ["bm25"], lang="zh")
-build_s = time.perf_counter() - t
-del docs
+idx = build_index(sys.argv[2], docs, retrievers, lang="zh", **extra)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, round(time.perf_counter() - t, 1))
+"""
+
+# A fresh process opens the index, asks for 10 hits (what a search holds), then for 100,000 (what a huge request adds).
+_SEARCH = """
+import resource, sys, time
+from legalrag.retrieval.index import open_index
+q = "当事人应当依照约定履行合同义务"
 t = time.perf_counter()
-hits = idx.retriever("bm25").retrieve("当事人应当依照约定履行合同义务", k=100_000)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, round(build_s, 1), len(hits),
+r = open_index(sys.argv[1]).retriever(sys.argv[2])
+r.retrieve(q, k=10)
+k10_kb, k10_s = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.perf_counter() - t
+# resident now: anonymous (heap: what the process holds) and file-backed (mapped index pages the kernel can drop)
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+anon_kb, file_kb = int(status["RssAnon"].split()[0]), int(status["RssFile"].split()[0])
+t = time.perf_counter()
+hits = r.retrieve(q, k=100_000)
+print(anon_kb, file_kb, k10_kb, round(k10_s, 2), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(hits),
       round(time.perf_counter() - t, 2))
 """
 
 
-def memory_table(sizes: list[int], tmp: Path) -> list[dict]:
-    """Peak RSS of building a BM25 index (then one 100k-hit request) over synthetic Chinese corpora."""
+def search_memory(index: Path, retriever: str) -> dict:
+    """Peak RSS of a fresh process that opens ``index`` and searches it (10 hits, then 100,000)."""
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    out = subprocess.run([sys.executable, "-c", _SEARCH, str(index), retriever], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    return {"open_and_10_hits_peak_rss_mib": round(int(out[-5]) / 1024, 1),
+            "then_rss_anon_mib": round(int(out[-7]) / 1024, 1), "then_rss_file_mib": round(int(out[-6]) / 1024, 1),
+            "open_and_10_hits_s": float(out[-4]),
+            "100k_hits_peak_rss_mib": round(int(out[-3]) / 1024, 1), "hits_returned": int(out[-2]),
+            "100k_hits_s": float(out[-1])}
+
+
+def memory_table(sizes: list[int], tmp: Path, retrievers: str = "bm25", chunk_docs: int = 0,
+                 keep: Path | None = None) -> list[dict]:
+    """Peak RSS and time of building an index over synthetic Chinese corpora (one fresh process per size), then
+    of a 100k-hit request in another fresh process. ``chunk_docs``: the streamed build's chunk (0: its default)."""
     import json as _json
     import os as _os
     import random
@@ -49,6 +83,7 @@ def memory_table(sizes: list[int], tmp: Path) -> list[dict]:
     rng = random.Random(0)
     words = ["当事人", "合同", "履行", "义务", "违约", "赔偿", "损失", "人民法院", "依照", "规定", "租金", "借款", "利息",
              "担保", "物权", "侵权", "责任", "期限", "解除", "通知", "书面", "约定", "法律", "行政", "处罚"]
+    env = {**_os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
     rows = []
     for n in sizes:
         corpus = tmp / f"corpus-{n}.jsonl"
@@ -56,16 +91,19 @@ def memory_table(sizes: list[int], tmp: Path) -> list[dict]:
             for i in range(n):
                 text = "，".join("".join(rng.choice(words) for _ in range(4)) for _ in range(8)) + "。"
                 fh.write(_json.dumps({"id": f"a{i}", "text": text, "name": f"某法第{i + 1}条"}, ensure_ascii=False) + "\n")
-        env = {**_os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
-        out = subprocess.run([sys.executable, "-c", _BUILD, str(corpus), str(tmp / f"idx-{n}")], env=env,
-                             capture_output=True, text=True, check=True).stdout.split()
-        rss_kb, build_s, n_hits, hits_s = int(out[0]), float(out[1]), int(out[2]), float(out[3])
+        out = subprocess.run([sys.executable, "-c", _BUILD, str(corpus), str(tmp / f"idx-{n}"), retrievers,
+                              str(chunk_docs)], env=env, capture_output=True, text=True, check=True).stdout.split()
+        build_kb, build_s = int(out[-2]), float(out[-1])
         mb = corpus.stat().st_size / 2**20
-        rows.append({"documents": n, "corpus_mib": round(mb, 1), "peak_rss_mib": round(rss_kb / 1024, 1),
-                     "rss_per_corpus_mib": round(rss_kb / 1024 / mb, 2), "build_s": build_s,
-                     "hits_returned": n_hits, "hits_s": hits_s})
-        print(rows[-1], file=sys.stderr)
+        rows.append({"documents": n, "corpus_mib": round(mb, 1), "build_peak_rss_mib": round(build_kb / 1024, 1),
+                     "build_s": build_s, **search_memory(tmp / f"idx-{n}", retrievers.split(",")[0])})
+        print(rows[-1], file=sys.stderr, flush=True)
         corpus.unlink()
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(keep / f"idx-{n}", ignore_errors=True)
+            shutil.move(str(tmp / f"idx-{n}"), str(keep / f"idx-{n}"))
+        shutil.rmtree(tmp / f"idx-{n}", ignore_errors=True)
     return rows
 
 
@@ -78,14 +116,25 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write the table here as JSON")
     ap.add_argument("--memory", default=None, help="comma-separated corpus sizes (documents): measure peak RSS "
                                                     "of index build and a 100k-hit request instead of killing")
+    ap.add_argument("--search-memory", type=Path, default=None, metavar="INDEX",
+                    help="peak RSS of opening INDEX and searching it (its first --retrievers component)")
+    ap.add_argument("--keep", type=Path, default=None, help="with --memory: keep the indexes here (idx-N)")
+    ap.add_argument("--retrievers", default="bm25", help="with --memory: the index components to build")
+    ap.add_argument("--chunk-docs", type=int, default=0,
+                    help="with --memory: documents per chunk of the streamed build (0: its default)")
     args = ap.parse_args()
     from rich.console import Console
     from rich.table import Table
 
+    if args.search_memory:
+        row = {"index": args.search_memory.name, **search_memory(args.search_memory, args.retrievers.split(",")[0])}
+        print(json.dumps(row))
+        return
     if args.memory:
         with tempfile.TemporaryDirectory(prefix="legalrag-memory-") as tmp:
-            rows = memory_table([int(x) for x in args.memory.split(",")], Path(tmp))
-        table = Table(title="Peak RSS of `index build` (BM25) and a 100k-hit request, by corpus size")
+            rows = memory_table([int(x) for x in args.memory.split(",")], Path(tmp), args.retrievers,
+                                args.chunk_docs, args.keep)
+        table = Table(title=f"Peak RSS of `index build` ({args.retrievers}) and of a 100k-hit request, by corpus size")
         for col in rows[0]:
             table.add_column(col.replace("_", " "))
         for r in rows:

@@ -47,6 +47,8 @@ def index_build(
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Encode on this Ray cluster first."),
     threads: Optional[int] = typer.Option(None, "--threads", min=1,
                                           help="CPU threads for dense encoders (default: all cores)."),
+    chunk_docs: int = typer.Option(10_000, "--chunk-docs", min=1, help="Documents tokenised at a time by the "
+                                   "lexical components (bounds the build's memory; postings spill to disk)."),
 ) -> None:
     """Build an index over a corpus."""
     from legalrag.corpora.statutes import FieldMap
@@ -66,12 +68,14 @@ def index_build(
         prefill_encodings(docs, components, workers=workers, address=ray_address, progress=progress)
     index = build_index(out, docs, retrievers=components,
                         lang=lang.value, params=params, progress=progress, threads=threads or default_threads(),
-                        source=str(corpus), corpus_info={k: v for k, v in info.items() if k != "update"})
+                        source=str(corpus), corpus_info={k: v for k, v in info.items() if k != "update"},
+                        chunk_docs=chunk_docs)
     if "update" in info:
         u = info["update"]
         typer.echo(f"folder: read {u['added']} added and {u['changed']} changed files, kept {u['unchanged']} "
                    f"unchanged, dropped {u['removed']} removed")
-    typer.echo(f"indexed {len(docs)} documents ({index.manifest['lang']}; {', '.join(index.names)}) into {out}")
+    n = index.manifest["corpus"]["n_documents"]  # the corpus was streamed: count it from the manifest
+    typer.echo(f"indexed {n} documents ({index.manifest['lang']}; {', '.join(index.names)}) into {out}")
 
 
 @index_app.command("info")

@@ -81,8 +81,9 @@ def statute_document(doc_id: str, text: str, name: str, source: str = "") -> Doc
     return Document(id=doc_id, text=text.strip(), title=name, kind=DocumentKind.STATUTE, source=source, metadata=meta)
 
 
-def iter_statutes(path: str | Path, fields: FieldMap | None = None) -> Iterator[Document]:
-    """Yield statute documents; raise InputError naming file, line and field for bad records or repeated ids."""
+def iter_statutes(path: str | Path, fields: FieldMap | None = None, unique_ids: bool = True) -> Iterator[Document]:
+    """Yield statute documents; raise InputError naming file, line and field for bad records or repeated ids
+    (``unique_ids=False``: the caller checks ids, e.g. a streamed index build that keeps no set of them)."""
     seen: set[str] = set()
     fm = fields
     for lineno, rec in read_jsonl(path):
@@ -99,10 +100,11 @@ def iter_statutes(path: str | Path, fields: FieldMap | None = None) -> Iterator[
                 raise InputError(f"expected a string, got {type(rec[key]).__name__}", path=str(path),
                                  line=lineno, field=key)
         doc_id = str(rec[fm.id])
-        if doc_id in seen:
+        if unique_ids and doc_id in seen:
             raise InputError(f"id {doc_id!r} appears twice; ids must be unique", path=str(path), line=lineno,
                              field=fm.id)
-        seen.add(doc_id)
+        if unique_ids:
+            seen.add(doc_id)
         name = str(rec.get(fm.name) or "")
         yield statute_document(doc_id, str(rec[fm.text]), name, source=f"{path}:{lineno}")
 

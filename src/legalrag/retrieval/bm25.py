@@ -129,14 +129,55 @@ def _bm25s():
 def build_component(ctx, directory: Path, *, k1: float = 1.2, b: float = 0.75, method: str = "lucene",
                     title_mode: str = "law", dedupe_query: bool = False, stopwords: bool = True,
                     jieba_mode: str = "search") -> dict[str, Any]:
-    """Index component builder (see ``retrieval/index.py``)."""
+    """Index component builder (see ``retrieval/index.py``): streamed from the spilled tokenisation."""
+    if method not in METHODS:
+        raise InputError(f"unknown BM25 method {method!r}; use one of {', '.join(METHODS)}")
     tokenizer = ctx.tokenizer(stopwords=stopwords, jieba_mode=jieba_mode)
-    r = BM25Retriever.from_documents(ctx.documents, tokenizer, k1=k1, b=b, method=method, title_mode=title_mode,
-                                     dedupe_query=dedupe_query, tokens=ctx.tokens(tokenizer, title_mode),
-                                     progress=ctx.progress)
-    r.save(directory)
-    return r.params
+    save_streamed(ctx.postings(tokenizer, title_mode), directory, k1=k1, b=b, method=method)
+    params = {"k1": float(k1), "b": float(b), "method": method, "title_mode": title_mode,
+              "dedupe_query": dedupe_query, "tokenizer": tokenizer.config.to_dict()}
+    (directory / PARAMS_FILE).write_text(json.dumps({**params, "n_documents": ctx.n_documents},
+                                                    ensure_ascii=False, indent=2), encoding="utf-8")
+    return params
 
 
-def load_component(index, directory: Path, params: dict[str, Any], mmap: bool = False) -> BM25Retriever:
+def save_streamed(postings, directory: Path, *, k1: float, b: float, method: str) -> None:
+    """Write bm25s's files for ``postings`` (a ``build.SpilledPostings``) one merge block at a time.
+
+    The scores are bm25s's own formulas (its scoring functions, called on whole blocks with the same dtypes),
+    so every stored float32 is bit-identical to ``BM25Retriever.from_documents`` on the same corpus."""
+    from bm25s import scoring
+
+    from legalrag.retrieval.build import NpyWriter
+
+    if not postings.vocab:
+        raise InputError("the documents contain no indexable words (after stop-word removal)")
+    model = _bm25s().BM25(k1=k1, b=b, method=method)
+    n_docs, n_terms, nnz = postings.n_documents, len(postings.vocab), postings.n_postings
+    idx = np.dtype(model.int_dtype)  # bm25s's dtypes: int32 document indices, int64 indptr
+    # bm25s writes its params and vocabulary as usual; its three arrays are then replaced by the streamed ones
+    model.scores = {"data": np.zeros(0, model.dtype), "indices": np.zeros(0, idx), "indptr": np.zeros(1, np.int64),
+                    "num_docs": n_docs}
+    model.vocab_dict = postings.vocab
+    model.nonoccurrence_array = None  # (only bm25l and bm25+ have one; METHODS excludes them)
+    model.save(str(directory), allow_pickle=False, show_progress=False)
+    idf = scoring._build_idf_array(doc_frequencies=dict(enumerate(postings.df.tolist())), n_docs=n_docs,
+                                   compute_idf_fn=scoring._select_idf_scorer(model.idf_method), dtype=model.dtype)
+    tfc = scoring._select_tfc_scorer(method)
+    avg_doc_len = postings.doc_len.mean()
+    indptr = np.zeros(n_terms + 1, dtype=np.int64)
+    np.cumsum(postings.df, out=indptr[1:])
+    np.save(directory / "indptr.csc.index.npy", indptr, allow_pickle=False)
+    del indptr
+    with NpyWriter(directory / "data.csc.index.npy", model.dtype, nnz) as data, \
+            NpyWriter(directory / "indices.csc.index.npy", idx, nnz) as indices:
+        for terms, docs, tf in postings.blocks():
+            scores = idf[terms] * tfc(tf_array=tf.astype(model.dtype), l_d=postings.doc_len[docs], l_avg=avg_doc_len,
+                                      k1=k1, b=b, delta=model.delta)
+            data.write(scores)
+            indices.write(docs)
+
+
+def load_component(index, directory: Path, params: dict[str, Any], mmap: bool = True) -> BM25Retriever:
+    """Memory-mapped by default: the score matrix stays on disk, pages read as queries touch their terms."""
     return BM25Retriever.load(directory, index.documents, mmap=mmap)

@@ -13,9 +13,11 @@ Component kinds are looked up in :data:`COMPONENT_KINDS` by name. Each entry hol
 component modules import only numpy at load time; their heavy libraries are imported when used):
 
 - ``build(ctx: BuildContext, directory: Path, **params) -> dict``: write the component into ``directory``
-  (already created) and return the parameters to record in the manifest. ``ctx`` gives the documents,
-  the resolved language, a shared tokenizer/tokenisation, the progress flag and the components built so
-  far (``ctx.built``), so e.g. a hybrid component can refer to ``bm25``.
+  (already created) and return the parameters to record in the manifest. ``ctx`` (``retrieval/build.py``)
+  gives the documents (``ctx.documents``, lazy; ``ctx.documents_file`` to stream them in chunks), the
+  resolved language, shared tokenizers and a shared tokenisation spilled to disk (``ctx.postings``), the
+  progress flag and the components built so far (``ctx.built``), so e.g. a hybrid component can refer to
+  ``bm25``.
 - ``load(index: Index, directory: Path, params: dict, **options) -> Retriever``: load it back;
   ``index.retriever(other)`` gives sibling components.
 
@@ -30,7 +32,6 @@ to its kind (``ComponentSpec("dense", name="dense-e5-small", params={...})`` for
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import inspect
 import json
 import shutil
@@ -41,6 +42,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from legalrag.errors import IndexError_, InputError
 from legalrag.io import atomic_dir
 from legalrag.retrieval import bm25, dense, hybrid, qld
+from legalrag.retrieval.build import DEFAULT_CHUNK_DOCS, BuildContext, check_chunk_docs, write_documents
 from legalrag.types import Document
 
 FORMAT = "legalrag-index"
@@ -96,67 +98,10 @@ def _kind(name: str) -> ComponentKind:
         raise InputError(f"unknown index component {name!r}; known: {', '.join(sorted(COMPONENT_KINDS))}") from None
 
 
-class BuildContext:
-    """What component builders share during one build (documents, language, cached tokenisations)."""
-
-    def __init__(self, documents: Sequence[Document], lang: str, progress: bool, root: Path,
-                 make_encoder: EncoderFactory | None = None):
-        self.documents = documents
-        self.progress = progress
-        self.root = root
-        self.encoder = make_encoder or _no_encoder_factory
-        self.built: dict[str, dict[str, Any]] = {}
-        self._lang = lang
-        self._tokenizers: dict[tuple, Any] = {}
-        self._tokens: dict[tuple, Any] = {}
-
-    @property
-    def lang(self) -> str:
-        if self._lang == "auto":
-            from legalrag.retrieval.tokenize import detect_lang
-
-            self._lang = detect_lang(d.text for d in self.documents)
-        return self._lang
-
-    def tokenizer(self, **options: Any):
-        from legalrag.retrieval.tokenize import tokenizer_for
-
-        key = tuple(sorted(options.items()))
-        if key not in self._tokenizers:
-            self._tokenizers[key] = tokenizer_for(self.lang, **options)
-        return self._tokenizers[key]
-
-    def tokens(self, tokenizer, title_mode: str):
-        """The corpus tokenised once per (tokenizer config, title_mode), shared by BM25 and QLD."""
-        from legalrag.retrieval.lexical import TokenizedCorpus
-
-        key = (tokenizer.config, title_mode)
-        if key not in self._tokens:
-            self._tokens[key] = TokenizedCorpus.build(self.documents, tokenizer, title_mode, self.progress)
-        return self._tokens[key]
-
-
 def _as_spec(x: str | ComponentSpec, params: Mapping[str, Mapping[str, Any]]) -> ComponentSpec:
     if isinstance(x, ComponentSpec):
         return x
     return ComponentSpec(kind=x, params=dict(params.get(x, {})))
-
-
-def _write_documents(path: Path, documents: Sequence[Document]) -> tuple[str, int]:
-    h = hashlib.sha256()
-    size = 0
-    seen: set[str] = set()
-    with path.open("w", encoding="utf-8") as fh:
-        for doc in documents:
-            if doc.id in seen:
-                raise InputError(f"document id {doc.id!r} appears twice (source {doc.source or 'unknown'}); "
-                                 "ids must be unique")
-            seen.add(doc.id)
-            line = (json.dumps(doc.to_dict(), ensure_ascii=False) + "\n").encode("utf-8")
-            h.update(line)
-            size += len(line)
-            fh.write(line.decode("utf-8"))
-    return h.hexdigest(), size
 
 
 def _build_components(ctx: BuildContext, specs: Sequence[ComponentSpec], components: dict[str, Any]) -> None:
@@ -176,38 +121,42 @@ def _build_components(ctx: BuildContext, specs: Sequence[ComponentSpec], compone
         ctx.built[spec.dirname] = recorded
 
 
-def build_index(out: str | Path, documents: Sequence[Document],
+def build_index(out: str | Path, documents: Iterable[Document],
                 retrievers: Iterable[str | ComponentSpec] = ("bm25",), lang: str = "auto",
                 params: Mapping[str, Mapping[str, Any]] | None = None, progress: bool = False,
                 source: str | None = None, corpus_info: Mapping[str, Any] | None = None,
-                make_encoder: EncoderFactory | None = None) -> "Index":
+                make_encoder: EncoderFactory | None = None, chunk_docs: int = DEFAULT_CHUNK_DOCS) -> "Index":
     """Build an index directory at ``out`` (replacing any index there only once the new one is complete).
 
-    ``retrievers``: component kinds or :class:`ComponentSpec` s; ``params``: per-kind parameters
-    (e.g. ``{"bm25": {"k1": 1.2}}``); ``lang``: zh, en or auto (detected from the documents);
-    ``corpus_info``: more to record under the manifest's ``corpus`` (e.g. a folder's file hashes);
-    ``make_encoder``: the encoder factory dense components are built (and later loaded) with.
+    ``documents`` is read once, in order, and may be a generator (a corpus larger than memory is streamed:
+    see ``retrieval/build.py``); ``retrievers``: component kinds or :class:`ComponentSpec` s; ``params``:
+    per-kind parameters (e.g. ``{"bm25": {"k1": 1.2}}``); ``lang``: zh, en or auto (detected from the
+    documents); ``corpus_info``: more to record under the manifest's ``corpus`` (e.g. a folder's file hashes);
+    ``make_encoder``: the encoder factory dense components are built (and later loaded) with; ``chunk_docs``:
+    documents tokenised at a time by the lexical components (bounds their memory).
     """
-    documents = list(documents)
-    if not documents:
-        raise InputError("no documents to index; check the corpus path and its contents")
     specs = [_as_spec(x, params or {}) for x in retrievers]
     if not specs:
         raise InputError("no index components requested")
     for s in specs:
         _kind(s.kind)
+    check_chunk_docs(chunk_docs)
     with atomic_dir(out) as tmp:
-        sha, size = _write_documents(tmp / DOCUMENTS, documents)
-        ctx = BuildContext(documents, lang, progress, tmp, make_encoder)
+        sha, size, n_documents = write_documents(tmp / DOCUMENTS, documents)
+        if not n_documents:
+            raise InputError("no documents to index; check the corpus path and its contents")
+        ctx = BuildContext(tmp, tmp / DOCUMENTS, n_documents, lang, progress, make_encoder or _no_encoder_factory,
+                           chunk_docs)
         components: dict[str, Any] = {}
         _build_components(ctx, specs, components)
+        ctx.cleanup()
         manifest = {
             "format": FORMAT,
             "version": VERSION,
             "legalrag_version": _version(),
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "lang": ctx.lang,
-            "corpus": {"sha256": sha, "bytes": size, "n_documents": len(documents), "source": source or "",
+            "corpus": {"sha256": sha, "bytes": size, "n_documents": n_documents, "source": source or "",
                        **dict(corpus_info or {})},
             "components": components,
             "default": specs[0].dirname,
@@ -218,7 +167,8 @@ def build_index(out: str | Path, documents: Sequence[Document],
 
 def add_components(path: str | Path, retrievers: Iterable[str | ComponentSpec],
                    params: Mapping[str, Mapping[str, Any]] | None = None, progress: bool = False,
-                   replace: bool = False, make_encoder: EncoderFactory | None = None) -> "Index":
+                   replace: bool = False, make_encoder: EncoderFactory | None = None,
+                   chunk_docs: int = DEFAULT_CHUNK_DOCS) -> "Index":
     """Add components to an existing index; the index is copied, extended and renamed into place."""
     index = open_index(path, make_encoder)
     specs = [_as_spec(x, params or {}) for x in retrievers]
@@ -231,9 +181,11 @@ def add_components(path: str | Path, retrievers: Iterable[str | ComponentSpec],
                 manifest["components"].pop(child.name, None)
                 continue
             (shutil.copytree if child.is_dir() else shutil.copy2)(child, tmp / child.name)
-        ctx = BuildContext(index.documents, manifest.get("lang", "auto"), progress, tmp, make_encoder)
+        ctx = BuildContext(tmp, tmp / DOCUMENTS, manifest["corpus"]["n_documents"], manifest.get("lang", "auto"),
+                           progress, make_encoder or _no_encoder_factory, chunk_docs)
         ctx.built.update({k: v["params"] for k, v in manifest["components"].items()})
         _build_components(ctx, specs, manifest["components"])
+        ctx.cleanup()
         (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
     return open_index(index.path, make_encoder)
 
@@ -365,10 +317,35 @@ def _version() -> str:
 
 
 
+class CorpusFile(Iterable[Document]):
+    """The documents of a JSONL statute corpus, read afresh (one line at a time) each time it is iterated, so
+    ``build_index`` streams a corpus larger than memory. Bad records raise ``InputError`` while iterating."""
+
+    def __init__(self, path: Path, fields: Any = None):
+        self.path, self.fields = path, fields
+
+    def __iter__(self):
+        from legalrag.corpora.statutes import iter_statutes
+        from legalrag.retrieval.build import IdHashes
+
+        ids = IdHashes()  # the reader's own check keeps every id; this keeps 8 bytes a document
+        for doc in iter_statutes(self.path, self.fields, unique_ids=False):
+            ids.add(doc.id)
+            yield doc
+        if ids.any_repeated():
+            for _ in iter_statutes(self.path, self.fields):  # names the file, line and field of the repeated id
+                pass
+
+    def __repr__(self) -> str:
+        return f"CorpusFile({str(self.path)!r})"
+
+
 def read_corpus(path: str | Path, fields: Any = None, previous: str | Path | None = None,
-                progress: bool = False) -> tuple[list[Document], dict[str, Any]]:
+                progress: bool = False) -> tuple[Iterable[Document], dict[str, Any]]:
     """Documents from a JSONL statute corpus (shape detected, or ``fields``: a corpora.statutes.FieldMap) or from
     a folder of user documents (``legalrag.corpora.documents``), and what to record about the corpus.
+
+    A JSONL corpus comes back as a :class:`CorpusFile` (read lazily, when iterated); a folder as a list.
 
     For a folder, ``previous`` may name an index built from the same folder earlier: only added and changed
     files are read again (by content hash), the windows of unchanged files are taken from that index.
@@ -377,9 +354,7 @@ def read_corpus(path: str | Path, fields: Any = None, previous: str | Path | Non
     if not p.exists():
         raise InputError("corpus not found; check the path", path=str(p))
     if not p.is_dir():
-        from legalrag.corpora.statutes import load_statutes
-
-        return load_statutes(p, fields), {}
+        return CorpusFile(p, fields), {}
     try:
         from legalrag.corpora import documents as user_docs
     except ImportError:

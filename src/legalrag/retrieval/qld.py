@@ -30,6 +30,7 @@ PARAMS_FILE = "legalrag.json"
 # Statute articles are short (about 60 tokens on STARD), so a prior much smaller than the usual 1000-2000 for
 # news/web documents fits better: on STARD's training queries mu=200 beat mu=1000 (docs/benchmarks.md).
 DEFAULT_MU = 200.0
+_WEIGHT_STEP = 1 << 20  # matrix entries whose weights are computed at a time when loading
 
 
 class QLDRetriever:
@@ -59,8 +60,11 @@ class QLDRetriever:
         self.p_coll = coll_freq / total
         # terms x documents: log(1 + c(w,d) / (mu p(w|C))), the CSC column layout read as CSR rows
         c = self.counts
-        term_of_entry = np.repeat(np.arange(c.shape[1]), np.diff(c.indptr))
-        data = np.log1p(c.data / (self.mu * self.p_coll[term_of_entry])).astype(np.float32)
+        data = np.empty(c.nnz, dtype=np.float32)
+        for a in range(0, c.nnz, _WEIGHT_STEP):  # in slices: no float64 temporaries the size of the matrix
+            b = min(a + _WEIGHT_STEP, c.nnz)
+            term_of_entry = np.searchsorted(c.indptr, np.arange(a, b), side="right") - 1
+            data[a:b] = np.log1p(c.data[a:b] / (self.mu * self.p_coll[term_of_entry]))
         self._weights_t = sp.csr_matrix((data, c.indices, c.indptr), shape=(c.shape[1], c.shape[0]))
         self._log_len_norm = np.log(self.mu / (self.doc_len + self.mu))
         with np.errstate(divide="ignore"):
@@ -96,16 +100,19 @@ class QLDRetriever:
                                      encoding="utf-8")
 
     @classmethod
-    def load(cls, directory: str | Path, documents: Sequence[Document], mu: float | None = None) -> "QLDRetriever":
+    def load(cls, directory: str | Path, documents: Sequence[Document], mu: float | None = None,
+             mmap: bool = False) -> "QLDRetriever":
+        """``mmap``: map the count arrays instead of reading them (the weights are still computed in memory)."""
         import scipy.sparse as sp
 
         d = Path(directory)
         if not (d / PARAMS_FILE).exists():
             raise IndexError_(f"{d} is not a legalrag QLD component ({PARAMS_FILE} is missing); rebuild the index")
         params = json.loads((d / PARAMS_FILE).read_text(encoding="utf-8"))
-        data = np.load(d / "counts.data.npy", allow_pickle=False)
-        indices = np.load(d / "counts.indices.npy", allow_pickle=False)
-        indptr = np.load(d / "counts.indptr.npy", allow_pickle=False)
+        mode = "r" if mmap else None
+        data = np.load(d / "counts.data.npy", allow_pickle=False, mmap_mode=mode)
+        indices = np.load(d / "counts.indices.npy", allow_pickle=False, mmap_mode=mode)
+        indptr = np.load(d / "counts.indptr.npy", allow_pickle=False, mmap_mode=mode)
         counts = sp.csc_matrix((data, indices, indptr), shape=(params["n_documents"], params["n_terms"]))
         vocab = json.loads((d / "vocab.json").read_text(encoding="utf-8"))
         tokenizer = Tokenizer(TokenizerConfig.from_dict(params["tokenizer"]))
@@ -150,13 +157,31 @@ class QLDRetriever:
 
 def build_component(ctx, directory: Path, *, mu: float = DEFAULT_MU, title_mode: str = "law", stopwords: bool = True,
                     jieba_mode: str = "search") -> dict[str, Any]:
-    """Index component builder (see ``retrieval/index.py``)."""
+    """Index component builder (see ``retrieval/index.py``): streamed from the spilled tokenisation."""
+    from legalrag.retrieval.build import NpyWriter
+
+    if mu <= 0:
+        raise InputError(f"mu must be positive, got {mu}")
     tokenizer = ctx.tokenizer(stopwords=stopwords, jieba_mode=jieba_mode)
-    r = QLDRetriever.from_documents(ctx.documents, tokenizer, mu=mu, title_mode=title_mode,
-                                    tokens=ctx.tokens(tokenizer, title_mode), progress=ctx.progress)
-    r.save(directory)
-    return r.params
+    postings = ctx.postings(tokenizer, title_mode)
+    if not postings.vocab:
+        raise InputError("the documents contain no indexable words (after stop-word removal)")
+    nnz = postings.n_postings
+    np.save(directory / "counts.indptr.npy", np.concatenate(([0], np.cumsum(postings.df))).astype(np.int64),
+            allow_pickle=False)
+    with NpyWriter(directory / "counts.data.npy", np.int32, nnz) as data, \
+            NpyWriter(directory / "counts.indices.npy", np.int32, nnz) as indices:
+        for _, docs, tf in postings.blocks():
+            data.write(tf)
+            indices.write(docs)
+    (directory / "vocab.json").write_text(json.dumps(postings.vocab, ensure_ascii=False), encoding="utf-8")
+    params = {"mu": float(mu), "title_mode": title_mode, "tokenizer": tokenizer.config.to_dict()}
+    (directory / PARAMS_FILE).write_text(json.dumps({**params, "n_documents": ctx.n_documents,
+                                                     "n_terms": len(postings.vocab)}, ensure_ascii=False, indent=2),
+                                         encoding="utf-8")
+    return params
 
 
-def load_component(index, directory: Path, params: dict[str, Any], mu: float | None = None) -> QLDRetriever:
-    return QLDRetriever.load(directory, index.documents, mu=mu)
+def load_component(index, directory: Path, params: dict[str, Any], mu: float | None = None,
+                   mmap: bool = True) -> QLDRetriever:
+    return QLDRetriever.load(directory, index.documents, mu=mu, mmap=mmap)
