@@ -84,7 +84,7 @@ def report(out: Path) -> None:
 def validity(judge_dir: Path, out: Path) -> None:
     """Does the judge track anything measurable? Spearman of its per-answer mean score with ROUGE-L and keyword
     accuracy of the same answers, and paired randomization tests between settings on that mean."""
-    from legalrag.consultation.judge import _pearson, _ranks
+    from legalrag.consultation.judge import spearman
     from legalrag.evaluation.compare import paired_randomization_test
 
     gen = json.loads((judge_dir / "manifest.json").read_text(encoding="utf-8"))["parameters"]["generations"]
@@ -101,7 +101,7 @@ def validity(judge_dir: Path, out: Path) -> None:
     for m in ("rougeL", "keyword_accuracy", "bertscore_f1"):
         pairs = [(judged[i], metrics[i][m]) for i in ids if metrics[i].get(m) is not None]
         if len(pairs) > 2:
-            rho = _pearson(_ranks([a for a, _ in pairs]), _ranks([b for _, b in pairs]))
+            rho = spearman([a for a, _ in pairs], [b for _, b in pairs])
             print(f"judge mean vs {m}: Spearman {_fmt(rho)} over {len(pairs)} answers")
     by_setting: dict[str, dict[str, float]] = {}
     for i in ids:

@@ -154,6 +154,7 @@ def eval_consultation_generate(
     from legalrag.consultation.generate import parse_settings, run_generation
     from legalrag.consultation.report import save_generation_run, score_generations
     from legalrag.conversation import make_processor
+    from legalrag.judgment.textmetrics import char_embedder
     from legalrag.wiring import build_pipeline
 
     settings = parse_settings(setting)
@@ -167,7 +168,7 @@ def eval_consultation_generate(
     responses = run_generation(rows, llm, settings, documents=docs, search=lambda q, n: pipe.search(q, k=n),
                                processor=make_processor(processor), k=k, max_tokens=max_tokens,
                                history_chars=history_chars, article_chars=article_chars, progress=progress)
-    embedder = _char_embedder() if bertscore else None
+    embedder = char_embedder() if bertscore else None
     scored = score_generations(rows, responses, tokenizer=tokenizer, embedder=embedder)
     if embedder is not None:
         embedder.save()
@@ -180,13 +181,6 @@ def eval_consultation_generate(
     typer.echo(f"saved to {out}")
 
 
-def _char_embedder():
-    from legalrag.io import cache_dir
-    from legalrag.judgment.textmetrics import WordEmbedder
-
-    return WordEmbedder(cache_dir=str(cache_dir() / "judgment" / "char-e5-small"))
-
-
 @eval_app.command("consultation-score")
 def eval_consultation_score(
     generations: Path = typer.Option(..., "--generations", help="A run written by `eval consultation-generate`."),
@@ -197,8 +191,9 @@ def eval_consultation_score(
     """Score a saved generation run again without a model (e.g. add the BERTScore-style F1, or answers that an
     endpoint wrote); rewrites the run's scores and metrics.json in place."""
     from legalrag.consultation.report import rescore_generation_run
+    from legalrag.judgment.textmetrics import char_embedder
 
-    embedder = _char_embedder() if bertscore else None
+    embedder = char_embedder() if bertscore else None
     scored = rescore_generation_run(generations, tokenizer=tokenizer, embedder=embedder)
     if embedder is not None:
         embedder.save()

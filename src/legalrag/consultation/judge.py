@@ -168,6 +168,11 @@ def _ranks(values: Sequence[float]) -> list[float]:
     return ranks
 
 
+def spearman(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """Spearman's rank correlation (ties share their mean rank); None when either side is constant."""
+    return _pearson(_ranks(a), _ranks(b))
+
+
 def agreement(a: Sequence[Judgement], b: Sequence[Judgement]) -> dict[str, dict[str, float | None]]:
     """Per dimension, over items both judged: Pearson and Spearman correlation, mean absolute difference,
     the share of items within one point, and exact agreement. Items are paired by ``item_id``."""
@@ -182,7 +187,7 @@ def agreement(a: Sequence[Judgement], b: Sequence[Judgement]) -> dict[str, dict[
             xs = [float(p.scores[d]) for p, _ in pairs]
             ys = [float(q.scores[d]) for _, q in pairs]
         diffs = [abs(x - y) for x, y in zip(xs, ys)]
-        out[d] = {"n": len(pairs), "pearson": _pearson(xs, ys), "spearman": _pearson(_ranks(xs), _ranks(ys)),
+        out[d] = {"n": len(pairs), "pearson": _pearson(xs, ys), "spearman": spearman(xs, ys),
                   "mean_abs_diff": statistics.fmean(diffs) if diffs else None,
                   "within_1": sum(x <= 1 for x in diffs) / len(diffs) if diffs else None,
                   "exact": sum(x == 0 for x in diffs) / len(diffs) if diffs else None}

@@ -109,6 +109,13 @@ class WordEmbedder:
         return np.stack([self._cache[w] for w in words])
 
 
+def char_embedder() -> WordEmbedder:
+    """The BERTScore-style metric's default: e5-small character vectors, cached on disk between runs."""
+    from legalrag.io import cache_dir
+
+    return WordEmbedder(cache_dir=str(cache_dir() / "judgment" / "char-e5-small"))
+
+
 def greedy_f1(cand: np.ndarray, ref: np.ndarray) -> tuple[float, float, float]:
     """BERTScore's greedy matching on L2-normalised rows: (precision, recall, F1)."""
     sim = cand @ ref.T
@@ -157,9 +164,7 @@ def text_scores(pred: Mapping[str, str | None], gold: Mapping[str, str], *, bert
     rb = jb = None
     if bertscore:
         if embedder is None:
-            from legalrag.io import cache_dir
-
-            embedder = WordEmbedder(cache_dir=str(cache_dir() / "judgment" / "char-e5-small"))
+            embedder = char_embedder()
         embedder.add((c for pr in chars for toks in pr for c in toks), progress=progress)
         embedder.save()
         rb = float(np.mean([greedy_f1(embedder.matrix(p_r), embedder.matrix(g_r))[2] if p_r and g_r else 0.0
