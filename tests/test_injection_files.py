@@ -105,4 +105,5 @@ def test_gzip_bomb_page_is_cut_at_the_fetch_cap():
         page = fetch_page(f"http://127.0.0.1:{server.server_address[1]}/bomb", max_bytes=1_000_000)
     finally:
         server.shutdown()
+        server.server_close()  # shutdown() leaves the socket listening until it is collected
     assert page.truncated and len(page.text) <= 1_000_000

@@ -61,6 +61,7 @@ class EchoServer:
 
     def close(self):
         self.server.shutdown()
+        self.server.server_close()  # shutdown() leaves the socket listening until it is collected
 
 
 @pytest.fixture

@@ -116,15 +116,18 @@ def test_client_stream_wire_format_and_failures():
         assert list(s) == ["依据", "第五百八十五条"] and s.result.finish_reason == "stop"
     finally:
         srv.shutdown()
+        srv.server_close()
     url, srv = scripted_sse(200, [chunk("半"), 'data: {"error": {"message": "slot crashed"}}'])
     try:
         with pytest.raises(EndpointError, match="slot crashed"):
             list(OpenAICompatLLM(url, "m", api_key_env=None).stream(ChatRequest(messages=MSG)))
     finally:
         srv.shutdown()
+        srv.server_close()
     url, srv = scripted_sse(503, ['{"error": {"message": "busy"}}'])
     try:
         with pytest.raises(EndpointError, match=r"rejected the streamed request \(503\): busy"):
             list(OpenAICompatLLM(url, "m", api_key_env=None).stream(ChatRequest(messages=MSG)))
     finally:
         srv.shutdown()
+        srv.server_close()
