@@ -99,7 +99,12 @@ def scripted_server(responses):
 
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{srv.server_address[1]}/v1", seen, srv.shutdown
+
+    def close():
+        srv.shutdown()
+        srv.server_close()  # shutdown() alone leaves the socket listening until it is collected
+
+    return f"http://127.0.0.1:{srv.server_address[1]}/v1", seen, close
 
 
 def test_retries_429_and_5xx_then_succeeds():
