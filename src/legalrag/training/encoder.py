@@ -71,35 +71,62 @@ def prefixes(model) -> tuple[str, str]:
     return prompts.get("query", ""), prompts.get("document", prompts.get("passage", ""))
 
 
-def encode(model, texts: Sequence[str], prefix: str, batch_size: int = 64) -> np.ndarray:
+def encode(model, texts: Sequence[str], prefix: str, batch_size: int = 64, progress: bool = False) -> np.ndarray:
     if not texts:
         return np.zeros((0, model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension")
                          else model.get_sentence_embedding_dimension()), dtype=np.float32)
     return model.encode([prefix + t for t in texts], batch_size=batch_size, normalize_embeddings=True,
-                        convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+                        convert_to_numpy=True, show_progress_bar=progress).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class DevRun:
+    """One dev evaluation: averaged figures and, per dev query, the top ids with their cosine scores."""
+
+    metrics: dict[str, float]
+    ranked: dict[str, list[tuple[str, float]]]
 
 
 def dev_metrics(model, dev: Sequence[Query], doc_ids: Sequence[str], doc_texts: Sequence[str],
-                ks=(10, 100)) -> tuple[dict[str, float], RankFn]:
-    """Recall@k / MRR@10 of ``dev`` over the whole corpus, and the ranker (reused for re-mining)."""
+                ks=(10, 100), progress: bool = False) -> tuple[DevRun, RankFn]:
+    """Recall@k / MRR@10 of ``dev`` over the whole corpus with its ranked lists, and the ranker (reused for
+    re-mining). ``progress`` shows a bar over the corpus encode (the long part on a large corpus)."""
     from legalrag.evaluation.metrics import mrr_at_k, recall_at_k
 
     qp, dp = prefixes(model)
-    matrix = encode(model, doc_texts, dp)
+    matrix = encode(model, doc_texts, dp, progress=progress)
     qv = encode(model, [q.text for q in dev], qp)
     rank = dense_ranker({q.id: v for q, v in zip(dev, qv)}, doc_ids, matrix)
     out: dict[str, float] = {}
+    scored: dict[str, list[tuple[str, float]]] = {}
     if dev:
         ranked = rank(dev, max(ks))
         for k in ks:
             out[f"recall@{k}"] = float(np.mean([recall_at_k(ranked[q.id], q.gold_ids, k) for q in dev]))
         out["mrr@10"] = float(np.mean([mrr_at_k(ranked[q.id], q.gold_ids, 10) for q in dev]))
+        row = {d: i for i, d in enumerate(doc_ids)}
+        for q, v in zip(dev, qv):
+            ids = ranked[q.id]
+            sims = matrix[[row[d] for d in ids]] @ v
+            scored[q.id] = [(d, float(x)) for d, x in zip(ids, sims)]
 
     def corpus_ranker(queries: Sequence[Query], k: int):
         vecs = encode(model, [q.text for q in queries], qp)
         return dense_ranker({q.id: v for q, v in zip(queries, vecs)}, doc_ids, matrix)(queries, k)
 
-    return out, corpus_ranker
+    return DevRun(out, scored), corpus_ranker
+
+
+def save_dev_run(work: Path, epoch: int, run: DevRun, documents: Mapping[str, Document]) -> None:
+    """The epoch's dev ranking as a run directory (``run.trec``, ``metrics.json``) under ``work/dev_runs``,
+    published with the model so `legalrag eval compare` can test epochs and other systems on the same queries."""
+    from legalrag.evaluation.runs import save_run
+    from legalrag.types import Hit
+
+    hits = {qid: [Hit(document=documents[d], score=s, rank=r) for r, (d, s) in enumerate(rows, 1)]
+            for qid, rows in run.ranked.items()}
+    save_run(work / DEV_RUNS / f"epoch-{epoch}", hits, run.metrics, {"kind": "encoder-dev", "epoch": epoch},
+             tag=f"encoder-epoch-{epoch}")
 
 
 def guarded_mining(model, train: Sequence[Query], rankers: Mapping[str, RankFn], texts: Mapping[str, str],
@@ -152,6 +179,9 @@ def batches_for_epoch(train: Sequence[Query], negs: Negatives, doc_ids: Sequence
     return [b for b in batches if len(b) > 1]  # a batch of one has no in-batch negatives
 
 
+DEV_RUNS = "dev_runs"
+
+
 def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], documents: Sequence[Document],
                   rankers: Mapping[str, RankFn], settings: EncoderSettings | None = None, *, progress: bool = True,
                   stop_after_steps: int | None = None, restart: bool = False, data_note: str = "") -> dict:
@@ -167,6 +197,7 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
     out = Path(out)
     t_start = time.perf_counter()
     texts = {d.id: document_text(d, s.max_chars) for d in documents}
+    by_id = {d.id: d for d in documents}
     doc_ids = list(texts)
     train, dev = split_by_id(queries, s.dev_share, s.seed)
     data, fingerprint = run_identity(start, s, queries, texts, train, dev, rankers, n_documents=len(doc_ids),
@@ -196,9 +227,10 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
         negs = Negatives(by_query=state["negatives"], sources=state["negative_sources"], guarded=state["guarded"])
     else:
         model.train(False)
-        base, _ = dev_metrics(model, dev, doc_ids, [texts[d] for d in doc_ids])
+        base, _ = dev_metrics(model, dev, doc_ids, [texts[d] for d in doc_ids], progress=progress)
+        save_dev_run(work, 0, base, by_id)
         negs = guarded_mining(model, train, rankers, texts, s)
-        loop.history.append({"epoch": 0, "dev": base, "negatives_per_query": _mean_negs(negs, train)})
+        loop.history.append({"epoch": 0, "dev": base.metrics, "negatives_per_query": _mean_negs(negs, train)})
 
     while loop.epoch <= s.epochs:
         batches = batches_for_epoch(train, negs, doc_ids, s, loop.epoch)
@@ -212,8 +244,9 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
             if loop.stepped(loss, len(batch)):
                 return loop.interrupted()
         model.train(False)
-        metrics, ranker = dev_metrics(model, dev, doc_ids, [texts[d] for d in doc_ids])
-        entry = loop.end_epoch(metrics, s.select_by)
+        run, ranker = dev_metrics(model, dev, doc_ids, [texts[d] for d in doc_ids], progress=progress)
+        save_dev_run(work, loop.epoch, run, by_id)
+        entry = loop.end_epoch(run.metrics, s.select_by)
         if s.remine and loop.epoch < s.epochs:
             negs = guarded_mining(model, train, {"dense-trained": ranker}, texts, s)
             entry["remined_negatives_per_query"] = _mean_negs(negs, train)
@@ -224,7 +257,7 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
               "negatives": {"sources": negs.sources, "guarded": negs.guarded}, "epochs": loop.history,
               "best_epoch": best["epoch"], "resumed_from_step": loop.resumed_from,
               "seconds_this_process": round(time.perf_counter() - t_start, 2)}
-    ckpt.publish_best(work, out, record, origin=f"legalrag train encoder from {start}")
+    ckpt.publish_best(work, out, record, origin=f"legalrag train encoder from {start}", extra=(DEV_RUNS,))
     return record
 
 
