@@ -3,6 +3,7 @@
     python bench/bench_judgment_structure.py train  --model-dir MODEL            # first 200 cases by text_id
     python bench/bench_judgment_structure.py eval   --model-dir MODEL --json-out FILE   # the other 301
     python bench/bench_judgment_structure.py ablate --json-out FILE              # drop one group / signal at a time
+    python bench/bench_judgment_structure.py compare --pred A.jsonl --against B.jsonl  # paired tests, B vs A
     python bench/bench_judgment_structure.py draft  --model-dir MODEL --out DRAFTS.jsonl [--threads 1] [--until HH:MM]
     python bench/bench_judgment_structure.py score  --drafts DRAFTS.jsonl --json-out FILE
 
@@ -48,12 +49,12 @@ def load_data(data: Path, n_train: int = 200):
     return facts, gold, train_ids, eval_ids, labels, statutes
 
 
-def train_model(data: Path, disabled=(), progress=True):
+def train_model(data: Path, disabled=(), progress=True, select=True):
     from legalrag.judgment.predict import StructurePredictor, build_cite
 
     facts, gold, train_ids, eval_ids, labels, statutes = load_data(data)
     cite = None if "citepred" in disabled else build_cite(statutes, train_citations=data / "data" / "qrels_file_train")
-    model = StructurePredictor(labels.cases, statutes, cite=cite, disabled=disabled)
+    model = StructurePredictor(labels.cases, statutes, cite=cite, disabled=disabled, select=select)
     model.skipped = list(labels.skipped)
     t0 = time.perf_counter()
     model.train(progress=progress)
@@ -99,10 +100,14 @@ def _table(title, rows, columns):
 
 
 def cmd_train(args):
-    model, secs = train_model(args.data)
+    model, secs = train_model(args.data, select=not args.no_select)
     model.save(args.model_dir, {"trained_on": "JuDGE data/test.json, first 200 text_ids", "train_seconds": secs})
     print(f"trained in {secs:.1f} s on {len(model.cases)} cases ({len(model.skipped)} skipped); thresholds "
           f"{model.thresholds}; saved to {args.model_dir}")
+    for kind, sel in model.selection.items():
+        print(f"  {kind}: CV selection {sel['kept']} (CV {sel['cv_score']:.4f}; all groups "
+              f"{sel['cv_score_all_groups']:.4f}); nested check {sel['outer_score_selected']:.4f} vs "
+              f"{sel['outer_score_all_groups']:.4f}: uses {list(model.model_groups[kind])}")
 
 
 def cmd_eval(args):
@@ -131,10 +136,52 @@ def cmd_eval(args):
         args.json_out.write_text(json.dumps(out, ensure_ascii=False, indent=2), encoding="utf-8")
 
 
-def cmd_ablate(args):
+def paired_p(before, after, flips: int = 10_000):
+    """Two-sided paired randomization p per metric over per-document scores (cases where either side counts)."""
     import numpy as np
 
     from legalrag.evaluation.compare import paired_randomization_test, sign_flips
+
+    out = {}
+    for metric in ("prison", "fine", "charge_f1", "article_f1"):
+        pairs = [(x or 0.0, y or 0.0) for x, y in zip(before[metric], after[metric]) if not (x is None and y is None)]
+        out[metric] = paired_randomization_test(np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]),
+                                                signs=sign_flips(len(pairs), flips, 0))
+    return out
+
+
+def cmd_compare(args):
+    """Score two prediction files (``eval --out``) on the evaluation cases and test B against A, pairing cases."""
+    from legalrag.judgment.metrics import evaluate
+
+    facts, gold, train_ids, eval_ids, labels, statutes = load_data(args.data)
+    gold_eval = {i: gold[i] for i in eval_ids}
+    reps = []
+    for path in (args.pred, args.against):
+        recs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        reps.append(evaluate({r["id"]: r["document"] for r in recs}, gold_eval))
+    a, b = (r.summary() for r in reps)
+    p = paired_p(per_doc(reps[0]), per_doc(reps[1]))
+    multi = args.subset_defendants
+    rows = [(k, a[k], b[k], p.get(k)) for k in KEYS]
+    _table(f"{args.against.name} vs {args.pred.name} on {reps[0].n} cases (p: paired randomization, 10,000 flips)",
+           rows, ["metric", args.pred.name, args.against.name, "p"])
+    out = {"a": {k: a[k] for k in KEYS}, "b": {k: b[k] for k in KEYS}, "p": p}
+    if multi:  # the cases whose gold result sentences several defendants
+        from legalrag.judgment.defendants import sentenced_defendants
+
+        ids = [i for i in eval_ids if len(sentenced_defendants(gold[i])) > 1]
+        sub = []
+        for rep in reps:
+            docs = [d for d in rep.documents if d.id in set(ids)]
+            sub.append(sum(d.prison for d in docs if d.prison is not None) / max(1, sum(d.prison is not None for d in docs)))
+        print(f"cases sentencing several defendants in the gold result: {len(ids)}; prison {sub[0]:.4f} -> {sub[1]:.4f}")
+        out["several_defendants"] = {"n": len(ids), "prison_a": sub[0], "prison_b": sub[1]}
+    if args.json_out:
+        args.json_out.write_text(json.dumps(out, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def cmd_ablate(args):
     from legalrag.judgment.features import GROUPS
     from legalrag.judgment.metrics import evaluate
     from legalrag.judgment.predict import SIGNALS
@@ -145,19 +192,13 @@ def cmd_ablate(args):
     results, per, pvals = {}, {}, {}
     for dis in variants:
         name = "full" if not dis else "- " + dis[0]
-        model, _ = train_model(args.data, disabled=dis, progress=False)
+        model, _ = train_model(args.data, disabled=dis, progress=False, select=not args.no_select)
         docs, _ = predict_docs(model, facts, eval_ids, progress=False)
         rep = evaluate(docs, gold_eval)
         results[name] = {k: rep.summary()[k] for k in KEYS}
         per[name] = per_doc(rep)
         if name != "full":
-            pvals[name] = {}
-            for metric in ("prison", "fine", "charge_f1", "article_f1"):
-                pairs = [(x or 0.0, y or 0.0) for x, y in zip(per["full"][metric], per[name][metric])
-                         if not (x is None and y is None)]
-                pvals[name][metric] = paired_randomization_test(np.array([p[0] for p in pairs]),
-                                                                np.array([p[1] for p in pairs]),
-                                                                signs=sign_flips(len(pairs), 10_000, 0))
+            pvals[name] = paired_p(per["full"], per[name])
         print(name, {k: round(v, 4) for k, v in results[name].items()}, pvals.get(name), flush=True)
         if args.json_out:  # written after every variant, so a cut-off run keeps what it finished
             args.json_out.write_text(json.dumps({"results": results, "p_values": pvals}, ensure_ascii=False,
@@ -236,13 +277,17 @@ def cmd_score(args):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["train", "eval", "ablate", "draft", "score"])
+    ap.add_argument("what", choices=["train", "eval", "ablate", "draft", "score", "compare"])
     ap.add_argument("--data", type=Path, default=Path(os.environ.get("LEGALRAG_SHARED_DATA", REPO.parent / "shared"
                                                                      / "data")) / "judge")
     ap.add_argument("--model-dir", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--json-out", type=Path, default=None)
     ap.add_argument("--drafts", type=Path, default=None)
+    ap.add_argument("--pred", type=Path, default=None, help="compare: the baseline predictions (eval --out)")
+    ap.add_argument("--against", type=Path, default=None, help="compare: the predictions tested against --pred")
+    ap.add_argument("--subset-defendants", action="store_true",
+                    help="compare: also report prison on the cases whose gold result sentences several defendants")
     ap.add_argument("--same-as", type=Path, default=None, help="score: only the ids present in this JSONL file")
     ap.add_argument("--model", default="", help="embedded model name or GGUF path (default: the 1.5B)")
     ap.add_argument("--endpoint", default=None)
@@ -253,8 +298,11 @@ def main() -> None:
     ap.add_argument("--until", default=None, help="stop starting new drafts at HH:MM UTC")
     ap.add_argument("--no-llm", action="store_true")
     ap.add_argument("--no-text-metrics", action="store_true")
+    ap.add_argument("--no-select", action="store_true",
+                    help="train: offer every feature group to every model (no cross-validated selection)")
     args = ap.parse_args()
-    {"train": cmd_train, "eval": cmd_eval, "ablate": cmd_ablate, "draft": cmd_draft, "score": cmd_score}[args.what](args)
+    {"train": cmd_train, "eval": cmd_eval, "ablate": cmd_ablate, "draft": cmd_draft, "score": cmd_score,
+     "compare": cmd_compare}[args.what](args)
 
 
 if __name__ == "__main__":

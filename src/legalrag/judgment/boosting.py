@@ -52,11 +52,18 @@ def cross_fit_threshold(X, Y, G, n_cases: int, columns, folds: int = FOLDS) -> f
             continue
         model = fit(X[~test], Y[~test], "binary", columns)
         probs[test] = model.predict(X[test])
+    return best_threshold(probs, Y, G, n_cases)[0]
+
+
+def best_threshold(probs, Y, G, n_cases: int) -> tuple[float, float]:
+    """(threshold, F1) maximising the benchmark's F1 of the rows kept per case (at least the best one)."""
+    import numpy as np
+
     best, best_f1 = 0.5, -1.0
+    rows_of = [np.where(G == case)[0] for case in range(n_cases)]
     for t in list(np.arange(0.1, 0.96, 0.05)) + [1.01]:  # 1.01: keep the best candidate only
         ps, rs = [], []
-        for case in range(n_cases):
-            rows = np.where(G == case)[0]
+        for rows in rows_of:
             gold_n = int(Y[rows].sum()) if len(rows) else 0
             chosen = rows[probs[rows] >= t]
             if len(chosen) == 0 and len(rows):
@@ -68,7 +75,7 @@ def cross_fit_threshold(X, Y, G, n_cases: int, columns, folds: int = FOLDS) -> f
         f1 = 2 * p * r / (p + r) if p + r else 0.0
         if f1 > best_f1 + 1e-9:
             best, best_f1 = float(t), f1
-    return best
+    return best, best_f1
 
 
 def _safe(name: str) -> str:

@@ -19,6 +19,10 @@ Every prediction (``structure.py``) carries its evidence: the spans, neighbours 
 charge or article, the largest feature contributions (LightGBM ``pred_contrib``) behind a number. The saved model is a directory of
 JSON and LightGBM text files (``save`` / ``load``), written atomically; nothing is pickled.
 
+Feature selection (``select``, on by default): each model except the charge model (which reads no case-level
+group) keeps the case-level feature groups chosen by K-fold cross-validation on the training cases
+(``selection.py``); the choice and the scores behind it are recorded in the model's manifest.
+
 Ablations: ``disabled`` names feature groups (``features.GROUPS``) or signals (``explicit``, ``keywords``,
 ``neighbours``, ``citepred``, ``tables``, ``statutory``) that are switched off in training and prediction.
 """
@@ -31,23 +35,26 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from legalrag.errors import InputError
-from legalrag.judgment.boosting import PARAMS, ROUNDS, cross_fit_threshold, fit, lightgbm, out_of_fold
+from legalrag.judgment.boosting import FOLDS, PARAMS, ROUNDS, cross_fit_threshold, fit, lightgbm, out_of_fold
 from legalrag.judgment.candidates import GENERAL_PART, CaseRows
 from legalrag.judgment.features import GROUPS, extract_features
 from legalrag.judgment.labels import LabelledCase
+from legalrag.judgment.selection import REPEATS, TOL, backward_eliminate, column_index, fold_assignments, \
+    logloss_cv, nested_check, penalty_cv, set_f1_cv
 from legalrag.judgment.signals import charge_mentions, share, statutory_ranges
 from legalrag.judgment.structure import Amount, Scored, Structure
 from legalrag.types import Document
 
 FORMAT = 1
 SIGNALS = ("explicit", "keywords", "neighbours", "citepred", "tables", "statutory")
+SELECTED = ("prison", "fine_present", "fine", "probation", "article")  # models whose feature groups are chosen
 
 
 class StructurePredictor(CaseRows):
     """Trained with :meth:`train`, saved with :meth:`save`, read back with :meth:`load`."""
 
     def __init__(self, cases: Sequence[LabelledCase], statutes: Sequence[Document], *, cite=None,
-                 disabled: Iterable[str] = ()):
+                 disabled: Iterable[str] = (), select: bool = True):
         unknown = set(disabled) - set(GROUPS) - set(SIGNALS)
         if unknown:
             raise InputError(f"unknown ablation {sorted(unknown)}; choose from {sorted(GROUPS) + list(SIGNALS)}")
@@ -59,6 +66,10 @@ class StructurePredictor(CaseRows):
         self.models: dict[str, Any] = {}
         self.thresholds: dict[str, float] = {}
         self.skipped: list[tuple[str, str]] = []
+        self.select = select
+        self.groups = {g: GROUPS[g] for g in GROUPS if g not in self.disabled}  # the case-level groups offered
+        self.model_groups: dict[str, tuple[str, ...]] = {}  # per model, the groups kept (absent: all offered)
+        self.selection: dict[str, dict] = {}
 
     # -------------------------------------------------------------------------------------- training
     def train(self, progress: bool = False) -> "StructurePredictor":
@@ -83,19 +94,25 @@ class StructurePredictor(CaseRows):
             num_rows.append(self._number_row(ctx, c.charges))
         X_num = np.array(num_rows, dtype=float)
         prison = np.array([math.log1p(c.prison_capped) for c in cases])
-        self.models["prison"] = fit(X_num, prison, "quantile", self.number_columns)
         has_fine = np.array([int(bool(c.fine_yuan)) for c in cases])
-        self.models["fine_present"] = fit(X_num, has_fine, "binary", self.number_columns)
         mask = has_fine == 1
-        if mask.sum() >= 10:
-            fines = np.array([math.log1p(c.fine_yuan or 0) for c in cases])
-            self.models["fine"] = fit(X_num[mask], fines[mask], "quantile", self.number_columns)
+        fines = np.array([math.log1p(c.fine_yuan or 0) for c in cases])
         on_probation = np.array([int(c.probation) for c in cases])
-        self.models["probation"] = fit(X_num, on_probation, "binary", self.number_columns)
+        n_fined = int(mask.sum())
+        self._choose("prison", lambda idx, cols, a: penalty_cv(X_num[:, idx], prison, cols, a), len(cases))
+        self._choose("fine_present", lambda idx, cols, a: logloss_cv(X_num[:, idx], has_fine, cols, a), len(cases))
+        if n_fined >= 10:
+            self._choose("fine", lambda idx, cols, a: penalty_cv(X_num[mask][:, idx], fines[mask], cols, a), n_fined)
+        self._choose("probation", lambda idx, cols, a: logloss_cv(X_num[:, idx], on_probation, cols, a), len(cases))
+        self.models["prison"] = self._fit("prison", X_num, prison, "quantile")
+        self.models["fine_present"] = self._fit("fine_present", X_num, has_fine, "binary")
+        if n_fined >= 10:
+            self.models["fine"] = self._fit("fine", X_num[mask], fines[mask], "quantile")
+        self.models["probation"] = self._fit("probation", X_num, on_probation, "binary")
         # The article model reads P(fine) and P(probation) (arts. 52/53, 72/73 follow them); training rows get
         # out-of-fold probabilities so the model learns how far to trust the predicted ones.
-        fine_oof = out_of_fold(X_num, has_fine, self.number_columns)
-        prob_oof = out_of_fold(X_num, on_probation, self.number_columns)
+        fine_oof = out_of_fold(X_num[:, self._idx("fine_present")], has_fine, self._cols("fine_present"))
+        prob_oof = out_of_fold(X_num[:, self._idx("probation")], on_probation, self._cols("probation"))
         for i, (c, ctx) in enumerate(zip(cases, contexts)):
             case_row = self._case_row(ctx)
             probs = {"fine": float(fine_oof[i]), "probation": float(prob_oof[i])}
@@ -103,12 +120,48 @@ class StructurePredictor(CaseRows):
                 ar_rows.append(self._article_row(ctx, art, e, case_row, probs))
                 ar_y.append(int(int(art) in c.articles))
                 ar_case.append(i)
-        for kind, rows, y, idx, cols in (("charge", ch_rows, ch_y, ch_case, self.CHARGE_COLUMNS),
-                                         ("article", ar_rows, ar_y, ar_case, self.article_columns)):
-            X, Y, G = np.array(rows, dtype=float), np.array(y), np.array(idx)
-            self.models[kind] = fit(X, Y, "binary", cols)
-            self.thresholds[kind] = cross_fit_threshold(X, Y, G, len(cases), cols)
+        X, Y, G = np.array(ch_rows, dtype=float), np.array(ch_y), np.array(ch_case)
+        self.models["charge"] = fit(X, Y, "binary", self.CHARGE_COLUMNS)
+        self.thresholds["charge"] = cross_fit_threshold(X, Y, G, len(cases), self.CHARGE_COLUMNS)
+        X, Y, G = np.array(ar_rows, dtype=float), np.array(ar_y), np.array(ar_case)
+        self._choose("article", lambda idx, cols, a: set_f1_cv(X[:, idx], Y, G, len(cases), cols, a), len(cases))
+        self.models["article"] = self._fit("article", X, Y, "binary")
+        self.thresholds["article"] = cross_fit_threshold(X[:, self._idx("article")], Y, G, len(cases),
+                                                         self._cols("article"))
         return self
+
+    # ----------------------------------------------------------------------------- feature selection
+    def _fixed_columns(self, kind: str) -> list[str]:
+        """The model's own columns, which come before the case-level groups in its rows."""
+        return self.article_columns[: -len(self.columns) or None] if kind == "article" \
+            else self.number_columns[: -len(self.columns) or None]
+
+    def _idx(self, kind: str) -> list[int]:
+        return column_index(self._fixed_columns(kind), self.groups, self.model_groups.get(kind, tuple(self.groups)))
+
+    def _cols(self, kind: str) -> list[str]:
+        full = self.article_columns if kind == "article" else self.number_columns
+        return [full[i] for i in self._idx(kind)]
+
+    def _fit(self, kind: str, X, y, objective: str):
+        return fit(X[:, self._idx(kind)], y, objective, self._cols(kind))
+
+    def _choose(self, kind: str, score, n_cases: int) -> None:
+        """Keep the groups chosen by cross-validation for ``kind`` (all offered groups when selection is off)."""
+        if not self.select or not self.groups:
+            return
+        assignments = fold_assignments(n_cases)
+
+        def cv_with(kept, assign) -> float:
+            idx = column_index(self._fixed_columns(kind), self.groups, kept)
+            full = self.article_columns if kind == "article" else self.number_columns
+            return score(idx, [full[i] for i in idx], assign)
+
+        sel = backward_eliminate(list(self.groups), lambda kept: cv_with(kept, assignments))
+        check = nested_check(list(self.groups), cv_with, n_cases)
+        # Selection is kept only where the nested check (on the training cases) says it generalises.
+        self.model_groups[kind] = sel.kept if check.helps else tuple(self.groups)
+        self.selection[kind] = {**sel.to_dict(), **check.to_dict()}
 
 
     # ------------------------------------------------------------------------------------ predicting
@@ -153,7 +206,7 @@ class StructurePredictor(CaseRows):
         charges = [c.name for c in chosen]
         # numbers
         X = np.array([self._number_row(ctx, charges)])
-        prison_raw = float(np.expm1(self.models["prison"].predict(X)[0]))
+        prison_raw = float(np.expm1(self._predict("prison", X)[0]))
         months = max(1, int(round(prison_raw)))
         prison_ev = self._contributions("prison", X)
         rng = self._range_for(charges)
@@ -164,14 +217,14 @@ class StructurePredictor(CaseRows):
             months = clipped
         prison_ev["neighbours"] = [{"id": n.id, "weight": round(n.weight, 3), "months": self.cases[n.id].prison_months}
                                    for n in ctx.neighbours[:5]]
-        p_fine = float(self.models["fine_present"].predict(X)[0])
+        p_fine = float(self._predict("fine_present", X)[0])
         fine_value, fine_raw = None, None
         if p_fine >= 0.5 and "fine" in self.models:
-            fine_raw = float(np.expm1(self.models["fine"].predict(X)[0]))
+            fine_raw = float(np.expm1(self._predict("fine", X)[0]))
             fine_value = _round_fine(fine_raw)
         fine_ev = self._contributions("fine" if "fine" in self.models else "fine_present", X)
         fine_ev["neighbours"] = [{"id": n.id, "fine": self.cases[n.id].fine_yuan} for n in ctx.neighbours[:5]]
-        p_prob = float(self.models["probation"].predict(X)[0])
+        p_prob = float(self._predict("probation", X)[0])
         probation = Amount(int(p_prob >= 0.5), p_prob, p_prob, self._contributions("probation", X))
         # articles (after charges and numbers: the article model reads the predicted charges)
         acands = self._article_candidates(ctx, charges)
@@ -179,9 +232,9 @@ class StructurePredictor(CaseRows):
         if acands:
             case_row = self._case_row(ctx)
             names = list(acands)
-            probs = self.models["article"].predict(np.array([self._article_row(ctx, a, acands[a], case_row,
-                                                                                    {"fine": p_fine, "probation": p_prob})
-                                                             for a in names]))
+            probs = self._predict("article", np.array([self._article_row(ctx, a, acands[a], case_row,
+                                                                         {"fine": p_fine, "probation": p_prob})
+                                                       for a in names]))
             order = sorted(range(len(names)), key=lambda i: -probs[i])
             keep = [i for i in order if probs[i] >= self.thresholds["article"]] or order[:1]
             articles = [Scored(names[i], float(probs[i]), acands[names[i]]) for i in sorted(keep, key=lambda i: int(names[i]))]
@@ -204,10 +257,14 @@ class StructurePredictor(CaseRows):
         art = max(specific)[1]
         return art, self.ranges[art]
 
+    def _predict(self, kind: str, X):
+        return self.models[kind].predict(X[:, self._idx(kind)])
+
     def _contributions(self, kind: str, X, top: int = 5) -> dict[str, Any]:
-        contrib = self.models[kind].predict(X, pred_contrib=True)[0]
-        names = self.number_columns
-        pairs = sorted(zip(names, contrib[:-1], X[0]), key=lambda t: -abs(t[1]))[:top]
+        Xk = X[:, self._idx(kind)]
+        contrib = self.models[kind].predict(Xk, pred_contrib=True)[0]
+        names = self._cols(kind)
+        pairs = sorted(zip(names, contrib[:-1], Xk[0]), key=lambda t: -abs(t[1]))[:top]
         return {"model": kind, "base": round(float(contrib[-1]), 4),
                 "top_features": [{"feature": n, "value": round(float(v), 4), "contribution": round(float(c), 4)}
                                  for n, c, v in pairs if c != 0]}
@@ -220,6 +277,9 @@ class StructurePredictor(CaseRows):
             manifest = {"format": FORMAT, "n_cases": len(self.cases), "disabled": sorted(self.disabled),
                         "columns": self.columns, "thresholds": self.thresholds, "rounds": ROUNDS,
                         "params": PARAMS, "skipped": self.skipped, "uses_citepred": self.cite is not None,
+                        "model_groups": {k: list(v) for k, v in self.model_groups.items()},
+                        "feature_selection": {"enabled": self.select, "folds": FOLDS, "repeats": REPEATS, "tol": TOL,
+                                              "models": self.selection},
                         **(extra or {})}
             (tmp / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
             with (tmp / "cases.jsonl").open("w", encoding="utf-8") as fh:
@@ -251,7 +311,10 @@ class StructurePredictor(CaseRows):
         cite = None
         if man.get("uses_citepred") and (p / "citepred").is_dir():
             cite = build_cite(statutes, model_dir=p / "citepred")
-        self = cls(cases, statutes, cite=cite, disabled=man.get("disabled", ()))
+        self = cls(cases, statutes, cite=cite, disabled=man.get("disabled", ()),
+                   select=man.get("feature_selection", {}).get("enabled", False))
+        self.model_groups = {k: tuple(v) for k, v in man.get("model_groups", {}).items()}
+        self.selection = man.get("feature_selection", {}).get("models", {})
         lgb = lightgbm()
         for f in p.glob("*.lgb.txt"):
             self.models[f.name[: -len(".lgb.txt")]] = lgb.Booster(model_file=str(f))
