@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from legalrag.judgment.boosting import FOLDS
+from legalrag.judgment.defendants import DEFENDANT_COLUMNS, defendants_in_facts
 from legalrag.judgment.features import GROUPS, FactFeatures, extract_features
 from legalrag.judgment.labels import LabelledCase
 from legalrag.judgment.signals import CoTable, Neighbour, NeighbourIndex, charge_mentions, keyword_hits, share, vote
@@ -38,6 +39,7 @@ class _Context:
     features: FactFeatures
     neighbours: list[Neighbour]
     cite_pool: dict[str, float]
+    defendants: list[str]  # the defendants the facts name (defendants.py)
 
 
 class CaseRows:
@@ -95,7 +97,7 @@ class CaseRows:
             pool = dict(res.pools.get(stage, {})) if stage else {}
             for p in res.predictions:
                 pool.setdefault(p.provision, p.score)
-        return _Context(case_id, facts, feats, nbs, pool)
+        return _Context(case_id, facts, feats, nbs, pool, defendants_in_facts(facts))
 
     def _case_row(self, ctx: _Context) -> list[float]:
         v = ctx.features.values
@@ -214,9 +216,14 @@ class CaseRows:
 
     @property
     def number_columns(self) -> list[str]:
-        return ["nb_" + c for c in self.NB_COLUMNS] + self.CH_COLUMNS + self.columns
+        return ["nb_" + c for c in self.NB_COLUMNS] + self.CH_COLUMNS + list(DEFENDANT_COLUMNS) + self.columns
 
-    def _number_row(self, ctx: _Context, charges: Sequence[str]) -> list[float]:
+    def _number_row(self, ctx: _Context, charges: Sequence[str], defendant: Mapping[str, float] | None = None
+                    ) -> list[float]:
+        """The row of the number models: for the case as a whole (``defendant`` None: only how many the facts
+        name) or for one defendant (``defendants.local_features``)."""
         nb = self._neighbour_stats(ctx)
         ch = self._charge_stats(charges, ctx.id)
-        return [nb[c] for c in self.NB_COLUMNS] + [ch[c] for c in self.CH_COLUMNS] + self._case_row(ctx)
+        d = defendant or {"def_count": float(max(1, len(ctx.defendants))), "def_mention_share": 1.0}
+        return ([nb[c] for c in self.NB_COLUMNS] + [ch[c] for c in self.CH_COLUMNS]
+                + [float(d.get(c, 0.0)) for c in DEFENDANT_COLUMNS] + self._case_row(ctx))

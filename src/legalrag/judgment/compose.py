@@ -6,9 +6,10 @@ splitter and extractor and states exactly the predicted charges, term, fine and 
     本院认为，<reasoning>。依照《中华人民共和国刑法》第二百六十四条、第六十七条第三款之规定，判决如下：
     一、被告人张某犯盗窃罪，判处有期徒刑一年六个月，并处罚金人民币五千元。
 
-Several defendants: the benchmark scores the sum of the distinct terms in a result, and the structure model
-predicts that sum, so the result states it once as the defendants' total (``合计``), which a judge then divides;
-it does not invent a split the model never predicted.
+Several defendants: the benchmark scores the sum of the distinct terms in a result. Where the model predicted
+each defendant's own term (``Structure.sentences``), the result has one numbered clause per defendant, as a
+court writes it, so it is scored like the court's; otherwise the predicted total is stated once as the
+defendants' total (``合计``), which a judge then divides; it does not invent a split the model never predicted.
 """
 
 from __future__ import annotations
@@ -43,8 +44,22 @@ def articles_clause(numbers: Sequence[int]) -> str:
     return "依照《中华人民共和国刑法》" + "、".join(f"第{to_chinese(n)}条" for n in sorted(set(numbers))) + "之规定"
 
 
+def _sentence(months: int, fine: int | None, probation: bool) -> str:
+    text = months_phrase(months) if months > 0 else "免予刑事处罚"
+    if probation and months > 0:
+        text += f"，缓刑{to_chinese(max(12, months))}个月" if months < 12 else f"，缓刑{to_chinese(months // 12 + 1)}年"
+    if fine:
+        text += f"，并处{fine_phrase(fine)}"
+    return text
+
+
 def result_section(s: Structure) -> str:
     names = [c.name for c in s.charges if c.listed] or [c.name for c in s.charges]
+    if len(s.sentences) > 1:
+        crimes = "，".join(f"犯{n}" for n in names) + ("，数罪并罚，决定执行" if len(names) > 1 else "，判处")
+        return "".join(f"{to_chinese(k)}、被告人{d['name']}{crimes}"
+                       f"{_sentence(int(d['months'] or 0), d.get('fine_yuan'), bool(s.probation.value))}。"
+                       for k, d in enumerate(s.sentences, 1))
     who = "、".join(dict.fromkeys(s.defendants)) if s.defendants else ""
     several = len(set(s.defendants)) > 1
     line = f"被告人{who}" + "，".join(f"犯{n}" for n in names)
@@ -52,12 +67,7 @@ def result_section(s: Structure) -> str:
         line += "，数罪并罚，决定执行"
     else:
         line += "，" + ("合计判处" if several else "判处")
-    months = s.prison.value or 0
-    line += months_phrase(months) if months > 0 else "免予刑事处罚"
-    if s.probation.value and months > 0:
-        line += f"，缓刑{to_chinese(max(12, months))}个月" if months < 12 else f"，缓刑{to_chinese(months // 12 + 1)}年"
-    if s.fine.value:
-        line += f"，并处{fine_phrase(s.fine.value)}"
+    line += _sentence(s.prison.value or 0, s.fine.value, bool(s.probation.value))
     return "一、" + line + "。"
 
 

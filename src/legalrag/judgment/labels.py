@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from legalrag.errors import InputError
+from legalrag.judgment.defendants import defendant_sentences
 from legalrag.judgment.extract import DEATH_MONTHS, LIFE_MONTHS, extract_fields
 
 
@@ -25,6 +26,8 @@ class LabelledCase:
     prison_months: int | None
     fine_yuan: int | None
     probation: bool
+    # (name, months, fine) per sentenced defendant when the result sentences several (else empty)
+    defendants: tuple[tuple[str, int | None, int | None], ...] = ()
 
     @property
     def prison_capped(self) -> float:
@@ -35,7 +38,8 @@ class LabelledCase:
 
     def to_dict(self) -> dict:
         return {"id": self.id, "charges": list(self.charges), "articles": list(self.articles),
-                "prison_months": self.prison_months, "fine_yuan": self.fine_yuan, "probation": self.probation}
+                "prison_months": self.prison_months, "fine_yuan": self.fine_yuan, "probation": self.probation,
+                "defendants": [list(d) for d in self.defendants]}
 
 
 @dataclass(frozen=True)
@@ -56,8 +60,10 @@ def label_case(case_id: str, facts: str, judgment: str) -> LabelledCase | str:
     if not facts or not facts.strip():
         return "empty facts"
     result = fields.sections.result or judgment
+    several = defendant_sentences(judgment)
     return LabelledCase(case_id, facts, tuple(fields.charges), tuple(fields.article_numbers), fields.prison_months,
-                        fields.fine_yuan, "缓刑" in result)
+                        fields.fine_yuan, "缓刑" in result,
+                        tuple((d.name, d.months, d.fine_yuan) for d in several) if len(several) > 1 else ())
 
 
 def label_cases(facts: Mapping[str, str], judgments: Mapping[str, str | None],

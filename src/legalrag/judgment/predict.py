@@ -37,6 +37,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from legalrag.errors import InputError
 from legalrag.judgment.boosting import FOLDS, PARAMS, ROUNDS, cross_fit_threshold, fit, lightgbm, out_of_fold
 from legalrag.judgment.candidates import GENERAL_PART, CaseRows
+from legalrag.judgment.defendants import defendant_rows, local_features
+from legalrag.judgment.extract import LIFE_MONTHS
 from legalrag.judgment.features import GROUPS, extract_features
 from legalrag.judgment.labels import LabelledCase
 from legalrag.judgment.selection import REPEATS, TOL, backward_eliminate, column_index, fold_assignments, \
@@ -54,7 +56,7 @@ class StructurePredictor(CaseRows):
     """Trained with :meth:`train`, saved with :meth:`save`, read back with :meth:`load`."""
 
     def __init__(self, cases: Sequence[LabelledCase], statutes: Sequence[Document], *, cite=None,
-                 disabled: Iterable[str] = (), select: bool = True):
+                 disabled: Iterable[str] = (), select: bool = True, per_defendant: bool = True):
         unknown = set(disabled) - set(GROUPS) - set(SIGNALS)
         if unknown:
             raise InputError(f"unknown ablation {sorted(unknown)}; choose from {sorted(GROUPS) + list(SIGNALS)}")
@@ -70,6 +72,8 @@ class StructurePredictor(CaseRows):
         self.groups = {g: GROUPS[g] for g in GROUPS if g not in self.disabled}  # the case-level groups offered
         self.model_groups: dict[str, tuple[str, ...]] = {}  # per model, the groups kept (absent: all offered)
         self.selection: dict[str, dict] = {}
+        self.per_defendant_enabled = per_defendant
+        self.per_defendant: dict[str, dict] = {}  # per kind (prison, fine): chosen or not, and the CV scores
 
     # -------------------------------------------------------------------------------------- training
     def train(self, progress: bool = False) -> "StructurePredictor":
@@ -109,6 +113,7 @@ class StructurePredictor(CaseRows):
         if n_fined >= 10:
             self.models["fine"] = self._fit("fine", X_num[mask], fines[mask], "quantile")
         self.models["probation"] = self._fit("probation", X_num, on_probation, "binary")
+        self._choose_per_defendant(cases, contexts, X_num)
         # The article model reads P(fine) and P(probation) (arts. 52/53, 72/73 follow them); training rows get
         # out-of-fold probabilities so the model learns how far to trust the predicted ones.
         fine_oof = out_of_fold(X_num[:, self._idx("fine_present")], has_fine, self._cols("fine_present"))
@@ -129,6 +134,60 @@ class StructurePredictor(CaseRows):
         self.thresholds["article"] = cross_fit_threshold(X[:, self._idx("article")], Y, G, len(cases),
                                                          self._cols("article"))
         return self
+
+    # ------------------------------------------------------------------------------- several defendants
+    def _choose_per_defendant(self, cases, contexts, X_num) -> None:
+        """Per-defendant prison and fine models (one row per sentenced defendant, ``defendants.py``), used in
+        place of the case-level ones where they score better out of fold on the training cases, each scored as
+        the evaluator reads a result (the distinct per-defendant terms summed)."""
+        import numpy as np
+
+        rows, months, fines, case_of = [], [], [], []
+        for i, (c, ctx) in enumerate(zip(cases, contexts)):
+            named = [d[0] for d in c.defendants]
+            sentences = c.defendants or ((ctx.defendants[0] if ctx.defendants else "", c.prison_months, c.fine_yuan),)
+            for name, m, f in sentences:
+                feats = local_features(c.facts, name, named) if c.defendants else defendant_rows(c.facts, [name] if name else [])[0][1]
+                rows.append(self._number_row(ctx, c.charges, feats))
+                months.append(_capped(m))
+                fines.append(f or 0)
+                case_of.append(i)
+        X, case_of = np.array(rows, dtype=float), np.array(case_of)
+        months, fines = np.array(months, dtype=float), np.array(fines, dtype=float)
+        tests = [np.array([self._number_row(ctx, c.charges, f) for _, f in defendant_rows(c.facts, ctx.defendants)],
+                          dtype=float) for c, ctx in zip(cases, contexts)]
+        for kind in ("prison", "fine"):
+            if kind not in self.models or not self.per_defendant_enabled:
+                continue
+            truth = np.array([c.prison_capped if kind == "prison" else float(c.fine_yuan or 0) for c in cases])
+            target = np.ones(len(cases), bool) if kind == "prison" else truth > 0
+            usable = ~np.isnan(months) if kind == "prison" else fines > 0
+            labels = np.log1p(np.nan_to_num(months) if kind == "prison" else fines)
+            idx, cols = self._idx(kind), self._cols(kind)
+            per_scores, case_scores = [], []
+            for a in fold_assignments(len(cases)):
+                fold = np.array(a)
+                for f in sorted(set(a)):
+                    test = [i for i in range(len(cases)) if fold[i] == f and target[i]]
+                    pd_model = fit(X[(fold[case_of] != f) & usable][:, idx], labels[(fold[case_of] != f) & usable],
+                                   "quantile", cols)
+                    train_cases = (fold != f) & target
+                    case_y = np.log1p(truth[train_cases])
+                    case_model = fit(X_num[train_cases][:, idx], case_y, "quantile", cols)
+                    for i in test:
+                        per = [_rounded(kind, v) for v in np.expm1(pd_model.predict(tests[i][:, idx]))]
+                        one = _rounded(kind, float(np.expm1(case_model.predict(X_num[i:i + 1, idx])[0])))
+                        per_scores.append(_penalty(sum(set(per)), truth[i]))
+                        case_scores.append(_penalty(one, truth[i]))
+            per_mean, case_mean = float(np.mean(per_scores)), float(np.mean(case_scores))
+            used = per_mean > case_mean + TOL
+            self.per_defendant[kind] = {"used": used, "cv_per_defendant": round(per_mean, 5),
+                                        "cv_case_level": round(case_mean, 5), "rows": int(usable.sum())}
+            if used:
+                self.models[kind] = fit(X[usable][:, idx], labels[usable], "quantile", cols)
+
+    def _uses_per_defendant(self, kind: str) -> bool:
+        return bool(self.per_defendant.get(kind, {}).get("used"))
 
     # ----------------------------------------------------------------------------- feature selection
     def _fixed_columns(self, kind: str) -> list[str]:
@@ -206,23 +265,33 @@ class StructurePredictor(CaseRows):
         charges = [c.name for c in chosen]
         # numbers
         X = np.array([self._number_row(ctx, charges)])
-        prison_raw = float(np.expm1(self._predict("prison", X)[0]))
-        months = max(1, int(round(prison_raw)))
-        prison_ev = self._contributions("prison", X)
+        people = defendant_rows(facts, ctx.defendants)
+        X_def = np.array([self._number_row(ctx, charges, f) for _, f in people])
+        per_prison = self._uses_per_defendant("prison") and len(people) > 1
+        raws = [float(v) for v in np.expm1(self._predict("prison", X_def if per_prison else X))]
+        prison_raw = raws[0]
+        each = [max(1, int(round(r))) for r in raws]
+        prison_ev = self._contributions("prison", X_def[:1] if self._uses_per_defendant("prison") else X)
         rng = self._range_for(charges)
         if rng and self._on("statutory"):
             lo, hi = rng[1]
-            clipped = min(max(months, lo), hi)
-            prison_ev["statutory_range"] = {"article": rng[0], "months": [lo, hi], "clipped": clipped != months}
-            months = clipped
+            clipped = [min(max(m, lo), hi) for m in each]
+            prison_ev["statutory_range"] = {"article": rng[0], "months": [lo, hi], "clipped": clipped != each}
+            each = clipped
+        months = sum(set(each))  # what the evaluator reads from one clause per defendant
         prison_ev["neighbours"] = [{"id": n.id, "weight": round(n.weight, 3), "months": self.cases[n.id].prison_months}
                                    for n in ctx.neighbours[:5]]
         p_fine = float(self._predict("fine_present", X)[0])
         fine_value, fine_raw = None, None
+        fines_each: list[int | None] = [None] * len(each)
         if p_fine >= 0.5 and "fine" in self.models:
-            fine_raw = float(np.expm1(self._predict("fine", X)[0]))
-            fine_value = _round_fine(fine_raw)
-        fine_ev = self._contributions("fine" if "fine" in self.models else "fine_present", X)
+            per_fine = self._uses_per_defendant("fine") and len(people) > 1
+            fine_raws = [float(v) for v in np.expm1(self._predict("fine", X_def if per_fine else X))]
+            fine_raw = fine_raws[0]
+            fines_each = [_round_fine(v) for v in fine_raws] if per_fine else [_round_fine(fine_raw)] * len(each)
+            fine_value = sum(set(fines_each))
+        fine_ev = self._contributions("fine" if "fine" in self.models else "fine_present",
+                                      X_def[:1] if self._uses_per_defendant("fine") else X)
         fine_ev["neighbours"] = [{"id": n.id, "fine": self.cases[n.id].fine_yuan} for n in ctx.neighbours[:5]]
         p_prob = float(self._predict("probation", X)[0])
         probation = Amount(int(p_prob >= 0.5), p_prob, p_prob, self._contributions("probation", X))
@@ -241,10 +310,16 @@ class StructurePredictor(CaseRows):
         else:
             low = True
             notes.append("no candidate article: none predicted")
+        sentences = ()
+        if per_prison:
+            sentences = tuple({"name": n, "months": m, "fine_yuan": f, "features": feats}
+                              for (n, feats), m, f in zip(people, each, fines_each))
+            prison_ev["defendants"] = [{"name": n, "months": m, "raw": round(r, 2)}
+                                       for (n, _), m, r in zip(people, each, raws)]
+        names = tuple(ctx.defendants) or tuple(m.text[3:] for m in ctx.features.matches if m.name == "defendant")
         return Structure(tuple(chosen) + extra, tuple(articles), Amount(months, prison_raw, None, prison_ev),
-                         Amount(fine_value, fine_raw, p_fine, fine_ev), probation,
-                         tuple(m.text[3:] for m in ctx.features.matches if m.name == "defendant"),
-                         ctx.features, tuple(notes), low)
+                         Amount(fine_value, fine_raw, p_fine, fine_ev), probation, names,
+                         ctx.features, tuple(notes), low, sentences)
 
     def _range_for(self, charges: Sequence[str]) -> tuple[str, tuple[int, int]] | None:
         """The statutory range of the single predicted charge's own article (the most co-cited one)."""
@@ -278,6 +353,7 @@ class StructurePredictor(CaseRows):
                         "columns": self.columns, "thresholds": self.thresholds, "rounds": ROUNDS,
                         "params": PARAMS, "skipped": self.skipped, "uses_citepred": self.cite is not None,
                         "model_groups": {k: list(v) for k, v in self.model_groups.items()},
+                        "per_defendant": {"enabled": self.per_defendant_enabled, "models": self.per_defendant},
                         "feature_selection": {"enabled": self.select, "folds": FOLDS, "repeats": REPEATS, "tol": TOL,
                                               "models": self.selection},
                         **(extra or {})}
@@ -307,7 +383,8 @@ class StructurePredictor(CaseRows):
 
         for _, r in read_jsonl(p / "cases.jsonl"):
             cases.append(LabelledCase(r["id"], r["facts"], tuple(r["charges"]), tuple(r["articles"]),
-                                      r["prison_months"], r["fine_yuan"], r["probation"]))
+                                      r["prison_months"], r["fine_yuan"], r["probation"],
+                                      tuple(tuple(d) for d in r.get("defendants", ()))))
         cite = None
         if man.get("uses_citepred") and (p / "citepred").is_dir():
             cite = build_cite(statutes, model_dir=p / "citepred")
@@ -315,12 +392,30 @@ class StructurePredictor(CaseRows):
                    select=man.get("feature_selection", {}).get("enabled", False))
         self.model_groups = {k: tuple(v) for k, v in man.get("model_groups", {}).items()}
         self.selection = man.get("feature_selection", {}).get("models", {})
+        self.per_defendant = man.get("per_defendant", {}).get("models", {})
+        self.per_defendant_enabled = man.get("per_defendant", {}).get("enabled", False)
         lgb = lightgbm()
         for f in p.glob("*.lgb.txt"):
             self.models[f.name[: -len(".lgb.txt")]] = lgb.Booster(model_file=str(f))
         self.thresholds = {k: float(v) for k, v in man["thresholds"].items()}
         self.skipped = [tuple(s) for s in man.get("skipped", [])]
         return self
+
+
+def _capped(months: int | None) -> float:
+    """Months for regression: life and death count as 240; NaN where the clause states no term."""
+    if months is None:
+        return float("nan")
+    return float(LIFE_MONTHS if months >= LIFE_MONTHS else months)
+
+
+def _rounded(kind: str, value: float) -> int:
+    return max(1, int(round(value))) if kind == "prison" else _round_fine(value)
+
+
+def _penalty(pred: float, truth: float) -> float:
+    m = max(pred, truth)
+    return 1.0 if m == 0 else 1.0 - abs(pred - truth) / m
 
 
 def _round_fine(yuan: float) -> int:
