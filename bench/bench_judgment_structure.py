@@ -100,10 +100,13 @@ def _table(title, rows, columns):
 
 
 def cmd_train(args):
-    model, secs = train_model(args.data, select=not args.no_select)
+    without = tuple(w for w in (args.without or "").split(",") if w)
+    model, secs = train_model(args.data, disabled=without, select=not args.no_select)
     model.save(args.model_dir, {"trained_on": "JuDGE data/test.json, first 200 text_ids", "train_seconds": secs})
     print(f"trained in {secs:.1f} s on {len(model.cases)} cases ({len(model.skipped)} skipped); thresholds "
-          f"{model.thresholds}; saved to {args.model_dir}")
+          f"{model.thresholds}; out-of-fold F1 on the training cases {model.cv_f1}; saved to {args.model_dir}")
+    for kind, pd in model.per_defendant.items():
+        print(f"  {kind} per defendant: {pd}")
     for kind, sel in model.selection.items():
         print(f"  {kind}: CV selection {sel['kept']} (CV {sel['cv_score']:.4f}; all groups "
               f"{sel['cv_score_all_groups']:.4f}); nested check {sel['outer_score_selected']:.4f} vs "
@@ -298,6 +301,7 @@ def main() -> None:
     ap.add_argument("--until", default=None, help="stop starting new drafts at HH:MM UTC")
     ap.add_argument("--no-llm", action="store_true")
     ap.add_argument("--no-text-metrics", action="store_true")
+    ap.add_argument("--without", default="", help="train: comma-separated signals or feature groups to switch off")
     ap.add_argument("--no-select", action="store_true",
                     help="train: offer every feature group to every model (no cross-validated selection)")
     args = ap.parse_args()

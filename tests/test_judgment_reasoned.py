@@ -23,7 +23,7 @@ FACTS = "公诉机关指控：被告人赵某在商场盗窃手机一部，价�
 @pytest.fixture(scope="module")
 def model():
     facts, gold = _cases()
-    return StructurePredictor(label_cases(facts, gold).cases, STATUTES).train()
+    return StructurePredictor(label_cases(facts, gold).cases, STATUTES, select=False).train()
 
 
 def _reply(**kw):
@@ -70,7 +70,8 @@ def test_cli_train_predict_eval_and_draft(tmp_path, monkeypatch, capsys):
                            for d in STATUTES), encoding="utf-8")
     monkeypatch.setenv("LEGALRAG_LAW_CORPUS", str(law))
     code, out, err = run_cli(monkeypatch, capsys, "judgment", "train", "--facts", tmp_path / "cases.jsonl",
-                             "--judgments", gold_path := tmp_path / "gold.jsonl", "--out", tmp_path / "m")
+                             "--judgments", gold_path := tmp_path / "gold.jsonl", "--out", tmp_path / "m",
+                             "--no-select")
     assert code == 0, err
     code, out, err = run_cli(monkeypatch, capsys, "judgment", "predict", "--model-dir", tmp_path / "m",
                              "--facts", FACTS)
@@ -105,7 +106,7 @@ def test_cli_draft_with_an_endpoint(tmp_path, monkeypatch, capsys):
 
     facts, gold = _cases()
     labels = label_cases(facts, gold)
-    StructurePredictor(labels.cases, STATUTES).train().save(tmp_path / "m")
+    StructurePredictor(labels.cases, STATUTES, select=False).train().save(tmp_path / "m")
     law = tmp_path / "law.jsonl"
     law.write_text("".join(json.dumps({"text_id": d.id, "text": d.text, "name": d.title}, ensure_ascii=False) + "\n"
                            for d in STATUTES), encoding="utf-8")

@@ -57,7 +57,7 @@ def model():
     facts, gold = _cases()
     labels = label_cases(facts, gold)
     assert not labels.skipped
-    return StructurePredictor(labels.cases, STATUTES).train()
+    return StructurePredictor(labels.cases, STATUTES, select=False).train()  # selection: test_judgment_selection.py
 
 
 def test_labels_come_from_the_benchmark_extractor_and_unreadable_ones_are_counted():

@@ -94,14 +94,20 @@ def train(
     out: Path = typer.Option(..., "--out", help="Model directory to write (replaced atomically)."),
     without: Optional[str] = typer.Option(None, "--without", help="Ablation: comma-separated feature groups or "
                                           "signals to switch off (amounts, drugs, people, mitigating, aggravating, "
-                                          "explicit, keywords, neighbours, citepred, tables, statutory)."),
+                                          "explicit, keywords, neighbours, citepred, tables, statutory, charge_text)."),
+    select: bool = typer.Option(True, "--select/--no-select", help="Choose each model's feature groups by K-fold "
+                                "cross-validation on the training cases (recorded in the manifest)."),
+    per_defendant: bool = typer.Option(True, "--per-defendant/--no-per-defendant",
+                                       help="Offer per-defendant prison and fine models (used where they beat the "
+                                            "case-level ones out of fold on the training cases)."),
 ) -> None:
     """Train the judgment structure predictors (charges, articles, prison, fine, probation) on labelled cases."""
     from legalrag.judgment.service import train_from_files
 
     model = train_from_files(facts, judgments, _need(law_corpus, "statute corpus"), out,
                              train_citations=train_citations, first=first,
-                             disabled=[w.strip() for w in (without or "").split(",") if w.strip()], progress=True)
+                             disabled=[w.strip() for w in (without or "").split(",") if w.strip()], progress=True,
+                             select=select, per_defendant=per_defendant)
     typer.echo(f"trained on {len(model.cases)} cases ({len(model.skipped)} skipped: judgment unreadable); "
                f"thresholds {model.thresholds}; saved to {out}")
 

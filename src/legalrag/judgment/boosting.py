@@ -40,8 +40,9 @@ def out_of_fold(X, y, columns, folds: int = FOLDS):
     return out
 
 
-def cross_fit_threshold(X, Y, G, n_cases: int, columns, folds: int = FOLDS) -> float:
-    """The selection threshold that maximises the benchmark's F1 (averaged P and R) out of fold."""
+def cross_fit_threshold(X, Y, G, n_cases: int, columns, folds: int = FOLDS) -> tuple[float, float]:
+    """(threshold, F1): the selection threshold that maximises the benchmark's F1 (averaged P and R) out of
+    fold, and that F1."""
     import numpy as np
 
     probs = np.zeros(len(Y))
@@ -52,7 +53,7 @@ def cross_fit_threshold(X, Y, G, n_cases: int, columns, folds: int = FOLDS) -> f
             continue
         model = fit(X[~test], Y[~test], "binary", columns)
         probs[test] = model.predict(X[test])
-    return best_threshold(probs, Y, G, n_cases)[0]
+    return best_threshold(probs, Y, G, n_cases)
 
 
 def best_threshold(probs, Y, G, n_cases: int) -> tuple[float, float]:

@@ -40,15 +40,17 @@ class _Context:
     neighbours: list[Neighbour]
     cite_pool: dict[str, float]
     defendants: list[str]  # the defendants the facts name (defendants.py)
+    charge_hits: list = ()  # charges ranked by their conduct text (charge_text.py)
 
 
 class CaseRows:
     """The labelled cases, their neighbour index and count tables, and the rows built from them for one case.
     ``disabled`` names feature groups (``features.GROUPS``) or signals switched off."""
 
-    def __init__(self, cases: Sequence[LabelledCase], *, cite=None, disabled: Iterable[str] = ()):
+    def __init__(self, cases: Sequence[LabelledCase], *, cite=None, charge_text=None, disabled: Iterable[str] = ()):
         self.cases = {c.id: c for c in cases}
         self.cite = cite  # a citepred CitationPredictor (or None: no citation-pipeline signal)
+        self.charge_text = charge_text  # a charge_text.ChargeText (or None: no charge-text signal)
         self.disabled = frozenset(disabled)
         self.columns = [c for g, cols in GROUPS.items() if g not in self.disabled for c in cols]
         self.neighbours = NeighbourIndex(list(self.cases), [c.facts for c in cases])
@@ -97,7 +99,8 @@ class CaseRows:
             pool = dict(res.pools.get(stage, {})) if stage else {}
             for p in res.predictions:
                 pool.setdefault(p.provision, p.score)
-        return _Context(case_id, facts, feats, nbs, pool, defendants_in_facts(facts))
+        hits = self.charge_text.search(facts) if self.charge_text is not None and self._on("charge_text") else []
+        return _Context(case_id, facts, feats, nbs, pool, defendants_in_facts(facts), hits)
 
     def _case_row(self, ctx: _Context) -> list[float]:
         v = ctx.features.values
@@ -118,6 +121,9 @@ class CaseRows:
             for name, pos in keyword_hits(ctx.facts).items():
                 cands.setdefault(name, {})["keyword_positions"] = pos[:5]
                 cands[name]["keyword_count"] = len(pos)
+        for h in ctx.charge_hits:
+            e = cands.setdefault(h.name, {})
+            e["text_rank"], e["text_score"] = h.rank, round(h.score, 4)
         if ctx.neighbours:
             votes = vote(ctx.neighbours, {i: self.cases[i].charges for i in self.cases})
             for name, s in votes.items():
@@ -134,10 +140,10 @@ class CaseRows:
         return [float(len(e.get("mentions", []))), float(bool(e.get("first_mention"))),
                 float(e.get("keyword_count", 0)), (kp[0] / n) if kp else 1.0, float(e.get("vote", 0.0)),
                 float("top_neighbour" in e), share(t.charge_counts, t.n, name),
-                float(len(name))]
+                float(len(name)), float(e.get("text_rank", 99)), float(e.get("text_score", 0.0))]
 
     CHARGE_COLUMNS = ["mentions", "first_mention", "keyword_count", "keyword_first_pos", "vote", "top_neighbour",
-                      "prior", "name_len"]
+                      "prior", "name_len", "text_rank", "text_score"]
 
     # ----------------------------------------------------------------------------------- articles
     def _article_candidates(self, ctx: _Context, charges: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -48,7 +48,7 @@ from legalrag.judgment.structure import Amount, Scored, Structure
 from legalrag.types import Document
 
 FORMAT = 1
-SIGNALS = ("explicit", "keywords", "neighbours", "citepred", "tables", "statutory")
+SIGNALS = ("explicit", "keywords", "neighbours", "citepred", "tables", "statutory", "charge_text")
 SELECTED = ("prison", "fine_present", "fine", "probation", "article")  # models whose feature groups are chosen
 
 
@@ -62,11 +62,15 @@ class StructurePredictor(CaseRows):
             raise InputError(f"unknown ablation {sorted(unknown)}; choose from {sorted(GROUPS) + list(SIGNALS)}")
         if not cases:
             raise InputError("no labelled cases to learn from; every case was skipped or none was given")
-        super().__init__(cases, cite=cite, disabled=disabled)
+        from legalrag.judgment.charge_text import ChargeText
+
+        super().__init__(cases, cite=cite, disabled=disabled,
+                         charge_text=ChargeText(statutes) if "charge_text" not in set(disabled) else None)
         self.statutes = list(statutes)
         self.ranges = statutory_ranges(self.statutes)
         self.models: dict[str, Any] = {}
         self.thresholds: dict[str, float] = {}
+        self.cv_f1: dict[str, float] = {}  # out-of-fold F1 on the training cases at the chosen threshold
         self.skipped: list[tuple[str, str]] = []
         self.select = select
         self.groups = {g: GROUPS[g] for g in GROUPS if g not in self.disabled}  # the case-level groups offered
@@ -127,12 +131,12 @@ class StructurePredictor(CaseRows):
                 ar_case.append(i)
         X, Y, G = np.array(ch_rows, dtype=float), np.array(ch_y), np.array(ch_case)
         self.models["charge"] = fit(X, Y, "binary", self.CHARGE_COLUMNS)
-        self.thresholds["charge"] = cross_fit_threshold(X, Y, G, len(cases), self.CHARGE_COLUMNS)
+        self.thresholds["charge"], self.cv_f1["charge"] = cross_fit_threshold(X, Y, G, len(cases), self.CHARGE_COLUMNS)
         X, Y, G = np.array(ar_rows, dtype=float), np.array(ar_y), np.array(ar_case)
         self._choose("article", lambda idx, cols, a: set_f1_cv(X[:, idx], Y, G, len(cases), cols, a), len(cases))
         self.models["article"] = self._fit("article", X, Y, "binary")
-        self.thresholds["article"] = cross_fit_threshold(X[:, self._idx("article")], Y, G, len(cases),
-                                                         self._cols("article"))
+        self.thresholds["article"], self.cv_f1["article"] = cross_fit_threshold(
+            X[:, self._idx("article")], Y, G, len(cases), self._cols("article"))
         return self
 
     # ------------------------------------------------------------------------------- several defendants
@@ -350,7 +354,7 @@ class StructurePredictor(CaseRows):
 
         with atomic_dir(path) as tmp:
             manifest = {"format": FORMAT, "n_cases": len(self.cases), "disabled": sorted(self.disabled),
-                        "columns": self.columns, "thresholds": self.thresholds, "rounds": ROUNDS,
+                        "columns": self.columns, "thresholds": self.thresholds, "cv_f1": self.cv_f1, "rounds": ROUNDS,
                         "params": PARAMS, "skipped": self.skipped, "uses_citepred": self.cite is not None,
                         "model_groups": {k: list(v) for k, v in self.model_groups.items()},
                         "per_defendant": {"enabled": self.per_defendant_enabled, "models": self.per_defendant},

@@ -22,7 +22,8 @@ def load_statutes_file(law_corpus: str | Path):
 
 def train_from_files(facts_path: str | Path, judgments_path: str | Path, law_corpus: str | Path, out: str | Path,
                      *, train_citations: str | Path | None = None, first: int | None = None,
-                     disabled: Sequence[str] = (), progress: bool = False) -> StructurePredictor:
+                     disabled: Sequence[str] = (), progress: bool = False, select: bool = True,
+                     per_defendant: bool = True) -> StructurePredictor:
     """Train on the labelled cases (the first ``first`` ids in sorted order, or all) and save to ``out``.
 
     Cases whose judgment cannot be read (no charge or no sentence) are skipped; the skipped ids and reasons are
@@ -39,7 +40,8 @@ def train_from_files(facts_path: str | Path, judgments_path: str | Path, law_cor
     labels = label_cases(facts, judgments, train_ids)
     statutes = load_statutes_file(law_corpus)
     cite = build_cite(statutes, train_citations=train_citations) if train_citations else None
-    model = StructurePredictor(labels.cases, statutes, cite=cite, disabled=disabled)
+    model = StructurePredictor(labels.cases, statutes, cite=cite, disabled=disabled, select=select,
+                               per_defendant=per_defendant)
     model.skipped = [list(s) for s in labels.skipped]
     model.train(progress=progress)
     model.save(out, {"trained_on": {"facts": Path(facts_path).name, "judgments": Path(judgments_path).name,
