@@ -49,12 +49,13 @@ def load_data(data: Path, n_train: int = 200):
     return facts, gold, train_ids, eval_ids, labels, statutes
 
 
-def train_model(data: Path, disabled=(), progress=True, select=True):
+def train_model(data: Path, disabled=(), progress=True, select=True, per_defendant=True):
     from legalrag.judgment.predict import StructurePredictor, build_cite
 
     facts, gold, train_ids, eval_ids, labels, statutes = load_data(data)
     cite = None if "citepred" in disabled else build_cite(statutes, train_citations=data / "data" / "qrels_file_train")
-    model = StructurePredictor(labels.cases, statutes, cite=cite, disabled=disabled, select=select)
+    model = StructurePredictor(labels.cases, statutes, cite=cite, disabled=disabled, select=select,
+                               per_defendant=per_defendant)
     model.skipped = list(labels.skipped)
     t0 = time.perf_counter()
     model.train(progress=progress)
@@ -101,7 +102,8 @@ def _table(title, rows, columns):
 
 def cmd_train(args):
     without = tuple(w for w in (args.without or "").split(",") if w)
-    model, secs = train_model(args.data, disabled=without, select=not args.no_select)
+    model, secs = train_model(args.data, disabled=without, select=not args.no_select,
+                              per_defendant=not args.no_per_defendant)
     model.save(args.model_dir, {"trained_on": "JuDGE data/test.json, first 200 text_ids", "train_seconds": secs})
     print(f"trained in {secs:.1f} s on {len(model.cases)} cases ({len(model.skipped)} skipped); thresholds "
           f"{model.thresholds}; out-of-fold F1 on the training cases {model.cv_f1}; saved to {args.model_dir}")
@@ -302,6 +304,8 @@ def main() -> None:
     ap.add_argument("--no-llm", action="store_true")
     ap.add_argument("--no-text-metrics", action="store_true")
     ap.add_argument("--without", default="", help="train: comma-separated signals or feature groups to switch off")
+    ap.add_argument("--no-per-defendant", action="store_true",
+                    help="train: case-level prison and fine models only (no per-defendant models)")
     ap.add_argument("--no-select", action="store_true",
                     help="train: offer every feature group to every model (no cross-validated selection)")
     args = ap.parse_args()
