@@ -118,3 +118,36 @@ def test_cli_compare_bad_inputs(two_runs, tmp_path, monkeypatch, capsys):
     code, _, err = run_cli(monkeypatch, capsys, "eval", "compare", tmp_path / "bm25", "--queries", q,
                            "--index", idx, "--plot", tmp_path / "c.svg")
     assert code == 1 and "c.svg" in err and "PNG" in err and not (tmp_path / "c.svg").exists()
+
+
+def test_fuse_runs_is_reciprocal_rank_fusion_with_its_trail(tmp_path, monkeypatch, capsys):
+    from legalrag.evaluation.runs import fuse_runs, load_run, write_trec_run
+    from legalrag.types import Document, Hit
+
+    a = {"q1": ["x", "y", "z"], "q2": ["p"]}
+    b = {"q1": ["z", "x"]}  # q2 missing from b: fused from a alone
+    fused = fuse_runs({"a": a, "b": b}, k=60)
+    s = {h.id: h.score for h in fused["q1"]}
+    assert s["x"] == pytest.approx(1 / 61 + 1 / 62) and s["z"] == pytest.approx(1 / 63 + 1 / 61)
+    assert s["y"] == pytest.approx(1 / 62)
+    assert [h.id for h in fused["q1"]] == ["x", "z", "y"] and fused["q1"][0].sources == {"a": 1, "b": 2}
+    assert [h.id for h in fused["q2"]] == ["p"]
+    weighted = fuse_runs({"a": a, "b": b}, k=0, weights=[1.0, 3.0])
+    assert [h.id for h in weighted["q1"]][0] == "z"  # 1/3 + 3/1 beats 1/1 + 3/2
+    with pytest.raises(InputError, match="one weight per run"):
+        fuse_runs({"a": a, "b": b}, weights=[1.0])
+    with pytest.raises(InputError, match="at least two runs"):
+        fuse_runs({"a": a})
+
+    def trec(name, ranked):
+        write_trec_run(tmp_path / f"{name}.trec", {q: [Hit(Document(id=d, text=""), 1.0 / r, r)
+                                                       for r, d in enumerate(ids, 1)] for q, ids in ranked.items()})
+        return str(tmp_path / f"{name}.trec")
+
+    code, out, _ = run_cli(monkeypatch, capsys, "eval", "fuse", trec("a", a), trec("b", b), "--out", tmp_path / "f",
+                           "--json")
+    assert code == 0 and json.loads(out)["runs"] == ["a", "b"]
+    assert load_run(tmp_path / "f")[1] == {q: [h.id for h in hs] for q, hs in fused.items()}
+    code, _, err = run_cli(monkeypatch, capsys, "eval", "fuse", trec("a", a), trec("b", b), "--out", tmp_path / "g",
+                           "--weights", "1,x")
+    assert code != 0 and "--weights" in err and not (tmp_path / "g").exists()

@@ -60,3 +60,41 @@ def test_needs_a_first_stage_to_mine_from(setup, tmp_path):
     start, docs, queries, _ = setup
     with pytest.raises(InputError, match="first-stage"):
         train_reranker(start, tmp_path / "x", queries, docs, {}, RerankerSettings(**SETTINGS), progress=False)
+
+
+def test_cross_encoder_scores_become_learned_ranker_features(setup, tmp_path, monkeypatch):
+    import json
+
+    import numpy as np
+
+    from legalrag.errors import IndexError_
+    from legalrag.rerank.features import CROSS_FEATURES
+    from legalrag.rerank.learned import cross_encoder_path, from_index, train_for_index
+    from legalrag.wiring import build_index, expand_components, make_reranker
+
+    monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path / "home"))
+    start, docs, queries, bm25 = setup
+    index = build_index(tmp_path / "idx", docs, expand_components(["bm25"], []), lang="en")
+    train_reranker(start, index.path / "cross", queries, docs, {"bm25": retriever_ranker(bm25)},
+                   RerankerSettings(**SETTINGS), progress=False, query_prefix="query: ")
+    cross = make_reranker("cross", index)
+    ranker = train_for_index(index, queries, depth=8, rounds=10, cross=cross,
+                             params={"min_data_in_leaf": 2, "min_data_in_bin": 1})
+    names = ranker.extractor.names
+    assert names[-3:] == list(CROSS_FEATURES)
+    spec = json.loads((index.path / "ranker" / "spec.json").read_text())
+    assert spec["cross_encoder"] == "cross" and cross_encoder_path(index) == index.path / "cross"
+
+    q = queries[0].text
+    hits = index.retriever("bm25").retrieve(q, k=8)
+    m = ranker.extractor.base_matrix(q, hits)
+    logits = np.array(cross.score(q, [f"{h.document.title}\n{h.document.text}" for h in hits]))
+    np.testing.assert_allclose(m[:, names.index("cross_score")], logits, rtol=1e-5)
+    np.testing.assert_allclose(m[:, names.index("cross_rel")], logits - logits.max(), rtol=1e-5, atol=1e-6)
+    assert sorted(m[:, names.index("cross_rank")]) == list(range(1, len(hits) + 1))
+    assert m[int(np.argmax(logits)), names.index("cross_rank")] == 1
+
+    with pytest.raises(IndexError_, match="cross-encoder"):
+        from_index(index)  # the spec needs the cross-encoder; it is not silently dropped
+    loaded = make_reranker("learned", index)  # the composition root loads it from the spec
+    np.testing.assert_allclose(loaded.score(q, hits), ranker.score(q, hits), rtol=1e-5)

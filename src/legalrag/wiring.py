@@ -241,11 +241,13 @@ def make_reranker(name: str, index: Any = None, *, llm: LLM | None = None, **opt
     ``options``). The LLM rerankers prompt in the index's language."""
     model, endpoint, endpoint_model = (options.pop(k, None) for k in ("model", "endpoint", "endpoint_model"))
     if name == "learned":
-        from legalrag.rerank.learned import from_index
+        from legalrag.rerank.learned import cross_encoder_path, from_index
 
         if index is None:
             raise InputError("the learned reranker needs the index it was trained for")
-        return from_index(index)
+        cross_dir = cross_encoder_path(index)
+        cross = make_reranker(f"cross:{cross_dir}", threads=options.get("threads")) if cross_dir else None
+        return from_index(index, cross)
     if name == "cross" or name.startswith("cross:"):  # a `legalrag train reranker` directory (default INDEX/cross)
         from legalrag.rerank.cross import CrossEncoderReranker
 

@@ -7,6 +7,7 @@ learned|none` live in cli/retrieval.py and reach this area through the index reg
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -23,19 +24,25 @@ def ranker_train(
     rounds: int = typer.Option(150, "--rounds", min=1, help="LightGBM boosting rounds."),
     cv: int = typer.Option(0, "--cv", help="Also report K-fold cross-validated metrics on these queries (0: skip)."),
     k: int = typer.Option(10, "--k", min=1, help="Cut-off for the reported metrics."),
+    cross: Optional[Path] = typer.Option(None, "--cross", help="A cross-encoder directory (`legalrag train "
+                                         "reranker`) whose scores become three more features."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
     progress: ProgressOption = True,
 ) -> None:
     """Train the learned ranker on training queries and save it into INDEX/ranker."""
     from legalrag.evaluation.datasets import load_queries
     from legalrag.rerank.learned import cross_validate_for_index, train_for_index
+    from legalrag.wiring import make_reranker
+
     idx = root(ctx).open_index(index)
     qs = load_queries(queries, idx)
-    summary: dict = {"index": str(index), "queries": str(queries), "n_queries": len(qs), "depth": depth}
+    cross_model = make_reranker(f"cross:{cross}") if cross is not None else None
+    summary: dict = {"index": str(index), "queries": str(queries), "n_queries": len(qs), "depth": depth,
+                     "cross": str(cross) if cross else None}
     if cv:
         summary["cv"] = {"folds": cv, **cross_validate_for_index(idx, qs, k_folds=cv, depth=depth, rounds=rounds,
-                                                                 k=k, progress=progress)}
-    ranker = train_for_index(idx, qs, depth=depth, rounds=rounds, progress=progress)
+                                                                 k=k, progress=progress, cross=cross_model)}
+    ranker = train_for_index(idx, qs, depth=depth, rounds=rounds, progress=progress, cross=cross_model)
     summary.update({"ranker": str(Path(index) / "ranker"), "features": ranker.spec["features"],
                     "candidates": ranker.spec["candidates"]})
     if as_json:

@@ -132,3 +132,32 @@ def load_run(path: str | Path) -> tuple[str, dict[str, list[str]]]:
     if not p.is_file():
         raise InputError("no such run directory or TREC run file", path=str(p))
     return p.stem, read_trec_run(p)
+
+
+def fuse_runs(runs: Mapping[str, Mapping[str, Sequence[str]]], *, k: int = 60,
+              weights: Sequence[float] | None = None, depth: int = 100) -> dict[str, list[Hit]]:
+    """Reciprocal-rank fusion of saved runs (name -> qid -> ranked ids), query by query, the same fusion as an
+    index's ``hybrid`` component; a query missing from a run is fused from the runs that have it. Each hit's
+    ``sources`` names the rank every run gave it."""
+    from legalrag.retrieval.fusion import reciprocal_rank_fusion
+    from legalrag.types import Document
+
+    if len(runs) < 2:
+        raise InputError(f"fusion needs at least two runs, got {len(runs)}")
+    names = list(runs)
+    w = list(weights) if weights is not None else [1.0] * len(names)
+    if len(w) != len(names):
+        raise InputError(f"{len(w)} weights for {len(names)} runs; give one weight per run, in order")
+    qids = sorted({q for ranked in runs.values() for q in ranked})
+    out: dict[str, list[Hit]] = {}
+    for q in qids:
+        lists, used, uw = [], [], []
+        for name, wi in zip(names, w):
+            ids = runs[name].get(q)
+            if ids:
+                lists.append([Hit(document=Document(id=d, text=""), score=0.0, rank=r, retriever=name)
+                              for r, d in enumerate(ids, 1)])
+                used.append(name)
+                uw.append(wi)
+        out[q] = reciprocal_rank_fusion(lists, k=k, weights=uw, names=used, name="rrf", limit=depth)
+    return out

@@ -35,6 +35,7 @@ class CrossEncoderReranker:
                              "`legalrag train reranker`", path=str(self.path))
         self.settings = json.loads((self.path / SETTINGS_FILE).read_text(encoding="utf-8"))
         self.batch_size, self.threads = batch_size, threads
+        self.max_chars = int(self.settings.get("max_chars", 300))
         self._model = self._tokenizer = None
 
     def _load(self):
@@ -55,8 +56,7 @@ class CrossEncoderReranker:
     def rerank(self, query: str, hits: Sequence[Hit], k: int | None = None) -> list[Hit]:
         if not hits:
             return []
-        max_chars = int(self.settings.get("max_chars", 300))
-        scores = self.score(query, [pair_text(h.document.title, h.document.text, max_chars) for h in hits])
+        scores = self.score(query, [pair_text(h.document.title, h.document.text, self.max_chars) for h in hits])
         return reranked(hits, scores, self.name, k)
 
 

@@ -60,18 +60,27 @@ class Prior:
 PRIOR_FEATURES = ("article_prior", "law_prior")
 
 
-class FeatureExtractor:
-    """``FeatureExtractor(bm25, [dense...], depth)``; ``names``; ``matrix(query, hits, prior)`` -> (n, f)."""
+CROSS_FEATURES = ("cross_score", "cross_rel", "cross_rank")
 
-    def __init__(self, bm25: Any = None, dense: Sequence[Any] = (), depth: int = 100):
+
+class FeatureExtractor:
+    """``FeatureExtractor(bm25, [dense...], depth, cross=None)``; ``names``; ``matrix(query, hits, prior)`` -> (n, f).
+
+    ``cross``: a trained cross-encoder (``rerank.cross.CrossEncoderReranker``, anything with ``score(query,
+    texts)``, ``name`` and ``max_chars``); its logit, its gap to the best candidate's and its rank among the
+    candidates become three features. It reads every (query, article) pair, so it is the costly feature."""
+
+    def __init__(self, bm25: Any = None, dense: Sequence[Any] = (), depth: int = 100, cross: Any = None):
         self.bm25 = bm25
         self.dense = list(dense)
         self.depth = depth
+        self.cross = cross
         self._bm25_pos: dict[str, int] | None = None
 
     @property
     def retriever_names(self) -> list[str]:
-        return ([self.bm25.name] if self.bm25 is not None else []) + [d.name for d in self.dense]
+        return (([self.bm25.name] if self.bm25 is not None else []) + [d.name for d in self.dense]
+                + ([self.cross.name] if self.cross is not None else []))
 
     @property
     def names(self) -> list[str]:
@@ -82,7 +91,20 @@ class FeatureExtractor:
             out += [f"dense{i}_cos", f"dense{i}_rel", f"dense{i}_rank"]
         out += ["fused_rank", "fused_score_rel", "law_title_overlap", "name_overlap", "text_overlap",
                 "query_names_law", *PRIOR_FEATURES, "log_doc_len", "log_query_len"]
+        if self.cross is not None:
+            out += list(CROSS_FEATURES)
         return out
+
+    def _cross_columns(self, query: str, hits: Sequence[Hit]) -> list[np.ndarray]:
+        from legalrag.rerank.cross import pair_text
+
+        max_chars = int(getattr(self.cross, "max_chars", 300))
+        s = np.asarray(self.cross.score(query, [pair_text(h.document.title, h.document.text, max_chars)
+                                                for h in hits]), dtype=np.float64)
+        order = np.argsort(-s, kind="stable")
+        rank = np.empty(len(s))
+        rank[order] = np.arange(1, len(s) + 1)
+        return [s, s - s.max(), rank]
 
     def _bm25_scores(self, query: str, hits: Sequence[Hit]) -> np.ndarray:
         if self._bm25_pos is None:
@@ -121,6 +143,8 @@ class FeatureExtractor:
         cols += [np.array([float(h.rank) for h in hits]), fused / top, np.array(law_overlap),
                  np.array(name_overlap), np.array(text_overlap), np.array(names_law),
                  np.zeros(n), np.zeros(n), np.array(doc_len), np.full(n, math.log1p(len(query)))]
+        if self.cross is not None and n:
+            cols += self._cross_columns(query, hits)
         return np.column_stack(cols).astype(np.float32) if n else np.zeros((0, len(self.names)), np.float32)
 
     def set_priors(self, matrix: np.ndarray, hits: Sequence[Hit], prior: Prior,

@@ -168,14 +168,39 @@ def cross_validate(extractor: FeatureExtractor, ts: TrainingSet, law_of: Mapping
 
 # -- index integration ------------------------------------------------------------------------------------
 
-def extractor_for_index(index: Any, depth: int = 100) -> FeatureExtractor:
-    """Features from the index's ``bm25`` component and every ``dense-*`` component (in manifest order)."""
+def extractor_for_index(index: Any, depth: int = 100, cross: Any = None) -> FeatureExtractor:
+    """Features from the index's ``bm25`` component and every ``dense-*`` component (in manifest order), plus
+    a cross-encoder's scores when ``cross`` is given."""
     bm25 = index.retriever("bm25") if "bm25" in index.names else None
     dense = [index.retriever(n) for n in index.names if index.manifest["components"][n]["kind"] == "dense"]
     if bm25 is None and not dense:
         raise InputError(f"the index at {index.path} has neither bm25 nor dense components to compute ranker "
                          "features from")
-    return FeatureExtractor(bm25, dense, depth)
+    return FeatureExtractor(bm25, dense, depth, cross=cross)
+
+
+def _cross_spec(index: Any, cross: Any) -> dict[str, Any]:
+    """Where the ranker's cross-encoder lives: relative to the index when inside it, so the index can move."""
+    if cross is None:
+        return {}
+    path = Path(cross.path).resolve()
+    try:
+        where = str(path.relative_to(Path(index.path).resolve()))
+    except ValueError:
+        where = str(path)
+    return {"cross_encoder": where}
+
+
+def cross_encoder_path(index: Any) -> Path | None:
+    """The cross-encoder directory the index's trained ranker needs as a feature (None when it needs none)."""
+    spec_file = Path(index.path) / RANKER_DIR / "spec.json"
+    if not spec_file.exists():
+        return None
+    where = json.loads(spec_file.read_text(encoding="utf-8")).get("cross_encoder")
+    if not where:
+        return None
+    p = Path(where)
+    return p if p.is_absolute() else Path(index.path) / p
 
 
 def candidate_retriever(index: Any) -> str:
@@ -183,20 +208,24 @@ def candidate_retriever(index: Any) -> str:
 
 
 def train_for_index(index: Any, queries: Sequence[Query], *, depth: int = 50, rounds: int = DEFAULT_ROUNDS,
-                    params: Mapping[str, Any] | None = None, progress: bool = False) -> LearnedRanker:
-    """Train on ``queries`` over the index's candidates and save to ``INDEX/ranker`` (atomically)."""
-    extractor = extractor_for_index(index, depth)
+                    params: Mapping[str, Any] | None = None, progress: bool = False,
+                    cross: Any = None) -> LearnedRanker:
+    """Train on ``queries`` over the index's candidates and save to ``INDEX/ranker`` (atomically).
+    ``cross``: a cross-encoder reranker whose scores become features (recorded in the spec)."""
+    extractor = extractor_for_index(index, depth, cross)
     name = candidate_retriever(index)
     ts = build_training_set(extractor, index.retriever(name), queries, depth, progress=progress)
     law_of = {d.id: str(d.metadata.get("law", "")) for d in index.documents}
     ranker = train(extractor, ts, law_of, params=params, rounds=rounds,
-                   extra_spec={"candidates": name, "corpus_sha256": index.corpus_sha256})
+                   extra_spec={"candidates": name, "corpus_sha256": index.corpus_sha256,
+                               **_cross_spec(index, cross)})
     ranker.save(Path(index.path) / RANKER_DIR)
     return ranker
 
 
-def from_index(index: Any) -> LearnedRanker:
-    """The ranker trained for this index (``INDEX/ranker``, written by ``legalrag ranker train``)."""
+def from_index(index: Any, cross: Any = None) -> LearnedRanker:
+    """The ranker trained for this index (``INDEX/ranker``, written by ``legalrag ranker train``); ``cross``
+    is the cross-encoder it was trained with, if any (:func:`cross_encoder_path` says where it is)."""
     d = Path(index.path) / RANKER_DIR
     if not (d / "spec.json").exists():
         raise IndexError_(f"the index at {index.path} has no trained ranker; train one with "
@@ -204,16 +233,19 @@ def from_index(index: Any) -> LearnedRanker:
     spec = json.loads((d / "spec.json").read_text(encoding="utf-8"))
     if spec.get("corpus_sha256") not in (None, index.corpus_sha256):
         raise IndexError_(f"the ranker at {d} was trained on another corpus; retrain it")
-    return LearnedRanker.load(d, extractor_for_index(index, spec.get("depth", 100)))
+    if spec.get("cross_encoder") and cross is None:
+        raise IndexError_(f"the ranker at {d} uses the cross-encoder at {spec['cross_encoder']} as a feature; "
+                          "pass it in (the CLI and `wiring.make_reranker` load it from the spec)")
+    return LearnedRanker.load(d, extractor_for_index(index, spec.get("depth", 100), cross))
 
 
 def cross_validate_for_index(index: Any, queries: Sequence[Query], *, k_folds: int = 5, depth: int = 50,
                              rounds: int = DEFAULT_ROUNDS, k: int = 10, params: Mapping[str, Any] | None = None,
-                             progress: bool = False, seed: int = 13) -> dict[str, float]:
+                             progress: bool = False, seed: int = 13, cross: Any = None) -> dict[str, float]:
     """K-fold (by query) metrics of the learned ranker over the index's candidates, without saving anything."""
     from legalrag.evaluation.metrics import evaluate_rankings
 
-    extractor = extractor_for_index(index, depth)
+    extractor = extractor_for_index(index, depth, cross)
     ts = build_training_set(extractor, index.retriever(candidate_retriever(index)), queries, depth, progress)
     law_of = {d.id: str(d.metadata.get("law", "")) for d in index.documents}
     hits = cross_validate(extractor, ts, law_of, k=k_folds, seed=seed, params=params, rounds=rounds)
