@@ -250,8 +250,8 @@ class StructurePredictor(CaseRows):
             best = cands[names[order[0]]]
             if not best.get("mentions") and not best.get("keyword_positions"):
                 low = True
-                notes.append(f"low confidence in the charge: {names[order[0]]} rests on similar cases only "
-                             "(the facts neither name it nor describe its conduct in known words)")
+                notes.append(f"low confidence in the charge: {names[order[0]]} rests on similar cases or its "
+                             "conduct text only (the facts neither name it nor describe its conduct in known words)")
             elif probs[order[0]] < 0.5:
                 low = True
                 notes.append(f"low confidence in the charge: best candidate {names[order[0]]} at p={probs[order[0]]:.2f}")
