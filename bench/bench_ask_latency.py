@@ -4,6 +4,12 @@
     python bench/bench_ask_latency.py --index INDEX --label after --out runs/ask-after.jsonl
     python bench/bench_ask_latency.py --index INDEX --label before --src ../other-checkout/src --out ...
     python bench/bench_ask_latency.py summary runs/ask-before.jsonl runs/ask-after.jsonl
+    python bench/bench_ask_latency.py warm --index INDEX --label warm --out runs/ask-warm.jsonl
+
+``warm`` is what `legalrag chat` and `legalrag serve` do: one process opens the index and loads the model once,
+answers one warm-up question (not recorded), then the ``--n`` questions in turn; time to first token counts from
+the question's arrival (retrieval, prompt building, prefill), and ``prompt_tokens_evaluated`` shows how much of
+each prompt the runtime's prompt cache spared (the fixed instructions are the shared prefix).
 
 Each question runs in a new interpreter whose ``sys.path`` starts with ``--src`` (so an older checkout can be
 measured with this same script), with the call cache disabled. Time to first token counts interpreter start,
@@ -102,6 +108,63 @@ def run(args: argparse.Namespace) -> None:
               f"load {load0:.1f}", flush=True)
 
 
+def warm(args: argparse.Namespace) -> None:
+    sys.path.insert(0, str(Path(args.src).resolve()))
+    os.environ["LEGALRAG_LLM_CACHE"] = os.devnull
+    from legalrag.answer import answer_question
+    from legalrag.retrieval.index import open_index
+    from legalrag.wiring import make_llm
+
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists():
+        raise SystemExit(f"{out} exists: a warm run is one process, so it is not resumed; remove it first")
+    kw = json.loads(args.ask_options) if args.ask_options else {}
+    t0 = time.time()
+    index = open_index(args.index)
+    llm = make_llm(args.model, cache=False, **({"threads": args.threads} if args.threads else {}))
+    inner = getattr(llm, "inner", llm)
+    inner.load()
+    setup_s = time.time() - t0
+    questions = stard_questions(Path(args.data_dir), args.n + 1)
+    warmup, questions = questions[-1], questions[:-1]  # the (n+1)-th question warms the runtime, unrecorded
+    rows = []
+    for i, q in enumerate([warmup, *questions]):
+        first: list[float] = []
+        load0 = os.getloadavg()[0]
+        t = time.time()
+        a = answer_question(q["query"], index, llm, k=args.k, max_tokens=args.max_tokens,
+                            on_text=lambda piece: first.append(time.time()) if not first else None, **kw)
+        t_end = time.time()
+        if i == 0:
+            continue
+        tm = a.timings
+        check = tm.get("citation_check_s", 0.0)
+        gen_start = t_end - check - tm.get("generation_s", 0.0)
+        gold = {str(g) for g in q["gold_ids"]}
+        cits = [{"resolved": c.resolved, "document_id": c.document_id, "in_retrieved": c.in_retrieved}
+                for c in a.citations]
+        row = {"query_id": q["query_id"], "label": args.label, "mode": "warm", "setup_s": setup_s,
+               "ttft_s": (first[0] if first else t_end) - t, "total_s": t_end - t,
+               "prefill_s": (first[0] - gen_start) if first else tm.get("generation_s", 0.0),
+               "decode_s": (t_end - check - first[0]) if first else 0.0,
+               "retrieval_s": tm.get("retrieval_s", 0.0), "citation_check_s": check,
+               "prompt_tokens": int(tm.get("prompt_tokens", 0)),
+               "prompt_tokens_evaluated": int(tm.get("prompt_tokens_evaluated", tm.get("prompt_tokens", 0))),
+               "completion_tokens": int(tm.get("completion_tokens", 0)), "citations": cits,
+               "retrieved": [h.id for h in a.hits], "answer": a.text, "n_gold": len(gold),
+               "gold_cited": len(gold & {c["document_id"] for c in cits if c["resolved"]}),
+               "gold_retrieved": len(gold & {h.id for h in a.hits}), "loadavg_1m_start": load0,
+               "loadavg_1m_end": os.getloadavg()[0], "threads": getattr(inner, "n_threads", None)}
+        rows.append(row)
+        print(f"{args.label} q{q['query_id']}: ttft {row['ttft_s']:.1f} s, total {row['total_s']:.1f} s, "
+              f"prompt {row['prompt_tokens']} tok ({row['prompt_tokens_evaluated']} evaluated), "
+              f"completion {row['completion_tokens']} tok, load {load0:.1f}", flush=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    tmp.replace(out)
+
+
 def _pct(xs: list[float], p: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, max(0, round(p / 100 * (len(xs) - 1))))]
@@ -127,6 +190,8 @@ def summarise(rows: list[dict]) -> dict:
         "gold_share": sum(r["gold_cited"] for r in rows) / sum(r["n_gold"] for r in rows),
         "gold_retrieved_share": sum(r["gold_retrieved"] for r in rows) / sum(r["n_gold"] for r in rows),
         "loadavg_1m_mean": statistics.mean(r["loadavg_1m_start"] for r in rows),
+        "prompt_cache_share": (sum(r["prompt_tokens"] - r.get("prompt_tokens_evaluated", r["prompt_tokens"])
+                                   for r in rows) / max(1, sum(r["prompt_tokens"] for r in rows))),
     }
 
 
@@ -138,7 +203,7 @@ def summary(args: argparse.Namespace) -> None:
     for f in args.files:
         rows = [json.loads(x) for x in Path(f).read_text(encoding="utf-8").splitlines() if x.strip()]
         results[rows[0]["label"] if rows else f] = summarise(rows)
-    t = Table(title="ask latency (one process per question)")
+    t = Table(title="ask latency (run: one process per question; warm: one process, model loaded once)")
     t.add_column("metric")
     for name in results:
         t.add_column(name)
@@ -152,23 +217,25 @@ def summary(args: argparse.Namespace) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("run")
-    r.add_argument("--index", required=True)
-    r.add_argument("--label", required=True)
-    r.add_argument("--src", default=str(ROOT / "src"), help="the checkout's src folder to measure")
-    r.add_argument("--out", required=True)
-    r.add_argument("--n", type=int, default=20)
-    r.add_argument("--k", type=int, default=8)
-    r.add_argument("--max-tokens", type=int, default=512)
-    r.add_argument("--model", default=None)
-    r.add_argument("--threads", type=int, default=None)
-    r.add_argument("--ask-options", default=None, help="JSON of extra answer_question keywords")
-    r.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data" / "stard"))
+    for name, help_ in (("run", "one fresh process per question"),
+                        ("warm", "one process, model loaded once (as chat and serve)")):
+        r = sub.add_parser(name, help=help_)
+        r.add_argument("--index", required=True)
+        r.add_argument("--label", required=True)
+        r.add_argument("--src", default=str(ROOT / "src"), help="the checkout's src folder to measure")
+        r.add_argument("--out", required=True)
+        r.add_argument("--n", type=int, default=20)
+        r.add_argument("--k", type=int, default=8)
+        r.add_argument("--max-tokens", type=int, default=512)
+        r.add_argument("--model", default=None)
+        r.add_argument("--threads", type=int, default=None)
+        r.add_argument("--ask-options", default=None, help="JSON of extra answer_question keywords")
+        r.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data" / "stard"))
     s = sub.add_parser("summary")
     s.add_argument("files", nargs="+")
     s.add_argument("--json", default=None)
     args = ap.parse_args()
-    run(args) if args.cmd == "run" else summary(args)
+    {"run": run, "warm": warm, "summary": summary}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -81,10 +81,12 @@ def encode(model, texts: Sequence[str], prefix: str, batch_size: int = 64, progr
 
 @dataclass(frozen=True)
 class DevRun:
-    """One dev evaluation: averaged figures and, per dev query, the top ids with their cosine scores."""
+    """One dev evaluation: averaged figures and, per dev query, the top ids with their cosine scores; and the
+    corpus matrix it encoded (row i is ``doc_ids[i]``), which mining with the same model reuses."""
 
     metrics: dict[str, float]
     ranked: dict[str, list[tuple[str, float]]]
+    matrix: np.ndarray | None = None
 
 
 def dev_metrics(model, dev: Sequence[Query], doc_ids: Sequence[str], doc_texts: Sequence[str],
@@ -114,7 +116,7 @@ def dev_metrics(model, dev: Sequence[Query], doc_ids: Sequence[str], doc_texts: 
         vecs = encode(model, [q.text for q in queries], qp)
         return dense_ranker({q.id: v for q, v in zip(queries, vecs)}, doc_ids, matrix)(queries, k)
 
-    return DevRun(out, scored), corpus_ranker
+    return DevRun(out, scored, matrix), corpus_ranker
 
 
 def save_dev_run(work: Path, epoch: int, run: DevRun, documents: Mapping[str, Document]) -> None:
@@ -130,13 +132,20 @@ def save_dev_run(work: Path, epoch: int, run: DevRun, documents: Mapping[str, Do
 
 
 def guarded_mining(model, train: Sequence[Query], rankers: Mapping[str, RankFn], texts: Mapping[str, str],
-                   s: EncoderSettings) -> Negatives:
+                   s: EncoderSettings, corpus: tuple[Sequence[str], np.ndarray] | None = None) -> Negatives:
+    """Mine negatives with ``rankers``, then drop likely false negatives by the model's similarity.
+    ``corpus``: (doc ids, their vectors under this same model), e.g. from the dev evaluation just run, so the
+    candidates are not encoded a second time."""
     if s.guard_ratio <= 0:
         return mine_negatives(train, rankers, depth=s.mine_depth, skip=s.mine_skip)
     first = mine_negatives(train, rankers, depth=s.mine_depth, skip=s.mine_skip)
     needed = sorted({d for ids in first.by_query.values() for d in ids} | {g for q in train for g in q.gold_ids})
     qp, dp = prefixes(model)
-    dv = dict(zip(needed, encode(model, [texts[d] for d in needed], dp)))
+    if corpus is not None and corpus[1] is not None and len(corpus[0]) == len(corpus[1]):
+        row = {d: i for i, d in enumerate(corpus[0])}
+        dv = {d: corpus[1][row[d]] for d in needed if d in row}
+    else:
+        dv = dict(zip(needed, encode(model, [texts[d] for d in needed], dp)))
     qv = dict(zip([q.id for q in train], encode(model, [q.text for q in train], qp)))
     guard = similarity_guard(qv, dv, s.guard_ratio)
     out = Negatives(sources=first.sources)
@@ -229,7 +238,7 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
         model.train(False)
         base, _ = dev_metrics(model, dev, doc_ids, [texts[d] for d in doc_ids], progress=progress)
         save_dev_run(work, 0, base, by_id)
-        negs = guarded_mining(model, train, rankers, texts, s)
+        negs = guarded_mining(model, train, rankers, texts, s, corpus=(doc_ids, base.matrix))
         loop.history.append({"epoch": 0, "dev": base.metrics, "negatives_per_query": _mean_negs(negs, train)})
 
     while loop.epoch <= s.epochs:
@@ -248,7 +257,7 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
         save_dev_run(work, loop.epoch, run, by_id)
         entry = loop.end_epoch(run.metrics, s.select_by)
         if s.remine and loop.epoch < s.epochs:
-            negs = guarded_mining(model, train, {"dense-trained": ranker}, texts, s)
+            negs = guarded_mining(model, train, {"dense-trained": ranker}, texts, s, corpus=(doc_ids, run.matrix))
             entry["remined_negatives_per_query"] = _mean_negs(negs, train)
         loop.next_epoch()
 
