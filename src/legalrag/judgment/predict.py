@@ -47,7 +47,7 @@ from legalrag.judgment.signals import charge_mentions, share, statutory_ranges
 from legalrag.judgment.structure import Amount, Scored, Structure
 from legalrag.types import Document
 
-FORMAT = 1
+FORMAT = 2  # 2: defendant and charge-text columns, per-model feature groups
 SIGNALS = ("explicit", "keywords", "neighbours", "citepred", "tables", "statutory", "charge_text")
 SELECTED = ("prison", "fine_present", "fine", "probation", "article")  # models whose feature groups are chosen
 
