@@ -37,10 +37,10 @@ from typing import Any, Iterable, Mapping, Sequence
 from legalrag.errors import InputError
 from legalrag.judgment.boosting import FOLDS, PARAMS, ROUNDS, cross_fit_threshold, fit, lightgbm, out_of_fold
 from legalrag.judgment.candidates import GENERAL_PART, CaseRows
-from legalrag.judgment.defendants import defendant_rows, local_features
-from legalrag.judgment.extract import LIFE_MONTHS
+from legalrag.judgment.defendants import defendant_rows
 from legalrag.judgment.features import GROUPS, extract_features
 from legalrag.judgment.labels import LabelledCase
+from legalrag.judgment.per_defendant import choose_per_defendant, round_fine
 from legalrag.judgment.selection import REPEATS, TOL, backward_eliminate, column_index, fold_assignments, \
     logloss_cv, nested_check, penalty_cv, set_f1_cv
 from legalrag.judgment.signals import charge_mentions, share, statutory_ranges
@@ -141,54 +141,7 @@ class StructurePredictor(CaseRows):
 
     # ------------------------------------------------------------------------------- several defendants
     def _choose_per_defendant(self, cases, contexts, X_num) -> None:
-        """Per-defendant prison and fine models (one row per sentenced defendant, ``defendants.py``), used in
-        place of the case-level ones where they score better out of fold on the training cases, each scored as
-        the evaluator reads a result (the distinct per-defendant terms summed)."""
-        import numpy as np
-
-        rows, months, fines, case_of = [], [], [], []
-        for i, (c, ctx) in enumerate(zip(cases, contexts)):
-            named = [d[0] for d in c.defendants]
-            sentences = c.defendants or ((ctx.defendants[0] if ctx.defendants else "", c.prison_months, c.fine_yuan),)
-            for name, m, f in sentences:
-                feats = local_features(c.facts, name, named) if c.defendants else defendant_rows(c.facts, [name] if name else [])[0][1]
-                rows.append(self._number_row(ctx, c.charges, feats))
-                months.append(_capped(m))
-                fines.append(f or 0)
-                case_of.append(i)
-        X, case_of = np.array(rows, dtype=float), np.array(case_of)
-        months, fines = np.array(months, dtype=float), np.array(fines, dtype=float)
-        tests = [np.array([self._number_row(ctx, c.charges, f) for _, f in defendant_rows(c.facts, ctx.defendants)],
-                          dtype=float) for c, ctx in zip(cases, contexts)]
-        for kind in ("prison", "fine"):
-            if kind not in self.models or not self.per_defendant_enabled:
-                continue
-            truth = np.array([c.prison_capped if kind == "prison" else float(c.fine_yuan or 0) for c in cases])
-            target = np.ones(len(cases), bool) if kind == "prison" else truth > 0
-            usable = ~np.isnan(months) if kind == "prison" else fines > 0
-            labels = np.log1p(np.nan_to_num(months) if kind == "prison" else fines)
-            idx, cols = self._idx(kind), self._cols(kind)
-            per_scores, case_scores = [], []
-            for a in fold_assignments(len(cases)):
-                fold = np.array(a)
-                for f in sorted(set(a)):
-                    test = [i for i in range(len(cases)) if fold[i] == f and target[i]]
-                    pd_model = fit(X[(fold[case_of] != f) & usable][:, idx], labels[(fold[case_of] != f) & usable],
-                                   "quantile", cols)
-                    train_cases = (fold != f) & target
-                    case_y = np.log1p(truth[train_cases])
-                    case_model = fit(X_num[train_cases][:, idx], case_y, "quantile", cols)
-                    for i in test:
-                        per = [_rounded(kind, v) for v in np.expm1(pd_model.predict(tests[i][:, idx]))]
-                        one = _rounded(kind, float(np.expm1(case_model.predict(X_num[i:i + 1, idx])[0])))
-                        per_scores.append(_penalty(sum(set(per)), truth[i]))
-                        case_scores.append(_penalty(one, truth[i]))
-            per_mean, case_mean = float(np.mean(per_scores)), float(np.mean(case_scores))
-            used = per_mean > case_mean + TOL
-            self.per_defendant[kind] = {"used": used, "cv_per_defendant": round(per_mean, 5),
-                                        "cv_case_level": round(case_mean, 5), "rows": int(usable.sum())}
-            if used:
-                self.models[kind] = fit(X[usable][:, idx], labels[usable], "quantile", cols)
+        choose_per_defendant(self, cases, contexts, X_num)
 
     def _uses_per_defendant(self, kind: str) -> bool:
         return bool(self.per_defendant.get(kind, {}).get("used"))
@@ -292,7 +245,7 @@ class StructurePredictor(CaseRows):
             per_fine = self._uses_per_defendant("fine") and len(people) > 1
             fine_raws = [float(v) for v in np.expm1(self._predict("fine", X_def if per_fine else X))]
             fine_raw = fine_raws[0]
-            fines_each = [_round_fine(v) for v in fine_raws] if per_fine else [_round_fine(fine_raw)] * len(each)
+            fines_each = [round_fine(v) for v in fine_raws] if per_fine else [round_fine(fine_raw)] * len(each)
             fine_value = sum(set(fines_each))
         fine_ev = self._contributions("fine" if "fine" in self.models else "fine_present",
                                       X_def[:1] if self._uses_per_defendant("fine") else X)
@@ -404,27 +357,6 @@ class StructurePredictor(CaseRows):
         self.thresholds = {k: float(v) for k, v in man["thresholds"].items()}
         self.skipped = [tuple(s) for s in man.get("skipped", [])]
         return self
-
-
-def _capped(months: int | None) -> float:
-    """Months for regression: life and death count as 240; NaN where the clause states no term."""
-    if months is None:
-        return float("nan")
-    return float(LIFE_MONTHS if months >= LIFE_MONTHS else months)
-
-
-def _rounded(kind: str, value: float) -> int:
-    return max(1, int(round(value))) if kind == "prison" else _round_fine(value)
-
-
-def _penalty(pred: float, truth: float) -> float:
-    m = max(pred, truth)
-    return 1.0 if m == 0 else 1.0 - abs(pred - truth) / m
-
-
-def _round_fine(yuan: float) -> int:
-    """Courts fine in round sums: to the nearest thousand (at least one thousand)."""
-    return int(max(1000, round(yuan / 1000.0) * 1000))
 
 
 def build_cite(statutes: Sequence[Document], *, train_citations: str | Path | None = None,
