@@ -271,6 +271,8 @@ def test_the_servers_evidence_budget_reaches_ask_and_consult_prompts(index):
         r = client.post(path, json={**question, "evidence_tokens": 5})  # too small for any evidence
         assert r.status_code == 400 and "evidence_tokens" in r.json()["error"]["message"]
         assert "too small for any evidence" in r.json()["error"]["message"]
+    seq = events(client.post("/ask/stream", json={**question, "evidence_tokens": 5}).text)  # known after retrieval
+    assert seq[-1][0] == "error" and "evidence_tokens" in seq[-1][1]["error"]["message"]
     schema = client.get("/openapi.json").json()["components"]["schemas"]
     assert schema["ConsultBody"]["properties"]["evidence_tokens"]["anyOf"][0]["minimum"] == 1
 

@@ -22,7 +22,8 @@ MAX_EVIDENCE_TOKENS = 8192
 EVIDENCE_DOC = ("evidence budget of the prompt, in tokens: each retrieved article is cut to the clauses that match "
                 "the question (a smaller budget gives a sooner first token, with fewer articles reaching the "
                 "model). Default: the server's budget (GET /capabilities, evidence_tokens); a larger value than "
-                "the server's is a 400, and so is one too small for the first article's name and a clause")
+                "the server's is a 400; one too small for the first article's name and a clause is a 400 too (an "
+                "error event on the /stream routes, which only know the articles once retrieval has run)")
 
 
 class Closed(BaseModel):
