@@ -52,3 +52,26 @@ def test_two_turn_consultation(index_dir, llm):
     # the second query carries the first question (all_questions), so the divorce article is retrieved again
     assert "[query] 老公打我，我想离婚。 那孩子归谁？" in res.output
     assert "第一千零八十四条" in res.output.split("[query]")[1]
+
+
+def test_evidence_budget_reaches_the_prompt_and_a_too_small_one_is_refused(index_dir):
+    from legalrag.testing import ScriptedLLM
+
+    def turn(*options):
+        llm = ScriptedLLM(["依据《中华人民共和国民法典》第一千零七十九条，可以起诉离婚。"])
+        res = CliRunner().invoke(app, ["chat", "--index", str(index_dir), "--k", "2", "--processor", "last", *options],
+                                 input="遭受家庭暴力，能离婚吗？\n/exit\n", obj=Root(llm=llm))
+        return res, llm.last_prompt()
+
+    res, whole = turn("--evidence-tokens", "0")  # 0: whole articles, as before
+    assert res.exit_code == 0, res.output
+    assert DOCS[0].text in whole
+    res, cut = turn("--evidence-tokens", "50")
+    assert res.exit_code == 0, res.output
+    assert "citation 《中华人民共和国民法典》第一千零七十九条 -> verified" in res.output
+    assert len(cut) < len(whole) and DOCS[0].text not in cut
+    assert "《中华人民共和国民法典》第一千零七十九条\n…实施家庭暴力的，调解无效，应当准予离婚。" in cut  # name, best clause
+    res, _ = turn("--evidence-tokens", "5")
+    assert res.exit_code != 0 and "--evidence-tokens" in str(res.exception) + res.output
+    res = CliRunner().invoke(app, ["chat", "--index", str(index_dir), "--evidence-tokens", "-1"], input="/exit\n")
+    assert res.exit_code == 2 and "--evidence-tokens" in res.output

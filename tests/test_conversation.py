@@ -55,3 +55,72 @@ def test_llm_rewrite_with_the_embedded_model(llm):
     out = rewrite(TURNS)
     assert out.strip() and len(out) <= 400 and rewrite.tokens > 0
     assert rewrite.last_error is None or out == all_questions(TURNS)
+
+
+# -- a consultation's prompt: evidence selected under a budget, as `ask` does ------------------------------
+
+def _doc(i: str, label: str, text: str) -> "Document":
+    from legalrag.types import Document
+
+    return Document(i, text, f"中华人民共和国劳动合同法{label}",
+                    metadata={"law": "中华人民共和国劳动合同法", "article_label": label, "article": i})
+
+
+ART_82 = ("用人单位自用工之日起超过一个月不满一年未与劳动者订立书面劳动合同的，应当向劳动者每月支付二倍的工资。\n"
+          "用人单位违反本法规定不与劳动者订立无固定期限劳动合同的，自应当订立无固定期限劳动合同之日起向劳动者每月支付二倍的工资。")
+ART_39 = ("劳动者有下列情形之一的，用人单位可以解除劳动合同：\n（一）在试用期间被证明不符合录用条件的；\n"
+          "（二）严重违反用人单位的规章制度的；\n（三）严重失职，营私舞弊，给用人单位造成重大损害的。")
+ART_10 = "建立劳动关系，应当订立书面劳动合同。已建立劳动关系，未同时订立书面劳动合同的，应当自用工之日起一个月内订立书面劳动合同。"
+DOCS = [_doc("82", "第八十二条", ART_82), _doc("39", "第三十九条", ART_39), _doc("10", "第十条", ART_10)]
+CITING_39 = "依据《中华人民共和国劳动合同法》第三十九条，可以解除。"
+
+
+def _consultation(llm, **options):
+    from legalrag.conversation import Consultation
+    from legalrag.types import Hit
+
+    hits = [Hit(document=d, score=1.0 / r, rank=r) for r, d in enumerate(DOCS, 1)]
+    return Consultation(lambda query, k: hits[:k], llm, documents=DOCS, processor="last", k=3, **options)
+
+
+def test_consultation_selects_evidence_within_the_budget_and_checks_whole_articles():
+    from legalrag.testing import ScriptedLLM
+
+    whole, cut = ScriptedLLM([CITING_39]), ScriptedLLM([CITING_39])
+    _consultation(whole, evidence_tokens=None).ask("公司没和我签书面劳动合同，能要二倍工资吗？")
+    answer = _consultation(cut, evidence_tokens=130).ask("公司没和我签书面劳动合同，能要二倍工资吗？")
+    old, new = whole.last_prompt(), cut.last_prompt()
+    # None keeps the old prompt: every article whole (400 characters at most), its title under its name
+    assert f"[1] 《中华人民共和国劳动合同法》第八十二条\n中华人民共和国劳动合同法第八十二条\n{' '.join(ART_82.split())}" in old
+    assert len(new) < len(old) and ART_82 not in new
+    # the best-ranked article keeps its name and its best clause (the one about not signing a written contract)
+    assert ("[1] 《中华人民共和国劳动合同法》第八十二条\n用人单位自用工之日起超过一个月不满一年未与劳动者订立书面劳动合同的，"
+            "应当向劳动者每月支付二倍的工资。…") in new
+    step = next(s for s in answer.steps if s.action == "select_evidence")
+    assert step.input["budget"] == 130 and step.output["tokens"] <= 130 and step.output["kept"][0] == "82"
+    assert [s.action for s in answer.steps] == ["last", "retrieve", "select_evidence", "generate"]
+    # the citation is checked against the corpus and the retrieved list, not against what the prompt showed
+    assert [(c.resolved, c.in_retrieved) for c in answer.citations] == [(True, True)]
+
+
+def test_consultation_prompt_keeps_instructions_first_and_history_before_the_evidence():
+    from legalrag.testing import ScriptedLLM
+
+    llm = ScriptedLLM([CITING_39])
+    consultation = _consultation(llm)  # the library default budget, as `ask`
+    assert consultation.evidence_tokens == 400
+    consultation.ask("试用期里被辞退合法吗？")
+    consultation.ask("那公司不签合同呢？")
+    first, second = llm.requests
+    assert first.messages[0] == second.messages[0]  # identical system message: the runtime's prompt cache keeps it
+    text = second.messages[-1]["content"]
+    assert text.index("试用期里被辞退合法吗？") < text.index("[1]") < text.index("问题：那公司不签合同呢？")
+
+
+def test_too_small_an_evidence_budget_is_a_clear_error():
+    from legalrag.testing import ScriptedLLM
+
+    with pytest.raises(InputError, match="evidence_tokens.*too small for any evidence"):
+        _consultation(ScriptedLLM([CITING_39]), evidence_tokens=5).ask("试用期里被辞退合法吗？")
+    with pytest.raises(InputError, match="evidence_tokens must be a positive number"):
+        _consultation(ScriptedLLM([CITING_39]), evidence_tokens=0)

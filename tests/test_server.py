@@ -229,3 +229,73 @@ def test_a_trained_policy_runs_the_agents_search_apart_from_answers(index):
     assert body["summary"]["reformulations"] == ["用人单位 未订立 书面劳动合同 二倍工资"]
     assert policy.requests and all(r.json_schema for r in policy.requests)  # planner and rewriter calls
     assert client.post("/ask", json={"question": "试用期多长？"}).status_code == 503
+
+
+def test_the_servers_evidence_budget_reaches_ask_and_consult_prompts(index):
+    """`legalrag serve --evidence-tokens N` is ``Settings.evidence_tokens``: it bounds the evidence of /ask and
+    /consult prompts (and their stream forms), /capabilities reports it, and a request may ask for less."""
+    question = {"question": "公司不签劳动合同怎么办", "k": 3}
+
+    def prompts(budget, **body):
+        llm = legal_llm()
+        client = TestClient(create_app(index, llm, Settings(rate_limit=0, evidence_tokens=budget)))
+        shown = []
+        for path in ("/ask", "/consult"):
+            r = client.post(path, json={**question, **body})
+            assert r.status_code == 200, r.text
+            shown.append(llm.last_prompt())
+            if budget or body:
+                step = next(s for s in r.json()["steps"] if s["action"] == "select_evidence")
+                assert step["input"]["budget"] == body.get("evidence_tokens", budget)
+        return client, shown
+
+    client, whole = prompts(None)  # `--evidence-tokens 0`: whole articles
+    assert client.get("/capabilities").json()["evidence_tokens"] is None
+    client, cut = prompts(120)
+    assert client.get("/capabilities").json()["evidence_tokens"] == 120
+    assert "evidence budget of 120 prompt tokens" in client.get("/openapi.json").json()["info"]["description"]
+    for short, long in zip(cut, whole):
+        assert len(short) < len(long) and REAL in short  # the article cited by the answer keeps its name
+    _, smaller = prompts(120, evidence_tokens=60)  # a request may lower the budget
+    assert all(len(s) < len(c) for s, c in zip(smaller, cut))
+    seq = events(client.post("/consult/stream", json={**question, "evidence_tokens": 60}).text)
+    assert seq[-1][0] == "done" and any(s["action"] == "select_evidence" for s in seq[-1][1]["steps"])
+
+    for path in ("/ask", "/consult", "/ask/stream", "/consult/stream"):
+        r = client.post(path, json={**question, "evidence_tokens": 500})  # above the server's budget
+        assert r.status_code == 400, path
+        assert "evidence_tokens=500 is above this server's evidence budget of 120" in r.json()["error"]["message"]
+        r = client.post(path, json={**question, "evidence_tokens": 0})
+        assert r.status_code == 422 and "evidence_tokens" in r.json()["error"]["message"], path
+    for path in ("/ask", "/consult"):
+        r = client.post(path, json={**question, "evidence_tokens": 5})  # too small for any evidence
+        assert r.status_code == 400 and "evidence_tokens" in r.json()["error"]["message"]
+        assert "too small for any evidence" in r.json()["error"]["message"]
+    seq = events(client.post("/ask/stream", json={**question, "evidence_tokens": 5}).text)  # known after retrieval
+    assert seq[-1][0] == "error" and "evidence_tokens" in seq[-1][1]["error"]["message"]
+    schema = client.get("/openapi.json").json()["components"]["schemas"]
+    assert schema["ConsultBody"]["properties"]["evidence_tokens"]["anyOf"][0]["minimum"] == 1
+
+
+def test_evidence_budget_setting_is_validated():
+    from pydantic import ValidationError
+
+    assert Settings().evidence_tokens == 400  # the library default, as `legalrag ask`
+    with pytest.raises(ValidationError, match="evidence_tokens"):
+        Settings(evidence_tokens=0)
+
+
+def test_serve_evidence_tokens_option_reaches_the_app(index, monkeypatch):
+    import uvicorn
+    from typer.testing import CliRunner
+
+    from legalrag.cli import app as cli
+
+    served = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: served.append(app))  # no socket: the app is checked
+    for option, expected in (("150", 150), ("0", None)):
+        res = CliRunner().invoke(cli, ["serve", "--index", str(index.path), "--no-llm", "--evidence-tokens", option])
+        assert res.exit_code == 0, res.output
+        assert TestClient(served[-1]).get("/capabilities").json()["evidence_tokens"] == expected
+    res = CliRunner().invoke(cli, ["serve", "--index", str(index.path), "--no-llm", "--evidence-tokens", "-3"])
+    assert res.exit_code == 2 and "--evidence-tokens" in res.output

@@ -67,17 +67,17 @@ def build_messages(question: str, hits: Sequence[Hit], *, lang: str, evidence_to
     the evidence, then the question. ``evidence_tokens`` is the evidence budget (None: whole articles cut at
     ``max_article_chars``, the old behaviour). With ``n_ctx`` known, a question too long for the context is
     cut to fit (noted in the returned steps) and the budget shrinks to what is left."""
-    from legalrag.evidence import MIN_CLAUSE_TOKENS, cut_to_tokens, format_evidence, select_evidence
+    from legalrag.evidence import MIN_EVIDENCE_ROOM, cut_to_tokens, prompt_evidence
     from legalrag.llm.tokens import estimate_message_tokens, estimate_tokens
     from legalrag.prompts import load_prompt
 
     prompt = load_prompt("ask")
     steps: list[Step] = []
-    budget = evidence_tokens
+    room = None
     if n_ctx:
         fixed = estimate_message_tokens(prompt.render(question="", sources="", language=lang))
         room = n_ctx - max_tokens - fixed
-        reserve = MIN_CLAUSE_TOKENS + 40 if hits else 0  # one short piece of evidence with its article name
+        reserve = MIN_EVIDENCE_ROOM if hits else 0  # one short piece of evidence with its article name
         q_tokens = estimate_tokens(question)
         if q_tokens > room - reserve:
             keep = max(16, room - reserve)
@@ -87,18 +87,13 @@ def build_messages(question: str, hits: Sequence[Hit], *, lang: str, evidence_to
                     "with a larger context")
             steps.append(Step("ask", "cut_question", input=q_tokens, output=note))
             question, q_tokens = cut, keep
-        if budget is not None:
-            budget = min(budget, max(room - q_tokens, 0))
-    if budget is None:
+        room -= q_tokens
+    if evidence_tokens is None:
         sources = format_sources(hits, max_article_chars)
     else:
-        selection = select_evidence(question, hits, budget=budget, label=lambda h: citation_label(h.document),
-                                    lang=lang, terms=terms, setting="evidence_tokens (--evidence-tokens)")
-        sources = format_evidence(selection)
-        steps.append(Step("ask", "select_evidence", input={"budget": budget, "sources": [h.id for h in hits]},
-                          output={"tokens": selection.tokens, "kept": [e.hit.id for e in selection.evidence],
-                                  "clauses": [[e.clauses_kept, e.clauses_total] for e in selection.evidence],
-                                  "dropped": list(selection.dropped), "notes": list(selection.notes)}))
+        sources, step = prompt_evidence(question, hits, budget=evidence_tokens, lang=lang, agent="ask", room=room,
+                                        terms=terms)
+        steps.append(step)
     messages = prompt.render(question=question, sources=sources or "(none)", language=lang)
     return messages, steps
 

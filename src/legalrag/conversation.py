@@ -11,6 +11,8 @@ Processors (the LexRAG conversation strategies), each ``processor(turns) -> str`
 ``make_processor(name, llm=None)`` builds one by name, as the CLI does. ``Consultation`` holds a multi-turn
 consultation: each question is turned into a query by the processor, retrieved, and answered from the
 retrieved articles with every citation checked against the corpus (unresolved ones are kept and flagged).
+As in ``legalrag ask``, each article enters the prompt cut to the clauses that match the query, within an
+evidence budget (``evidence_tokens``, :mod:`legalrag.evidence`); the citation check reads the whole articles.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import enum
 import time
 from typing import Any, Callable, Iterable, Sequence
 
+from legalrag.answer import DEFAULT_EVIDENCE_TOKENS
 from legalrag.citations import citation_label
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM, ChatRequest
@@ -128,11 +131,16 @@ class Consultation:
 
     def __init__(self, search: Callable[[str, int], list[Hit]], llm: LLM, *, documents: Iterable[Document] = (),
                  processor: str | Processor = "rewrite", k: int = 5, lang: str = "zh", max_tokens: int = 400,
-                 max_chars: int = 400, resolver: Any = None):
+                 max_chars: int = 400, evidence_tokens: int | None = DEFAULT_EVIDENCE_TOKENS, resolver: Any = None):
+        """``evidence_tokens``: the evidence budget of each answer prompt, as in ``answer_question`` (None:
+        whole articles, each cut at ``max_chars`` characters)."""
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}")
+        if evidence_tokens is not None and evidence_tokens < 1:
+            raise InputError(f"evidence_tokens must be a positive number of tokens (or None for whole articles), "
+                             f"got {evidence_tokens}", field="evidence_tokens")
         self.search, self.llm, self.k, self.lang = search, llm, k, lang
-        self.max_tokens, self.max_chars = max_tokens, max_chars
+        self.max_tokens, self.max_chars, self.evidence_tokens = max_tokens, max_chars, evidence_tokens
         self.processor = make_processor(processor, llm, lang) if isinstance(processor, str) else processor
         self.processor_name = processor if isinstance(processor, str) else getattr(processor, "name", "custom")
         self._documents, self._resolver = documents, resolver
@@ -144,6 +152,21 @@ class Consultation:
 
             self._resolver = CitationResolver.from_documents(self._documents)
         return self._resolver
+
+    def _evidence(self, query: str, question: str, history: str, hits: Sequence[Hit]) -> tuple[str, Step]:
+        """The evidence block: clauses matched against the retrieval query (the standalone question the
+        processor made, which carries the context a follow-up such as "and if he refuses?" lacks), within the
+        budget and what the model's context leaves after the history, the question and the answer."""
+        from legalrag.evidence import prompt_evidence
+        from legalrag.llm.tokens import estimate_message_tokens
+        from legalrag.prompts import render_prompt
+
+        room = None
+        n_ctx = getattr(self.llm, "n_ctx", None)
+        if isinstance(n_ctx, int) and n_ctx > 0:
+            rest = render_prompt(f"conversation_answer_{self.lang}", question=question, sources="", history=history)
+            room = n_ctx - self.max_tokens - estimate_message_tokens(rest)
+        return prompt_evidence(query, hits, budget=self.evidence_tokens, lang=self.lang, agent="answer", room=room)
 
     def ask(self, question: str, on_text: Callable[[str], None] | None = None) -> Answer:
         """Answer ``question`` in the context of the earlier turns; ``on_text`` receives the answer as it is
@@ -161,10 +184,16 @@ class Consultation:
         hits = self.search(query, self.k)
         t2 = time.perf_counter()
         none = "（无）" if self.lang == "zh" else "(none)"
-        sources = "\n\n".join(f"[{i}] {citation_label(h.document)}\n{article_block(h.document, self.max_chars)}"
-                               for i, h in enumerate(hits, 1)) or none
-        messages = render_prompt(f"conversation_answer_{self.lang}", question=question, sources=sources,
-                                   history=full_context(self.turns, self.lang) if self.turns else none)
+        history = full_context(self.turns, self.lang) if self.turns else none
+        prep: list[Step] = []
+        if self.evidence_tokens is None:
+            sources = "\n\n".join(f"[{i}] {citation_label(h.document)}\n{article_block(h.document, self.max_chars)}"
+                                   for i, h in enumerate(hits, 1))
+        else:
+            sources, step = self._evidence(query, question, history, hits)
+            prep.append(step)
+        messages = render_prompt(f"conversation_answer_{self.lang}", question=question, sources=sources or none,
+                                 history=history)
         request = ChatRequest(messages=tuple(messages), max_tokens=self.max_tokens, temperature=0.0)
         if on_text is None:
             result = self.llm.chat(request)
@@ -179,6 +208,7 @@ class Consultation:
         steps = (Step(agent="conversation", action=self.processor_name, input=question, output=query,
                       seconds=t1 - t0, tokens=getattr(self.processor, "tokens", 0)),
                  Step(agent="retriever", action="retrieve", input=query, output=[h.id for h in hits], seconds=t2 - t1),
+                 *prep,
                  Step(agent="answer", action="generate", output=text, seconds=t3 - t2,
                       tokens=result.prompt_tokens + result.completion_tokens))
         return Answer(text=text, citations=citations, sources=tuple(hits), steps=steps,

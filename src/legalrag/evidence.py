@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 from legalrag.errors import InputError
 from legalrag.llm.tokens import estimate_tokens
-from legalrag.types import Hit
+from legalrag.types import Hit, Step
 
 # a clause ends after 。；; ! ? or a sentence-final period; numbered items start a new clause
 _CLAUSE_END_ZH = re.compile(r"(?<=[。；;！？!?])")
@@ -37,6 +37,7 @@ _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 _ZH_NUM = "一二三四五六七八九十"
 GAP = "…"
 MIN_CLAUSE_TOKENS = 12  # below this a cut clause says nothing
+MIN_EVIDENCE_ROOM = MIN_CLAUSE_TOKENS + 40  # one short clause with its article's name
 K1, B = 1.2, 0.75
 
 
@@ -230,3 +231,27 @@ def select_evidence(question: str, hits: Sequence[Hit], *, budget: int, label: C
 def format_evidence(selection: Selection) -> str:
     """The numbered source blocks of the prompt."""
     return "\n\n".join(f"[{i}] {e.label}\n{e.text}" for i, e in enumerate(selection.evidence, 1))
+
+
+def prompt_evidence(question: str, hits: Sequence[Hit], *, budget: int, lang: str, agent: str,
+                    room: int | None = None, label: Callable[[Hit], str] | None = None,
+                    terms: Callable[[str], list[str]] | None = None,
+                    setting: str = "evidence_tokens (--evidence-tokens)") -> tuple[str, Step]:
+    """The evidence block of a prompt and the ``select_evidence`` step that records it (what ``ask`` and a
+    consultation both put before the question). ``room`` is what the model's context leaves for evidence
+    once the rest of the prompt and the answer are counted: the budget shrinks to it, though never below one
+    short clause (a prompt still too long is then the runtime's clear error, not an empty prompt)."""
+    if label is None:
+        from legalrag.citations import citation_label
+
+        def label(h: Hit) -> str:
+            return citation_label(h.document)
+
+    if room is not None:
+        budget = min(budget, max(room, MIN_EVIDENCE_ROOM))
+    selection = select_evidence(question, hits, budget=budget, label=label, lang=lang, terms=terms, setting=setting)
+    step = Step(agent, "select_evidence", input={"budget": budget, "sources": [h.id for h in hits]},
+                output={"tokens": selection.tokens, "kept": [e.hit.id for e in selection.evidence],
+                        "clauses": [[e.clauses_kept, e.clauses_total] for e in selection.evidence],
+                        "dropped": list(selection.dropped), "notes": list(selection.notes)})
+    return format_evidence(selection), step

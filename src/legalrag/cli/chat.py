@@ -1,8 +1,9 @@
 """`legalrag chat --index DIR`: a multi-turn legal consultation in the terminal.
 
 Each turn: the conversation processor turns the dialogue into a query, the index is searched, and the model
-answers from the retrieved articles; citations in the answer are checked against the corpus and unresolved
-ones are flagged. Type /exit (or end the input) to stop, /reset to start a new consultation.
+answers from the retrieved articles (each cut to the clauses that match the query, within --evidence-tokens);
+citations in the answer are checked against the corpus and unresolved ones are flagged. Type /exit (or end
+the input) to stop, /reset to start a new consultation.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ def chat(
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
     max_tokens: int = typer.Option(400, "--max-tokens", min=16, help="Longest answer, in tokens."),
+    evidence_tokens: int = typer.Option(400, "--evidence-tokens", min=0,
+                                        help="Token budget for the retrieved articles in each answer prompt: each is "
+                                             "cut to the clauses matching the query (0: whole articles, 400 "
+                                             "characters each)."),
 ) -> None:
     """Hold a multi-turn consultation: retrieval each turn, answers with checked citations."""
     from legalrag.conversation import Consultation
@@ -41,7 +46,8 @@ def chat(
     lang = idx.manifest.get("lang", "zh")
     llm = root(ctx).make_llm(model, endpoint, endpoint_model)
     consultation = Consultation(lambda q, n: pipe.search(q, k=n), llm, documents=idx.documents, processor=processor.value,
-                                k=k, lang=lang if lang in ("zh", "en") else "zh", max_tokens=max_tokens)
+                                k=k, lang=lang if lang in ("zh", "en") else "zh", max_tokens=max_tokens,
+                                evidence_tokens=evidence_tokens or None)
     typer.echo("Ask a legal question (/reset starts over, /exit quits).")
     while True:
         typer.echo("> ", nl=False)

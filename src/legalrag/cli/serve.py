@@ -37,6 +37,10 @@ def serve_cmd(
     max_waiting: int = typer.Option(16, "--max-waiting", min=0, help="Generations that may queue for the model."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="A trained agents' policy directory (`legalrag "
                                           "train policy`): /agents/search runs the embedded model with its adapter."),
+    evidence_tokens: int = typer.Option(400, "--evidence-tokens", min=0, max=8192,
+                                        help="Token budget for the retrieved articles in /ask and /consult prompts: "
+                                             "each is cut to the clauses matching the question (0: whole "
+                                             "articles); a request may ask for less."),
 ) -> None:
     """Serve the web application (consultation, search, drafting, citation prediction) and its JSON API."""
     import logging
@@ -70,7 +74,7 @@ def serve_cmd(
 
         predictor = build_predictor(idx, model_dir=model_dir)
     settings = Settings(max_k=max_k, api_keys=keys, rate_limit=rate_limit, cors_origins=tuple(cors_origin),
-                        max_waiting=max_waiting)
+                        max_waiting=max_waiting, evidence_tokens=evidence_tokens or None)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     typer.echo(f"legalrag: http://{host}:{port}/  (API schema /openapi.json, routes /docs)", err=True)
     uvicorn.run(create_app(idx, llm, settings, predictor=predictor, agents_llm=agents_llm), host=host, port=port, log_level="info",

@@ -9,7 +9,8 @@ trained policy's model, runs ``/agents/search`` instead of ``llm``); ``legalrag 
 - ``GET  /health``, ``/index``, ``/capabilities``, ``/laws``, ``/documents/{id}``
 - ``POST /search`` {query, k, retriever?, laws?}; ``POST /agents/search`` (+ planner trajectory)
 - ``POST /citations/check`` {text}
-- ``POST /ask``, ``/consult``, ``/draft`` and their ``/stream`` forms (server-sent events); ``POST /cite``
+- ``POST /ask``, ``/consult``, ``/draft`` and their ``/stream`` forms (server-sent events); ``POST /cite``;
+  answers put at most ``Settings.evidence_tokens`` tokens of evidence in the prompt (a request may ask for less)
 - pages: ``/`` (consultation), ``/search.html``, ``/draft.html``, ``/cite.html``; assets under ``/static/``
 
 Without a model, generating routes answer 503 with a message while search keeps working. Every error is JSON
@@ -54,7 +55,8 @@ def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *,
     app = fastapi.FastAPI(title="legalrag", version=_version(), docs_url=None, redoc_url=None,
                           openapi_url="/openapi.json",
                           description="Statute search, cited answers, consultations, judgment drafts and citation "
-                                      "prediction. Errors are JSON {error: {type, message}}.")
+                                      "prediction. Errors are JSON {error: {type, message}}. "
+                                      + _evidence_doc(settings.evidence_tokens))
     app.state.context = ctx
 
     def error(status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> Any:
@@ -130,6 +132,15 @@ def _document_security(app: Any, keys: bool) -> None:
         return app.openapi_schema
 
     app.openapi = schema
+
+
+def _evidence_doc(budget: int | None) -> str:
+    if budget is None:
+        return ("/ask and /consult give the model whole retrieved articles; a request may set evidence_tokens to "
+                "cut them to the clauses that match the question.")
+    return (f"/ask and /consult cut each retrieved article to the clauses that match the question, within an "
+            f"evidence budget of {budget} prompt tokens (`legalrag serve --evidence-tokens`); a request may ask "
+            "for less with evidence_tokens.")
 
 
 def _version() -> str:

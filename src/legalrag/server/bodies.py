@@ -2,7 +2,8 @@
 keep one request from tying up the server (question and facts length, history turns, k, max_tokens).
 
 The limits are part of the OpenAPI schema, so clients (and the schemathesis fuzzer) see them; ``k`` is also
-checked against the server's ``Settings.max_k``, which may be lower.
+checked against the server's ``Settings.max_k``, which may be lower, and ``evidence_tokens`` against the
+server's ``Settings.evidence_tokens`` (a request may lower the evidence budget, never raise it).
 """
 
 from __future__ import annotations
@@ -17,6 +18,12 @@ MAX_TEXT_CHARS = 50000
 MAX_TURNS = 40
 MAX_K = 1000
 MAX_LAWS = 20
+MAX_EVIDENCE_TOKENS = 8192
+EVIDENCE_DOC = ("evidence budget of the prompt, in tokens: each retrieved article is cut to the clauses that match "
+                "the question (a smaller budget gives a sooner first token, with fewer articles reaching the "
+                "model). Default: the server's budget (GET /capabilities, evidence_tokens); a larger value than "
+                "the server's is a 400; one too small for the first article's name and a clause is a 400 too (an "
+                "error event on the /stream routes, which only know the articles once retrieval has run)")
 
 
 class Closed(BaseModel):
@@ -57,6 +64,7 @@ class AskBody(Closed):
     k: int = Field(8, ge=1, le=MAX_K)
     max_tokens: int = Field(512, ge=16, le=4096)
     retriever: str | None = Field(None, max_length=100)
+    evidence_tokens: int | None = Field(None, ge=1, le=MAX_EVIDENCE_TOKENS, description=EVIDENCE_DOC)
 
 
 class TurnBody(Closed):
@@ -73,6 +81,7 @@ class ConsultBody(Closed):
     laws: list[str] = Field(default_factory=list, max_length=MAX_LAWS)
     k: int = Field(5, ge=1, le=MAX_K)
     max_tokens: int = Field(400, ge=16, le=4096)
+    evidence_tokens: int | None = Field(None, ge=1, le=MAX_EVIDENCE_TOKENS, description=EVIDENCE_DOC)
 
 
 class DraftBody(Closed):

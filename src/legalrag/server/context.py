@@ -8,7 +8,9 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from legalrag.answer import DEFAULT_EVIDENCE_TOKENS
 from legalrag.errors import InputError
+from legalrag.server.bodies import MAX_EVIDENCE_TOKENS
 from legalrag.server.streaming import LLMGate, NoModel
 
 
@@ -27,6 +29,10 @@ class Settings(BaseModel):
                                           "empty: CORS off")
     llm_slots: int = Field(1, ge=1, description="generations that run at once")
     max_waiting: int = Field(16, ge=0, description="generations that may wait for a slot; more get 503")
+    evidence_tokens: int | None = Field(DEFAULT_EVIDENCE_TOKENS, ge=1, le=MAX_EVIDENCE_TOKENS,
+                                        description="evidence budget of /ask and /consult prompts, in tokens: each "
+                                        "retrieved article cut to the clauses matching the question (fewer tokens, "
+                                        "sooner first token); a request may ask for less; None: whole articles")
 
 
 @dataclass
@@ -69,6 +75,16 @@ class AppContext:
     def check_k(self, k: int) -> None:
         if k > self.settings.max_k:
             raise InputError(f"k={k} is above this server's limit of {self.settings.max_k}", field="k")
+
+    def evidence_budget(self, requested: int | None) -> int | None:
+        """The evidence budget of one answer: the request's when it asks for one, at most the server's."""
+        limit = self.settings.evidence_tokens
+        if requested is None:
+            return limit
+        if limit is not None and requested > limit:
+            raise InputError(f"evidence_tokens={requested} is above this server's evidence budget of {limit} tokens "
+                             "(`legalrag serve --evidence-tokens`); ask for that or less", field="evidence_tokens")
+        return requested
 
     def pipeline(self, retriever: str | None, laws: Sequence[str] = ()) -> tuple[Any, Any]:
         """The search pipeline and law filter for a request."""

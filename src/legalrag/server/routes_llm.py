@@ -35,6 +35,7 @@ def ask(ctx: AppContext, body: AskBody, emit: Emit | None = None, cancel: thread
     from legalrag.answer import answer_question
 
     ctx.check_k(body.k)
+    budget = ctx.evidence_budget(body.evidence_tokens)
     llm = ctx.need_llm("answering")
     pipe, _ = ctx.pipeline(body.retriever)
 
@@ -48,7 +49,7 @@ def ask(ctx: AppContext, body: AskBody, emit: Emit | None = None, cancel: thread
         if emit is not None:
             emit("started", {"queue_s": round(queue_s, 4)})
         answer = answer_question(body.question, ctx.index, llm, k=body.k, max_tokens=body.max_tokens,
-                                 search=search, on_text=_tokens(emit))
+                                 evidence_tokens=budget, search=search, on_text=_tokens(emit))
     return answer_payload(body.question, answer, model=ctx.model or "", queue_s=queue_s)
 
 
@@ -59,6 +60,7 @@ def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
     from legalrag.types import Turn
 
     ctx.check_k(body.k)
+    budget = ctx.evidence_budget(body.evidence_tokens)
     llm = ctx.need_llm("the consultation")
     pipe, flt = ctx.pipeline(body.retriever, body.laws)
     queries: list[str] = []
@@ -72,7 +74,8 @@ def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
 
     lang = question_language(body.question, ctx.index)
     consultation = Consultation(search, llm, processor=make_processor(body.processor.value, llm, lang), k=body.k,
-                                lang=lang, max_tokens=body.max_tokens, resolver=resolver_for(ctx.index))
+                                lang=lang, max_tokens=body.max_tokens, evidence_tokens=budget,
+                                resolver=resolver_for(ctx.index))
     consultation.turns = [Turn(t.role.value, t.content) for t in body.history]
     with ctx.gate.slot(cancel, _queued(emit)) as queue_s:
         if emit is not None:
@@ -131,6 +134,7 @@ def router(ctx: AppContext) -> Any:
     @api.post("/ask/stream", summary="/ask, streamed token by token", responses=SSE_DOC)
     def ask_stream(body: AskBody) -> Any:
         ctx.check_k(body.k)
+        ctx.evidence_budget(body.evidence_tokens)
         ctx.need_llm("answering")
         ctx.gate.refuse_if_full()
         return sse_response(lambda emit, cancel: ask(ctx, body, emit, cancel))
@@ -143,6 +147,7 @@ def router(ctx: AppContext) -> Any:
     @api.post("/consult/stream", summary="/consult, streamed token by token", responses=SSE_DOC)
     def consult_stream(body: ConsultBody) -> Any:
         ctx.check_k(body.k)
+        ctx.evidence_budget(body.evidence_tokens)
         ctx.need_llm("the consultation")
         ctx.gate.refuse_if_full()
         return sse_response(lambda emit, cancel: consult(ctx, body, emit, cancel))

@@ -35,6 +35,7 @@ def router(ctx: AppContext) -> Any:
 
         return {"lang": ctx.lang, "retrievers": ctx.index.names, "default_retriever": ctx.index.default,
                 "processors": list(PROCESSORS), "max_k": ctx.settings.max_k, "llm": ctx.model,
+                "evidence_tokens": ctx.settings.evidence_tokens,  # null: whole articles
                 "agents_llm": ctx.agents_model,
                 "features": {"search": True, "ask": ctx.llm is not None, "agents": ctx.agents_model is not None,
                              "draft": ctx.llm is not None, "cite": ctx.predictor is not None},
