@@ -22,6 +22,13 @@ from typing import Iterable, Mapping
 from legalrag.judgment.extract import DEATH_MONTHS, JudgmentFields, extract_fields
 
 
+def relative_score(pred: float, gold: float) -> float:
+    """1 - |pred - gold| / max(pred, gold) for two non-negative amounts (1 when both are 0): the benchmark's
+    penalty score without its death-sentence rule, which model selection uses for terms and fines alike."""
+    m = max(pred, gold)
+    return 1.0 if m == 0 else 1.0 - abs(pred - gold) / m
+
+
 def penalty_score(pred: int | float | None, gold: int | float | None) -> float | None:
     """Score of one predicted penalty against the gold one; ``None`` when neither states it."""
     if pred is None and gold is None:
@@ -32,7 +39,7 @@ def penalty_score(pred: int | float | None, gold: int | float | None) -> float |
         return 1.0
     if (pred - DEATH_MONTHS + 1) * (gold - DEATH_MONTHS + 1) < 0:  # a death sentence on one side only
         return 0.0
-    return 1.0 - abs(pred - gold) / max(pred, gold)
+    return relative_score(pred, gold)
 
 
 def recall_precision(pred: Iterable, gold: Iterable) -> tuple[float, float]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from legalrag.judgment.boosting import fit
 from legalrag.judgment.defendants import defendant_rows, local_features
 from legalrag.judgment.extract import LIFE_MONTHS
+from legalrag.judgment.metrics import relative_score
 from legalrag.judgment.selection import TOL, fold_assignments
 
 
@@ -51,8 +52,8 @@ def choose_per_defendant(p, cases, contexts, X_num) -> None:
                 for i in test:
                     per = [rounded(kind, v) for v in np.expm1(pd_model.predict(tests[i][:, idx]))]
                     one = rounded(kind, float(np.expm1(case_model.predict(X_num[i:i + 1, idx])[0])))
-                    per_scores.append(penalty(sum(set(per)), truth[i]))
-                    case_scores.append(penalty(one, truth[i]))
+                    per_scores.append(relative_score(sum(set(per)), truth[i]))
+                    case_scores.append(relative_score(one, truth[i]))
         per_mean, case_mean = float(np.mean(per_scores)), float(np.mean(case_scores))
         used = per_mean > case_mean + TOL
         p.per_defendant[kind] = {"used": used, "cv_per_defendant": round(per_mean, 5),
@@ -70,11 +71,6 @@ def capped(months: int | None) -> float:
 
 def rounded(kind: str, value: float) -> int:
     return max(1, int(round(value))) if kind == "prison" else round_fine(value)
-
-
-def penalty(pred: float, truth: float) -> float:
-    m = max(pred, truth)
-    return 1.0 if m == 0 else 1.0 - abs(pred - truth) / m
 
 
 def round_fine(yuan: float) -> int:

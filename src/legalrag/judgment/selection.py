@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 from legalrag.judgment.boosting import FOLDS, best_threshold, fit
+from legalrag.judgment.metrics import relative_score
 
 REPEATS = 2
 TOL = 0.002
@@ -118,8 +119,7 @@ def penalty_cv(X, log_y, columns, assignments) -> float:
         for p, t in zip(pred, truth):
             if np.isnan(p):
                 continue
-            m = max(p, t)
-            scores.append(1.0 if m == 0 else 1.0 - abs(p - t) / m)
+            scores.append(relative_score(p, t))
     return float(np.mean(scores))
 
 
