@@ -92,8 +92,8 @@ def test_a_fused_run_makes_one_call_per_round(bm25):
     assert res.llm_calls == 3 and res.tokens == 3 * (10 + 5)  # the fused calls are counted in usage
     assert res.reformulations == ("家庭暴力 离婚", "子女 抚养", "人身安全保护令", "离婚诉讼", "离婚诉讼 程序")
     assert res.retrieval_calls == 1 + 4 + 1
-    system = llm.requests[0].messages[0]["content"]
-    assert "queries" in system and "用中文写查询" in system  # the fused prompt, with the language rule
+    system, user = (m["content"] for m in llm.requests[0].messages)
+    assert "queries" in system and "用中文写查询" in user  # the fused prompt, with the language rule
     planner = [s for s in res.steps if s.agent == "planner" and "round" in s.input]
     assert [s.action for s in planner] == ["multi_element", "supportive_law", "exit"]
     assert all(s.output["fused"] and s.output["attempts"] == 1 and s.tokens == 15 for s in planner)
@@ -144,7 +144,7 @@ def test_other_language_queries_get_the_corpus_language_rule(bm25):
     llm = script([decision("single_element", ["离婚 子女抚养"]), decision("exit")])
     res = PlannerLoop(llm, bm25, config=FUSED).run("Can I get a divorce?")
     assert res.steps[0].action == "language"
-    assert "法条库是中文的" in llm.requests[0].messages[0]["content"]
+    assert "法条库是中文的" in llm.requests[0].messages[-1]["content"]
 
 
 def test_coverage_stop_and_max_rounds_hold(bm25):
