@@ -215,8 +215,11 @@ class PlannerLoop:
     def _decide_fused(self, state: _State, query: str, query_lang: str) -> _Decision:
         cfg = self.config
         seed = None if cfg.seed is None else cfg.seed + 101 * len(state.steps)
+        # The pool's size but not its titles: shown titles, the 1.5B model copied them into its queries.
+        context = self._planner_context(state, query)
+        del context["pool_titles"]
         messages = render_prompt(f"mas_planner_fused_{cfg.lang}", language_rule=LANGUAGE_RULES[(cfg.lang, query_lang)],
-                                 **self._planner_context(state, query))
+                                 **context)
         rec = CallRecord()
         named: list[str] = []
 
