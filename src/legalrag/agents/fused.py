@@ -2,7 +2,8 @@
 
 The two-call planner spends a decision call (``mas_planner_*``) and then the chosen agent's rewrite call
 (``mas_<agent>_*``; two calls for ``semantic_abnormality``). In fused mode one prompt (``mas_planner_fused_*``)
-describes every agent and what its queries should be, and the reply is
+describes every agent and what its queries should be (it shows the decisions, the reformulations and the pool's
+size; not the pool's titles, which a 1.5B model copied into its queries), and the reply is
 ``{"action": "<agent or exit>", "reason": "...", "queries": ["..."]}``:
 
 - ``exit`` carries no queries (any given are dropped, and the drop is noted as a repair);

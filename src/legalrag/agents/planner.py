@@ -16,7 +16,8 @@ reranker) and merged into a de-duplicated pool. Bounds and rules:
 
 Fused mode (``fused=True``, one call per round instead of two or three): the planner's reply also carries the
 chosen agent's queries (``{"action", "reason", "queries"}``, prompt ``mas_planner_fused_*``; see
-``agents/fused.py``), capped at the agent's ``MAX_QUERIES``. The bounds and rules above hold; where the loop
+``agents/fused.py``), capped at the agent's ``MAX_QUERIES``. Its prompt gives the pool's size, not its titles
+(shown titles, a 1.5B model copied them as queries). The bounds and rules above hold; where the loop
 falls back (an unusable reply, a refused exit) the fallback agent's own rewriter writes its queries, as in
 the two-call mode. A reply that names an agent but never gives usable queries counts as that agent's failed
 rewrite. The trajectory has the same steps (a planner step whose record is the fused call, then the agent's
