@@ -44,7 +44,8 @@ def main() -> None:
         print("| " + " | ".join(cells) + " |")
     means = ["**mean**"]
     for key, _, _ in COLUMNS:
-        means += [f"{statistics.fmean(r[key] for r, _ in pairs):.2f}", f"{statistics.fmean(r[key] for _, r in pairs):.2f}"]
+        means += [f"{statistics.fmean(ra[key] for ra, _ in pairs):.2f}",
+                  f"{statistics.fmean(rb[key] for _, rb in pairs):.2f}"]
     print("| " + " | ".join(means) + " |\n")
     for key in ("seconds", "llm_calls", "prompt_tokens", "completion_tokens"):
         ta, tb = sum(r[key] for r, _ in pairs), sum(r[key] for _, r in pairs)

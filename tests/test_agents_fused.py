@@ -94,7 +94,7 @@ def test_a_fused_run_makes_one_call_per_round(bm25):
     assert res.retrieval_calls == 1 + 4 + 1
     system, user = (m["content"] for m in llm.requests[0].messages)
     assert "queries" in system and "用中文写查询" in user  # the fused prompt, with the language rule
-    planner = [s for s in res.steps if s.agent == "planner" and "round" in s.input]
+    planner = [s for s in res.steps if s.agent == "planner" and "round" in (s.input or {})]
     assert [s.action for s in planner] == ["multi_element", "supportive_law", "exit"]
     assert all(s.output["fused"] and s.output["attempts"] == 1 and s.tokens == 15 for s in planner)
     rewrites = [s for s in res.steps if s.action == "rewrite"]
@@ -124,7 +124,7 @@ def test_unusable_fused_replies_fall_back_and_are_counted(bm25):
     # with a reformulation retrieved the loop exits
     assert res.failures == 2 and res.rounds == 1 and len(llm.requests) == 5
     assert res.llm_calls == 5 and res.reformulations == ("离婚 子女抚养",)
-    errors = [s.error for s in res.steps if s.agent == "planner" and "round" in s.input]
+    errors = [s.error for s in res.steps if s.agent == "planner" and "round" in (s.input or {})]
     assert "fell back to 'single_element'" in errors[0] and "fell back to 'exit'" in errors[1]
 
 
@@ -251,3 +251,18 @@ def test_the_http_route_takes_fused(tmp_path):
     body = client.post("/agents/search", json={"query": "公司不签合同能要双倍工资吗", "k": 5, "fused": True}).json()
     assert body["summary"]["llm_calls"] == 2 and body["summary"]["reformulations"] == ["用人单位 未订立 书面劳动合同 二倍工资"]
     assert all(is_fused(r) for r in llm.requests)
+
+
+# ---- the real embedded model ---------------------------------------------------------------------------------
+
+@pytest.mark.llm
+def test_a_fused_run_with_the_embedded_model(llm, bm25):
+    cfg = PlannerConfig(fused=True, max_rounds=2, fused_max_tokens=120, retries=1, seed=7)
+    res = PlannerLoop(llm, bm25, config=cfg).run(QUERY)
+    assert 1 <= res.rounds <= 2 and res.retrieval_calls >= 2  # the original query plus at least one reformulation
+    planner = [s for s in res.steps if s.agent == "planner" and "round" in (s.input or {})]
+    rewrites = [s for s in res.steps if s.action == "rewrite"]
+    # one fused call per decision, re-asks and fallback rewrites aside
+    assert res.llm_calls == sum(s.output["attempts"] for s in planner) + sum(s.output.get("attempts", 0)
+                                                                             for s in rewrites)
+    assert all(len(s.output["queries"]) <= MAX_QUERIES[Agent(s.agent)] for s in rewrites)
