@@ -7,14 +7,16 @@ the pool-stage Recall@K at the mean pool size.
 
 Configurations: ``baseline`` (the index's first-stage retriever), ``pointwise`` / ``yesno`` / ``listwise``
 (baseline top ``--depth`` reranked by the LLM), ``rewrite1`` (one round of single-element rewriting, no
-planner), ``planner`` (the full loop), ``planner+listwise``.
+planner), ``planner`` (the full loop), ``planner-fused`` (the loop with one call per round: the planner writes the
+chosen agent's queries itself), ``planner+listwise``.
 
     python bench/bench_agents.py --index indexes/stard-agents --limit 50 --model qwen2.5-1.5b \
         --configs baseline,pointwise,yesno,listwise,rewrite1,planner,planner+listwise --out results.json
 
 ``--endpoint URL --endpoint-model NAME`` runs the same configurations against an OpenAI-compatible server.
 LLM calls are cached on disk (``--cache``), so a rerun, or ``planner+listwise`` after ``planner``, only pays
-for calls it has not made before. Threads are capped at 2.
+for calls it has not made before; ``--no-cache`` makes every call (for timings). ``bench/agents_runs.py`` turns the
+``--out`` file into run files for ``legalrag eval compare``. Threads are capped at 2.
 """
 
 from __future__ import annotations
@@ -33,13 +35,15 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 K = 10
-CONFIGS = ("baseline", "pointwise", "yesno", "listwise", "rewrite1", "planner", "planner+listwise")
+CONFIGS = ("baseline", "pointwise", "yesno", "listwise", "rewrite1", "planner", "planner-fused", "planner+listwise")
 
 
-def make_llm(model: str, cache: Path, threads: int):
-    """The embedded model behind the SQLite call cache in ``cache``."""
+def make_llm(model: str, cache: Path | None, threads: int):
+    """The embedded model behind the SQLite call cache in ``cache`` (none when ``cache`` is None)."""
     from legalrag.wiring import make_llm as wired
 
+    if cache is None:
+        return wired(model, cache=False, threads=threads)
     cache.mkdir(parents=True, exist_ok=True)
     return wired(model, cache=cache / "calls.sqlite", threads=threads)
 
@@ -85,12 +89,14 @@ def make_runner(name, retriever, llm, args, light=None):
             return [h.id for h in hits], None, {"retrieval_calls": 1, "llm_calls": calls, "tokens": tokens}, None
         cfg = PlannerConfig(lang="zh", first_stage_k=args.first_stage_k, pool_k=args.pool_k, seed=args.seed,
                             max_rounds=args.max_rounds, max_pool_titles=args.pool_titles,
-                            script=("single_element",) if name == "rewrite1" else None)
+                            script=("single_element",) if name == "rewrite1" else None,
+                            fused=name == "planner-fused")
         final = rerankers["listwise"]() if name == "planner+listwise" else None
         res = PlannerLoop(llm, retriever, light_reranker=light, final_reranker=final, config=cfg).run(text)
         cost = {"retrieval_calls": res.retrieval_calls, "llm_calls": res.llm_calls, "tokens": res.tokens,
+                "prompt_tokens": res.usage.prompt_tokens, "completion_tokens": res.usage.completion_tokens,
                 "pool_size": len(res.pool), "rounds": res.rounds, "refused_exits": res.refused_exits,
-                "failures": res.failures}
+                "failures": res.failures, "repairs": res.repairs}
         return [h.id for h in res.hits], [h.id for h in res.pool], cost, res.summary()
 
     return run
@@ -100,7 +106,8 @@ def summarise(name, rows):
     from legalrag.evaluation.metrics import recall_at_k
 
     n = len(rows)
-    keys = ("retrieval_calls", "llm_calls", "tokens", "seconds", "pool_size", "rounds", "refused_exits", "failures")
+    keys = ("retrieval_calls", "llm_calls", "tokens", "prompt_tokens", "completion_tokens", "seconds", "pool_size",
+            "rounds", "refused_exits", "failures", "repairs")
     summary = {"config": name, "n": n, **{m: sum(r[m] for r in rows) / n for m in ("recall", "mrr", "ndcg")},
                **{f"mean_{k}": sum(r.get(k, 0) or 0 for r in rows) / n for k in keys}}
     if rows and rows[0]["pool_ids"] is not None:
@@ -134,6 +141,7 @@ def main() -> None:
     ap.add_argument("--max-rounds", type=int, default=4)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--cache", type=Path, default=Path("runs/agents-llm-calls"))
+    ap.add_argument("--no-cache", action="store_true", help="make every LLM call (no call cache): for timings")
     ap.add_argument("--endpoint", default=None, help="OpenAI-compatible endpoint URL instead of the embedded model")
     ap.add_argument("--endpoint-model", default=None, help="model name at --endpoint")
     ap.add_argument("--pool-titles", type=int, default=15, help="pool titles shown to the planner")
@@ -152,7 +160,11 @@ def main() -> None:
 
         llm = endpoint_llm(None, args.endpoint, args.endpoint_model)  # behind the SQLite call cache
     elif needs_llm:
-        llm = make_llm(args.model, args.cache / args.model, args.threads)
+        llm = make_llm(args.model, None if args.no_cache else args.cache / args.model, args.threads)
+    if llm is not None and not args.endpoint:  # load the model before the timed queries
+        from legalrag.llm.base import ChatRequest
+
+        llm.chat(ChatRequest(messages=({"role": "user", "content": "你好"},), max_tokens=1, temperature=0.0))
     print(f"{len(queries)} queries (query_ids {queries[0]['query_id']}..{queries[-1]['query_id']}), "
           f"first stage {args.retriever}, model {llm.model_id if llm else 'none'}", flush=True)
     from legalrag.evaluation.metrics import mrr_at_k, ndcg_at_k, recall_at_k
@@ -179,14 +191,17 @@ def main() -> None:
         for name in names:
             t0 = time.perf_counter()
             ranked, pool, cost, trace = runners[name](q["query"])
+            if pool is not None:
+                cost["pool_recall"] = len(gold & set(pool)) / len(gold)
             row = {"query_id": q["query_id"], "recall": recall_at_k(ranked, gold, K), "mrr": mrr_at_k(ranked, gold, K),
                    "ndcg": ndcg_at_k(ranked, gold, K), "seconds": time.perf_counter() - t0, "pool_ids": pool,
                    "gold": sorted(gold), "top10": ranked[:K], **cost}
             rows[name].append(row)
             if trace is not None:
                 traces[name].append({"query_id": q["query_id"], **trace})
+            pool_note = f" poolR={cost['pool_recall']:.2f}" if "pool_recall" in cost else ""
             print(f"q{q['query_id']} {name}: R@10={row['recall']:.2f} MRR={row['mrr']:.2f} "
-                  f"llm={cost['llm_calls']} tok={cost['tokens']} {row['seconds']:.1f}s", flush=True)
+                  f"llm={cost['llm_calls']} tok={cost['tokens']}{pool_note} {row['seconds']:.1f}s", flush=True)
         results = {"args": {k: str(v) for k, v in vars(args).items()},
                    "summaries": [summarise(n, rows[n]) for n in names], "rows": rows, "traces": traces}
         if args.out:

@@ -14,6 +14,15 @@ reranker) and merged into a de-duplicated pool. Bounds and rules:
 - a query in another language than the corpus is refused (``on_language_mismatch="refuse"``) or rewritten
   into the corpus language (``"rewrite"``, the default), and the step says so.
 
+Fused mode (``fused=True``, one call per round instead of two or three): the planner's reply also carries the
+chosen agent's queries (``{"action", "reason", "queries"}``, prompt ``mas_planner_fused_*``; see
+``agents/fused.py``), capped at the agent's ``MAX_QUERIES``. Its prompt gives the pool's size, not its titles
+(shown titles, a 1.5B model copied them as queries). The bounds and rules above hold; where the loop
+falls back (an unusable reply, a refused exit) the fallback agent's own rewriter writes its queries, as in
+the two-call mode. A reply that names an agent but never gives usable queries counts as that agent's failed
+rewrite. The trajectory has the same steps (a planner step whose record is the fused call, then the agent's
+``rewrite`` step with the queries and no calls of its own).
+
 The final ranking fuses every retrieved list (the original query's first) by reciprocal rank; a
 ``final_reranker`` (e.g. the listwise LLM reranker) may reorder the pool. ``MASRetriever`` wraps the loop as
 a Retriever. The whole trajectory is returned as ``Step``s and can be written as JSONL.
@@ -21,63 +30,27 @@ a Retriever. The whole trajectory is returned as ``Step``s and can be written as
 
 from __future__ import annotations
 
-import difflib
-import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from legalrag.agents.rewrite import Agent, rewrite
+from legalrag.agents.actions import ACTIONS, EXIT, PLANNER_SCHEMA, normalise_action, parse_decision
+from legalrag.agents.fused import FUSED_SCHEMA, parse_fused
+from legalrag.agents.rewrite import LANGUAGE_RULES, Agent, rewrite
 from legalrag.errors import InputError, StructuredOutputError
 from legalrag.io import write_jsonl
 from legalrag.lang import detect_language
 from legalrag.llm.base import LLM
-from legalrag.llm.structured import CallRecord, ReplyError, structured_call
+from legalrag.llm.structured import CallRecord, structured_call
 from legalrag.prompts import render_prompt
 from legalrag.serialize import step_to_dict
 from legalrag.rerank.base import Reranker
 from legalrag.retrieval.base import DocumentFilter, Retriever
 from legalrag.types import Hit, Response, Step, Usage
 
-EXIT = "exit"
-ACTIONS = tuple(a.value for a in Agent) + (EXIT,)
-_ALIASES = {"finish": EXIT, "stop": EXIT, "done": EXIT, "end": EXIT, "quit": EXIT, "结束": EXIT, "退出": EXIT,
-            "single": "single_element", "supplementary": "supplementary_element", "multi": "multi_element",
-            "decompose": "multi_element", "decomposition": "multi_element", "supportive": "supportive_law",
-            "abnormality": "semantic_abnormality", "semantic": "semantic_abnormality"}
-PLANNER_SCHEMA = {"type": "object", "properties": {"action": {"type": "string", "enum": list(ACTIONS)},
-                                                    "reason": {"type": "string"}},
-                  "required": ["action", "reason"]}
-def normalise_action(raw: Any, rec: CallRecord) -> str:
-    """Map a planner's action to a known one (case, separators, aliases, close spellings) or raise."""
-    if not isinstance(raw, str) or not raw.strip():
-        raise ReplyError(f'"action" must be one of {list(ACTIONS)}')
-    key = re.sub(r"[\s\-]+", "_", raw.strip().lower())
-    if key in ACTIONS:
-        if key != raw:
-            rec.repairs.append(f"action {raw!r} read as {key!r}")
-        return key
-    for alias, target in _ALIASES.items():
-        if key == alias or key.startswith(alias + "_") or key.endswith("_" + alias):
-            rec.repairs.append(f"action {raw!r} read as {target!r}")
-            return target
-    close = difflib.get_close_matches(key, ACTIONS, n=1, cutoff=0.75)
-    if close:
-        rec.repairs.append(f"action {raw!r} read as {close[0]!r}")
-        return close[0]
-    raise ReplyError(f"unknown action {raw!r}; choose one of {list(ACTIONS)}")
-
-
-def parse_decision(value: Any, rec: CallRecord) -> tuple[str, str]:
-    if isinstance(value, str):
-        value = {"action": value}
-        rec.repairs.append("reply was a bare string")
-    if not isinstance(value, dict):
-        raise ReplyError('expected {"action": "...", "reason": "..."}')
-    action = value.get("action", value.get("agent"))
-    return normalise_action(action, rec), " ".join(str(value.get("reason") or "").split())[:300]
-
+__all__ = ["ACTIONS", "EXIT", "PLANNER_SCHEMA", "AgentSearchResult", "MASRetriever", "PlannerConfig", "PlannerLoop",
+           "detect_language", "normalise_action", "parse_decision", "write_trajectory"]
 
 @dataclass(frozen=True)
 class PlannerConfig:
@@ -101,6 +74,8 @@ class PlannerConfig:
     seed: int | None = 0  # fixed by default: runs are reproducible and the call cache can serve reruns
     # Run these agents in order without consulting the planner (e.g. ("single_element",) = one-round rewriting).
     script: tuple[str, ...] | None = None
+    fused: bool = False  # one call per round: the planner's reply carries the agent's queries
+    fused_max_tokens: int = 256
 
     def __post_init__(self) -> None:
         if self.lang not in ("zh", "en"):
@@ -158,6 +133,18 @@ def write_trajectory(path: str | Path, steps: Sequence[Step], summary: dict[str,
     write_jsonl(path, rows)
 
 
+@dataclass(frozen=True)
+class _Decision:
+    """A round's decision: ``action`` None = unusable reply; ``queries`` None = the agent's rewriter writes them
+    (two-call mode, scripts, fallbacks), a tuple = the fused reply's (empty with ``rewrite_error``)."""
+
+    action: str | None
+    reason: str
+    record: CallRecord
+    queries: tuple[str, ...] | None = None
+    rewrite_error: str | None = None
+
+
 @dataclass
 class _State:
     lists: list[list[Hit]] = field(default_factory=list)
@@ -212,13 +199,7 @@ class PlannerLoop:
     # ---- planner ------------------------------------------------------------------------------------
     def _decide(self, state: _State, query: str) -> tuple[str | None, str, CallRecord]:
         cfg = self.config
-        titles = [h.document.title or h.id for h in self._fused(state)[: cfg.max_pool_titles]]
-        none = "（无）" if cfg.lang == "zh" else "(none)"
-        messages = render_prompt(
-            f"mas_planner_{cfg.lang}", query=query,
-            decisions="\n".join(f"{i}. {d}" for i, d in enumerate(state.decisions, 1)) or none,
-            reformulations="\n".join(f"- {q}" for q in state.reformulations) or none,
-            pool_size=len(state.pool), pool_titles="\n".join(f"- {t}" for t in titles) or none)
+        messages = render_prompt(f"mas_planner_{cfg.lang}", **self._planner_context(state, query))
         seed = None if cfg.seed is None else cfg.seed + 101 * len(state.steps)
         rec = CallRecord()
         try:  # a planner reply that never parses ends the round as a recorded failure, never the run
@@ -231,6 +212,42 @@ class PlannerLoop:
         if decision is None:
             return None, "", rec
         return decision[0], decision[1], rec
+
+    def _decide_fused(self, state: _State, query: str, query_lang: str) -> _Decision:
+        cfg = self.config
+        seed = None if cfg.seed is None else cfg.seed + 101 * len(state.steps)
+        # The pool's size but not its titles: shown titles, the 1.5B model copied them into its queries.
+        context = self._planner_context(state, query)
+        del context["pool_titles"]
+        messages = render_prompt(f"mas_planner_fused_{cfg.lang}", language_rule=LANGUAGE_RULES[(cfg.lang, query_lang)],
+                                 **context)
+        rec = CallRecord()
+        named: list[str] = []
+
+        def parse(value: Any, r: CallRecord):
+            return parse_fused(value, r, query=query, named=named)
+
+        try:
+            reply = structured_call(self.llm, messages, parse, schema=FUSED_SCHEMA,
+                                    temperature=cfg.planner_temperature, max_tokens=cfg.fused_max_tokens,
+                                    retries=cfg.retries, seed=seed, record=rec).value
+        except StructuredOutputError:
+            state.count(rec)
+            if named:  # an agent was chosen but never given usable queries: its rewrite failed
+                return _Decision(named[-1], "", rec, queries=(), rewrite_error=(
+                    f"no usable queries after {rec.attempts} attempts: {'; '.join(rec.errors)}"))
+            return _Decision(None, "", rec)
+        state.count(rec)
+        return _Decision(reply.action, reply.reason, rec, queries=reply.queries)
+
+    def _planner_context(self, state: _State, query: str) -> dict[str, Any]:
+        cfg = self.config
+        titles = [h.document.title or h.id for h in self._fused(state)[: cfg.max_pool_titles]]
+        none = "（无）" if cfg.lang == "zh" else "(none)"
+        return dict(query=query,
+                    decisions="\n".join(f"{i}. {d}" for i, d in enumerate(state.decisions, 1)) or none,
+                    reformulations="\n".join(f"- {q}" for q in state.reformulations) or none,
+                    pool_size=len(state.pool), pool_titles="\n".join(f"- {t}" for t in titles) or none)
 
     def _fallback(self, state: _State) -> str | None:
         for name in self.config.fallback_order:
@@ -272,9 +289,12 @@ class PlannerLoop:
         script = list(cfg.script or ())
         while rounds < (len(script) if cfg.script is not None else cfg.max_rounds):
             if cfg.script is not None:
-                action, reason, rec = script[rounds], "scripted", CallRecord()
+                decision = _Decision(script[rounds], "scripted", CallRecord())
+            elif cfg.fused:
+                decision = self._decide_fused(state, query, query_lang)
             else:
-                action, reason, rec = self._decide(state, query)
+                decision = _Decision(*self._decide(state, query))
+            action, reason, rec, queries = decision.action, decision.reason, decision.record, decision.queries
             error = None
             if action is None:
                 state.failures += 1
@@ -284,10 +304,13 @@ class PlannerLoop:
                 state.refused_exits += 1
                 fallback = self._fallback(state)
                 error = f"exit refused: no reformulation retrieved yet; running {fallback!r} instead"
-                action = fallback
+                action, queries = fallback, None
+            output: dict[str, Any] = {"reason": reason, **rec.as_dict()}
+            if cfg.fused and cfg.script is None:
+                output["fused"] = True
             state.steps.append(Step(agent="planner", action=action or EXIT,
                                     input={"round": rounds + 1, "pool_size": len(state.pool)},
-                                    output={"reason": reason, **rec.as_dict()}, seconds=rec.usage.seconds,
+                                    output=output, seconds=rec.usage.seconds,
                                     tokens=rec.usage.total_tokens, error=error))
             if action is None or action == EXIT:
                 stop_reason = "planner_exit" if action == EXIT else "agents_exhausted"
@@ -295,20 +318,25 @@ class PlannerLoop:
             rounds += 1
             state.decisions.append(f"{action}: {reason}" if reason else action)
             state.used.append(action)
-            rw = rewrite(self.llm, action, query, lang=cfg.lang, query_lang=query_lang,
-                         temperature=cfg.rewriter_temperature, max_tokens=cfg.rewriter_max_tokens,
-                         retries=cfg.retries, seed=None if cfg.seed is None else cfg.seed + rounds)
-            for r in (rw.record, *rw.extra_records):
-                state.count(r)
-            if rw.error:
+            if queries is None:  # the agent's own rewriter writes the queries
+                rw = rewrite(self.llm, action, query, lang=cfg.lang, query_lang=query_lang,
+                             temperature=cfg.rewriter_temperature, max_tokens=cfg.rewriter_max_tokens,
+                             retries=cfg.retries, seed=None if cfg.seed is None else cfg.seed + rounds)
+                for r in (rw.record, *rw.extra_records):
+                    state.count(r)
+                queries, rw_error, analysis = rw.queries, rw.error, rw.analysis
+                rw_output, rw_seconds, rw_tokens = rw.record.as_dict(), rw.seconds, rw.tokens
+            else:  # written by the fused planner call, whose record is on the planner step
+                rw_error, analysis = decision.rewrite_error, None
+                rw_output, rw_seconds, rw_tokens = {"fused": True}, 0.0, 0
+            if rw_error:
                 state.failures += 1
             state.steps.append(Step(agent=action, action="rewrite", input={"query": query},
-                                    output={"queries": list(rw.queries), "analysis": rw.analysis,
-                                            **rw.record.as_dict()},
-                                    seconds=rw.seconds, tokens=rw.tokens, error=rw.error))
+                                    output={"queries": list(queries), "analysis": analysis, **rw_output},
+                                    seconds=rw_seconds, tokens=rw_tokens, error=rw_error))
             before = len(state.pool)
             retrieved = 0
-            for q in rw.queries:
+            for q in queries:
                 state.reformulations.append(q)
                 self._retrieve(state, q, action, filter)
                 retrieved += len(state.lists[-1])

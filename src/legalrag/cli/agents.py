@@ -61,15 +61,18 @@ def light_reranker(index: Any):
 def agent_pipeline(index: Any, retriever: str | None, rerank: str | None, *, agents: bool = False,
                    endpoint: str | None = None, endpoint_model: str | None = None, model: str | None = None,
                    trace: Path | None = None, max_rounds: int = 4, llm: Any = None, root: Any = None,
-                   policy: Path | None = None):
+                   policy: Path | None = None, fused: bool = False):
     """A ``retrieval.pipeline.Pipeline`` with the LLM stages wired to one (cached) LLM (``root.make_llm``);
-    ``policy`` (a ``legalrag train policy`` directory) runs the embedded model with its LoRA adapter."""
+    ``policy`` (a ``legalrag train policy`` directory) runs the embedded model with its LoRA adapter;
+    ``fused`` makes the planner write the chosen agent's queries in its own call (one call per round)."""
     from legalrag.errors import InputError
     from legalrag.retrieval.pipeline import Pipeline
     from legalrag.wiring import Root, build_pipeline, make_policy_llm, make_reranker
 
     if trace is not None and not agents:
         raise InputError("--trace writes the agents' trajectory; add --agents")
+    if fused and not agents:
+        raise InputError("--fused-planner is a mode of the agents' planner; add --agents")
     if policy is not None and (not agents or endpoint):
         raise InputError("--policy is the agents' trained policy on the embedded model: add --agents, "
                          "drop --endpoint")
@@ -83,6 +86,6 @@ def agent_pipeline(index: Any, retriever: str | None, rerank: str | None, *, age
     base = build_pipeline(index, retriever)
     final = make_reranker(rerank, index, llm=llm) if rerank and rerank != "none" else None
     lang = index.manifest.get("lang", "zh")
-    cfg = PlannerConfig(lang=lang if lang in ("zh", "en") else "zh", max_rounds=max_rounds)
+    cfg = PlannerConfig(lang=lang if lang in ("zh", "en") else "zh", max_rounds=max_rounds, fused=fused)
     loop = PlannerLoop(llm, base.retriever, light_reranker=light_reranker(index), final_reranker=final, config=cfg)
     return Pipeline(retriever=TracingMASRetriever(loop, trace))

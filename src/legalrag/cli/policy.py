@@ -32,7 +32,7 @@ def load_training_queries(idx: Any, path: Path, first: int = 0, skip: int = 0):
 
 def planner_loop(ctx: typer.Context, idx: Any, *, retriever: Optional[str], model: Optional[str],
                  policy: Optional[Path], endpoint: Optional[str], endpoint_model: Optional[str],
-                 threads: Optional[int], max_rounds: int, llm: Any = None):
+                 threads: Optional[int], max_rounds: int, llm: Any = None, fused: bool = False):
     """A PlannerLoop on a RecordingLLM over the index's first stage (and its light reranker, if any)."""
     from legalrag.agents.planner import PlannerConfig, PlannerLoop
     from legalrag.cli.agents import light_reranker
@@ -42,7 +42,7 @@ def planner_loop(ctx: typer.Context, idx: Any, *, retriever: Optional[str], mode
     if llm is None:
         llm = (make_policy_llm(policy, model, threads=threads) if policy is not None
                else root(ctx).make_llm(model, endpoint, endpoint_model, threads=threads))
-    cfg = PlannerConfig(lang=index_language(idx), max_rounds=max_rounds)
+    cfg = PlannerConfig(lang=index_language(idx), max_rounds=max_rounds, fused=fused)
     return PlannerLoop(RecordingLLM(llm), build_pipeline(idx, retriever).retriever,
                        light_reranker=light_reranker(idx), config=cfg)
 
@@ -75,6 +75,8 @@ def rollouts_cmd(
     endpoint_model: EndpointModelOption = None,
     threads: ThreadsOption = None,
     max_rounds: int = typer.Option(4, "--max-rounds", min=1, max=10),
+    fused_planner: bool = typer.Option(False, "--fused-planner/--no-fused-planner",
+                                       help="One LLM call per round: the planner writes the agent's queries."),
     seed: int = typer.Option(0, "--seed", help="Base seed; rollout r uses seed + 1000 r."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="PNG: per-query max / mean / min pool recall."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
@@ -88,7 +90,7 @@ def rollouts_cmd(
     idx = root(ctx).open_index(index)
     qs = load_training_queries(idx, queries, first, skip)
     loop = planner_loop(ctx, idx, retriever=retriever, model=model, policy=policy, endpoint=endpoint,
-                        endpoint_model=endpoint_model, threads=threads, max_rounds=max_rounds)
+                        endpoint_model=endpoint_model, threads=threads, max_rounds=max_rounds, fused=fused_planner)
     from legalrag.training.policy.rollouts import read_rollouts
 
     seen: dict[str, set[int]] = {}
@@ -123,7 +125,8 @@ def rollouts_cmd(
 
 
 def _sampler_factory(ctx: typer.Context, idx: Any, *, model_name: str, base: dict, settings: Any, reward: Any,
-                     work: Path, retriever: Optional[str], threads: Optional[int], max_rounds: int):
+                     work: Path, retriever: Optional[str], threads: Optional[int], max_rounds: int,
+                     fused: bool = False):
     """Each step: export the current adapters as a llama.cpp adapter and sample with the embedded runtime."""
     from legalrag.training.policy.model import save_policy
     from legalrag.training.policy.trajectory import run_rollout
@@ -139,7 +142,7 @@ def _sampler_factory(ctx: typer.Context, idx: Any, *, model_name: str, base: dic
         llm = make_policy_llm(work / "sampler", model_name, cache=False, threads=threads)
         held.append(llm)
         loop = planner_loop(ctx, idx, retriever=retriever, model=None, policy=None, endpoint=None,
-                            endpoint_model=None, threads=threads, max_rounds=max_rounds, llm=llm)
+                            endpoint_model=None, threads=threads, max_rounds=max_rounds, llm=llm, fused=fused)
         return lambda q, seed: run_rollout(loop, q, rollout=seed, seed=seed)
 
     return make_sampler
@@ -165,6 +168,9 @@ def train_policy_cmd(
     retriever: Optional[str] = typer.Option(None, "--retriever"),
     threads: Optional[int] = typer.Option(None, "--threads", min=1, help="Threads (llama.cpp and torch)."),
     max_rounds: int = typer.Option(4, "--max-rounds", min=1, max=10),
+    fused_planner: bool = typer.Option(False, "--fused-planner/--no-fused-planner",
+                                       help="Sample with the fused planner (one call per round: the planner "
+                                            "writes the agent's queries); the policy learns that prompt."),
     step_penalty: float = typer.Option(0.02, "--step-penalty"),
     gain_bonus: float = typer.Option(0.1, "--gain-bonus"),
     early_exit_penalty: float = typer.Option(0.2, "--early-exit-penalty"),
@@ -192,7 +198,8 @@ def train_policy_cmd(
     base = base_identity(model)
     work = ckpt.open_work(out, restart)
     fp = fingerprint_of(base["id"], qs, settings, reward, {"index": str(idx.manifest.get("corpus", {}).get(
-        "sha256", "")), "retriever": retriever, "max_rounds": max_rounds})
+        "sha256", "")), "retriever": retriever, "max_rounds": max_rounds,
+        **({"fused_planner": True} if fused_planner else {})})
     import torch
 
     if threads:
@@ -203,7 +210,8 @@ def train_policy_cmd(
         lm = lm.to(device="cuda", dtype=torch.bfloat16)
     lm = add_lora(lm, settings)
     make_sampler = _sampler_factory(ctx, idx, model_name=model, base=base, settings=settings, reward=reward,
-                                    work=work, retriever=retriever, threads=threads, max_rounds=max_rounds)
+                                    work=work, retriever=retriever, threads=threads, max_rounds=max_rounds,
+                                    fused=fused_planner)
     record = train_policy(lm, chat_encoder(tok, settings.max_prompt_tokens), qs, make_sampler, settings=settings,
                           reward_settings=reward, work=work, fingerprint=fp, max_steps=max_steps)
     record.update(base=base, queries=str(queries), n_queries=len(qs), device="cuda" if torch.cuda.is_available()

@@ -20,6 +20,9 @@ LEXICAL = ("bm25", "qld")
 # search and eval retrieval: the LLM serves only their LLM stages (agents, LLM rerankers)
 StagesEndpointOption = Annotated[Optional[str], typer.Option(
     "--endpoint", help="OpenAI-compatible endpoint URL for LLM stages.")]
+FusedPlannerOption = Annotated[bool, typer.Option(
+    "--fused-planner/--no-fused-planner", help="With --agents: one LLM call per round (the planner writes the "
+    "chosen agent's queries itself) instead of a decision call plus the agent's rewrite call.")]
 StagesModelOption = Annotated[Optional[str], typer.Option(
     "--model", help="Embedded model for the LLM stages (qwen2.5-1.5b default, qwen2.5-0.5b, a GGUF path).")]
 
@@ -140,6 +143,7 @@ def search(
     policy: Optional[Path] = typer.Option(None, "--policy", help="With --agents: a trained policy directory "
                                           "(`legalrag train policy`), run on the embedded model with its adapter."),
     model: StagesModelOption = None,
+    fused_planner: FusedPlannerOption = False,
 ) -> None:
     """Search an index and print the top articles with their citations."""
     from legalrag.cli.agents import agent_pipeline, wants_agents
@@ -149,8 +153,10 @@ def search(
 
     idx = root(ctx).open_index(index)
     pipe = (agent_pipeline(idx, retriever, rerank, agents=agents, endpoint=endpoint, endpoint_model=endpoint_model,
-                           trace=trace, root=root(ctx), policy=policy, model=model)
-            if wants_agents(agents, rerank, endpoint, policy) or trace else build_pipeline(idx, retriever, rerank))
+                           trace=trace, root=root(ctx), policy=policy, model=model,
+                           fused=fused_planner)
+            if wants_agents(agents, rerank, endpoint, policy) or trace or fused_planner
+            else build_pipeline(idx, retriever, rerank))
     flt = law_filter(idx, filter_law) if filter_law else None
     hits = pipe.search(question, k=k, filter=flt)
     if as_json:
@@ -191,6 +197,7 @@ def eval_retrieval(
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Search on this Ray cluster."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="With --agents: a trained policy directory."),
     model: StagesModelOption = None,
+    fused_planner: FusedPlannerOption = False,
 ) -> None:
     """Evaluate retrieval on a query file (macro-averaged Recall/Precision/F1/MRR/nDCG/Hit at K)."""
     from legalrag.evaluation.datasets import QueryFields, load_queries
@@ -201,8 +208,10 @@ def eval_retrieval(
     idx = root(ctx).open_index(index)
     qs = load_queries(queries, idx, QueryFields.parse(query_fields) if query_fields else None)
     pipe = (agent_pipeline(idx, retriever, rerank, agents=agents, endpoint=endpoint, endpoint_model=endpoint_model,
-                           trace=trace, root=root(ctx), policy=policy, model=model)
-            if wants_agents(agents, rerank, endpoint, policy) or trace else build_pipeline(idx, retriever, rerank))
+                           trace=trace, root=root(ctx), policy=policy, model=model,
+                           fused=fused_planner)
+            if wants_agents(agents, rerank, endpoint, policy) or trace or fused_planner
+            else build_pipeline(idx, retriever, rerank))
     if workers or ray_address:
         if agents or trace or endpoint:
             from legalrag.errors import InputError
@@ -214,6 +223,8 @@ def eval_retrieval(
     if run_out is not None:
         params = {"index": str(index), "queries": str(queries), "k": k, "retriever": pipe.name,
                   "rerank": rerank, "query_fields": query_fields}
+        if agents:
+            params.update(agents=True, fused_planner=fused_planner)
         save_run(run_out, result.hits, result.metrics, params, index=idx, per_query=result.per_query,
                  tag=pipe.name)
     if as_json:

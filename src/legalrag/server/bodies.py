@@ -53,6 +53,7 @@ class SearchBody(Closed):
 
 class AgentSearchBody(SearchBody):
     max_rounds: int = Field(3, ge=1, le=6, description="planner rounds at most")
+    fused: bool = Field(False, description="one LLM call per round: the planner writes the agent's queries")
 
 
 class CheckBody(Closed):

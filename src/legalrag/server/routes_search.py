@@ -81,7 +81,7 @@ def router(ctx: AppContext) -> Any:
         llm = ctx.need_agents_llm()
         pipe, flt = ctx.pipeline(body.retriever, body.laws)
         config = PlannerConfig(lang=ctx.lang, max_rounds=body.max_rounds, pool_k=max(10, min(body.k, 30)),
-                               first_stage_k=30)
+                               first_stage_k=30, fused=body.fused)
         with ctx.gate.slot() as queue_s:
             result = PlannerLoop(llm, pipe.retriever, config=config).run(body.query, filter=flt)
         return {"query": body.query, "retriever": f"mas({pipe.retriever.name})", "terms": ctx.terms(body.query),
