@@ -1,8 +1,8 @@
 """Statute retrieval agents and LLM rerankers on STARD (issue 5).
 
-Fixed subset: the 50 STARD training queries with the smallest query_ids (``--limit N`` runs the first N of
-them, in query_id order). For each configuration: Recall@10 / MRR@10 / nDCG@10, and per query the mean
-first-stage retrieval calls, LLM calls, tokens and wall seconds; for the agent loops also the pool size and
+Fixed subset: the 50 STARD training queries with the smallest query_ids (``--offset M --limit N`` runs
+queries M+1 .. M+N of them, in query_id order). For each configuration: Recall@10 / MRR@10 / nDCG@10, and per
+query the mean first-stage retrieval calls, LLM calls, tokens and wall seconds; for the agent loops also the pool size and
 the pool-stage Recall@K at the mean pool size.
 
 Configurations: ``baseline`` (the index's first-stage retriever), ``pointwise`` / ``yesno`` / ``listwise``
@@ -129,6 +129,8 @@ def main() -> None:
                          "ranker: `legalrag ranker train`, on queries outside the subset)")
     ap.add_argument("--subset", type=int, default=50, help="the fixed subset: this many smallest query_ids")
     ap.add_argument("--limit", type=int, default=None, help="run only the first N queries of the subset")
+    ap.add_argument("--offset", type=int, default=0, help="skip the first N queries of the subset (with --limit: "
+                                                          "queries offset+1 .. offset+limit)")
     ap.add_argument("--model", default="qwen2.5-1.5b")
     ap.add_argument("--threads", type=int, default=1, help="llama.cpp threads (1 is fastest on a shared, loaded machine)")
     ap.add_argument("--configs", default=",".join(CONFIGS))
@@ -149,7 +151,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
 
-    queries = load_subset(args.data / "stard" / "train.jsonl", args.subset)[: args.limit]
+    queries = load_subset(args.data / "stard" / "train.jsonl", args.subset)[args.offset:]
+    queries = queries[: args.limit] if args.limit is not None else queries
     index = open_or_build_index(args.index, args.data / "stard" / "corpus.jsonl", args.retriever)
     retriever = index.retriever(args.retriever)
     retriever.retrieve("预热", k=1)
