@@ -7,7 +7,7 @@ PIP := $(BIN)/python -m pip
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo test install-demo install-test clean
+.PHONY: demo test browser install-demo install-test clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -25,7 +25,17 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.demo-installed
 	$(BIN)/python -m legalrag demo --answer
 
-test: $(VENV)/.test-installed
+# The browser tests drive the web app in Debian's headless Chromium; where it is missing and apt-get can run
+# (root), it is installed here, otherwise those tests skip with the command that installs it.
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	{ if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium and chromium-driver for the browser tests"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
+	    || echo "could not install chromium: the browser tests will skip"; \
+	  else echo "no chromium (apt-get install -y chromium chromium-driver): the browser tests will skip"; fi; }
+
+test: $(VENV)/.test-installed browser
 	$(BIN)/python -m pytest
 
 clean:
