@@ -17,6 +17,11 @@ import statistics
 import sys
 from pathlib import Path
 
+from rollout_behaviour import MEASURES  # noqa: E402  (bench/: the same per-trajectory measures)
+
+BEHAVIOUR = {"early_exit_share": "tried to exit before any reformulation", "planner_decisions": "planner decisions",
+             "rounds": "rounds (agent rewrites)"}
+
 
 def load_rows(policy: Path) -> list[dict]:
     f = policy / "training.json"
@@ -36,9 +41,7 @@ def behaviour(policy: Path, step: int) -> dict[str, float] | None:
     trajs = [json.loads(line) for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
     if not trajs:
         return None
-    return {"early_exit_share": statistics.fmean(t["refused_exits"] > 0 for t in trajs),
-            "planner_decisions": statistics.fmean(t["planner_iterations"] for t in trajs),
-            "rounds": statistics.fmean(sum(a != "exit" for a in t["actions"]) for t in trajs)}
+    return {name: statistics.fmean(MEASURES[measure](t) for t in trajs) for name, measure in BEHAVIOUR.items()}
 
 
 def running_mean(values: list[float], window: int) -> list[float]:

@@ -197,30 +197,28 @@ class PlannerLoop:
                                 seconds=time.perf_counter() - start, error=error))
 
     # ---- planner ------------------------------------------------------------------------------------
-    def _decide(self, state: _State, query: str) -> tuple[str | None, str, CallRecord]:
+    def _seed(self, state: _State) -> int | None:
+        return None if self.config.seed is None else self.config.seed + 101 * len(state.steps)
+
+    def _decide(self, state: _State, query: str) -> _Decision:
         cfg = self.config
         messages = render_prompt(f"mas_planner_{cfg.lang}", **self._planner_context(state, query))
-        seed = None if cfg.seed is None else cfg.seed + 101 * len(state.steps)
         rec = CallRecord()
         try:  # a planner reply that never parses ends the round as a recorded failure, never the run
-            decision = structured_call(self.llm, messages, parse_decision, schema=PLANNER_SCHEMA,
-                                       temperature=cfg.planner_temperature, max_tokens=cfg.planner_max_tokens,
-                                       retries=cfg.retries, seed=seed, record=rec).value
+            action, reason = structured_call(self.llm, messages, parse_decision, schema=PLANNER_SCHEMA,
+                                             temperature=cfg.planner_temperature, max_tokens=cfg.planner_max_tokens,
+                                             retries=cfg.retries, seed=self._seed(state), record=rec).value
         except StructuredOutputError:
-            decision = None
+            action, reason = None, ""
         state.count(rec)
-        if decision is None:
-            return None, "", rec
-        return decision[0], decision[1], rec
+        return _Decision(action, reason, rec)
 
     def _decide_fused(self, state: _State, query: str, query_lang: str) -> _Decision:
         cfg = self.config
-        seed = None if cfg.seed is None else cfg.seed + 101 * len(state.steps)
+        seed = self._seed(state)
         # The pool's size but not its titles: shown titles, the 1.5B model copied them into its queries.
-        context = self._planner_context(state, query)
-        del context["pool_titles"]
         messages = render_prompt(f"mas_planner_fused_{cfg.lang}", language_rule=LANGUAGE_RULES[(cfg.lang, query_lang)],
-                                 **context)
+                                 **self._planner_context(state, query, titles=False))
         rec = CallRecord()
         named: list[str] = []
 
@@ -240,14 +238,17 @@ class PlannerLoop:
         state.count(rec)
         return _Decision(reply.action, reply.reason, rec, queries=reply.queries)
 
-    def _planner_context(self, state: _State, query: str) -> dict[str, Any]:
+    def _planner_context(self, state: _State, query: str, titles: bool = True) -> dict[str, Any]:
+        """The planner prompts' variables; ``titles=False`` leaves out the pool's titles (and their fusion)."""
         cfg = self.config
-        titles = [h.document.title or h.id for h in self._fused(state)[: cfg.max_pool_titles]]
         none = "（无）" if cfg.lang == "zh" else "(none)"
-        return dict(query=query,
-                    decisions="\n".join(f"{i}. {d}" for i, d in enumerate(state.decisions, 1)) or none,
-                    reformulations="\n".join(f"- {q}" for q in state.reformulations) or none,
-                    pool_size=len(state.pool), pool_titles="\n".join(f"- {t}" for t in titles) or none)
+        context: dict[str, Any] = dict(
+            query=query, decisions="\n".join(f"{i}. {d}" for i, d in enumerate(state.decisions, 1)) or none,
+            reformulations="\n".join(f"- {q}" for q in state.reformulations) or none, pool_size=len(state.pool))
+        if titles:
+            names = [h.document.title or h.id for h in self._fused(state)[: cfg.max_pool_titles]]
+            context["pool_titles"] = "\n".join(f"- {t}" for t in names) or none
+        return context
 
     def _fallback(self, state: _State) -> str | None:
         for name in self.config.fallback_order:
@@ -293,7 +294,7 @@ class PlannerLoop:
             elif cfg.fused:
                 decision = self._decide_fused(state, query, query_lang)
             else:
-                decision = _Decision(*self._decide(state, query))
+                decision = self._decide(state, query)
             action, reason, rec, queries = decision.action, decision.reason, decision.record, decision.queries
             error = None
             if action is None:
