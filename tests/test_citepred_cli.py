@@ -80,3 +80,19 @@ def test_eval_cite_plot(files, tmp_path):
                                  "--plot", str(plot)])
     assert r.exit_code == 0, r.output
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "+ co-citation" in r.output
+
+
+@pytest.mark.llm
+def test_cite_batched_case_first_verification_with_the_embedded_model(files, small_llm):
+    from legalrag.wiring import Root
+
+    r = CliRunner().invoke(app, ["cite", "--index", str(files / "idx"), "--train-citations", str(files / "qrels"),
+                                 "--verify", "--verify-batch", "--case-first", "--json",
+                                 "He steals a bicycle, the property of another."], obj=Root(llm=small_llm))
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    verified = [v for p in out["provisions"] for v in p["provenance"] if v["stage"] == "verification"]
+    # one batched call verified the co-citation addition (4) unless the 0.5B rejected it
+    assert 1 <= out["llm_calls"] <= 2
+    assert all(v["detail"].endswith("batch verdict") for v in verified)
+    assert verified or "4" not in [p["id"] for p in out["provisions"]]

@@ -53,3 +53,82 @@ def test_pipeline_with_analysis_and_verification(small_llm, tmp_path):
     for c in r.predictions:
         if c.provision in additions and c.provision in r.pools["verification"]:
             assert c.provenance[-1].stage == "verification"
+
+
+def test_batched_verification_one_call_in_order(small_llm):
+    from legalrag.citepred.verify import verify_batch
+
+    lookup = {d.id: d for d in DOCS}.get
+    verdicts, step = verify_batch(small_llm, FACTS, [Proposal("4", "cluster"), Proposal("2", "co-citation")], lookup)
+    # the schema fixes the ids and the count, so the 0.5B's reply parses and covers both, in the input order
+    assert [v.provision for v in verdicts] == ["4", "2"] and all(v.parsed for v in verdicts)
+    assert all(v.decision in ("accept", "reject", "correct") for v in verdicts)
+    assert [v.calls for v in verdicts][1] == 0 and verdicts[0].calls >= 1  # one call, counted once
+    assert step.agent == "cite-verify" and step.action == "batch" and step.input == ["4", "2"]
+    assert [o["decision"] for o in step.output] == [v.decision for v in verdicts] and step.error is None
+
+
+def test_pipeline_batched_verification_same_steps_as_additions(small_llm, tmp_path):
+    index = build_index(tmp_path / "i", DOCS, ["bm25"], lang="en")
+    rules = learn_rules(TRAIN, always_share=0.5, min_support=2, min_confidence=0.6)
+    p = CitationPredictor(index.documents, index.retriever("bm25"), rules, CoCitationGraph.build(TRAIN),
+                          config=CiteConfig(verify=True, verify_batch=True, verify_below=1.01, threshold=0.5,
+                                            rerank_top=0, language="en"), llm=small_llm)
+    r = p.predict(FACTS)
+    batch = [s for s in r.steps if s.agent == "cite-verify"]
+    additions = [x for x in r.pools["co-citation"] if x not in r.pools["rerank"] and r.pools["co-citation"][x] >= 0.5]
+    assert additions and len(batch) == 1 and sorted(batch[0].input) == sorted(additions)
+    assert r.llm_calls == sum(1 for _ in batch) + (batch[0].error is not None)  # one call (a re-ask only on error)
+    for out in batch[0].output:  # a rejected or corrected provision leaves the pool under its own id
+        assert (out["decision"] in ("reject", "correct")) == (out["provision"] not in r.pools["verification"])
+        if out["decision"] == "correct" and out["resolved"]:
+            assert out["corrected"] in r.pools["verification"]
+
+
+def test_case_first_layout_shares_the_facts_prefix():
+    from legalrag.citepred.prompting import stage_prompt
+
+    facts = FACTS * 3
+    stages = {"analysis": {"language": "English", "codes": "Penal Code"}, "rerank": {"article": "Art. 1 ..."},
+              "verify": {"provision_id": "4", "provision": "Art. 4 ...", "reason": "cluster"},
+              "verify_batch": {"proposals": "[1] id 4\nArt. 4 ..."}}
+    first = {s: stage_prompt(s, facts, case_first=True, **v) for s, v in stages.items()}
+    systems = {m[0]["content"] for m in first.values()}
+    assert len(systems) == 1 and facts.strip() in systems.pop()  # one identical opening holding the facts
+    assert all(facts.strip() not in m[1]["content"] for m in first.values())  # and the facts only there
+    # the per-stage layout opens each stage differently (no rerank template of its own: the reranker's)
+    per_stage = {s: stage_prompt(s, facts, case_first=False, **v) for s, v in stages.items() if s != "rerank"}
+    assert len({m[0]["content"] for m in per_stage.values()}) == 3
+
+
+def test_case_first_calls_reuse_the_runtime_prompt_cache(small_llm):
+    from legalrag.citepred.prompting import stage_prompt
+    from legalrag.llm.base import ChatRequest
+
+    facts = FACTS * 6
+    a = small_llm.chat(ChatRequest(messages=tuple(stage_prompt("analysis", facts, case_first=True,
+                                                               language="English", codes="Penal Code")), max_tokens=2))
+    v = small_llm.chat(ChatRequest(messages=tuple(stage_prompt("verify", facts, case_first=True, provision_id="4",
+                                                               provision="Art. 4 ...", reason="cluster")), max_tokens=2))
+    shared = small_llm.count_tokens(stage_prompt("verify", facts, case_first=True, provision_id="4",
+                                                 provision="", reason="")[:1])
+    assert a.prompt_tokens > shared > 100
+    # the runtime evaluated only what follows the shared system message (give or take the chat template)
+    assert v.timings["prompt_n"] <= v.prompt_tokens - shared + 8
+
+
+def test_case_first_pipeline_reranks_in_the_case_layout(small_llm, tmp_path):
+    from legalrag.rerank.llm_pointwise import LLMPointwiseReranker
+
+    index = build_index(tmp_path / "i", DOCS, ["bm25"], lang="en")
+    rules = learn_rules(TRAIN, always_share=0.5, min_support=2, min_confidence=0.6)
+    reranker = LLMPointwiseReranker(small_llm, prompts=("en",))
+    p = CitationPredictor(index.documents, index.retriever("bm25"), rules, CoCitationGraph.build(TRAIN),
+                          config=CiteConfig(case_first=True, verify=True, verify_batch=True, verify_below=1.01,
+                                            threshold=0.5, rerank_top=2, language="en"), llm=small_llm,
+                          reranker=reranker)
+    # facts that retrieve the two provisions outside the always-add set (1 and 3 are always added here)
+    r = p.predict("The accused deceived another to obtain property; a fine is set for the crime.")
+    rerank = next(s for s in r.steps if s.action == "rerank")
+    assert len(rerank.input) == 2 and reranker.stats.usage.calls == 2 and reranker.stats.unscored == 0
+    assert r.reranked[:2] == tuple(h for h, _ in rerank.output)

@@ -48,10 +48,11 @@ def _strings(value: Any, limit: int) -> tuple[str, ...]:
 
 
 def analyse_facts(llm: LLM, facts: str, law_titles: Sequence[str], *, language: str = "zh",
-                  max_chars: int = 1200) -> tuple[Analysis, Step]:
+                  max_chars: int = 1200, case_first: bool = False) -> tuple[Analysis, Step]:
+    """The analysis of ``facts``; ``case_first`` picks the prompt layout (``legalrag.citepred.prompting``)."""
     from legalrag.errors import StructuredOutputError
     from legalrag.llm.structured import CallRecord, ReplyError, structured_call
-    from legalrag.prompts import render_prompt
+    from legalrag.citepred.prompting import stage_prompt
 
     def parse(obj: Any, _rec) -> Analysis:
         if not isinstance(obj, dict):
@@ -60,8 +61,8 @@ def analyse_facts(llm: LLM, facts: str, law_titles: Sequence[str], *, language: 
                         _strings(obj.get("keywords", []), 6))
 
     lang_name = {"zh": "Chinese", "en": "English", "de": "German", "fr": "French"}.get(language, language)
-    messages = render_prompt("cite_analysis", facts=facts.strip()[:max_chars], language=lang_name,
-                               codes="; ".join(list(law_titles)[:30]))
+    messages = stage_prompt("analysis", facts, case_first=case_first, max_chars=max_chars, language=lang_name,
+                            codes="; ".join(list(law_titles)[:30]))
     start = time.perf_counter()
     rec = CallRecord()
     try:  # no analysis is a usable outcome: the pipeline runs on without it (recorded in the step)

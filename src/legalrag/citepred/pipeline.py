@@ -7,6 +7,10 @@ rules), ``co-citation`` (the graph's proposals from the current predictions), ``
 nearest labelled cases, mixed into every score with weight ``case_weight``; only with a case memory),
 ``verification`` (the LLM accepts, rejects or corrects each addition). The final set is every provision
 scoring at or above ``threshold``; without a case memory the core predictions always stay.
+
+Cost of the LLM stages: ``verify_batch`` verifies every addition in one call, and ``case_first`` lays out every
+call of a case with the facts first (``legalrag.citepred.prompting``), so a runtime that keeps its prompt cache
+reads them once per case; ``bench/cite_latency.py`` measures both.
 """
 
 from __future__ import annotations
@@ -21,9 +25,10 @@ from legalrag.citepred.analysis import Analysis, analyse_facts
 from legalrag.citepred.cases import CaseMemory
 from legalrag.citepred.cocitation import CoCitationGraph
 from legalrag.citepred.codefilter import code_filter, law_titles
+from legalrag.citepred.prompting import stage_prompt
 from legalrag.citepred.retrieve import retrieve_candidates
 from legalrag.citepred.rules import RuleSet, apply_rules, natural_key
-from legalrag.citepred.verify import Proposal, verify_all
+from legalrag.citepred.verify import Proposal, verify_all, verify_batch
 from legalrag.llm.base import LLM
 from legalrag.retrieval.base import Retriever
 from legalrag.types import Citation, Document, Response, Step, Usage
@@ -57,6 +62,10 @@ class CiteConfig(BaseModel):
     verify: bool = Field(False, description="LLM verification of additions")
     verify_below: float = Field(0.95, ge=0, le=1.01, description="additions scoring this or more skip verification")
     verify_concurrency: int = Field(4, ge=1)
+    verify_batch: bool = Field(False, description="one verification call per case for every addition (no "
+                               "reasons) instead of one call per addition")
+    case_first: bool = Field(False, description="every LLM call of a case opens with the same system message "
+                             "holding the facts, so the runtime's prompt cache reads them once per case")
     language: str = "zh"
 
 
@@ -125,7 +134,8 @@ class CitationPredictor:
 
         analysis, flt, matched = None, None, []
         if cfg.analysis:
-            analysis, step = analyse_facts(self.llm, facts, self.titles, language=cfg.language)
+            analysis, step = analyse_facts(self.llm, facts, self.titles, language=cfg.language,
+                                           case_first=cfg.case_first)
             steps.append(step)
             calls += analysis.calls
             if cfg.code_filter and analysis.codes:
@@ -153,7 +163,11 @@ class CitationPredictor:
             stats = getattr(self.reranker, "stats", None)
             t0, before = time.perf_counter(), stats.usage.calls if stats is not None else 0
             pool_hits = [h for h in hits if h.id not in skip][:cfg.rerank_top]
-            top = self.reranker.rerank(queries[0], pool_hits)
+            reranker = self.reranker
+            if cfg.case_first and hasattr(reranker, "with_prompt"):  # score in the case-first layout
+                reranker = reranker.with_prompt(lambda _q, article: stage_prompt("rerank", facts, case_first=True,
+                                                                                 article=article))
+            top = reranker.rerank(queries[0], pool_hits)
             used = (stats.usage.calls if stats is not None else 0) - before
             calls += used
             core = [h.id for h in top[:cfg.core_k]]
@@ -203,9 +217,15 @@ class CitationPredictor:
             todo = [p for p, s in sorted(pool.items(), key=lambda x: -x[1])
                     if p not in core and cfg.threshold <= s < cfg.verify_below]
             proposals = [Proposal(p, prov[p][-1].detail if prov.get(p) else "") for p in todo]
-            for verdict, step in verify_all(self.llm, facts, proposals, self._lookup,
-                                            concurrency=cfg.verify_concurrency):
-                steps.append(step)
+            if cfg.verify_batch:
+                verdicts, step = verify_batch(self.llm, facts, proposals, self._lookup, case_first=cfg.case_first)
+                steps.extend([step] if proposals else [])
+            else:
+                pairs = verify_all(self.llm, facts, proposals, self._lookup, concurrency=cfg.verify_concurrency,
+                                   case_first=cfg.case_first)
+                verdicts = [v for v, _ in pairs]
+                steps.extend(s for _, s in pairs)
+            for verdict in verdicts:
                 calls += verdict.calls
                 p = verdict.provision
                 note(p, "verification", pool[p], f"{verdict.decision}: {verdict.reason}")

@@ -1,8 +1,11 @@
 """Verification agents: for each proposed addition, the LLM reads the facts and the provision's text and
 answers accept, reject or correct (naming the right provision) as JSON.
 
-Calls run concurrently in a bounded thread pool (``concurrency``). The embedded model serialises its calls,
-so concurrency only pays with a remote endpoint; the bound keeps a remote server from being flooded.
+Two ways: ``verify_all`` makes one call per proposal (each with a one-sentence reason), concurrently in a
+bounded thread pool (``concurrency``; the embedded model serialises its calls, so concurrency only pays with a
+remote endpoint, and the bound keeps a remote server from being flooded). ``verify_batch`` asks once for every
+proposal of a case: the facts are read once and no reasons are written, so it costs one prefill and a short
+reply instead of one of each per proposal; its schema fixes the ids and the number of verdicts.
 A verdict that cannot be parsed after the re-asks counts as "accept" (the rule or co-citation evidence
 stands) and is marked ``parsed=False``; a correction naming an unknown provision is kept as unresolved.
 """
@@ -46,10 +49,11 @@ class Proposal:
 
 
 def verify_one(llm: LLM, facts: str, proposal: Proposal, lookup: Callable[[str], Document | None], *,
-               max_chars: int = 1200, article_chars: int = 500) -> tuple[Verdict, Step]:
+               max_chars: int = 1200, article_chars: int = 500, case_first: bool = False) -> tuple[Verdict, Step]:
+    from legalrag.citepred.prompting import stage_prompt
     from legalrag.errors import StructuredOutputError
     from legalrag.llm.structured import CallRecord, ReplyError, structured_call
-    from legalrag.prompts import article_block, render_prompt
+    from legalrag.prompts import article_block
 
     doc = lookup(proposal.provision)
     article = article_block(doc, article_chars) if doc is not None else proposal.provision
@@ -62,8 +66,8 @@ def verify_one(llm: LLM, facts: str, proposal: Proposal, lookup: Callable[[str],
             raise ReplyError('"correct" needs the right provision id in "provision"')
         return obj["decision"], corrected, str(obj.get("reason", ""))[:300]
 
-    messages = render_prompt("cite_verify", facts=facts.strip()[:max_chars], provision_id=proposal.provision,
-                               provision=article, reason=proposal.reason)
+    messages = stage_prompt("verify", facts, case_first=case_first, max_chars=max_chars,
+                            provision_id=proposal.provision, provision=article, reason=proposal.reason)
     start = time.perf_counter()
     rec = CallRecord()
     try:  # a verifier that cannot decide keeps the proposal (recorded below), it never stops the run
@@ -89,11 +93,94 @@ def verify_one(llm: LLM, facts: str, proposal: Proposal, lookup: Callable[[str],
 
 
 def verify_all(llm: LLM, facts: str, proposals: Sequence[Proposal], lookup: Callable[[str], Document | None], *,
-               concurrency: int = 4) -> list[tuple[Verdict, Step]]:
+               concurrency: int = 4, case_first: bool = False) -> list[tuple[Verdict, Step]]:
     """Verify every proposal, at most ``concurrency`` at a time; results keep the input order."""
     if not proposals:
         return []
     if concurrency <= 1 or len(proposals) == 1:
-        return [verify_one(llm, facts, p, lookup) for p in proposals]
+        return [verify_one(llm, facts, p, lookup, case_first=case_first) for p in proposals]
     with ThreadPoolExecutor(max_workers=min(concurrency, len(proposals))) as pool:
-        return list(pool.map(lambda p: verify_one(llm, facts, p, lookup), proposals))
+        return list(pool.map(lambda p: verify_one(llm, facts, p, lookup, case_first=case_first), proposals))
+
+
+def _proposal_blocks(proposals: Sequence[Proposal], lookup: Callable[[str], Document | None],
+                     article_chars: int) -> str:
+    from legalrag.prompts import article_block
+
+    blocks = []
+    for n, p in enumerate(proposals, 1):
+        doc = lookup(p.provision)
+        article = article_block(doc, article_chars) if doc is not None else "(not in the corpus)"
+        why = f" (proposed because: {p.reason})" if p.reason else ""
+        blocks.append(f"[{n}] id {p.provision}{why}\n{article}")
+    return "\n\n".join(blocks)
+
+
+def verify_batch(llm: LLM, facts: str, proposals: Sequence[Proposal], lookup: Callable[[str], Document | None], *,
+                 max_chars: int = 1200, article_chars: int = 300, case_first: bool = False
+                 ) -> tuple[list[Verdict], Step]:
+    """One call for every proposal: a verdict per proposal (input order) and the call's step. A verdict the
+    reply lacks, or a reply that never parses, keeps the proposal (``parsed=False``), as in ``verify_one``."""
+    from legalrag.citepred.prompting import stage_prompt
+    from legalrag.errors import StructuredOutputError
+    from legalrag.llm.structured import CallRecord, ReplyError, structured_call
+
+    if not proposals:
+        return [], Step(agent="cite-verify", action="batch", input=[], output=[])
+    ids = list(dict.fromkeys(p.provision for p in proposals))
+    verdict_schema = {"type": "object", "properties": {
+        "decision": {"type": "string", "enum": ["accept", "reject", "correct"]}, "provision": {"type": "string"}},
+        "required": ["decision"], "additionalProperties": False}
+    # one required key per proposal: constrained decoding then writes each id once, in the order given
+    schema = {"type": "object", "properties": {i: verdict_schema for i in ids}, "required": ids,
+              "additionalProperties": False}
+
+    def parse(obj: Any, _rec) -> dict[str, tuple[str, str | None]]:
+        if not isinstance(obj, dict):
+            raise ReplyError('expected {"<id>": {"decision": ...}, ...} with one entry per proposed provision')
+        out: dict[str, tuple[str, str | None]] = {}
+        for pid, item in obj.items():
+            pid = str(pid).strip()
+            if pid not in ids:
+                continue
+            if not isinstance(item, dict) or item.get("decision") not in ("accept", "reject", "correct"):
+                raise ReplyError(f'the verdict for {pid} needs "decision": "accept" | "reject" | "correct"')
+            corrected = str(item.get("provision") or "").strip() or None
+            if item["decision"] == "correct" and corrected is None:
+                raise ReplyError(f'the verdict for {pid} says "correct" but names no provision')
+            out[pid] = (item["decision"], corrected)
+        if not out:
+            raise ReplyError(f"no verdict names a proposed id ({', '.join(ids)})")
+        return out
+
+    messages = stage_prompt("verify_batch", facts, case_first=case_first, max_chars=max_chars,
+                            proposals=_proposal_blocks(proposals, lookup, article_chars))
+    start = time.perf_counter()
+    rec = CallRecord()
+    try:  # as in verify_one: no usable reply keeps every proposal, recorded
+        value = structured_call(llm, messages, parse, schema=schema, temperature=0.0,
+                                max_tokens=16 + 16 * len(ids), retries=1, record=rec).value
+    except StructuredOutputError:
+        value = None
+    verdicts = []
+    for n, p in enumerate(proposals):
+        calls = rec.attempts if n == 0 else 0  # the batch's calls are counted once
+        got = (value or {}).get(p.provision)
+        if got is None:
+            verdicts.append(Verdict(p.provision, "accept", reason="no verdict in the batch reply; kept", parsed=False,
+                                    calls=calls))
+            continue
+        decision, corrected = got
+        if decision == "correct" and corrected == p.provision:
+            decision, corrected = "accept", None
+        resolved = corrected is None or lookup(corrected) is not None
+        verdicts.append(Verdict(p.provision, decision, corrected if decision == "correct" else None, resolved,
+                                "batch verdict", calls=calls))
+    missing = [v.provision for v in verdicts if not v.parsed]
+    step = Step(agent="cite-verify", action="batch", input=ids,
+                output=[{"provision": v.provision, "decision": v.decision, "corrected": v.corrected,
+                         "resolved": v.resolved} for v in verdicts],
+                seconds=time.perf_counter() - start, tokens=rec.usage.total_tokens,
+                error=(None if not missing else ("; ".join(rec.errors) or "no usable reply") if value is None
+                       else f"no verdict for {', '.join(missing)}"))
+    return verdicts, step

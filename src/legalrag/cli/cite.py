@@ -42,6 +42,11 @@ def cite(
     analysis: bool = typer.Option(False, "--analyse/--no-analyse", help="LLM query analysis."),
     rerank: bool = typer.Option(False, "--rerank/--no-rerank", help="Pointwise LLM rerank of the top candidates."),
     verify: bool = typer.Option(False, "--verify/--no-verify", help="LLM verification of each addition."),
+    verify_batch: Optional[bool] = typer.Option(None, "--verify-batch/--verify-each", help="Verify every addition "
+                                                "in one call, or one call each (default: the model's setting)."),
+    case_first: Optional[bool] = typer.Option(None, "--case-first/--per-stage-prompts", help="Open every LLM call "
+                                              "with the facts so the runtime reads them once per case (default: "
+                                              "the model's setting)."),
     llm_model: Optional[str] = typer.Option(None, "--llm", help="Embedded model name or GGUF path (default 1.5B)."),
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
@@ -61,7 +66,8 @@ def cite(
     predictor = build_predictor(idx, train_citations=train_citations, model_dir=model_dir, rules_path=rules,
                                 retriever=retriever, llm=llm, reranker=reranker, cases=memory,
                                 overrides={"core_k": core_k, "threshold": threshold, "analysis": analysis or None,
-                                           "verify": verify or None})
+                                           "verify": verify or None, "verify_batch": verify_batch,
+                                           "case_first": case_first})
     out = result_to_dict(predictor.predict(facts))
     if as_json:
         print_json(out)
@@ -98,6 +104,8 @@ def eval_cite(
     analysis: bool = typer.Option(False, "--analyse/--no-analyse"),
     rerank: bool = typer.Option(False, "--rerank/--no-rerank"),
     verify: bool = typer.Option(False, "--verify/--no-verify"),
+    verify_batch: Optional[bool] = typer.Option(None, "--verify-batch/--verify-each"),
+    case_first: Optional[bool] = typer.Option(None, "--case-first/--per-stage-prompts"),
     llm_model: Optional[str] = typer.Option(None, "--llm"),
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
@@ -120,7 +128,7 @@ def eval_cite(
                    progress=progress,
                    case_memory=case_memory,
                    overrides={"core_k": core_k, "prior_weight": prior_weight, "analysis": analysis or None,
-                              "verify": verify or None})
+                              "verify": verify or None, "verify_batch": verify_batch, "case_first": case_first})
     if plot is not None:
         from legalrag.evaluation.plots import plot_bars
 

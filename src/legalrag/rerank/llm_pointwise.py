@@ -12,6 +12,7 @@ lowest score and is counted in ``unscored``; the run goes on.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
@@ -62,6 +63,15 @@ class _FirstTokenReranker:
         self.llm, self.prompts, self.max_chars, self.top_logprobs = llm, prompts, max_chars, top_logprobs
         self.progress = progress
         self.stats = RerankStats()
+        self._prompt: Callable[[str, str], list[dict[str, str]]] | None = None
+
+    def with_prompt(self, prompt: Callable[[str, str], list[dict[str, str]]]) -> "_FirstTokenReranker":
+        """A copy that builds each pair's messages as ``prompt(query, article_text)`` (one call per pair, in
+        place of the prompt per language) and adds to these same ``stats``. For callers that lay out their own
+        calls, e.g. citation prediction's case-first prompts."""
+        twin = copy.copy(self)
+        twin._prompt = prompt
+        return twin
 
     def _read(self, probs: Mapping[str, float], text: str) -> float | None:
         raise NotImplementedError
@@ -69,9 +79,11 @@ class _FirstTokenReranker:
     def score(self, query: str, document: Document) -> float:
         """The pair's score, averaged over the configured prompt languages."""
         values = []
-        for lang in self.prompts:
-            messages = render_prompt(f"{self._template}_{lang}", query=query.strip(),
-                                       article=article_block(document, self.max_chars))
+        article = article_block(document, self.max_chars)
+        renders = ([self._prompt(query, article)] if self._prompt is not None else
+                   [render_prompt(f"{self._template}_{lang}", query=query.strip(), article=article)
+                    for lang in self.prompts])
+        for messages in renders:
             result = self.llm.chat(ChatRequest(messages=tuple(messages), max_tokens=1, temperature=0.0,
                                                logprobs=True, top_logprobs=self.top_logprobs))
             self.stats.add(result)
