@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from legalrag.answer import DEFAULT_EVIDENCE_TOKENS
 from legalrag.cli.apps import app
 from legalrag.cli.common import EndpointModelOption, EndpointOption, ModelOption, ThreadsOption, root
 
@@ -26,7 +27,7 @@ def ask(
     max_tokens: int = typer.Option(512, "--max-tokens", min=16, help="Longest answer, in tokens."),
     lang: Optional[str] = typer.Option(None, "--lang", help="zh or en (default: the index's language)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the LLM call cache."),
-    evidence_tokens: int = typer.Option(400, "--evidence-tokens", min=0,
+    evidence_tokens: int = typer.Option(DEFAULT_EVIDENCE_TOKENS, "--evidence-tokens", min=0,
                                         help="Token budget for the retrieved articles in the prompt: each is cut to "
                                              "the clauses matching the question (0: whole articles, 600 "
                                              "characters each)."),

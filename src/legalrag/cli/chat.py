@@ -14,6 +14,7 @@ from typing import Optional
 
 import typer
 
+from legalrag.answer import DEFAULT_EVIDENCE_TOKENS
 from legalrag.cli.apps import app
 from legalrag.cli.common import EndpointModelOption, EndpointOption, ModelOption, root
 from legalrag.conversation import ProcessorName
@@ -32,7 +33,7 @@ def chat(
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
     max_tokens: int = typer.Option(400, "--max-tokens", min=16, help="Longest answer, in tokens."),
-    evidence_tokens: int = typer.Option(400, "--evidence-tokens", min=0,
+    evidence_tokens: int = typer.Option(DEFAULT_EVIDENCE_TOKENS, "--evidence-tokens", min=0,
                                         help="Token budget for the retrieved articles in each answer prompt: each is "
                                              "cut to the clauses matching the query (0: whole articles, 400 "
                                              "characters each)."),

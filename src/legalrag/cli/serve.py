@@ -7,6 +7,7 @@ from typing import List, Optional
 
 import typer
 
+from legalrag.answer import DEFAULT_EVIDENCE_TOKENS
 from legalrag.cli.apps import app
 from legalrag.cli.common import EndpointModelOption, ThreadsOption, is_loopback, root
 
@@ -37,7 +38,7 @@ def serve_cmd(
     max_waiting: int = typer.Option(16, "--max-waiting", min=0, help="Generations that may queue for the model."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="A trained agents' policy directory (`legalrag "
                                           "train policy`): /agents/search runs the embedded model with its adapter."),
-    evidence_tokens: int = typer.Option(400, "--evidence-tokens", min=0, max=8192,
+    evidence_tokens: int = typer.Option(DEFAULT_EVIDENCE_TOKENS, "--evidence-tokens", min=0, max=8192,
                                         help="Token budget for the retrieved articles in /ask and /consult prompts: "
                                              "each is cut to the clauses matching the question (0: whole "
                                              "articles); a request may ask for less."),
