@@ -21,6 +21,15 @@ TRAIN = {"t1": {"1", "3", "4"}, "t2": {"1", "3", "4"}, "t3": {"1", "3"}, "f1": {
 FACTS = "On 3 May the accused stole a bicycle worth 900 euros from a shop and later confessed to the police."
 
 
+def predictor(tmp_path, llm, reranker=None, **config) -> CitationPredictor:
+    """The pipeline over the four-article corpus and TRAIN's rules, with the given CiteConfig settings."""
+    index = build_index(tmp_path / "i", DOCS, ["bm25"], lang="en")
+    rules = learn_rules(TRAIN, always_share=0.5, min_support=2, min_confidence=0.6)
+    return CitationPredictor(index.documents, index.retriever("bm25"), rules, CoCitationGraph.build(TRAIN),
+                             config=CiteConfig(verify=True, verify_below=1.01, threshold=0.5, language="en", **config),
+                             llm=llm, reranker=reranker)
+
+
 def test_verification_concurrent_and_in_order(small_llm):
     lookup = {d.id: d for d in DOCS}.get
     out = verify_all(small_llm, FACTS, [Proposal("4", "cluster"), Proposal("2", "co-citation")], lookup,
@@ -32,11 +41,7 @@ def test_verification_concurrent_and_in_order(small_llm):
 
 
 def test_pipeline_with_analysis_and_verification(small_llm, tmp_path):
-    index = build_index(tmp_path / "i", DOCS, ["bm25"], lang="en")
-    rules = learn_rules(TRAIN, always_share=0.5, min_support=2, min_confidence=0.6)
-    p = CitationPredictor(index.documents, index.retriever("bm25"), rules, CoCitationGraph.build(TRAIN),
-                          config=CiteConfig(analysis=True, verify=True, verify_below=1.01, threshold=0.5,
-                                            rerank_top=0, language="en"), llm=small_llm)
+    p = predictor(tmp_path, small_llm, analysis=True, rerank_top=0)
     r = p.predict(FACTS)
     assert r.analysis is not None and [s.action for s in r.steps][:2] == ["analyse", "retrieve"]
     # The analysis reply is constrained to the schema, so it parses into lists of strings.
@@ -69,11 +74,7 @@ def test_batched_verification_one_call_in_order(small_llm):
 
 
 def test_pipeline_batched_verification_same_steps_as_additions(small_llm, tmp_path):
-    index = build_index(tmp_path / "i", DOCS, ["bm25"], lang="en")
-    rules = learn_rules(TRAIN, always_share=0.5, min_support=2, min_confidence=0.6)
-    p = CitationPredictor(index.documents, index.retriever("bm25"), rules, CoCitationGraph.build(TRAIN),
-                          config=CiteConfig(verify=True, verify_batch=True, verify_below=1.01, threshold=0.5,
-                                            rerank_top=0, language="en"), llm=small_llm)
+    p = predictor(tmp_path, small_llm, verify_batch=True, rerank_top=0)
     r = p.predict(FACTS)
     batch = [s for s in r.steps if s.agent == "cite-verify"]
     additions = [x for x in r.pools["co-citation"] if x not in r.pools["rerank"] and r.pools["co-citation"][x] >= 0.5]
@@ -120,13 +121,8 @@ def test_case_first_calls_reuse_the_runtime_prompt_cache(small_llm):
 def test_case_first_pipeline_reranks_in_the_case_layout(small_llm, tmp_path):
     from legalrag.rerank.llm_pointwise import LLMPointwiseReranker
 
-    index = build_index(tmp_path / "i", DOCS, ["bm25"], lang="en")
-    rules = learn_rules(TRAIN, always_share=0.5, min_support=2, min_confidence=0.6)
     reranker = LLMPointwiseReranker(small_llm, prompts=("en",))
-    p = CitationPredictor(index.documents, index.retriever("bm25"), rules, CoCitationGraph.build(TRAIN),
-                          config=CiteConfig(case_first=True, verify=True, verify_batch=True, verify_below=1.01,
-                                            threshold=0.5, rerank_top=2, language="en"), llm=small_llm,
-                          reranker=reranker)
+    p = predictor(tmp_path, small_llm, reranker, case_first=True, verify_batch=True, rerank_top=2)
     # facts that retrieve the two provisions outside the always-add set (1 and 3 are always added here)
     r = p.predict("The accused deceived another to obtain property; a fine is set for the crime.")
     rerank = next(s for s in r.steps if s.action == "rerank")

@@ -12,6 +12,7 @@ stands) and is marked ``parsed=False``; a correction naming an unknown provision
 
 from __future__ import annotations
 
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -103,6 +104,9 @@ def verify_all(llm: LLM, facts: str, proposals: Sequence[Proposal], lookup: Call
         return list(pool.map(lambda p: verify_one(llm, facts, p, lookup, case_first=case_first), proposals))
 
 
+_TRAILING_IDS = re.compile(r"\s*\([^()]*\)\s*$")
+
+
 def _proposal_blocks(proposals: Sequence[Proposal], lookup: Callable[[str], Document | None],
                      article_chars: int) -> str:
     from legalrag.prompts import article_block
@@ -111,7 +115,8 @@ def _proposal_blocks(proposals: Sequence[Proposal], lookup: Callable[[str], Docu
     for n, p in enumerate(proposals, 1):
         doc = lookup(p.provision)
         article = article_block(doc, article_chars) if doc is not None else "(not in the corpus)"
-        why = f" (proposed because: {p.reason})" if p.reason else ""
+        reason = _TRAILING_IDS.sub("", p.reason)  # "... similar labelled cases (id, id, ...)": the ids cost tokens
+        why = f" (proposed because: {reason})" if reason else ""
         blocks.append(f"[{n}] id {p.provision}{why}\n{article}")
     return "\n\n".join(blocks)
 
@@ -159,7 +164,7 @@ def verify_batch(llm: LLM, facts: str, proposals: Sequence[Proposal], lookup: Ca
     rec = CallRecord()
     try:  # as in verify_one: no usable reply keeps every proposal, recorded
         value = structured_call(llm, messages, parse, schema=schema, temperature=0.0,
-                                max_tokens=16 + 16 * len(ids), retries=1, record=rec).value
+                                max_tokens=16 + 32 * len(ids), retries=1, record=rec).value
     except StructuredOutputError:
         value = None
     verdicts = []
