@@ -82,6 +82,8 @@ def main() -> None:
     ap.add_argument("--rerank-top", type=int, default=5)
     ap.add_argument("--budget-s", type=float, default=900, help="stop the LLM cases after this many seconds")
     ap.add_argument("--analyse", action="store_true", help="also run LLM query analysis (charges + keywords)")
+    ap.add_argument("--per-stage-prompts", action="store_true",
+                    help="each LLM stage's own prompt layout (the layout before case-first prompts, CiteConfig.case_first)")
     ap.add_argument("--anchor", action="store_true",
                     help="score JuDGE's Example_Output.jsonl articles on the same evaluation cases")
     ap.add_argument("--no-case-memory", action="store_true",
@@ -151,7 +153,8 @@ def main() -> None:
         t = time.perf_counter()
         raw.load()
         print(f"loaded {args.llm} in {time.perf_counter() - t:.1f}s", flush=True)
-        over = {**overrides, "verify": True, "threshold": rules["+ similar cases"][1], "analysis": args.analyse}
+        over = {**overrides, "verify": True, "threshold": rules["+ similar cases"][1], "analysis": args.analyse,
+                "case_first": not args.per_stage_prompts}
         from legalrag.wiring import make_reranker
 
         reranker = make_reranker("llm-pointwise", index, llm=llm) if args.rerank_top > 0 else None

@@ -46,7 +46,7 @@ def cite(
                                                 "in one call, or one call each (default: the model's setting)."),
     case_first: Optional[bool] = typer.Option(None, "--case-first/--per-stage-prompts", help="Open every LLM call "
                                               "with the facts so the runtime reads them once per case (default: "
-                                              "the model's setting)."),
+                                              "the model's setting, on unless it says otherwise)."),
     llm_model: Optional[str] = typer.Option(None, "--llm", help="Embedded model name or GGUF path (default 1.5B)."),
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
