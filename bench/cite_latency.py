@@ -34,6 +34,8 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from bench_ask_latency import _pct  # noqa: E402  (bench/: the same nearest-rank percentile as the ask figures)
+
 DATA = Path(os.environ.get("LEGALRAG_SHARED_DATA", REPO.parent / "shared" / "data")) / "judge" / "data"
 DEFAULT_CONFIGS = ('before={"verify_batch": false, "case_first": false}',
                    'after={"verify_batch": true, "case_first": true}')
@@ -135,11 +137,6 @@ def run(args: argparse.Namespace) -> None:
                   f"F1 {f1[final]:.3f}, final {sets[final]}", flush=True)
 
 
-def _pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))] if xs else 0.0
-
-
 def summary(args: argparse.Namespace) -> None:
     from legalrag.citepred.evaluate import ROWS
     from legalrag.evaluation.compare import paired_randomization_test, sign_flips
@@ -160,7 +157,7 @@ def summary(args: argparse.Namespace) -> None:
         print(f"| {name} | " + " | ".join(fn([by[lab][i] for i in ids]) for lab in labels) + " |")
 
     line("seconds, mean / p50 / p95", lambda rs: f"{statistics.mean(r['seconds'] for r in rs):.1f} / "
-         f"{_pct([r['seconds'] for r in rs], 0.5):.1f} / {_pct([r['seconds'] for r in rs], 0.95):.1f}")
+         f"{_pct([r['seconds'] for r in rs], 50):.1f} / {_pct([r['seconds'] for r in rs], 95):.1f}")
     line("LLM calls", lambda rs: f"{statistics.mean(len(r['calls']) for r in rs):.2f}")
     line("prompt tokens (evaluated)", lambda rs: f"{statistics.mean(sum(c['prompt'] for c in r['calls']) for r in rs):.0f} "
          f"({statistics.mean(sum(c['evaluated'] for c in r['calls']) for r in rs):.0f})")

@@ -50,9 +50,9 @@ def _strings(value: Any, limit: int) -> tuple[str, ...]:
 def analyse_facts(llm: LLM, facts: str, law_titles: Sequence[str], *, language: str = "zh",
                   max_chars: int = 1200, case_first: bool = False) -> tuple[Analysis, Step]:
     """The analysis of ``facts``; ``case_first`` picks the prompt layout (``legalrag.citepred.prompting``)."""
+    from legalrag.citepred.prompting import stage_prompt
     from legalrag.errors import StructuredOutputError
     from legalrag.llm.structured import CallRecord, ReplyError, structured_call
-    from legalrag.citepred.prompting import stage_prompt
 
     def parse(obj: Any, _rec) -> Analysis:
         if not isinstance(obj, dict):

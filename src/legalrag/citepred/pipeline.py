@@ -219,10 +219,11 @@ class CitationPredictor:
             todo = [p for p, s in sorted(pool.items(), key=lambda x: -x[1])
                     if p not in core and cfg.threshold <= s < cfg.verify_below]
             proposals = [Proposal(p, prov[p][-1].detail if prov.get(p) else "") for p in todo]
-            if cfg.verify_batch:
+            verdicts = []
+            if cfg.verify_batch and proposals:
                 verdicts, step = verify_batch(self.llm, facts, proposals, self._lookup, case_first=cfg.case_first)
-                steps.extend([step] if proposals else [])
-            else:
+                steps.append(step)
+            elif not cfg.verify_batch:
                 pairs = verify_all(self.llm, facts, proposals, self._lookup, concurrency=cfg.verify_concurrency,
                                    case_first=cfg.case_first)
                 verdicts = [v for v, _ in pairs]

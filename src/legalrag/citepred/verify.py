@@ -49,6 +49,16 @@ class Proposal:
     reason: str
 
 
+def _verdict(provision: str, decision: str, corrected: str | None, reason: str,
+             lookup: Callable[[str], Document | None], *, calls: int) -> Verdict:
+    """A parsed reply as a verdict: a "correction" to the proposal itself is an accept, and a correction is
+    resolved when it names a corpus document."""
+    if decision == "correct" and corrected == provision:
+        decision, corrected = "accept", None
+    resolved = corrected is None or lookup(corrected) is not None
+    return Verdict(provision, decision, corrected if decision == "correct" else None, resolved, reason, calls=calls)
+
+
 def verify_one(llm: LLM, facts: str, proposal: Proposal, lookup: Callable[[str], Document | None], *,
                max_chars: int = 1200, article_chars: int = 500, case_first: bool = False) -> tuple[Verdict, Step]:
     from legalrag.citepred.prompting import stage_prompt
@@ -80,12 +90,7 @@ def verify_one(llm: LLM, facts: str, proposal: Proposal, lookup: Callable[[str],
         verdict = Verdict(proposal.provision, "accept", reason="no usable verdict; kept", parsed=False,
                           calls=rec.attempts)
     else:
-        decision, corrected, reason = value
-        if decision == "correct" and corrected == proposal.provision:
-            decision, corrected = "accept", None
-        resolved = corrected is None or lookup(corrected) is not None
-        verdict = Verdict(proposal.provision, decision, corrected if decision == "correct" else None, resolved,
-                          reason, calls=rec.attempts)
+        verdict = _verdict(proposal.provision, *value, lookup, calls=rec.attempts)
     step = Step(agent="cite-verify", action=verdict.decision, input=proposal.provision,
                 output={"corrected": verdict.corrected, "reason": verdict.reason, "resolved": verdict.resolved},
                 seconds=time.perf_counter() - start, tokens=rec.usage.total_tokens,
@@ -175,12 +180,7 @@ def verify_batch(llm: LLM, facts: str, proposals: Sequence[Proposal], lookup: Ca
             verdicts.append(Verdict(p.provision, "accept", reason="no verdict in the batch reply; kept", parsed=False,
                                     calls=calls))
             continue
-        decision, corrected = got
-        if decision == "correct" and corrected == p.provision:
-            decision, corrected = "accept", None
-        resolved = corrected is None or lookup(corrected) is not None
-        verdicts.append(Verdict(p.provision, decision, corrected if decision == "correct" else None, resolved,
-                                "batch verdict", calls=calls))
+        verdicts.append(_verdict(p.provision, *got, "batch verdict", lookup, calls=calls))
     missing = [v.provision for v in verdicts if not v.parsed]
     step = Step(agent="cite-verify", action="batch", input=ids,
                 output=[{"provision": v.provision, "decision": v.decision, "corrected": v.corrected,
