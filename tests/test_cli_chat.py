@@ -69,6 +69,7 @@ def test_evidence_budget_reaches_the_prompt_and_a_too_small_one_is_refused(index
     res, cut = turn("--evidence-tokens", "50")
     assert res.exit_code == 0, res.output
     assert "citation 《中华人民共和国民法典》第一千零七十九条 -> verified" in res.output
+    assert res.output.count("可以起诉离婚") == 1  # streamed as it is generated, not printed a second time
     assert len(cut) < len(whole) and DOCS[0].text not in cut
     assert "《中华人民共和国民法典》第一千零七十九条\n…实施家庭暴力的，调解无效，应当准予离婚。" in cut  # name, best clause
     res, _ = turn("--evidence-tokens", "5")

@@ -168,9 +168,11 @@ class Consultation:
             room = n_ctx - self.max_tokens - estimate_message_tokens(rest)
         return prompt_evidence(query, hits, budget=self.evidence_tokens, lang=self.lang, agent="answer", room=room)
 
-    def ask(self, question: str, on_text: Callable[[str], None] | None = None) -> Answer:
+    def ask(self, question: str, on_text: Callable[[str], None] | None = None,
+            on_query: Callable[[str], None] | None = None) -> Answer:
         """Answer ``question`` in the context of the earlier turns; ``on_text`` receives the answer as it is
-        generated (token by token when the backend can stream)."""
+        generated (token by token when the backend can stream), ``on_query`` the retrieval query the processor
+        made, before the search."""
         from legalrag.citations import check_citations
         from legalrag.prompts import article_block, render_prompt
 
@@ -180,6 +182,8 @@ class Consultation:
         turns = self.turns + [Turn("user", question)]
         t0 = time.perf_counter()
         query = self.processor(turns)
+        if on_query is not None:
+            on_query(query)
         t1 = time.perf_counter()
         hits = self.search(query, self.k)
         t2 = time.perf_counter()

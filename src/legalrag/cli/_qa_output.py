@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -9,12 +10,17 @@ from legalrag.agents.qa.pipeline import QAResult, answer_question, save_trace
 from legalrag.wiring import Root, make_sources
 
 
-def print_result(result: QAResult) -> None:
+def print_result(result: QAResult, streamed: str = "") -> None:
+    """The answer (unless ``streamed`` already showed it as it was generated), its sources, every citation that
+    resolves to no retrieved source, and what was removed, unsupported or not established."""
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
-    console.print(result.answer, markup=False, highlight=False)
+    if streamed.strip() != result.answer.strip():
+        if streamed.strip():  # rewritten into the question's language, or the model failed part-way
+            console.print("[dim]The answer above was replaced; the final answer:[/dim]")
+        console.print(result.answer, markup=False, highlight=False)
     if result.evidence:
         table = Table(title="Sources", show_lines=False)
         for col in ("#", "type", "title", "where", "date"):
@@ -44,12 +50,21 @@ def run_qa_cli(question: str, *, mode: str, sources: str, docs: Path | None, ind
                trace: Path | None, show: bool = True, root: Root) -> QAResult:
     srcs, problems = make_sources([s for s in sources.split(",") if s.strip()], docs=docs, index=index)
     llm = root.make_llm(model, endpoint, endpoint_model)
+    pieces: list[str] = []
+
+    def on_text(piece: str) -> None:  # the summary as it is generated; the checks follow it
+        pieces.append(piece)
+        sys.stdout.write(piece)
+        sys.stdout.flush()
+
     result = answer_question(question, llm, srcs, mode=mode, max_rounds=max_rounds, clarifications=clarifications,
-                             problems=problems)
+                             problems=problems, on_text=on_text if show else None)
+    if pieces:
+        sys.stdout.write("\n")
     if trace is not None:
         save_trace(trace, result)
     if show:
-        print_result(result)
+        print_result(result, streamed="".join(pieces))
     return result
 
 

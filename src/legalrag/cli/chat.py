@@ -65,11 +65,20 @@ def chat(
             consultation.turns.clear()
             typer.echo("(new consultation)")
             continue
-        answer = consultation.ask(question)
-        query = answer.steps[0].output
-        if query != question:
-            typer.echo(f"[query] {query}")
-        typer.echo(answer.text)
+        shown: list[str] = []
+
+        def on_query(query: str, question: str = question) -> None:  # before the answer starts to stream
+            if query != question:
+                typer.echo(f"[query] {query}")
+
+        def on_text(piece: str) -> None:  # the answer as it is generated; sources and the citation check follow
+            shown.append(piece)
+            typer.echo(piece, nl=False)
+
+        answer = consultation.ask(question, on_text=on_text, on_query=on_query)
+        if "".join(shown).strip() != answer.text:
+            typer.echo(("\n" if shown else "") + answer.text, nl=False)
+        typer.echo("")
         if answer.hits:
             typer.echo("Sources: " + "; ".join(f"[{i}] {h.document.title or h.id}" for i, h in enumerate(answer.hits, 1)))
         for c in answer.citations:

@@ -41,10 +41,22 @@ class MeteredLLM:
         self.model_id = getattr(llm, "model_id", "llm")
         self.meter = UsageMeter()
 
-    def __getattr__(self, name: str):  # backend capabilities (supports_json_schema, stream...) pass through
+    def __getattr__(self, name: str):  # backend capabilities (supports_json_schema...) pass through
         if name == "inner":
             raise AttributeError(name)
-        return getattr(self.inner, name)
+        attr = getattr(self.inner, name)
+        if name == "stream" and callable(attr):  # a streamed call is metered once it has been read to its end
+            return self._metered_stream(attr)
+        return attr
+
+    def _metered_stream(self, inner_stream):
+        from legalrag.llm.stream import ObservedStream
+
+        def stream(request: ChatRequest):
+            t0 = time.perf_counter()
+            return ObservedStream(inner_stream(request), lambda done: self.meter.add(done, time.perf_counter() - t0))
+
+        return stream
 
     @property
     def usage(self) -> Usage:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 from pydantic import BaseModel
 
@@ -18,5 +18,12 @@ def ask_json(llm: LLM, messages: Sequence[Message], model: type[M], *, max_token
 
     return ask_structured(llm, messages, model, retries, max_tokens=max_tokens, temperature=0.0, seed=0)
 
-def ask_text(llm: LLM, messages: Sequence[Message], *, max_tokens: int = 512) -> str:
-    return llm.chat(ChatRequest(messages=tuple(messages), max_tokens=max_tokens, temperature=0.0, seed=0)).text
+def ask_text(llm: LLM, messages: Sequence[Message], *, max_tokens: int = 512,
+             on_text: Callable[[str], None] | None = None) -> str:
+    """A plain-text reply; ``on_text`` receives it as it is generated (token by token where the backend streams)."""
+    request = ChatRequest(messages=tuple(messages), max_tokens=max_tokens, temperature=0.0, seed=0)
+    if on_text is None:
+        return llm.chat(request).text
+    from legalrag.llm.stream import stream_chat
+
+    return stream_chat(llm, request, on_text).text

@@ -14,7 +14,7 @@ import enum
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from legalrag.agents.qa.evidence import usable
 from legalrag.agents.qa.injection import Injection, flag_injected, screen
@@ -172,8 +172,10 @@ def _not_established(sources: Mapping[str, SearchSource], problems: Sequence[str
 
 def answer_question(question: str, llm: LLM, sources: Mapping[str, SearchSource], *, mode: str = "simple",
                     max_rounds: int = 3, clarifications: Sequence[str] = (), k: int = 4, fetch_top: int = 3,
-                    problems: Sequence[str] = (), max_sources: int = 6, max_answer_tokens: int = 400) -> QAResult:
-    """An answer with numbered citations to retrieved sources, or a statement of what could not be established."""
+                    problems: Sequence[str] = (), max_sources: int = 6, max_answer_tokens: int = 400,
+                    on_text: Callable[[str], None] | None = None) -> QAResult:
+    """An answer with numbered citations to retrieved sources, or a statement of what could not be established.
+    ``on_text`` receives the summary as it is generated (the searching and judging before it are not text)."""
     if mode not in MODES:
         raise InputError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}", field="mode")
     if not question.strip():
@@ -185,7 +187,7 @@ def answer_question(question: str, llm: LLM, sources: Mapping[str, SearchSource]
     evidence, gaps = _gather(run, question, sources, mode, max_rounds, clarifications, k, fetch_top) \
         if sources else ([], [])
     return _answer(run, question, mode, evidence[:max_sources], gaps, _not_established(
-        sources, problems, evidence, gaps, text_lang(question)), problems, max_answer_tokens)
+        sources, problems, evidence, gaps, text_lang(question)), problems, max_answer_tokens, on_text)
 
 
 def answer_with_evidence(question: str, llm: LLM, evidence: Sequence[SearchResult], *,
@@ -204,7 +206,8 @@ def answer_with_evidence(question: str, llm: LLM, evidence: Sequence[SearchResul
 
 
 def _answer(run: _Run, question: str, mode: str, evidence: list[SearchResult], gaps: list[str], notes: list[str],
-            problems: Sequence[str], max_answer_tokens: int) -> QAResult:
+            problems: Sequence[str], max_answer_tokens: int,
+            on_text: Callable[[str], None] | None = None) -> QAResult:
     """The summary over ``evidence`` (the numbering it cites), its citations checked and planted ones flagged."""
     lang = text_lang(question)
     injections = [i for i in run.injections if i.source <= len(evidence)]
@@ -212,7 +215,8 @@ def _answer(run: _Run, question: str, mode: str, evidence: list[SearchResult], g
     if evidence:
         t = time.perf_counter()
         try:
-            text = summarise(run.llm, question, evidence, gaps="; ".join(gaps), max_tokens=max_answer_tokens)
+            text = summarise(run.llm, question, evidence, gaps="; ".join(gaps), max_tokens=max_answer_tokens,
+                             on_text=on_text)
         except LegalRagError as exc:  # the model failed or hung: the run ends with what it found, and says so
             failed = str(exc)
             run.step("summary", "answer", len(evidence), None, t, failed)

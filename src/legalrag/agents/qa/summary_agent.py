@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Sequence
+from typing import Callable, Sequence
 
 from legalrag.agents.qa._llm import ask_text
 from legalrag.prompts import render_prompt
@@ -25,13 +25,15 @@ _SENTENCE = re.compile(r"[^。！？.!?\n]+[。！？.!?]?(?:[ \t]*\[\d{1,2}\])*
 
 
 def summarise(llm: LLM, question: str, evidence: Sequence[SearchResult], gaps: str = "",
-              *, max_tokens: int = 400, max_chars: int = 500) -> str:
+              *, max_tokens: int = 400, max_chars: int = 500, on_text: Callable[[str], None] | None = None) -> str:
     """The answer in the question's language: a reply in another language is asked once more to be rewritten
-    (small models drift into the language of the sources or of the instructions)."""
+    (small models drift into the language of the sources or of the instructions). ``on_text`` receives the
+    first reply as it is generated; a rewrite is not streamed, so the caller compares what it was sent with
+    the returned answer."""
     lang = text_lang(question)
     messages = render_prompt("qa_summary", question=question, evidence=evidence_block(evidence, max_chars),
                       gaps=gaps or "(none)", language=language_name(lang))
-    text = ask_text(llm, messages, max_tokens=max_tokens).strip()
+    text = ask_text(llm, messages, max_tokens=max_tokens, on_text=on_text).strip()
     if text and text_lang(text) != lang:
         again = [*messages, {"role": "assistant", "content": text},
                  {"role": "user", "content": f"Rewrite this answer in {language_name(lang)}, keeping the [n] "
