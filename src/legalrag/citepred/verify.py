@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -101,12 +100,9 @@ def verify_one(llm: LLM, facts: str, proposal: Proposal, lookup: Callable[[str],
 def verify_all(llm: LLM, facts: str, proposals: Sequence[Proposal], lookup: Callable[[str], Document | None], *,
                concurrency: int = 4, case_first: bool = False) -> list[tuple[Verdict, Step]]:
     """Verify every proposal, at most ``concurrency`` at a time; results keep the input order."""
-    if not proposals:
-        return []
-    if concurrency <= 1 or len(proposals) == 1:
-        return [verify_one(llm, facts, p, lookup, case_first=case_first) for p in proposals]
-    with ThreadPoolExecutor(max_workers=min(concurrency, len(proposals))) as pool:
-        return list(pool.map(lambda p: verify_one(llm, facts, p, lookup, case_first=case_first), proposals))
+    from legalrag.llm.parallel import ordered_map
+
+    return ordered_map(lambda p: verify_one(llm, facts, p, lookup, case_first=case_first), proposals, concurrency)
 
 
 _TRAILING_IDS = re.compile(r"\s*\([^()]*\)\s*$")

@@ -4,7 +4,9 @@
 first token's top log-probabilities (so "7 with 60%, 8 with 40%" scores 7.4, which separates candidates much
 better than the arg-max digit). ``LLMYesNoReranker`` asks "can this article answer the question?" and scores
 P(yes) / (P(yes) + P(no)). Both can average the score over prompts in several languages (``prompts=("zh",
-"en")``). Each call generates one token, so the cost is one prompt prefill per pair.
+"en")``). Each call generates one token, so the cost is one prompt prefill per pair. Pairs are scored
+``concurrency`` at a time: by default as many as the backend serves at once (an endpoint's ``max_concurrency``;
+the embedded model, one), in the hits' order either way.
 
 A pair the model cannot score (no digit / yes-no token among the alternatives and none in the reply) gets the
 lowest score and is counted in ``unscored``; the run goes on.
@@ -13,11 +15,13 @@ lowest score and is counted in ``unscored``; the run goes on.
 from __future__ import annotations
 
 import copy
+import threading
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM, ChatRequest, ChatResult
+from legalrag.llm.parallel import call_slots, ordered_map
 from legalrag.rerank.base import reranked
 from legalrag.rerank.llm_common import expected_digit, first_token_distribution, yes_probability
 from legalrag.prompts import article_block, render_prompt
@@ -35,8 +39,15 @@ class RerankStats:
     repaired: int = 0
     errors: list[str] = field(default_factory=list)
 
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
     def add(self, result: ChatResult) -> None:
-        self.usage = self.usage + Usage.of(result)
+        with self._lock:
+            self.usage = self.usage + Usage.of(result)
+
+    def count_unscored(self) -> None:
+        with self._lock:
+            self.unscored += 1
 
     def reset(self) -> None:
         self.usage = Usage()
@@ -52,7 +63,7 @@ class _FirstTokenReranker:
     _floor = 0.0  # score of an unscorable pair
 
     def __init__(self, llm: LLM, prompts: Sequence[str] = ("zh",), max_chars: int = 400, top_logprobs: int = 10,
-                 progress: bool = False):
+                 progress: bool = False, concurrency: int | None = None):
         prompts = tuple(prompts)
         if not prompts or any(p not in LANGUAGES for p in prompts):
             raise InputError(f"prompts must be a non-empty subset of {LANGUAGES}, got {prompts!r}")
@@ -62,6 +73,8 @@ class _FirstTokenReranker:
             raise InputError(f"top_logprobs must be between 1 and 20, got {top_logprobs}")
         self.llm, self.prompts, self.max_chars, self.top_logprobs = llm, prompts, max_chars, top_logprobs
         self.progress = progress
+        # pairs scored at once: an endpoint's request slots by default; the embedded model takes one at a time
+        self.concurrency = call_slots(llm) if concurrency is None else max(1, concurrency)
         self.stats = RerankStats()
         self._prompt: Callable[[str, str], list[dict[str, str]]] | None = None
 
@@ -89,19 +102,20 @@ class _FirstTokenReranker:
             self.stats.add(result)
             value = self._read(first_token_distribution(result), result.text)
             if value is None:
-                self.stats.unscored += 1
+                self.stats.count_unscored()
                 value = self._floor
             values.append(value)
         return sum(values) / len(values)
 
     def rerank(self, query: str, hits: Sequence[Hit], k: int | None = None) -> list[Hit]:
         hits = list(hits)
-        it = hits
+        wrap = None
         if self.progress and hits:
             from tqdm import tqdm
 
-            it = tqdm(hits, desc=self.name, unit="pair", leave=False)
-        scores = [self.score(query, h.document) for h in it]
+            def wrap(results):
+                return tqdm(results, desc=self.name, unit="pair", leave=False, total=len(hits))
+        scores = ordered_map(lambda h: self.score(query, h.document), hits, self.concurrency, wrap)
         return reranked(hits, scores, self.name, k)
 
 
