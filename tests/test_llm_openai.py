@@ -79,13 +79,17 @@ COMPLETION = {"id": "x", "object": "chat.completion", "model": "m",
 
 
 def scripted_server(responses):
-    """A local HTTP server replying with (status, body, headers) in turn; returns (base_url, seen, close)."""
+    """A local HTTP server replying with (status, body, headers) in turn, or with ``responses(request_body)`` when
+    it is a function (called on the server's request threads); returns (base_url, seen, close)."""
     seen = []
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self):
             seen.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            status, body, headers = responses.pop(0) if len(responses) > 1 else responses[0]
+            if callable(responses):
+                status, body, headers = responses(seen[-1])
+            else:
+                status, body, headers = responses.pop(0) if len(responses) > 1 else responses[0]
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
             self.send_response(status)
             for k, v in headers.items():

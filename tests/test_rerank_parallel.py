@@ -4,12 +4,11 @@ and stays serial on a backend that takes one call at a time."""
 
 from __future__ import annotations
 
-import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from test_llm_openai import scripted_server
 
 from legalrag.corpora.statutes import statute_document
 from legalrag.llm.openai_compat import OpenAICompatLLM
@@ -24,42 +23,28 @@ DOCS = [statute_document(str(n), f"Rule number {n} about leases.", f"Lease Act A
 
 @pytest.fixture
 def endpoint():
-    state = {"in_flight": 0, "most": 0, "calls": 0}
+    state = {"in_flight": 0, "most": 0}
     lock = threading.Lock()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            with lock:
-                state["in_flight"] += 1
-                state["calls"] += 1
-                state["most"] = max(state["most"], state["in_flight"])
-            time.sleep(0.25)  # a remote model's latency
-            prompt = body["messages"][-1]["content"]
-            digit = next(str(n) for n in range(8, 0, -1) if f"Rule number {n} " in prompt)
-            reply = {"id": "x", "object": "chat.completion", "model": body["model"],
+    def respond(body):
+        with lock:
+            state["in_flight"] += 1
+            state["most"] = max(state["most"], state["in_flight"])
+        time.sleep(0.25)  # a remote model's latency
+        prompt = body["messages"][-1]["content"]
+        digit = next(str(n) for n in range(8, 0, -1) if f"Rule number {n} " in prompt)
+        with lock:
+            state["in_flight"] -= 1
+        return 200, {"id": "x", "object": "chat.completion", "model": body["model"],
                      "choices": [{"index": 0, "finish_reason": "length",
                                   "message": {"role": "assistant", "content": digit},
                                   "logprobs": {"content": [{"token": digit, "logprob": -0.05, "top_logprobs": [
                                       {"token": digit, "logprob": -0.05}, {"token": "0", "logprob": -3.0}]}]}}],
-                     "usage": {"prompt_tokens": 40, "completion_tokens": 1, "total_tokens": 41}}
-            data = json.dumps(reply).encode()
-            with lock:
-                state["in_flight"] -= 1
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+                     "usage": {"prompt_tokens": 40, "completion_tokens": 1, "total_tokens": 41}}, {}
 
-        def log_message(self, *args):
-            pass
-
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}/v1", state
-    srv.shutdown()
-    srv.server_close()
+    url, seen, close = scripted_server(respond)
+    yield url, state, seen
+    close()
 
 
 def _hits():
@@ -67,18 +52,18 @@ def _hits():
 
 
 def test_pairs_are_scored_concurrently_against_an_endpoint(endpoint):
-    url, state = endpoint
+    url, state, seen = endpoint
     llm = OpenAICompatLLM(url, "m", api_key_env=None, max_retries=0, max_concurrency=4)
     reranker = LLMPointwiseReranker(llm, prompts=("en",))
     assert reranker.concurrency == 4 == call_slots(llm)
     ranked = reranker.rerank("lease question", _hits())
-    assert state["calls"] == 8 and 2 <= state["most"] <= 4  # several in flight, never more than the client allows
+    assert len(seen) == 8 and 2 <= state["most"] <= 4  # several in flight, never more than the client allows
     assert [h.id for h in ranked] == [str(n) for n in range(8, 0, -1)]  # each score stayed with its own article
     assert reranker.stats.usage.calls == 8 and reranker.stats.usage.prompt_tokens == 320
 
 
 def test_concurrency_one_is_serial(endpoint):
-    url, state = endpoint
+    url, state, _ = endpoint
     llm = OpenAICompatLLM(url, "m", api_key_env=None, max_retries=0, max_concurrency=4)
     ranked = LLMPointwiseReranker(llm, prompts=("en",), concurrency=1).rerank("lease question", _hits()[:3])
     assert state["most"] == 1 and [h.id for h in ranked] == ["3", "2", "1"]
