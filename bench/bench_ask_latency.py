@@ -5,6 +5,9 @@
     python bench/bench_ask_latency.py --index INDEX --label before --src ../other-checkout/src --out ...
     python bench/bench_ask_latency.py summary runs/ask-before.jsonl runs/ask-after.jsonl
     python bench/bench_ask_latency.py warm --index INDEX --label warm --out runs/ask-warm.jsonl
+    python bench/bench_ask_latency.py run --index INDEX --label served --out runs/ask-served.jsonl \
+        --endpoint http://127.0.0.1:8765/v1 --endpoint-model qwen2.5-1.5b   # one process per question, model kept
+                                                                             # loaded by `legalrag llm serve`
 
 ``warm`` is what `legalrag chat` and `legalrag serve` do: one process opens the index and loads the model once,
 answers one warm-up question (not recorded), then the ``--n`` questions in turn; time to first token counts from
@@ -45,9 +48,12 @@ except ImportError:
     from legalrag.agents.backend import make_llm
 t_import = time.time()
 index = open_index(index_dir)
-llm = make_llm(opts.get("model"), cache=False, **({"threads": opts["threads"]} if opts.get("threads") else {}))
+if opts.get("endpoint"):  # a model kept loaded by another process (`legalrag llm serve`): nothing to load here
+    llm = make_llm(None, opts["endpoint"], opts["endpoint_model"], cache=False)
+else:
+    llm = make_llm(opts.get("model"), cache=False, **({"threads": opts["threads"]} if opts.get("threads") else {}))
 inner = getattr(llm, "inner", llm)
-t_load0 = time.time(); inner.load(); t_load1 = time.time()
+t_load0 = time.time(); getattr(inner, "load", lambda: None)(); t_load1 = time.time()
 first = []
 kw = dict(opts.get("ask_options") or {})
 a = answer_question(question, index, llm, k=opts["k"], max_tokens=opts["max_tokens"],
@@ -83,6 +89,7 @@ def run(args: argparse.Namespace) -> None:
     if out.exists():
         done = {json.loads(x)["query_id"] for x in out.read_text(encoding="utf-8").splitlines() if x.strip()}
     opts = {"src": str(Path(args.src).resolve()), "model": args.model, "threads": args.threads, "k": args.k,
+            "endpoint": args.endpoint, "endpoint_model": args.endpoint_model,
             "max_tokens": args.max_tokens, "ask_options": json.loads(args.ask_options) if args.ask_options else {}}
     env = {**os.environ, "LEGALRAG_LLM_CACHE": os.devnull, "PYTHONPATH": opts["src"]}
     for q in stard_questions(Path(args.data_dir), args.n):
@@ -229,6 +236,9 @@ def main() -> None:
         r.add_argument("--max-tokens", type=int, default=512)
         r.add_argument("--model", default=None)
         r.add_argument("--threads", type=int, default=None)
+        r.add_argument("--endpoint", default=None, help="OpenAI-compatible URL of a model kept loaded elsewhere, "
+                                                        "e.g. `legalrag llm serve` (run mode)")
+        r.add_argument("--endpoint-model", default=None)
         r.add_argument("--ask-options", default=None, help="JSON of extra answer_question keywords")
         r.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data" / "stard"))
     s = sub.add_parser("summary")
