@@ -73,20 +73,65 @@ def english_stopwords() -> frozenset[str]:
     return frozenset(STOPWORDS_EN)
 
 
-@functools.lru_cache(maxsize=1)
-def _jieba():
-    """A private jieba tokenizer whose dictionary cache lives under legalrag's cache dir (not /tmp)."""
+def _jieba_module():
     from legalrag._optional import require
-    from legalrag.io import cache_dir
 
     jieba = require("jieba", "zh")
     jieba.setLogLevel(logging.WARNING)
-    tok = jieba.Tokenizer()
+    return jieba
+
+
+def _jieba_cache():
+    from legalrag.io import cache_dir
+
     tmp = cache_dir() / "jieba"
     tmp.mkdir(parents=True, exist_ok=True)
-    tok.tmp_dir = str(tmp)
+    return tmp
+
+
+@functools.lru_cache(maxsize=1)
+def _jieba():
+    """A private jieba tokenizer whose dictionary cache lives under legalrag's cache dir (not /tmp). Loading it
+    also writes the dictionary's SQLite table (``zh_dict``) once, for processes that segment only a few texts."""
+    from legalrag.retrieval import zh_dict
+
+    jieba = _jieba_module()
+    tok = jieba.Tokenizer()
+    tok.tmp_dir = str(_jieba_cache())
     tok.initialize()
+    table = zh_dict.table_path(_jieba_cache(), jieba)
+    if not table.exists():
+        try:
+            zh_dict.write_table(table, tok.FREQ, tok.total)
+        except OSError as exc:  # a read-only cache only costs the next process its quick start
+            logging.getLogger(__name__).warning("could not write %s: %s", table, exc)
     return tok
+
+
+@functools.lru_cache(maxsize=1)
+def _jieba_quick():
+    """A jieba tokenizer reading its dictionary from the SQLite table (opens in milliseconds, identical
+    segmentation); None until a process has loaded the dictionary once and written the table."""
+    from legalrag.retrieval import zh_dict
+
+    jieba = _jieba_module()
+    return zh_dict.quick_tokenizer(jieba, zh_dict.table_path(_jieba_cache(), jieba))
+
+
+QUICK_TEXTS = 256  # texts a process segments from the table before loading the in-memory dictionary
+_quick_used = 0
+
+
+def _segmenter():
+    """The table-backed tokenizer for a process's first ``QUICK_TEXTS`` texts (a one-shot query, a small batch),
+    then the in-memory dictionary (bulk work: an index build, a served index after a while)."""
+    global _quick_used
+    if _quick_used < QUICK_TEXTS and _jieba.cache_info().currsize == 0:
+        quick = _jieba_quick()
+        if quick is not None:
+            _quick_used += 1
+            return quick
+    return _jieba()
 
 
 @functools.lru_cache(maxsize=4)
@@ -118,7 +163,7 @@ class Tokenizer:
         return self._en(text)
 
     def _zh(self, text: str) -> list[str]:
-        jb = _jieba()
+        jb = _segmenter()
         pieces = jb.cut_for_search(text) if self.config.jieba_mode == "search" else jb.cut(text)
         stop = self._stop
         out = []
@@ -136,6 +181,8 @@ class Tokenizer:
         return toks
 
     def tokenize_many(self, texts: Sequence[str], progress: bool = False, desc: str = "tokenize") -> list[list[str]]:
+        if self.config.lang == "zh" and hasattr(texts, "__len__") and len(texts) > QUICK_TEXTS:
+            _jieba()  # a batch this size segments faster from the in-memory dictionary
         if progress:
             from tqdm import tqdm
 
