@@ -2,11 +2,33 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Sequence
 
 from legalrag.answer import answer_notes, answer_question
 from legalrag.llm.base import LLM
 from legalrag.types import Answer, Hit
+
+
+class TerminalStream:
+    """An ``on_text`` callback that writes each piece to standard output as it comes and keeps them, so the caller
+    can tell whether the final answer still needs printing (a rewritten reply, a model that failed part-way)."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+
+    def __call__(self, piece: str) -> None:
+        self.pieces.append(piece)
+        sys.stdout.write(piece)
+        sys.stdout.flush()
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+    def showed(self, final: str) -> bool:
+        """Whether what was streamed is ``final`` (whitespace at either end aside)."""
+        return self.text.strip() == final.strip()
 
 
 def print_answer(answer: Answer, console: Any = None, show_text: bool = True) -> None:

@@ -7,18 +7,19 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from legalrag.agents.qa.pipeline import QAResult, answer_question, save_trace
+from legalrag.cli._answer_output import TerminalStream
 from legalrag.wiring import Root, make_sources
 
 
-def print_result(result: QAResult, streamed: str = "") -> None:
+def print_result(result: QAResult, streamed: TerminalStream | None = None) -> None:
     """The answer (unless ``streamed`` already showed it as it was generated), its sources, every citation that
     resolves to no retrieved source, and what was removed, unsupported or not established."""
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
-    if streamed.strip() != result.answer.strip():
-        if streamed.strip():  # rewritten into the question's language, or the model failed part-way
+    if streamed is None or not streamed.showed(result.answer):
+        if streamed is not None and streamed.text.strip():  # rewritten into the question's language, or failed
             console.print("[dim]The answer above was replaced; the final answer:[/dim]")
         console.print(result.answer, markup=False, highlight=False)
     if result.evidence:
@@ -50,21 +51,15 @@ def run_qa_cli(question: str, *, mode: str, sources: str, docs: Path | None, ind
                trace: Path | None, show: bool = True, root: Root) -> QAResult:
     srcs, problems = make_sources([s for s in sources.split(",") if s.strip()], docs=docs, index=index)
     llm = root.make_llm(model, endpoint, endpoint_model)
-    pieces: list[str] = []
-
-    def on_text(piece: str) -> None:  # the summary as it is generated; the checks follow it
-        pieces.append(piece)
-        sys.stdout.write(piece)
-        sys.stdout.flush()
-
+    stream = TerminalStream() if show else None  # the summary as it is generated; the checks follow it
     result = answer_question(question, llm, srcs, mode=mode, max_rounds=max_rounds, clarifications=clarifications,
-                             problems=problems, on_text=on_text if show else None)
-    if pieces:
+                             problems=problems, on_text=stream)
+    if stream is not None and stream.pieces:
         sys.stdout.write("\n")
     if trace is not None:
         save_trace(trace, result)
     if show:
-        print_result(result, streamed="".join(pieces))
+        print_result(result, streamed=stream)
     return result
 
 

@@ -15,6 +15,7 @@ from typing import Optional
 import typer
 
 from legalrag.answer import DEFAULT_EVIDENCE_TOKENS
+from legalrag.cli._answer_output import TerminalStream
 from legalrag.cli.apps import app
 from legalrag.cli.common import EndpointModelOption, EndpointOption, ModelOption, root
 from legalrag.conversation import ProcessorName
@@ -65,19 +66,14 @@ def chat(
             consultation.turns.clear()
             typer.echo("(new consultation)")
             continue
-        shown: list[str] = []
-
         def on_query(query: str, question: str = question) -> None:  # before the answer starts to stream
             if query != question:
                 typer.echo(f"[query] {query}")
 
-        def on_text(piece: str) -> None:  # the answer as it is generated; sources and the citation check follow
-            shown.append(piece)
-            typer.echo(piece, nl=False)
-
-        answer = consultation.ask(question, on_text=on_text, on_query=on_query)
-        if "".join(shown).strip() != answer.text:
-            typer.echo(("\n" if shown else "") + answer.text, nl=False)
+        stream = TerminalStream()  # the answer as it is generated; sources and the citation check follow
+        answer = consultation.ask(question, on_text=stream, on_query=on_query)
+        if not stream.showed(answer.text):
+            typer.echo(("\n" if stream.pieces else "") + answer.text, nl=False)
         typer.echo("")
         if answer.hits:
             typer.echo("Sources: " + "; ".join(f"[{i}] {h.document.title or h.id}" for i, h in enumerate(answer.hits, 1)))

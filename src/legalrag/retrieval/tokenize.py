@@ -96,10 +96,11 @@ def _jieba():
     from legalrag.retrieval import zh_dict
 
     jieba = _jieba_module()
+    cache = _jieba_cache()
     tok = jieba.Tokenizer()
-    tok.tmp_dir = str(_jieba_cache())
+    tok.tmp_dir = str(cache)
     tok.initialize()
-    table = zh_dict.table_path(_jieba_cache(), jieba)
+    table = zh_dict.table_path(cache, jieba)
     if not table.exists():
         try:
             zh_dict.write_table(table, tok.FREQ, tok.total)
