@@ -298,3 +298,59 @@ def test_consultation_score_command_rescores_a_run_in_place(turns, docs, tmp_pat
     assert metrics["rescored"] == {"tokenizer": "char", "bertscore": False} and metrics["table"][0]["answers"] == 2
     missing = CliRunner().invoke(app, ["eval", "consultation-score", "--generations", str(tmp_path / "nope")])
     assert missing.exit_code != 0 and "generations.jsonl missing" in str(missing.exception)
+
+
+def test_evidence_budget_cuts_the_articles_to_matching_clauses(turns, docs):
+    turn = next(t for t in turns if t.id == "fx-2-t2")
+    whole_llm, evidence_llm = ScriptedLLM(["答复"], cycle=True), ScriptedLLM(["答复"], cycle=True)
+    run_generation([turn], whole_llm, [Setting.RETRIEVER, Setting.REFERENCE], documents=docs,
+                   search=_search(docs), k=3, article_chars=2000)
+    out = run_generation([turn], evidence_llm, [Setting.RETRIEVER, Setting.REFERENCE], documents=docs,
+                         search=_search(docs), k=3, article_chars=2000, evidence_tokens=60)
+    whole, evidence = [_prompt(r) for r in whole_llm.requests], [_prompt(r) for r in evidence_llm.requests]
+    for w, e in zip(whole, evidence):
+        assert len(e) < len(w)
+        assert "…" in e  # left-out clauses are marked
+        assert "那我能要什么补偿？" in e and "入职三个月公司还没和我签劳动合同" in e
+    assert "《劳动合同法》第八十二条" in evidence[0]  # every article keeps its title
+    assert "二倍的工资" in evidence[1]  # the gold article's clause on the compensation asked about is kept
+    assert out[0].article_ids == ("13578", "13506", "666")  # the citation check still sees every article
+    with pytest.raises(InputError, match="--evidence-tokens"):
+        run_generation([turn], evidence_llm, [Setting.REFERENCE], documents=docs, evidence_tokens=3)
+
+
+def test_consultation_compare_pairs_two_runs_turn_by_turn(turns, docs, tmp_path):
+    from typer.testing import CliRunner
+
+    from legalrag.cli import app
+    from legalrag.consultation.report import compare_generation_runs, save_generation_run, score_generations
+
+    picked = [t for t in turns if t.turn in (1, 2, 3)]
+    runs = {}
+    def echo(req):  # the prompt holds the earlier questions too: the latest turn among those it holds
+        return max((t for t in picked if t.question in _prompt(req)), key=lambda t: t.turn).reference
+
+    for name, answer in (("echo", echo),
+                         ("fixed", lambda req: "请咨询律师。")):
+        responses = run_generation(picked, ScriptedLLM(answer), [Setting.ZERO_SHOT], documents=docs)
+        runs[name] = save_generation_run(tmp_path / name, picked, responses,
+                                         score_generations(picked, responses, tokenizer="char"), {})
+    rows = compare_generation_runs(runs["echo"], runs["fixed"])
+    by_metric = {r["metric"]: r for r in rows}
+    assert all(r["turns"] == len(picked) and r["setting"] == "zero_shot" for r in rows)
+    assert by_metric["rougeL"]["a"] == pytest.approx(1.0)  # the reference itself
+    assert by_metric["rougeL"]["b_minus_a"] < -0.5 and by_metric["rougeL"]["b"] < 0.5
+    assert by_metric["rougeL"]["p"] <= 2 / len(picked)  # every turn moved the same way
+    same = {r["metric"]: r for r in compare_generation_runs(runs["fixed"], runs["fixed"])}
+    assert same["rougeL"]["b_minus_a"] == 0.0 and same["rougeL"]["p"] == 1.0
+
+    res = CliRunner().invoke(app, ["eval", "consultation-compare", str(runs["echo"]), str(runs["fixed"]),
+                                   "--json", str(tmp_path / "cmp.json")])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "cmp.json").read_text(encoding="utf-8")) == rows
+
+    other = [t for t in turns if t.turn == 4]
+    responses = run_generation(other, ScriptedLLM(lambda req: "答复"), [Setting.ZERO_SHOT], documents=docs)
+    disjoint = save_generation_run(tmp_path / "other", other, responses, score_generations(other, responses), {})
+    with pytest.raises(InputError, match="share no"):
+        compare_generation_runs(runs["echo"], disjoint)

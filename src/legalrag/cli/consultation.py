@@ -138,6 +138,10 @@ def eval_consultation_generate(
     history_chars: int = typer.Option(1500, "--history-chars", min=100,
                                       help="Dialogue history kept in the prompt (oldest turns dropped first)."),
     article_chars: int = typer.Option(400, "--article-chars", min=50, help="Characters kept of each article."),
+    evidence_tokens: int = typer.Option(0, "--evidence-tokens", min=0, max=8192,
+                                        help="Instead of --article-chars, cut the articles to the clauses that "
+                                        "best match the query within this many tokens, as `ask` and `chat` do "
+                                        "(0: off)."),
     tokenizer: str = typer.Option("word", "--tokenizer", help="ROUGE/BLEU/METEOR tokens: word (jieba) or char."),
     bertscore: bool = typer.Option(False, "--bertscore", help="Also the BERTScore-style F1 (e5-small character "
                                    "vectors, as for JuDGE)."),
@@ -167,7 +171,8 @@ def eval_consultation_generate(
     docs = {d.id: d for d in idx.documents}
     responses = run_generation(rows, llm, settings, documents=docs, search=lambda q, n: pipe.search(q, k=n),
                                processor=make_processor(processor), k=k, max_tokens=max_tokens,
-                               history_chars=history_chars, article_chars=article_chars, progress=progress)
+                               history_chars=history_chars, article_chars=article_chars,
+                               evidence_tokens=evidence_tokens or None, progress=progress)
     embedder = char_embedder() if bertscore else None
     scored = score_generations(rows, responses, tokenizer=tokenizer, embedder=embedder)
     if embedder is not None:
@@ -175,7 +180,7 @@ def eval_consultation_generate(
     params = {"data": str(data), "index": str(index), "settings": [s.value for s in settings], "sample": sample,
               "retriever": pipe.name, "processor": processor, "k": k, "max_tokens": max_tokens,
               "history_chars": history_chars, "article_chars": article_chars,
-              "tokenizer": tokenizer, "model": llm.model_id}
+              "evidence_tokens": evidence_tokens or None, "tokenizer": tokenizer, "model": llm.model_id}
     save_generation_run(out, rows, responses, scored, params, report.to_dict())
     _table(f"generation on {len(rows)} turns ({llm.model_id})", scored["table"])
     typer.echo(f"saved to {out}")
@@ -198,6 +203,24 @@ def eval_consultation_score(
     if embedder is not None:
         embedder.save()
     _table(f"scores of {generations.name}", scored["table"])
+
+
+@eval_app.command("consultation-compare")
+def eval_consultation_compare(
+    run_a: Path = typer.Argument(..., help="A run written by `eval consultation-generate` (the baseline)."),
+    run_b: Path = typer.Argument(..., help="Another run over the same turns."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the table as JSON here."),
+) -> None:
+    """Paired comparison of two generation runs over the turns both answered: per setting and metric, both
+    means, B - A and a paired randomization test's p-value."""
+    from legalrag.consultation.report import compare_generation_runs
+    from legalrag.io import atomic_write_text
+
+    rows = compare_generation_runs(run_a, run_b)
+    _table(f"{run_b.name} against {run_a.name} (paired over common turns)", rows)
+    if json_out is not None:
+        atomic_write_text(json_out, json.dumps(rows, ensure_ascii=False, indent=2) + "\n")
+        typer.echo(f"saved to {json_out}")
 
 
 @eval_app.command("consultation-judge")

@@ -62,13 +62,27 @@ def history_text(history: Sequence[Any], max_chars: int = 1500) -> str:
     return full_context(history, "zh", max_chars) if history else "（无，这是第一个问题）"
 
 
+def article_title(doc: Document) -> str:
+    law, label = doc.metadata.get("law"), doc.metadata.get("article_label")
+    return f"《{law}》{label}" if law and label else (doc.title or doc.id)
+
+
 def article_text(doc: Document, max_chars: int = 400) -> str:
     text = " ".join(doc.text.split())
     if len(text) > max_chars:
         text = text[:max_chars] + "…"
-    law, label = doc.metadata.get("law"), doc.metadata.get("article_label")
-    title = f"《{law}》{label}" if law and label else (doc.title or doc.id)
-    return f"{title}：{text}"
+    return f"{article_title(doc)}：{text}"
+
+
+def evidence_text(query: str, docs: Sequence[Document], budget: int) -> str:
+    """The articles cut to the clauses that best match ``query`` within ``budget`` tokens, as ``ask`` and a
+    consultation put them in the prompt (:mod:`legalrag.evidence`), under the same titles as ``sources_text``."""
+    from legalrag.evidence import prompt_evidence
+
+    hits = [Hit(document=d, score=0.0, rank=i) for i, d in enumerate(docs, 1)]
+    text, _ = prompt_evidence(query, hits, budget=budget, lang="zh", agent="generate",
+                              label=lambda h: article_title(h.document), setting="evidence_tokens (--evidence-tokens)")
+    return text
 
 
 def sources_text(docs: Sequence[Document], max_chars: int = 400) -> str:
@@ -77,14 +91,22 @@ def sources_text(docs: Sequence[Document], max_chars: int = 400) -> str:
 
 def generate_answer(llm: LLM, turn: ConsultTurn, setting: Setting, documents: Sequence[Document] = (), *,
                     context: str = "", max_tokens: int = 300, history_chars: int = 1500, article_chars: int = 400,
+                    evidence_tokens: int | None = None, query: str = "",
                     seconds_before: Mapping[str, float] | None = None, note: str = "") -> ConsultationResponse:
     """One answer: the prompt ``consultation_generate_zh`` with the history, the question and the articles
-    (none in zero-shot; ``context`` is raw article text used when there are no documents)."""
+    (none in zero-shot; ``context`` is raw article text used when there are no documents). Each article is
+    cut to its first ``article_chars`` characters, or, with ``evidence_tokens``, all of them together to the
+    clauses that best match ``query`` (default: the question) within that many tokens."""
     from legalrag.prompts import load_prompt
 
     if setting is not Setting.ZERO_SHOT and not documents and not context:
         raise InputError(f"turn {turn.id}: the {setting.value} setting needs articles, and none were given")
-    sources = "" if setting is Setting.ZERO_SHOT else (sources_text(documents, article_chars) or context)
+    if setting is Setting.ZERO_SHOT:
+        sources = ""
+    elif evidence_tokens is not None and documents:
+        sources = evidence_text(query or turn.question, documents, evidence_tokens)
+    else:
+        sources = sources_text(documents, article_chars) or context
     messages = load_prompt("consultation_generate_zh").render(
         history=history_text(turn.history, history_chars), question=turn.question, sources=sources)
     t0 = time.perf_counter()
@@ -101,9 +123,11 @@ def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Se
                    documents: Mapping[str, Document] | Callable[[str], Document] | None = None,
                    search: Callable[[str, int], list[Hit]] | None = None, processor: Callable | None = None,
                    k: int = 5, max_tokens: int = 300, history_chars: int = 1500, article_chars: int = 400,
-                   progress: bool = False) -> list[ConsultationResponse]:
+                   evidence_tokens: int | None = None, progress: bool = False) -> list[ConsultationResponse]:
     """Every turn in every setting. ``search`` (with ``processor`` to build the query, default the last
-    question) serves the retriever setting; ``documents`` (id -> Document) serves the reference setting."""
+    question) serves the retriever setting; ``documents`` (id -> Document) serves the reference setting.
+    ``evidence_tokens``: select evidence from the articles against the processed query instead of cutting
+    each to ``article_chars``."""
     from legalrag.conversation import last_question
 
     settings = list(settings)
@@ -123,7 +147,7 @@ def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Se
     for turn, setting in it:
         docs: list[Document] = []
         before: dict[str, float] = {}
-        context, note = "", ""
+        context, note, query = "", "", ""
         if setting is Setting.RETRIEVER:
             t0 = time.perf_counter()
             query = processor(turn.turns)
@@ -132,6 +156,7 @@ def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Se
             before = {"processor": t1 - t0, "retrieval": time.perf_counter() - t1}
         elif setting is Setting.REFERENCE:
             docs = [get(i) for i in turn.gold_ids]
+            query = processor(turn.turns) if evidence_tokens is not None else ""
             if turn.unresolved:
                 note = f"gold not in the corpus: {', '.join(turn.unresolved)}"
             if not docs:
@@ -142,7 +167,7 @@ def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Se
                 note += "; used article_context"
         out.append(generate_answer(llm, turn, setting, docs, context=context, max_tokens=max_tokens,
                                    history_chars=history_chars, article_chars=article_chars,
-                                   seconds_before=before, note=note))
+                                   evidence_tokens=evidence_tokens, query=query, seconds_before=before, note=note))
     return out
 
 

@@ -124,6 +124,43 @@ def load_generations(run_dir: str | Path) -> list[dict[str, Any]]:
     return rows
 
 
+def compare_generation_runs(a_dir: str | Path, b_dir: str | Path, *,
+                            metrics: Sequence[str] = GEN_COLUMNS) -> list[dict[str, Any]]:
+    """Two generation runs answered the same turns differently (another model, prompt, evidence budget):
+    per setting and metric, the mean of each over the turns both answered, the difference B - A and a paired
+    randomization test's p-value. Both runs must share at least one (turn, setting) pair, and each pair's
+    question must be the same (else they are not the same turns)."""
+    from legalrag.evaluation.compare import paired_randomization_test
+
+    runs = []
+    for d in (a_dir, b_dir):
+        rows = load_generations(d)
+        for i, r in enumerate(rows, 1):
+            if not isinstance(r.get("scores"), Mapping):
+                raise InputError("row has no scores; score the run with `legalrag eval consultation-score`",
+                                 path=str(Path(d) / "generations.jsonl"), line=i, field="scores")
+        runs.append({(r["turn_id"], r["setting"]): r for r in rows})
+    a, b = runs
+    common = [key for key in a if key in b]
+    if not common:
+        raise InputError(f"{a_dir} and {b_dir} share no (turn, setting) pair: compare runs made from the same "
+                         "data, sample and settings")
+    for key in common:
+        if a[key]["question"] != b[key]["question"]:
+            raise InputError(f"turn {key[0]} asks different questions in {a_dir} and {b_dir}: the runs were made "
+                             "from different data", field="question")
+    out = []
+    for setting in dict.fromkeys(s for _, s in common):
+        keys = [k for k in common if k[1] == setting]
+        for metric in metrics:
+            xs = [float(a[k]["scores"].get(metric, 0.0)) for k in keys]
+            ys = [float(b[k]["scores"].get(metric, 0.0)) for k in keys]
+            out.append({"setting": setting, "metric": metric, "turns": len(keys), "a": statistics.fmean(xs),
+                        "b": statistics.fmean(ys), "b_minus_a": statistics.fmean(ys) - statistics.fmean(xs),
+                        "p": paired_randomization_test(ys, xs)})
+    return out
+
+
 def load_judgements(run_dir: str | Path) -> list:
     from legalrag.consultation.judge import Judgement
     from legalrag.io import read_jsonl
