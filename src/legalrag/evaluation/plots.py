@@ -109,7 +109,8 @@ def plot_series(series: Mapping[str, Sequence[float]], path: str | os.PathLike, 
     try:
         for name, ys in series.items():
             ax.plot(list(x), list(ys), marker="o", label=name)
-        ax.set_xticks(list(x))
+        step = -(-len(x) // 20)  # at most about 20 tick labels, so that they stay readable
+        ax.set_xticks(list(x)[::step])
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.set_ylim(*ylim)
