@@ -62,16 +62,13 @@ def history_text(history: Sequence[Any], max_chars: int = 1500) -> str:
     return full_context(history, "zh", max_chars) if history else "（无，这是第一个问题）"
 
 
-def article_title(doc: Document) -> str:
-    law, label = doc.metadata.get("law"), doc.metadata.get("article_label")
-    return f"《{law}》{label}" if law and label else (doc.title or doc.id)
-
-
 def article_text(doc: Document, max_chars: int = 400) -> str:
+    from legalrag.citations import citation_label
+
     text = " ".join(doc.text.split())
     if len(text) > max_chars:
         text = text[:max_chars] + "…"
-    return f"{article_title(doc)}：{text}"
+    return f"{citation_label(doc)}：{text}"
 
 
 def evidence_text(query: str, docs: Sequence[Document], budget: int) -> str:
@@ -80,9 +77,7 @@ def evidence_text(query: str, docs: Sequence[Document], budget: int) -> str:
     from legalrag.evidence import prompt_evidence
 
     hits = [Hit(document=d, score=0.0, rank=i) for i, d in enumerate(docs, 1)]
-    text, _ = prompt_evidence(query, hits, budget=budget, lang="zh", agent="generate",
-                              label=lambda h: article_title(h.document), setting="evidence_tokens (--evidence-tokens)")
-    return text
+    return prompt_evidence(query, hits, budget=budget, lang="zh", agent="generate")[0]
 
 
 def sources_text(docs: Sequence[Document], max_chars: int = 400) -> str:

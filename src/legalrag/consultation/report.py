@@ -130,7 +130,7 @@ def compare_generation_runs(a_dir: str | Path, b_dir: str | Path, *,
     per setting and metric, the mean of each over the turns both answered, the difference B - A and a paired
     randomization test's p-value. Both runs must share at least one (turn, setting) pair, and each pair's
     question must be the same (else they are not the same turns)."""
-    from legalrag.evaluation.compare import paired_randomization_test
+    from legalrag.evaluation.compare import paired_randomization_test, sign_flips
 
     runs = []
     for d in (a_dir, b_dir):
@@ -152,12 +152,13 @@ def compare_generation_runs(a_dir: str | Path, b_dir: str | Path, *,
     out = []
     for setting in dict.fromkeys(s for _, s in common):
         keys = [k for k in common if k[1] == setting]
+        signs = sign_flips(len(keys))  # one set of permutations for every metric of the setting
         for metric in metrics:
             xs = [float(a[k]["scores"].get(metric, 0.0)) for k in keys]
             ys = [float(b[k]["scores"].get(metric, 0.0)) for k in keys]
-            out.append({"setting": setting, "metric": metric, "turns": len(keys), "a": statistics.fmean(xs),
-                        "b": statistics.fmean(ys), "b_minus_a": statistics.fmean(ys) - statistics.fmean(xs),
-                        "p": paired_randomization_test(ys, xs)})
+            mean_a, mean_b = statistics.fmean(xs), statistics.fmean(ys)
+            out.append({"setting": setting, "metric": metric, "turns": len(keys), "a": mean_a, "b": mean_b,
+                        "b_minus_a": mean_b - mean_a, "p": paired_randomization_test(ys, xs, signs=signs)})
     return out
 
 
