@@ -78,7 +78,7 @@ def test_cache_encodes_only_new_texts(tmp_path):
 
     cache = VectorCache("toy/model:v1", 2, root=tmp_path)
     a = encode_cached(fake_model, ["a", "bb", "a"], cache=cache, role="passage", batch_size=1)
-    assert calls == [["a"], ["bb"]] and a.shape == (3, 2) and a[0, 0] == a[2, 0] == 1
+    assert calls == [["bb"], ["a"]] and a.shape == (3, 2) and a[0, 0] == a[2, 0] == 1
     b = encode_cached(fake_model, ["bb", "ccc"], cache=cache, role="passage")
     assert calls[-1] == ["ccc"] and b[1, 0] == 3
     encode_cached(fake_model, ["bb"], cache=cache, role="query")  # roles are cached separately
@@ -88,6 +88,20 @@ def test_cache_encodes_only_new_texts(tmp_path):
     blob = sqlite3.connect(cache.path).execute("SELECT vec FROM vectors LIMIT 1").fetchone()[0]
     assert len(blob) == 2 * 4
     assert len(VectorCache("toy/model:v1", 2, root=tmp_path)) == 4  # shared across instances/runs
+
+
+def test_batches_hold_texts_of_similar_length_and_vectors_keep_the_input_order():
+    calls: list[list[str]] = []
+
+    def fake_model(texts):  # records the batches; the batching is the code under test
+        calls.append(list(texts))
+        return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+    texts = ["x" * n for n in (3, 40, 1, 25, 2, 41, 4, 30)]
+    vecs = encode_cached(fake_model, texts, cache=None, role="passage", batch_size=4)
+    # corpus order would pad 3, 1, 2 and 4 characters to 40 and 41; by length, long and short stay apart
+    assert [[len(t) for t in batch] for batch in calls] == [[41, 40, 30, 25], [4, 3, 2, 1]]
+    assert vecs[:, 0].tolist() == [3, 40, 1, 25, 2, 41, 4, 30]
 
 
 def test_encoder_cache_survives_a_new_encoder_instance(tmp_path):

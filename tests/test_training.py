@@ -46,6 +46,15 @@ def test_too_few_training_queries_says_how_many_are_needed():
         split_by_id(qs, 0.2, seed=1)
 
 
+def test_an_inner_split_with_the_outer_seed_is_refused_with_the_way_out():
+    qs = [Query(text=f"q{i}", id=f"id{i}", gold_ids=("a",)) for i in range(200)]
+    outer_train, _ = split_by_id(qs, 0.2, seed=13)
+    with pytest.raises(InputError, match=r"train part of `legalrag train split --seed 13`.*another --seed"):
+        split_by_id(outer_train, 0.1, seed=13)  # the band [0, 0.1) was all held out by the outer split
+    inner_train, inner_dev = split_by_id(outer_train, 0.1, seed=7)
+    assert inner_dev and len(inner_train) + len(inner_dev) == len(outer_train)
+
+
 def test_mining_removes_gold_and_the_guard_drops_near_copies_of_the_gold():
     ids = ["gold", "copy", "near", "far"]
     docs = np.array([[1, 0], [1, 0.01], [0.8, 0.6], [0, 1]], dtype=np.float32)

@@ -25,14 +25,18 @@ def split_by_id(queries: Sequence[Query], dev_share: float, seed: int) -> tuple[
     def unit(q: Query) -> float:
         return int(hashlib.sha256(f"{seed}:{q.id}".encode()).hexdigest()[:12], 16) / float(16 ** 12)
 
-    dev = [q for q in queries if unit(q) < dev_share]
-    train = [q for q in queries if unit(q) >= dev_share]
+    units = {q.id: unit(q) for q in queries}
+    dev = [q for q in queries if units[q.id] < dev_share]
+    train = [q for q in queries if units[q.id] >= dev_share]
     if len(train) < MIN_TRAIN_QUERIES:
         raise InputError(f"only {len(train)} training queries after holding out {len(dev)} for dev; at least "
                          f"{MIN_TRAIN_QUERIES} are needed (add queries or lower --dev-share)", field="queries")
     if dev_share > 0 and not dev:
-        raise InputError(f"--dev-share {dev_share} left no dev queries out of {len(queries)}; raise it",
-                         field="dev_share")
+        lowest = min(units.values())
+        raise InputError(f"--dev-share {dev_share} left no dev queries out of {len(queries)}: the lowest hash of "
+                         f"seed {seed} and a query id here is {lowest:.3f}. If these queries are the train part of "
+                         f"`legalrag train split --seed {seed}`, its dev took the lowest hashes: hold out an inner dev "
+                         f"with another --seed; otherwise raise --dev-share above {lowest:.3f}", field="dev_share")
     return train, dev
 
 
