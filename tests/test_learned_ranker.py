@@ -110,6 +110,11 @@ def test_train_save_load_and_pipeline(index):
     assert top[0].id == "a2" and [h.rank for h in top] == [1, 2, 3]
     plain = build_pipeline(open_index(index.path), retriever="hybrid", rerank="none").search("押金问题怎么办", k=3)
     assert plain[0].retriever == "hybrid"
+    # with no retriever named, the ranker reranks the candidates it was trained on, not the index's first (bm25)
+    default = build_pipeline(open_index(index.path), rerank="learned")
+    assert open_index(index.path).default == "bm25" and default.retriever.name == "hybrid"
+    assert [h.id for h in default.search("押金问题怎么办", k=3)] == [h.id for h in top]
+    assert build_pipeline(open_index(index.path), rerank="none").retriever.name == "bm25"
 
 
 def test_missing_or_stale_ranker_is_a_clear_error(index):

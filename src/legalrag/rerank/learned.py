@@ -94,6 +94,11 @@ class LearnedRanker:
     def __init__(self, extractor: FeatureExtractor, booster: Any, prior: Prior, spec: Mapping[str, Any]):
         self.extractor, self.booster, self.prior, self.spec = extractor, booster, prior, dict(spec)
 
+    @property
+    def candidates(self) -> str | None:
+        """The index component whose candidates it was trained to rerank (the pipeline's default retriever)."""
+        return self.spec.get("candidates")
+
     def score(self, query: str, hits: Sequence[Hit]) -> np.ndarray:
         if not hits:
             return np.zeros(0)
