@@ -32,6 +32,11 @@ def test_trained_cross_encoder_reranks_through_wiring(setup, tmp_path):
                             RerankerSettings(**SETTINGS), progress=False, query_prefix="query: ")
     assert [e["epoch"] for e in record["epochs"]] == [0, 1] and record["epochs"][1]["losses"]
     assert set(record["epochs"][0]["dev"]) == {"recall@10", "mrr@10"}  # the first stage's figures
+    versus = record["against_start"]  # is the trained reranker better on dev than the order it reranks?
+    first, trained = record["epochs"][0]["dev"]["recall@10"], record["epochs"][1]["dev"]["recall@10"]
+    assert (versus["start"], versus["best"]) == (first, trained)
+    assert versus["below_start"] == ((trained, record["epochs"][1]["dev"]["mrr@10"])
+                                     < (first, record["epochs"][0]["dev"]["mrr@10"]))
     reranker = make_reranker(f"cross:{out}")
     assert isinstance(reranker, Reranker)
     hits = bm25.retrieve(queries[0].text, k=10)

@@ -183,6 +183,12 @@ def export_onnx_cmd(model: Path = typer.Argument(..., help="A sentence-transform
 
 
 def _report(record: dict, out: Path, as_json: bool) -> None:
+    worse = record.get("against_start") or {}
+    if worse.get("below_start"):
+        before = "the first stage's own order" if record["kind"] == "cross-encoder" else "the starting model"
+        typer.echo(f"warning: the best trained epoch ranks the dev queries below {before} ({worse['metric']} "
+                   f"{worse['best']:.4f} < {worse['start']:.4f}); keep using {before} (more training queries or "
+                   "epochs may close the gap)", err=True)
     if as_json:
         print_json(record)
         return

@@ -264,8 +264,8 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
     best = loop.best(s.select_by)
     record = {"kind": "encoder", "start": str(start), "settings": asdict(s), "data": data,
               "negatives": {"sources": negs.sources, "guarded": negs.guarded}, "epochs": loop.history,
-              "best_epoch": best["epoch"], "resumed_from_step": loop.resumed_from,
-              "seconds_this_process": round(time.perf_counter() - t_start, 2)}
+              "best_epoch": best["epoch"], "against_start": loop.against_start(s.select_by),
+              "resumed_from_step": loop.resumed_from, "seconds_this_process": round(time.perf_counter() - t_start, 2)}
     ckpt.publish_best(work, out, record, origin=f"legalrag train encoder from {start}", extra=(DEV_RUNS,))
     return record
 

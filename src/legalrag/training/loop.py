@@ -10,7 +10,7 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
 import numpy as np
 
@@ -123,6 +123,17 @@ class EpochLoop:
     def next_epoch(self) -> None:
         self.epoch, self.done, self.losses = self.epoch + 1, 0, []
         self.save()
+
+    def against_start(self, select_by: str) -> dict[str, Any] | None:
+        """The best trained epoch's dev ``select_by`` against epoch 0's (the starting model, or the first stage
+        a reranker reorders): ``below_start`` says training made the dev ranking worse, so the trained model
+        should not replace what it started from. None without dev figures."""
+        start = next((h for h in self.history if h["epoch"] == 0), None)
+        best = self.best(select_by)
+        if not start or not start.get("dev") or not best.get("dev") or best["epoch"] == 0:
+            return None
+        a, b = dev_score(start, select_by), dev_score(best, select_by)
+        return {"metric": select_by, "start": a[0], "best": b[0], "below_start": b < a}
 
     def best(self, select_by: str) -> dict:
         """The best trained epoch by dev ``select_by``; the last epoch when there is no dev set."""

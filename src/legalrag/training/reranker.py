@@ -141,6 +141,7 @@ def train_reranker(start: str | Path, out: str | Path, queries: Sequence[Query],
 
     record = {"kind": "cross-encoder", "start": str(start), "settings": asdict(s), "data": data,
               "first_stage": first, "epochs": loop.history, "best_epoch": loop.best("recall@10")["epoch"],
+              "against_start": loop.against_start("recall@10"),
               "resumed_from_step": loop.resumed_from}
     ckpt.publish_best(work, out, record, origin=f"legalrag train reranker from {start}")
     return record
