@@ -103,3 +103,21 @@ def test_cross_encoder_scores_become_learned_ranker_features(setup, tmp_path, mo
         from_index(index)  # the spec needs the cross-encoder; it is not silently dropped
     loaded = make_reranker("learned", index)  # the composition root loads it from the spec
     np.testing.assert_allclose(loaded.score(q, hits), ranker.score(q, hits), rtol=1e-5)
+
+
+def test_pairs_batched_by_length_score_as_one_pair_at_a_time(setup):
+    from pathlib import Path
+
+    import numpy as np
+
+    from legalrag.rerank.cross import score_pairs
+    from legalrag.training.reranker import load_backbone
+
+    start, docs, queries, _ = setup
+    m = load_backbone(Path(start), {})
+    m.model.eval()
+    texts = [d.text * (1 + i % 4) for i, d in enumerate(docs[:12])]  # lengths out of order
+    one_by_one = [score_pairs(m.model, m.tokenizer, queries[0].text, [t], max_length=128)[0] for t in texts]
+    batched = score_pairs(m.model, m.tokenizer, queries[0].text, texts, max_length=128, batch_size=5)
+    np.testing.assert_allclose(batched, one_by_one, rtol=1e-4, atol=1e-5)
+    assert len(set(np.round(batched, 5))) > 1  # the pairs do score differently

@@ -61,14 +61,17 @@ class CrossEncoderReranker:
 
 
 def score_pairs(model, tokenizer, query: str, texts: Sequence[str], *, max_length: int, batch_size: int = 16) -> list[float]:
-    """One logit per (query, text) pair; the text side is truncated, never the query."""
+    """One logit per (query, text) pair, in the order of ``texts``; the text side is truncated, never the query.
+    Batches hold texts of similar length (longest first), so short candidates are not padded to a long one's."""
     import torch
 
-    out: list[float] = []
-    for start in range(0, len(texts), batch_size):
-        chunk = list(texts[start:start + batch_size])
-        enc = tokenizer([query] * len(chunk), chunk, truncation="only_second", padding=True, max_length=max_length,
-                        return_tensors="pt")
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+    out = [0.0] * len(texts)
+    for start in range(0, len(order), batch_size):
+        ids = order[start:start + batch_size]
+        enc = tokenizer([query] * len(ids), [texts[i] for i in ids], truncation="only_second", padding=True,
+                        max_length=max_length, return_tensors="pt")
         with torch.no_grad():
-            out.extend(model(**enc).logits[:, 0].tolist())
+            for i, logit in zip(ids, model(**enc).logits[:, 0].tolist()):
+                out[i] = logit
     return out
