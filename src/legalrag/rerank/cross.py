@@ -65,10 +65,10 @@ def score_pairs(model, tokenizer, query: str, texts: Sequence[str], *, max_lengt
     Batches hold texts of similar length (longest first), so short candidates are not padded to a long one's."""
     import torch
 
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+    from legalrag.retrieval.vector_cache import batches_by_length
+
     out = [0.0] * len(texts)
-    for start in range(0, len(order), batch_size):
-        ids = order[start:start + batch_size]
+    for ids in batches_by_length(texts, batch_size):
         enc = tokenizer([query] * len(ids), [texts[i] for i in ids], truncation="only_second", padding=True,
                         max_length=max_length, return_tensors="pt")
         with torch.no_grad():
