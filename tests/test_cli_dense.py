@@ -88,6 +88,19 @@ def test_hybrid_index_search_eval_and_ranker(env, test_data, monkeypatch, capsys
     assert code == 0, err
     assert json.loads(stdout)["retriever"] == "hybrid"
 
+    # the neighbour memory: cross-validated, saved beside the ranker, used by the same pipeline
+    code, stdout, err = run_cli(monkeypatch, capsys, "ranker", "train", "--index", out, "--queries", qfile,
+                                "--depth", "12", "--rounds", "10", "--cv", "2", "--neighbours", "3", "--expand", "5",
+                                "--json", "--no-progress")
+    assert code == 0, err
+    summary = json.loads(stdout)
+    assert summary["neighbours"] == 3 and summary["features"][-1] == "nb_top_sim" and "mrr@10" in summary["cv"]
+    assert (out / "ranker" / "neighbours.npy").exists() and (out / "ranker" / "neighbours.jsonl").exists()
+    code, stdout, err = run_cli(monkeypatch, capsys, "eval", "retrieval", "--index", out, "--queries", qfile,
+                                "--rerank", "learned", "--json", "--no-progress")
+    assert code == 0, err
+    assert json.loads(stdout)["n_queries"] == 10
+
 
 def test_bad_inputs_exit_non_zero_and_write_nothing(env, test_data, monkeypatch, capsys):
     tmp, qfile = env

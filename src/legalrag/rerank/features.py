@@ -3,7 +3,8 @@
 Per candidate: BM25 score (raw and relative to the best candidate) and rank; for each dense retriever the
 cosine (raw and relative) and rank; the fused (input) rank and score; character-bigram overlap of the query
 with the law title, the article name and the text; whether the query names the law; the article and law
-priors (log counts in training qrels); text length; query length. Ranks come from ``Hit.sources`` (a
+priors (log counts in training qrels); text length; query length; optionally a cross-encoder's scores and
+what similar training questions cited (``rerank/neighbours.py``). Ranks come from ``Hit.sources`` (a
 document a retriever did not return gets ``depth + 1``); scores are exact for every candidate.
 """
 
@@ -15,6 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from legalrag.rerank.neighbours import NEIGHBOUR_FEATURES
 from legalrag.types import Hit, Query
 
 
@@ -70,11 +72,13 @@ class FeatureExtractor:
     texts)``, ``name`` and ``max_chars``); its logit, its gap to the best candidate's and its rank among the
     candidates become three features. It reads every (query, article) pair, so it is the costly feature."""
 
-    def __init__(self, bm25: Any = None, dense: Sequence[Any] = (), depth: int = 100, cross: Any = None):
+    def __init__(self, bm25: Any = None, dense: Sequence[Any] = (), depth: int = 100, cross: Any = None,
+                 neighbours: bool = False):
         self.bm25 = bm25
         self.dense = list(dense)
         self.depth = depth
         self.cross = cross
+        self.neighbours = neighbours  # five columns filled by set_neighbours (rerank/neighbours.py)
         self._bm25_pos: dict[str, int] | None = None
 
     @property
@@ -93,6 +97,8 @@ class FeatureExtractor:
                 "query_names_law", *PRIOR_FEATURES, "log_doc_len", "log_query_len"]
         if self.cross is not None:
             out += list(CROSS_FEATURES)
+        if self.neighbours:
+            out += list(NEIGHBOUR_FEATURES)
         return out
 
     def _cross_columns(self, query: str, hits: Sequence[Hit]) -> list[np.ndarray]:
@@ -145,6 +151,8 @@ class FeatureExtractor:
                  np.zeros(n), np.zeros(n), np.array(doc_len), np.full(n, math.log1p(len(query)))]
         if self.cross is not None and n:
             cols += self._cross_columns(query, hits)
+        if self.neighbours:
+            cols += [np.zeros(n)] * len(NEIGHBOUR_FEATURES)
         return np.column_stack(cols).astype(np.float32) if n else np.zeros((0, len(self.names)), np.float32)
 
     def set_priors(self, matrix: np.ndarray, hits: Sequence[Hit], prior: Prior,
@@ -164,6 +172,16 @@ class FeatureExtractor:
             law = str(h.document.metadata.get("law", ""))
             m[j, a] = math.log1p(max(0, prior.article.get(h.id, 0) - (1 if h.id in own else 0)))
             m[j, l] = math.log1p(max(0, prior.law.get(law, 0) - own_laws.get(law, 0)))
+        return m
+
+    def set_neighbours(self, matrix: np.ndarray, hits: Sequence[Hit], votes: Any) -> np.ndarray:
+        """Fill the neighbour columns from ``votes`` (``rerank.neighbours.Votes``; for a TRAINING query, votes
+        computed without the query itself)."""
+        from legalrag.rerank.neighbours import NeighbourMemory
+
+        start = self.names.index(NEIGHBOUR_FEATURES[0])
+        m = matrix.copy()
+        m[:, start:start + len(NEIGHBOUR_FEATURES)] = NeighbourMemory.columns(hits, votes)
         return m
 
     def matrix(self, query: str, hits: Sequence[Hit], prior: Prior) -> np.ndarray:
