@@ -151,3 +151,24 @@ def test_guarded_mining_reuses_the_dev_evaluations_corpus_vectors(start):
     fresh = guarded_mining(model, queries, rankers, texts, s)
     reused = guarded_mining(model, queries, rankers, texts, s, corpus=(ids, run.matrix))
     assert reused.by_query == fresh.by_query and reused.guarded == fresh.guarded > 0
+
+
+def test_without_dev_or_remining_the_corpus_is_not_encoded(start, tmp_path, monkeypatch):
+    """--dev-share 0 and no --remine: only the guard's candidates are encoded, never the whole corpus, and the
+    last epoch is the one published (judged later by an index of it)."""
+    from legalrag.retrieval.bm25 import BM25Retriever
+    from legalrag.training import encoder as enc
+    from legalrag.training.data import retriever_ranker
+
+    docs, queries = tiny_corpus()
+    def no_corpus_encode(*a, **kw):
+        raise AssertionError("the whole corpus was encoded")
+
+    monkeypatch.setattr(enc, "dev_metrics", no_corpus_encode)
+    s = EncoderSettings(**{**SETTINGS, "dev_share": 0.0, "epochs": 2, "guard_ratio": 0.5})
+    rankers = {"bm25": retriever_ranker(BM25Retriever.from_documents(docs))}
+    record = train_encoder(start, tmp_path / "m", queries, docs, rankers, s, progress=False)
+    assert record["negatives"]["guarded"] > 0  # the guard ran, on its candidates' vectors
+    assert record["best_epoch"] == 2 and record["against_start"] is None
+    assert [h["dev"] for h in record["epochs"]] == [{}, {}, {}]
+    assert not (tmp_path / "m" / "dev_runs").exists() and (tmp_path / "m" / "modules.json").exists()

@@ -232,13 +232,19 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
                      stop_after_steps=stop_after_steps, progress=progress,
                      extra_state=lambda: {"fingerprint": fingerprint, "negatives": negs.by_query,
                                           "negative_sources": negs.sources, "guarded": negs.guarded})
+    # the whole corpus is encoded only to score dev or re-mine; without either (--dev-share 0, no --remine) the
+    # guard encodes just the mined candidates, and the model is judged later by an index of it
+    encode_corpus = bool(dev) or s.remine
     if state:
         negs = Negatives(by_query=state["negatives"], sources=state["negative_sources"], guarded=state["guarded"])
     else:
         model.train(False)
-        base, _ = dev_metrics(model, dev, doc_ids, [texts[d] for d in doc_ids], progress=progress)
-        save_dev_run(work, 0, base, by_id)
-        negs = guarded_mining(model, train, rankers, texts, s, corpus=(doc_ids, base.matrix))
+        base = DevRun({}, {})
+        if encode_corpus:
+            base, _ = dev_metrics(model, dev, doc_ids, [texts[d] for d in doc_ids], progress=progress)
+            save_dev_run(work, 0, base, by_id)
+        negs = guarded_mining(model, train, rankers, texts, s,
+                              corpus=(doc_ids, base.matrix) if base.matrix is not None else None)
         loop.history.append({"epoch": 0, "dev": base.metrics, "negatives_per_query": _mean_negs(negs, train)})
 
     while loop.epoch <= s.epochs:
@@ -253,8 +259,11 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
             if loop.stepped(loss, len(batch)):
                 return loop.interrupted()
         model.train(False)
-        run, ranker = dev_metrics(model, dev, doc_ids, [texts[d] for d in doc_ids], progress=progress)
-        save_dev_run(work, loop.epoch, run, by_id)
+        if encode_corpus:
+            run, ranker = dev_metrics(model, dev, doc_ids, [texts[d] for d in doc_ids], progress=progress)
+            save_dev_run(work, loop.epoch, run, by_id)
+        else:
+            run = DevRun({}, {})
         entry = loop.end_epoch(run.metrics, s.select_by)
         if s.remine and loop.epoch < s.epochs:
             negs = guarded_mining(model, train, {"dense-trained": ranker}, texts, s, corpus=(doc_ids, run.matrix))
