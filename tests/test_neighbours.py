@@ -144,3 +144,23 @@ def test_memory_needs_a_dense_component(index):
     ts = build_training_set(ex, index.retriever("bm25"), queries(1), 5)
     with pytest.raises(InputError, match="compares questions by a dense encoder"):
         cross_validate(ex, ts, {}, k=2, neighbours=NeighbourSettings())
+
+
+def test_cross_scores_are_memoised_across_folds():
+    """With a memory, cross-validation rebuilds each row per fold; the costly cross-encoder reads a pair once."""
+    calls: list[int] = []
+
+    class Cross:
+        name, max_chars = "cross", 50
+
+        def score(self, query, texts):
+            calls.append(len(texts))
+            return [float(len(t)) for t in texts]
+
+    docs = corpus()[:4]
+    ex = FeatureExtractor(None, [], depth=5, cross=Cross())
+    hits = [Hit(document=d, score=1.0, rank=i) for i, d in enumerate(docs, 1)]
+    first = ex.base_matrix("押金问题", hits[:3])
+    again = ex.base_matrix("押金问题", hits)
+    assert calls == [3, 1]
+    np.testing.assert_allclose(again[:3, ex.names.index("cross_score")], first[:, ex.names.index("cross_score")])

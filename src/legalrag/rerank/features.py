@@ -63,6 +63,7 @@ PRIOR_FEATURES = ("article_prior", "law_prior")
 
 
 CROSS_FEATURES = ("cross_score", "cross_rel", "cross_rank")
+CROSS_MEMO_MAX = 200_000  # memoised (query, article) cross-encoder scores
 
 
 class FeatureExtractor:
@@ -80,6 +81,7 @@ class FeatureExtractor:
         self.cross = cross
         self.neighbours = neighbours  # five columns filled by set_neighbours (rerank/neighbours.py)
         self._bm25_pos: dict[str, int] | None = None
+        self._cross_memo: dict[tuple[str, str], float] = {}
 
     @property
     def retriever_names(self) -> list[str]:
@@ -105,8 +107,14 @@ class FeatureExtractor:
         from legalrag.rerank.cross import pair_text
 
         max_chars = int(getattr(self.cross, "max_chars", 300))
-        s = np.asarray(self.cross.score(query, [pair_text(h.document.title, h.document.text, max_chars)
-                                                for h in hits]), dtype=np.float64)
+        # memo by (query, article): with a neighbour memory, cross-validation rebuilds every row per fold
+        todo = [h for h in hits if (query, h.id) not in self._cross_memo]
+        if todo:
+            if len(self._cross_memo) > CROSS_MEMO_MAX:  # a long-lived server must not grow without bound
+                self._cross_memo.clear()
+            fresh = self.cross.score(query, [pair_text(h.document.title, h.document.text, max_chars) for h in todo])
+            self._cross_memo.update({(query, h.id): float(x) for h, x in zip(todo, fresh)})
+        s = np.array([self._cross_memo[(query, h.id)] for h in hits], dtype=np.float64)
         order = np.argsort(-s, kind="stable")
         rank = np.empty(len(s))
         rank[order] = np.arange(1, len(s) + 1)

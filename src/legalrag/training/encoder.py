@@ -132,7 +132,8 @@ def save_dev_run(work: Path, epoch: int, run: DevRun, documents: Mapping[str, Do
 
 
 def guarded_mining(model, train: Sequence[Query], rankers: Mapping[str, RankFn], texts: Mapping[str, str],
-                   s: EncoderSettings, corpus: tuple[Sequence[str], np.ndarray] | None = None) -> Negatives:
+                   s: EncoderSettings, corpus: tuple[Sequence[str], np.ndarray] | None = None,
+                   progress: bool = False) -> Negatives:
     """Mine negatives with ``rankers``, then drop likely false negatives by the model's similarity.
     ``corpus``: (doc ids, their vectors under this same model), e.g. from the dev evaluation just run, so the
     candidates are not encoded a second time."""
@@ -145,7 +146,7 @@ def guarded_mining(model, train: Sequence[Query], rankers: Mapping[str, RankFn],
         row = {d: i for i, d in enumerate(corpus[0])}
         dv = {d: corpus[1][row[d]] for d in needed if d in row}
     else:
-        dv = dict(zip(needed, encode(model, [texts[d] for d in needed], dp)))
+        dv = dict(zip(needed, encode(model, [texts[d] for d in needed], dp, progress=progress)))
     qv = dict(zip([q.id for q in train], encode(model, [q.text for q in train], qp)))
     guard = similarity_guard(qv, dv, s.guard_ratio)
     out = Negatives(sources=first.sources)
@@ -244,7 +245,8 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
             base, _ = dev_metrics(model, dev, doc_ids, [texts[d] for d in doc_ids], progress=progress)
             save_dev_run(work, 0, base, by_id)
         negs = guarded_mining(model, train, rankers, texts, s,
-                              corpus=(doc_ids, base.matrix) if base.matrix is not None else None)
+                              corpus=(doc_ids, base.matrix) if base.matrix is not None else None,
+                              progress=progress)
         loop.history.append({"epoch": 0, "dev": base.metrics, "negatives_per_query": _mean_negs(negs, train)})
 
     while loop.epoch <= s.epochs:
