@@ -96,6 +96,11 @@ def test_hybrid_index_search_eval_and_ranker(env, test_data, monkeypatch, capsys
     summary = json.loads(stdout)
     assert summary["neighbours"] == 3 and summary["features"][-1] == "nb_top_sim" and "mrr@10" in summary["cv"]
     assert (out / "ranker" / "neighbours.npy").exists() and (out / "ranker" / "neighbours.jsonl").exists()
+    code, stdout, err = run_cli(monkeypatch, capsys, "index", "info", "--index", out, "--json")
+    assert code == 0, err
+    assert json.loads(stdout)["ranker"]["neighbours"]["k"] == 3
+    code, stdout, err = run_cli(monkeypatch, capsys, "index", "info", "--index", out)
+    assert code == 0 and "memory of 10 questions, 3 voting" in " ".join(stdout.split()), err
     code, stdout, err = run_cli(monkeypatch, capsys, "eval", "retrieval", "--index", out, "--queries", qfile,
                                 "--rerank", "learned", "--json", "--no-progress")
     assert code == 0, err

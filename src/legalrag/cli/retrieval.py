@@ -88,10 +88,14 @@ def index_info(
     as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
 ) -> None:
     """Show what an index holds: corpus, language, components and their parameters."""
+    from legalrag.rerank.learned import ranker_summary
+
     idx = root(ctx).open_index(index)
     m = idx.manifest
+    ranker = ranker_summary(idx)
     if as_json:
-        print_json({k: v for k, v in m.items()} | {"corpus": {k: v for k, v in m["corpus"].items() if k != "files"}})
+        print_json({k: v for k, v in m.items()} | {"corpus": {k: v for k, v in m["corpus"].items() if k != "files"},
+                                                   "ranker": ranker})
         return
     from rich.console import Console
     from rich.table import Table
@@ -107,6 +111,15 @@ def index_info(
         params = ", ".join(f"{k}={v}" for k, v in entry["params"].items() if k != "tokenizer")
         table.add_row(name + (" (default)" if name == idx.default else ""), entry["kind"], params)
     console.print(table)
+    if ranker is None:
+        console.print("no trained ranker (`legalrag ranker train` adds one)")
+        return
+    nb = ranker.get("neighbours")
+    console.print(f"trained ranker (`--rerank learned`): {ranker['n_train_queries']} training queries, candidates "
+                  f"from {ranker['candidates']} (trained on the top {ranker['depth']}), {len(ranker['features'])} "
+                  "features" + (f"; cross-encoder {ranker['cross_encoder']}" if ranker.get("cross_encoder") else "")
+                  + (f"; memory of {nb['n_queries']} questions, {nb['k']} voting, up to {nb['expand']} extra "
+                     "candidates" if nb else ""))
 
 
 def _hits_table(hits, title: str):

@@ -326,6 +326,16 @@ def from_index(index: Any, cross: Any = None) -> LearnedRanker:
                               documents={doc.id: doc for doc in index.documents})
 
 
+def ranker_summary(index: Any) -> dict[str, Any] | None:
+    """What ``INDEX/ranker`` holds (from its spec), for `legalrag index info`; None when there is none."""
+    spec_file = Path(index.path) / RANKER_DIR / "spec.json"
+    if not spec_file.exists():
+        return None
+    spec = json.loads(spec_file.read_text(encoding="utf-8"))
+    keys = ("n_train_queries", "candidates", "depth", "features", "retrievers", "cross_encoder", "neighbours")
+    return {k: spec.get(k) for k in keys}
+
+
 def cross_validate_for_index(index: Any, queries: Sequence[Query], *, k_folds: int = 5, depth: int = 50,
                              rounds: int = DEFAULT_ROUNDS, k: int = 10, params: Mapping[str, Any] | None = None,
                              progress: bool = False, seed: int = 13, cross: Any = None,
