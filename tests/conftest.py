@@ -64,3 +64,17 @@ def small_llm():
 def llm(small_llm):
     """Short name for the real embedded 0.5B model in tests that take an ``llm`` argument."""
     return small_llm
+
+
+@pytest.fixture
+def char_hash_hybrid(tmp_path, monkeypatch):
+    """``char_hash_hybrid(docs)``: an index of BM25 + a dense component (a local embeddings server speaking the
+    OpenAI wire format, character-hash vectors) + their hybrid, in a fresh LEGALRAG_HOME."""
+    from embeddings_server import EmbeddingsServer
+    from legalrag.wiring import build_index, expand_components
+
+    monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path / "home"))
+    with EmbeddingsServer(dim=32) as srv:
+        monkeypatch.setenv("LEGALRAG_EMBEDDINGS_BASE_URL", srv.url)
+        yield lambda docs: build_index(tmp_path / "idx", docs, expand_components(["hybrid"], ["openai:char-hash"]),
+                                       lang="zh")

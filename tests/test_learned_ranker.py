@@ -9,14 +9,13 @@ import json
 import numpy as np
 import pytest
 
-from embeddings_server import EmbeddingsServer
 from legalrag.errors import IndexError_, InputError
 from legalrag.evaluation.metrics import evaluate_rankings
 from legalrag.rerank.base import Reranker
 from legalrag.rerank.features import FeatureExtractor, Prior
 from legalrag.rerank.learned import (LearnedRanker, build_training_set, cross_validate, cross_validate_for_index,
                                      folds, from_index, train_for_index)
-from legalrag.wiring import build_index, build_pipeline, expand_components, open_index
+from legalrag.wiring import build_pipeline, open_index
 from legalrag.types import Document, Hit, Query
 
 TOPICS = ["租金", "工资", "押金", "借款", "房屋", "车辆", "保险", "利息", "违约金", "定金", "赠与", "继承",
@@ -43,16 +42,9 @@ def queries() -> list[Query]:
     return qs
 
 
-@pytest.fixture(autouse=True)
-def _home(tmp_path, monkeypatch):
-    monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path / "home"))
-
-
 @pytest.fixture
-def index(tmp_path, monkeypatch):
-    with EmbeddingsServer(dim=32) as srv:
-        monkeypatch.setenv("LEGALRAG_EMBEDDINGS_BASE_URL", srv.url)
-        yield build_index(tmp_path / "idx", corpus(), expand_components(["hybrid"], ["openai:char-hash"]), lang="zh")
+def index(char_hash_hybrid):
+    return char_hash_hybrid(corpus())
 
 
 def test_prior_and_folds():

@@ -9,14 +9,13 @@ import json
 import numpy as np
 import pytest
 
-from embeddings_server import EmbeddingsServer
 from legalrag.errors import IndexError_, InputError
 from legalrag.evaluation.metrics import evaluate_rankings
 from legalrag.rerank.features import FeatureExtractor
 from legalrag.rerank.learned import (build_training_set, cross_validate, from_index, train_for_index)
 from legalrag.rerank.neighbours import NEIGHBOUR_FEATURES, NeighbourMemory, NeighbourSettings, settings_or_none
 from legalrag.types import Document, Hit, Query
-from legalrag.wiring import build_index, build_pipeline, expand_components, open_index
+from legalrag.wiring import build_pipeline, open_index
 
 TOPICS = ["租金", "工资", "押金", "借款", "房屋", "车辆", "保险", "利息", "违约金", "定金", "赠与", "继承"]
 SMALL = {"min_data_in_leaf": 2, "min_data_in_bin": 1}
@@ -37,16 +36,9 @@ def queries(reps: int = 4) -> list[Query]:
             for r in range(reps) for i, t in enumerate(TOPICS)]
 
 
-@pytest.fixture(autouse=True)
-def _home(tmp_path, monkeypatch):
-    monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path / "home"))
-
-
 @pytest.fixture
-def index(tmp_path, monkeypatch):
-    with EmbeddingsServer(dim=32) as srv:
-        monkeypatch.setenv("LEGALRAG_EMBEDDINGS_BASE_URL", srv.url)
-        yield build_index(tmp_path / "idx", corpus(), expand_components(["hybrid"], ["openai:char-hash"]), lang="zh")
+def index(char_hash_hybrid):
+    return char_hash_hybrid(corpus())
 
 
 def memory(k: int = 2, expand: int = 5) -> NeighbourMemory:
