@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from legalrag.rerank.neighbours import NEIGHBOUR_FEATURES
+from legalrag.rerank.neighbours import NEIGHBOUR_FEATURES, NeighbourMemory
 from legalrag.types import Hit, Query
 
 
@@ -185,8 +185,6 @@ class FeatureExtractor:
     def set_neighbours(self, matrix: np.ndarray, hits: Sequence[Hit], votes: Any) -> np.ndarray:
         """Fill the neighbour columns from ``votes`` (``rerank.neighbours.Votes``; for a TRAINING query, votes
         computed without the query itself)."""
-        from legalrag.rerank.neighbours import NeighbourMemory
-
         start = self.names.index(NEIGHBOUR_FEATURES[0])
         m = matrix.copy()
         m[:, start:start + len(NEIGHBOUR_FEATURES)] = NeighbourMemory.columns(hits, votes)

@@ -23,8 +23,8 @@ from legalrag.errors import IndexError_, InputError
 from legalrag.io import atomic_dir
 from legalrag.rerank.base import reranked
 from legalrag.rerank.features import FeatureExtractor, Prior
-from legalrag.rerank.neighbours import NeighbourMemory, NeighbourSettings
-from legalrag.types import Document, Hit, Query
+from legalrag.rerank.neighbours import DocumentLookup, NeighbourMemory, NeighbourSettings
+from legalrag.types import Hit, Query
 
 RANKER_DIR = "ranker"
 DEFAULT_PARAMS: dict[str, Any] = {
@@ -80,7 +80,7 @@ def neighbour_memory(extractor: FeatureExtractor, ts: TrainingSet, settings: Nei
 
 
 def _rows(extractor: FeatureExtractor, ts: TrainingSet, i: int, memory: NeighbourMemory | None,
-          documents: Mapping[str, Document], own: bool) -> tuple[list[Hit], np.ndarray]:
+          documents: DocumentLookup, own: bool) -> tuple[list[Hit], np.ndarray]:
     """Query ``i``'s candidates and features without priors; with a memory, its votes (the query itself left
     out when ``own``) fill the neighbour columns and add the best-voted articles as candidates."""
     if memory is None:
@@ -94,7 +94,7 @@ def _rows(extractor: FeatureExtractor, ts: TrainingSet, i: int, memory: Neighbou
 
 def _fit(ts: TrainingSet, idx: Sequence[int], extractor: FeatureExtractor, prior: Prior,
          params: Mapping[str, Any], rounds: int, law_of: Mapping[str, str],
-         memory: NeighbourMemory | None = None, documents: Mapping[str, Document] | None = None,
+         memory: NeighbourMemory | None = None, documents: DocumentLookup | None = None,
          progress: bool = False):
     lgb = require("lightgbm", "dense")
     xs, ys, groups = [], [], []
@@ -126,7 +126,7 @@ class LearnedRanker:
     name = "learned"
 
     def __init__(self, extractor: FeatureExtractor, booster: Any, prior: Prior, spec: Mapping[str, Any],
-                 memory: NeighbourMemory | None = None, documents: Mapping[str, Document] | None = None):
+                 memory: NeighbourMemory | None = None, documents: DocumentLookup | None = None):
         self.extractor, self.booster, self.prior, self.spec = extractor, booster, prior, dict(spec)
         self.memory = memory  # what similar training questions cited (None: not trained with --neighbours)
         self.documents = documents or {}  # where the memory's extra candidates come from
@@ -169,7 +169,7 @@ class LearnedRanker:
 
     @classmethod
     def load(cls, directory: str | Path, extractor: FeatureExtractor,
-             documents: Mapping[str, Document] | None = None) -> "LearnedRanker":
+             documents: DocumentLookup | None = None) -> "LearnedRanker":
         lgb = require("lightgbm", "dense")
         d = Path(directory)
         if not (d / "spec.json").exists() or not (d / "model.txt").exists():
@@ -192,7 +192,7 @@ class LearnedRanker:
 def train(extractor: FeatureExtractor, ts: TrainingSet, law_of: Mapping[str, str], *,
           params: Mapping[str, Any] | None = None, rounds: int = DEFAULT_ROUNDS,
           extra_spec: Mapping[str, Any] | None = None, neighbours: NeighbourSettings | None = None,
-          documents: Mapping[str, Document] | None = None, progress: bool = False) -> LearnedRanker:
+          documents: DocumentLookup | None = None, progress: bool = False) -> LearnedRanker:
     """``neighbours``: also remember the training queries (the extractor must have been made with
     ``neighbours=True``); ``documents``: where the memory's extra candidates come from."""
     p = {**DEFAULT_PARAMS, **(params or {})}
@@ -227,7 +227,7 @@ def folds(n: int, k: int = 5, seed: int = 13) -> list[list[int]]:
 def cross_validate(extractor: FeatureExtractor, ts: TrainingSet, law_of: Mapping[str, str], *, k: int = 5,
                    seed: int = 13, params: Mapping[str, Any] | None = None, rounds: int = DEFAULT_ROUNDS,
                    neighbours: NeighbourSettings | None = None,
-                   documents: Mapping[str, Document] | None = None) -> dict[str, list[Hit]]:
+                   documents: DocumentLookup | None = None) -> dict[str, list[Hit]]:
     """Rerank every query with a ranker trained (priors and neighbour memory included) on the other folds;
     returns qid -> hits."""
     p = {**DEFAULT_PARAMS, **(params or {})}
@@ -274,12 +274,15 @@ def _cross_spec(index: Any, cross: Any) -> dict[str, Any]:
     return {"cross_encoder": where}
 
 
+def _index_spec(index: Any) -> dict[str, Any] | None:
+    """``INDEX/ranker/spec.json``, or None when the index has no trained ranker."""
+    spec_file = Path(index.path) / RANKER_DIR / "spec.json"
+    return json.loads(spec_file.read_text(encoding="utf-8")) if spec_file.exists() else None
+
+
 def cross_encoder_path(index: Any) -> Path | None:
     """The cross-encoder directory the index's trained ranker needs as a feature (None when it needs none)."""
-    spec_file = Path(index.path) / RANKER_DIR / "spec.json"
-    if not spec_file.exists():
-        return None
-    where = json.loads(spec_file.read_text(encoding="utf-8")).get("cross_encoder")
+    where = (_index_spec(index) or {}).get("cross_encoder")
     if not where:
         return None
     p = Path(where)
@@ -301,7 +304,7 @@ def train_for_index(index: Any, queries: Sequence[Query], *, depth: int = 50, ro
     ts = build_training_set(extractor, index.retriever(name), queries, depth, progress=progress)
     law_of = {d.id: str(d.metadata.get("law", "")) for d in index.documents}
     ranker = train(extractor, ts, law_of, params=params, rounds=rounds, neighbours=neighbours,
-                   documents={d.id: d for d in index.documents}, progress=progress,
+                   documents=index, progress=progress,
                    extra_spec={"candidates": name, "corpus_sha256": index.corpus_sha256,
                                **_cross_spec(index, cross)})
     ranker.save(Path(index.path) / RANKER_DIR)
@@ -312,10 +315,10 @@ def from_index(index: Any, cross: Any = None) -> LearnedRanker:
     """The ranker trained for this index (``INDEX/ranker``, written by ``legalrag ranker train``); ``cross``
     is the cross-encoder it was trained with, if any (:func:`cross_encoder_path` says where it is)."""
     d = Path(index.path) / RANKER_DIR
-    if not (d / "spec.json").exists():
+    spec = _index_spec(index)
+    if spec is None:
         raise IndexError_(f"the index at {index.path} has no trained ranker; train one with "
                           f"`legalrag ranker train --index {index.path} --queries TRAIN.jsonl`")
-    spec = json.loads((d / "spec.json").read_text(encoding="utf-8"))
     if spec.get("corpus_sha256") not in (None, index.corpus_sha256):
         raise IndexError_(f"the ranker at {d} was trained on another corpus; retrain it")
     if spec.get("cross_encoder") and cross is None:
@@ -323,15 +326,14 @@ def from_index(index: Any, cross: Any = None) -> LearnedRanker:
                           "pass it in (the CLI and `wiring.make_reranker` load it from the spec)")
     return LearnedRanker.load(d, extractor_for_index(index, spec.get("depth", 100), cross,
                                                      neighbours=bool(spec.get("neighbours"))),
-                              documents={doc.id: doc for doc in index.documents})
+                              documents=index)
 
 
 def ranker_summary(index: Any) -> dict[str, Any] | None:
     """What ``INDEX/ranker`` holds (from its spec), for `legalrag index info`; None when there is none."""
-    spec_file = Path(index.path) / RANKER_DIR / "spec.json"
-    if not spec_file.exists():
+    spec = _index_spec(index)
+    if spec is None:
         return None
-    spec = json.loads(spec_file.read_text(encoding="utf-8"))
     keys = ("n_train_queries", "candidates", "depth", "features", "retrievers", "cross_encoder", "neighbours")
     return {k: spec.get(k) for k in keys}
 
@@ -347,6 +349,6 @@ def cross_validate_for_index(index: Any, queries: Sequence[Query], *, k_folds: i
     ts = build_training_set(extractor, index.retriever(candidate_retriever(index)), queries, depth, progress)
     law_of = {d.id: str(d.metadata.get("law", "")) for d in index.documents}
     hits = cross_validate(extractor, ts, law_of, k=k_folds, seed=seed, params=params, rounds=rounds,
-                          neighbours=neighbours, documents={d.id: d for d in index.documents})
+                          neighbours=neighbours, documents=index)
     return evaluate_rankings({q: [h.id for h in hs] for q, hs in hits.items()},
                              {q.id: set(q.gold_ids) for q in queries}, ks=(k,))

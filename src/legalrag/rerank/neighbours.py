@@ -19,15 +19,23 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 import numpy as np
 
 from legalrag.errors import IndexError_, InputError
-from legalrag.types import Document, Hit
+from legalrag.types import Hit
 
 NEIGHBOUR_FEATURES = ("nb_vote", "nb_sim", "nb_sim_gap", "nb_count", "nb_top_sim")
 SOURCE = "neighbours"
+
+
+class DocumentLookup(Protocol):
+    """Where extra candidates come from: an ``Index`` (documents read on demand) or a dict of documents."""
+
+    def __contains__(self, doc_id: object) -> bool: ...
+
+    def get(self, doc_id: str) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -127,7 +135,7 @@ class NeighbourMemory:
                 (0.0, 0.0, 1.0, 0.0, votes.top_sim)
         return out
 
-    def expand(self, hits: Sequence[Hit], votes: Votes, documents: Mapping[str, Document]) -> list[Hit]:
+    def expand(self, hits: Sequence[Hit], votes: Votes, documents: DocumentLookup) -> list[Hit]:
         """``hits`` plus up to ``expand`` best-voted articles not among them, ranked after them (the fused
         rank and score features then say "not found by the first stage")."""
         have = {h.id for h in hits}
@@ -139,7 +147,7 @@ class NeighbourMemory:
             if d in have or d not in documents:
                 continue
             added += 1
-            out.append(Hit(document=documents[d], score=0.0, rank=len(out) + 1, retriever=SOURCE,
+            out.append(Hit(document=documents.get(d), score=0.0, rank=len(out) + 1, retriever=SOURCE,
                            sources={SOURCE: added}))
         return out
 
@@ -177,6 +185,4 @@ class NeighbourMemory:
 
 def settings_or_none(k: int, expand: int = 20, temperature: float = 0.02) -> NeighbourSettings | None:
     """CLI helper: ``--neighbours 0`` turns the memory off."""
-    if k < 0:
-        raise InputError(f"--neighbours must be 0 (off) or more, got {k}")
     return NeighbourSettings(k=k, expand=expand, temperature=temperature) if k else None
