@@ -118,6 +118,7 @@ def train_encoder_cmd(
     train_embeddings: bool = typer.Option(False, "--train-embeddings", help="Also train the word embeddings (slow)."),
     checkpoint_every: int = typer.Option(100, "--checkpoint-every", min=1),
     restart: bool = typer.Option(False, "--restart", help="Discard an earlier run's checkpoint instead of resuming it."),
+    device: str = typer.Option("auto", "--device", help="auto (a GPU when torch sees one), cpu, cuda or cuda:N."),
     as_json: bool = typer.Option(False, "--json"),
     progress: ProgressOption = True,
 ) -> None:
@@ -130,7 +131,8 @@ def train_encoder_cmd(
                                mini_batch=mini_batch, remine=remine, guard_ratio=guard,
                                freeze_embeddings=not train_embeddings, checkpoint_every=checkpoint_every)
     record = train_encoder(_start_model(start), out, qs, idx.documents, _rankers(idx, mine), settings,
-                           progress=progress, restart=restart, data_note=f"index {index}, queries {queries}")
+                           progress=progress, restart=restart, data_note=f"index {index}, queries {queries}",
+                           device=device)
     _report(record, out, as_json)
 
 
@@ -153,6 +155,7 @@ def train_reranker_cmd(
     query_fields: Optional[str] = typer.Option(None, "--query-fields", help=FIELDS_HELP),
     seed: int = typer.Option(13, "--seed"),
     restart: bool = typer.Option(False, "--restart"),
+    device: str = typer.Option("auto", "--device", help="auto (a GPU when torch sees one), cpu, cuda or cuda:N."),
     as_json: bool = typer.Option(False, "--json"),
     progress: ProgressOption = True,
 ) -> None:
@@ -166,7 +169,7 @@ def train_reranker_cmd(
     from legalrag.retrieval.encoders_onnx import st_prompts
 
     record = train_reranker(base, out, qs, idx.documents, _rankers(idx, mine), settings, progress=progress,
-                            restart=restart, query_prefix=st_prompts(base).get("query_prefix", ""))
+                            restart=restart, query_prefix=st_prompts(base).get("query_prefix", ""), device=device)
     _report(record, out, as_json)
 
 

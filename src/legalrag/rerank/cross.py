@@ -68,9 +68,10 @@ def score_pairs(model, tokenizer, query: str, texts: Sequence[str], *, max_lengt
     from legalrag.retrieval.vector_cache import batches_by_length
 
     out = [0.0] * len(texts)
+    device = next(model.parameters()).device
     for ids in batches_by_length(texts, batch_size):
         enc = tokenizer([query] * len(ids), [texts[i] for i in ids], truncation="only_second", padding=True,
-                        max_length=max_length, return_tensors="pt")
+                        max_length=max_length, return_tensors="pt").to(device)
         with torch.no_grad():
             for i, logit in zip(ids, model(**enc).logits[:, 0].tolist()):
                 out[i] = logit

