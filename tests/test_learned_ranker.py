@@ -109,6 +109,16 @@ def test_train_save_load_and_pipeline(index):
     assert build_pipeline(open_index(index.path), rerank="none").retriever.name == "bm25"
 
 
+def test_the_ranker_can_rerank_another_component_and_the_pipeline_follows_it(index):
+    dense = next(n for n in index.names if n.startswith("dense"))
+    train_for_index(index, queries(), depth=10, rounds=30, params=SMALL, candidates=dense)
+    assert json.loads((index.path / "ranker" / "spec.json").read_text())["candidates"] == dense
+    pipe = build_pipeline(open_index(index.path), rerank="learned")
+    assert pipe.retriever.name.startswith("dense") and pipe.search("押金问题怎么办", k=3)[0].id == "a2"
+    with pytest.raises(InputError, match="no component 'nope'; it has bm25"):
+        train_for_index(index, queries(), depth=10, rounds=5, candidates="nope")
+
+
 def test_missing_or_stale_ranker_is_a_clear_error(index):
     with pytest.raises(IndexError_, match="no trained ranker; train one with `legalrag ranker train"):
         from_index(index)

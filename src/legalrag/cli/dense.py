@@ -20,7 +20,7 @@ def ranker_train(
     ctx: typer.Context,
     index: Path = typer.Option(..., "--index", help="Index directory (with bm25 and/or dense components)."),
     queries: Path = typer.Option(..., "--queries", help="TRAINING query JSONL (query_id, query, gold_ids or gold_names)."),
-    depth: int = typer.Option(50, "--depth", min=2, help="Candidates per query taken from the hybrid (or default) retriever."),
+    depth: int = typer.Option(50, "--depth", min=2, help="Candidates per query taken from --candidates."),
     rounds: int = typer.Option(150, "--rounds", min=1, help="LightGBM boosting rounds."),
     cv: int = typer.Option(0, "--cv", help="Also report K-fold cross-validated metrics on these queries (0: skip)."),
     k: int = typer.Option(10, "--k", min=1, help="Cut-off for the reported metrics."),
@@ -32,6 +32,9 @@ def ranker_train(
                                "candidates when the first stage missed them."),
     temperature: float = typer.Option(0.02, "--temperature", min=1e-4, help="With --neighbours: a neighbour's "
                                       "weight is exp((cosine - nearest cosine) / T)."),
+    candidates: Optional[str] = typer.Option(None, "--candidates", help="Index component whose top DEPTH it "
+                                             "reranks (default: hybrid, else the index's default); e.g. a "
+                                             "fine-tuned dense component that beats the hybrid."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
     progress: ProgressOption = True,
 ) -> None:
@@ -51,9 +54,9 @@ def ranker_train(
     if cv:
         summary["cv"] = {"folds": cv, **cross_validate_for_index(idx, qs, k_folds=cv, depth=depth, rounds=rounds,
                                                                  k=k, progress=progress, cross=cross_model,
-                                                                 neighbours=memory)}
+                                                                 neighbours=memory, candidates=candidates)}
     ranker = train_for_index(idx, qs, depth=depth, rounds=rounds, progress=progress, cross=cross_model,
-                             neighbours=memory)
+                             neighbours=memory, candidates=candidates)
     summary.update({"ranker": str(Path(index) / "ranker"), "features": ranker.spec["features"],
                     "candidates": ranker.spec["candidates"]})
     if as_json:

@@ -289,18 +289,26 @@ def cross_encoder_path(index: Any) -> Path | None:
     return p if p.is_absolute() else Path(index.path) / p
 
 
-def candidate_retriever(index: Any) -> str:
+def candidate_retriever(index: Any, name: str | None = None) -> str:
+    """``name`` when given (checked against the index); else the hybrid when there is one, else the default."""
+    if name:
+        if name not in index.names:
+            raise InputError(f"the index at {index.path} has no component {name!r}; it has "
+                             f"{', '.join(index.names)} (see `legalrag index info`)", field="candidates")
+        return name
     return "hybrid" if "hybrid" in index.names else index.default
 
 
 def train_for_index(index: Any, queries: Sequence[Query], *, depth: int = 50, rounds: int = DEFAULT_ROUNDS,
                     params: Mapping[str, Any] | None = None, progress: bool = False,
-                    cross: Any = None, neighbours: NeighbourSettings | None = None) -> LearnedRanker:
+                    cross: Any = None, neighbours: NeighbourSettings | None = None,
+                    candidates: str | None = None) -> LearnedRanker:
     """Train on ``queries`` over the index's candidates and save to ``INDEX/ranker`` (atomically).
+    ``candidates``: the component whose top ``depth`` it reranks (default: the hybrid, else the default one).
     ``cross``: a cross-encoder reranker whose scores become features (recorded in the spec);
     ``neighbours``: remember the training queries and use what the similar ones cited."""
     extractor = extractor_for_index(index, depth, cross, neighbours=neighbours is not None)
-    name = candidate_retriever(index)
+    name = candidate_retriever(index, candidates)
     ts = build_training_set(extractor, index.retriever(name), queries, depth, progress=progress)
     law_of = {d.id: str(d.metadata.get("law", "")) for d in index.documents}
     ranker = train(extractor, ts, law_of, params=params, rounds=rounds, neighbours=neighbours,
@@ -341,12 +349,14 @@ def ranker_summary(index: Any) -> dict[str, Any] | None:
 def cross_validate_for_index(index: Any, queries: Sequence[Query], *, k_folds: int = 5, depth: int = 50,
                              rounds: int = DEFAULT_ROUNDS, k: int = 10, params: Mapping[str, Any] | None = None,
                              progress: bool = False, seed: int = 13, cross: Any = None,
-                             neighbours: NeighbourSettings | None = None) -> dict[str, float]:
+                             neighbours: NeighbourSettings | None = None,
+                             candidates: str | None = None) -> dict[str, float]:
     """K-fold (by query) metrics of the learned ranker over the index's candidates, without saving anything."""
     from legalrag.evaluation.metrics import evaluate_rankings
 
     extractor = extractor_for_index(index, depth, cross, neighbours=neighbours is not None)
-    ts = build_training_set(extractor, index.retriever(candidate_retriever(index)), queries, depth, progress)
+    ts = build_training_set(extractor, index.retriever(candidate_retriever(index, candidates)), queries, depth,
+                            progress)
     law_of = {d.id: str(d.metadata.get("law", "")) for d in index.documents}
     hits = cross_validate(extractor, ts, law_of, k=k_folds, seed=seed, params=params, rounds=rounds,
                           neighbours=neighbours, documents=index)
