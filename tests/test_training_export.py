@@ -49,3 +49,29 @@ def test_wiring_opens_the_export_and_the_cache_key_follows_the_weights(models, t
     assert len(enc.vector_cache()) == 1
     other = export_onnx(start, tmp_path / "onnx")  # same directory name, other weights
     assert OnnxEncoder(other, cache=False).model_id != enc.model_id
+
+
+def test_matrix_products_kept_in_fp32_are_left_out_of_quantisation_and_named_in_the_settings(models, tmp_path):
+    import json
+
+    import onnx
+
+    from legalrag.errors import InputError
+
+    _, trained, onnx_dir = models
+    kept = export_onnx(trained, tmp_path / "kept", keep_fp32=[r"layer\.\d+/output/dense"])
+    settings = json.loads((kept / "onnx_encoder.json").read_text())
+    assert settings["quantised"] == r"int8-dynamic (fp32: layer\.\d+/output/dense)"
+
+    def int8_products(d):
+        return sum(n.op_type in ("MatMulInteger", "DynamicQuantizeMatMul") for n in onnx.load(str(d / "model.onnx")).graph.node)
+
+    assert 0 < int8_products(kept) < int8_products(onnx_dir)
+    docs, _ = tiny_corpus()
+    texts = [f"{d.title}\n{d.text}" for d in docs]
+    fp32 = encode(load_encoder_model(trained, 32), texts, "passage: ")
+    mixed = OnnxEncoder(kept, cache=False, progress=False).encode_documents(texts)
+    assert np.min((mixed * fp32).sum(1)) > 0.98
+    with pytest.raises(InputError, match="matches none of the"):
+        export_onnx(trained, tmp_path / "none", keep_fp32=["no-such-node"])
+    assert not (tmp_path / "none").exists()

