@@ -62,7 +62,7 @@ def train_model(data: Path, disabled=(), progress=True, select=True, per_defenda
     return model, time.perf_counter() - t0
 
 
-def predict_docs(model, facts, ids, progress=True):
+def predict_docs(model, facts, ids, progress=True, reader=None):
     from legalrag.judgment.compose import compose_document, template_reasoning
 
     it = ids
@@ -72,7 +72,7 @@ def predict_docs(model, facts, ids, progress=True):
         it = tqdm(ids, desc="predicting", unit="case")
     docs, structs = {}, {}
     for i in it:
-        s = model.predict(facts[i], i)
+        s = model.predict(facts[i], i, charge_reader=reader)
         structs[i] = s
         docs[i] = compose_document(facts[i], template_reasoning(s), s)
     return docs, structs
@@ -121,8 +121,9 @@ def cmd_eval(args):
 
     facts, gold, train_ids, eval_ids, labels, statutes = load_data(args.data)
     model = StructurePredictor.load(args.model_dir, statutes)
+    reader = charge_reader(args)
     t0 = time.perf_counter()
-    docs, structs = predict_docs(model, facts, eval_ids)
+    docs, structs = predict_docs(model, facts, eval_ids, reader=reader)
     secs = (time.perf_counter() - t0) / len(eval_ids)
     rep = evaluate(docs, {i: gold[i] for i in eval_ids})
     s = rep.summary()
@@ -131,12 +132,17 @@ def cmd_eval(args):
            ["metric", "target", "paper 7B + retrieval", "today's drafter (1.5B, 20 cases)", "structure alone"])
     low = sum(st.low_confidence for st in structs.values())
     print(f"parsed: {rep.n - len(rep.unparsed)} of {rep.n}; low-confidence predictions: {low}")
+    checked = [st for st in structs.values() if any("llm_check" in c.evidence for c in st.charges)]
+    if reader is not None:
+        changed = sum(1 for st in checked if [c.name for c in st.charges] != st.charges[0].evidence["model_choice"])
+        print(f"LLM charge check: {len(checked)} cases used the charges the LLM named, {changed} of them changed")
     if args.out:
         from legalrag.io import write_jsonl
 
         write_jsonl(args.out, [{"id": i, "document": docs[i], "structure": structs[i].to_dict()} for i in eval_ids])
     out = {**{k: s[k] for k in KEYS}, "n": rep.n, "prison_n": rep.prison_n, "fine_n": rep.fine_n,
-           "unparsed": len(rep.unparsed), "low_confidence": low, "seconds_per_case": secs}
+           "unparsed": len(rep.unparsed), "low_confidence": low, "seconds_per_case": secs,
+           "charge_checked": len(checked)}
     if args.json_out:
         args.json_out.write_text(json.dumps(out, ensure_ascii=False, indent=2), encoding="utf-8")
 
@@ -214,6 +220,16 @@ def cmd_ablate(args):
            ["variant", "prison", "fine", "charge F1", "statute F1", "p (vs full)"])
 
 
+def charge_reader(args):
+    """``--check-charges``: the LLM charge check for low-confidence charges (``judgment/charge_llm.py``)."""
+    if not args.check_charges:
+        return None
+    from legalrag.judgment.charge_llm import ChargeReader
+    from legalrag.wiring import make_llm
+
+    return ChargeReader(make_llm(args.model or None, args.endpoint, args.endpoint_model, threads=args.threads))
+
+
 def cmd_draft(args):
     from legalrag.judgment.predict import StructurePredictor
     from legalrag.judgment.reasoned import ReasonedDrafter
@@ -223,7 +239,10 @@ def cmd_draft(args):
     model = StructurePredictor.load(args.model_dir, statutes)
     llm = None if args.no_llm else make_llm(args.model or None, args.endpoint, args.endpoint_model,
                                             threads=args.threads)
-    drafter = ReasonedDrafter(model, llm, max_tokens=args.max_tokens)
+    from legalrag.judgment.charge_llm import ChargeReader
+
+    reader = ChargeReader(llm) if args.check_charges and llm is not None else charge_reader(args)
+    drafter = ReasonedDrafter(model, llm, max_tokens=args.max_tokens, charge_reader=reader)
     done = set()
     if args.out.exists():
         done = {json.loads(line)["id"] for line in args.out.read_text(encoding="utf-8").splitlines() if line.strip()}
@@ -302,6 +321,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=0, help="draft at most N new cases (0: all)")
     ap.add_argument("--until", default=None, help="stop starting new drafts at HH:MM UTC")
     ap.add_argument("--no-llm", action="store_true")
+    ap.add_argument("--check-charges", action="store_true",
+                    help="eval/draft: the LLM (--model / --endpoint) names the charge where the model is not confident")
     ap.add_argument("--no-text-metrics", action="store_true")
     ap.add_argument("--without", default="", help="train: comma-separated signals or feature groups to switch off")
     ap.add_argument("--no-per-defendant", action="store_true",

@@ -71,6 +71,8 @@ def eval_judgment(
 
 
 LAW_CORPUS_HELP = "Statute corpus JSONL (STARD or JuDGE shape; env LEGALRAG_LAW_CORPUS)."
+CHECK_CHARGES_HELP = ("Where the structure model is not confident about the charge, the LLM (--model / --endpoint) "
+                      "reads the facts and names it; its reply and the model's choice are kept in the evidence.")
 MODEL_DIR_HELP = "Structure model directory from `legalrag judgment train` (env LEGALRAG_JUDGMENT_MODEL)."
 
 
@@ -122,6 +124,11 @@ def predict(
                                                            "here (scorable with `legalrag eval judgment`)."),
     model_dir: Optional[Path] = typer.Option(None, "--model-dir", envvar="LEGALRAG_JUDGMENT_MODEL", help=MODEL_DIR_HELP),
     law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", envvar="LEGALRAG_LAW_CORPUS", help=LAW_CORPUS_HELP),
+    check_charges: bool = typer.Option(False, "--check-charges", help=CHECK_CHARGES_HELP),
+    model: ModelOption = None,
+    endpoint: EndpointOption = None,
+    endpoint_model: EndpointModelOption = None,
+    threads: Optional[int] = typer.Option(None, "--threads", help="llama.cpp threads for the embedded model."),
 ) -> None:
     """Predict the structure of the judgment (charges, articles, term, fine, probation) with its evidence, as JSON."""
     from legalrag.errors import InputError
@@ -131,12 +138,20 @@ def predict(
 
     if (facts is None) == (cases is None):
         raise InputError("pass exactly one of --facts (one case) or --cases (a JSONL file)")
-    model = StructurePredictor.load(_need(model_dir, "model directory"),
-                                    load_statutes_file(_need(law_corpus, "statute corpus")))
+    if not check_charges and (model or endpoint or endpoint_model):
+        raise InputError("--model / --endpoint choose the LLM of --check-charges; add --check-charges")
+    predictor = StructurePredictor.load(_need(model_dir, "model directory"),
+                                        load_statutes_file(_need(law_corpus, "statute corpus")))
+    reader = None
+    if check_charges:
+        from legalrag.judgment.charge_llm import ChargeReader
+        from legalrag.wiring import make_llm
+
+        reader = ChargeReader(make_llm(model, endpoint, endpoint_model, threads=threads))
     if facts is not None:
-        print_json(model.predict(read_facts(facts)).to_dict())
+        print_json(predictor.predict(read_facts(facts), charge_reader=reader).to_dict())
         return
-    rows = predict_file(model, cases, skip_first=skip_first, progress=out is not None)
+    rows = predict_file(predictor, cases, skip_first=skip_first, progress=out is not None, charge_reader=reader)
     if out is None:
         for row in rows:
             print_json(row)
@@ -165,6 +180,7 @@ def draft(
     threads: Optional[int] = typer.Option(None, "--threads", help="llama.cpp threads for the embedded model."),
     as_json: bool = typer.Option(False, "--json", help="Print the draft, structure and checks as JSON."),
     max_tokens: int = typer.Option(500, "--max-tokens", help="Upper bound on generated tokens."),
+    check_charges: bool = typer.Option(False, "--check-charges", help="With --model-dir: " + CHECK_CHARGES_HELP),
 ) -> None:
     """Draft a complete criminal judgment from case facts."""
     from legalrag.errors import InputError
@@ -173,6 +189,8 @@ def draft(
     text = read_facts(facts)
     if model_dir is None and no_llm:
         raise InputError("--no-llm needs --model-dir (the structure model that decides the judgment)")
+    if check_charges and (model_dir is None or no_llm):
+        raise InputError("--check-charges needs --model-dir and an LLM (leave out --no-llm)")
     llm = None
     if not no_llm:
         from legalrag.wiring import make_llm
@@ -189,7 +207,10 @@ def draft(
     from legalrag.judgment.service import load_statutes_file
 
     predictor = StructurePredictor.load(model_dir, load_statutes_file(_need(law_corpus, "statute corpus")))
-    res = ReasonedDrafter(predictor, llm, max_tokens=min(max_tokens, 500)).draft(text)
+    from legalrag.judgment.charge_llm import ChargeReader
+
+    res = ReasonedDrafter(predictor, llm, max_tokens=min(max_tokens, 500),
+                          charge_reader=ChargeReader(llm) if check_charges else None).draft(text)
     if as_json:
         print_json(res.to_dict())
         return

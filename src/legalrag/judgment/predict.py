@@ -181,7 +181,10 @@ class StructurePredictor(CaseRows):
 
 
     # ------------------------------------------------------------------------------------ predicting
-    def predict(self, facts: str, case_id: str | None = None) -> Structure:
+    def predict(self, facts: str, case_id: str | None = None, charge_reader=None) -> Structure:
+        """The structure of the judgment for ``facts``. With ``charge_reader`` (a ``charge_llm.ChargeReader``),
+        a low-confidence charge is replaced by the listed charges the LLM names (the model's own choice and the
+        reply stay in the evidence and the notes)."""
         import numpy as np
 
         if not self.models:
@@ -214,6 +217,8 @@ class StructurePredictor(CaseRows):
                       "the labelled cases (no candidate found in the facts)"})]
             low = True
             notes.append("no recognisable charge in the facts: the most frequent training charge is given, low confidence")
+        if low and charge_reader is not None:
+            chosen = self._check_charges(charge_reader, ctx, cands, chosen, notes)
         unlisted = {m.written: m for m in charge_mentions(facts) if not m.name}
         for written, m in unlisted.items():
             notes.append(f"charge {written!r} named in the facts is not in the charge list: kept and flagged")
@@ -277,6 +282,32 @@ class StructurePredictor(CaseRows):
         return Structure(tuple(chosen) + extra, tuple(articles), Amount(months, prison_raw, None, prison_ev),
                          Amount(fine_value, fine_raw, p_fine, fine_ev), probation, names,
                          ctx.features, tuple(notes), low, sentences)
+
+    def _check_charges(self, reader, ctx, cands: Mapping[str, Any], chosen: list[Scored],
+                       notes: list[str]) -> list[Scored]:
+        """The low-confidence case's charges as the LLM names them; the model's choice when it names none."""
+        import numpy as np
+
+        reading = reader.read(ctx.facts)
+        model_choice = [c.name for c in chosen]
+        for written in reading.unlisted:
+            notes.append(f"the LLM charge check named {written!r}, which is not in the charge list (not used)")
+        if not reading.names:
+            notes.append(f"the LLM charge check named no listed charge (reply {reading.text[:60]!r}); "
+                         f"the model's choice {'、'.join(model_choice)} is kept")
+            return chosen
+        out = []
+        for name in reading.names:
+            e = dict(cands.get(name, {}))
+            prob = float(self.models["charge"].predict(np.array([self._charge_row(ctx, name, e)]))[0]) \
+                if name in cands else 0.0
+            e.update({"llm_check": reading.text[:200], "model_choice": model_choice,
+                      "rule": "named by the LLM charge check (the model was not confident)"})
+            out.append(Scored(name, prob, e))
+        verb = "confirmed" if [c.name for c in out] == model_choice else "replaced"
+        notes.append(f"the LLM charge check {verb} the charge: {'、'.join(c.name for c in out)} "
+                     f"(model's choice {'、'.join(model_choice)})")
+        return out
 
     def _range_for(self, charges: Sequence[str]) -> tuple[str, tuple[int, int]] | None:
         """The statutory range of the single predicted charge's own article (the most co-cited one)."""

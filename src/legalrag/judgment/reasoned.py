@@ -86,11 +86,12 @@ def circumstances_text(s: Structure) -> str:
 
 
 class ReasonedDrafter:
-    """``predictor`` decides, ``llm`` (any ``legalrag.llm.base.LLM``, or None) writes the reasoning."""
+    """``predictor`` decides, ``llm`` (any ``legalrag.llm.base.LLM``, or None) writes the reasoning;
+    ``charge_reader`` (a ``charge_llm.ChargeReader``, or None) checks the charges the predictor is not sure of."""
 
     def __init__(self, predictor: StructurePredictor, llm=None, *, max_tokens: int = 320, retries: int = 1,
-                 max_fact_chars: int = MAX_PROMPT_FACT_CHARS):
-        self.predictor, self.llm = predictor, llm
+                 max_fact_chars: int = MAX_PROMPT_FACT_CHARS, charge_reader=None):
+        self.predictor, self.llm, self.charge_reader = predictor, llm, charge_reader
         self.max_tokens, self.retries, self.max_fact_chars = max_tokens, retries, max_fact_chars
 
     def messages(self, facts: str, s: Structure) -> list[dict[str, str]]:
@@ -103,7 +104,7 @@ class ReasonedDrafter:
         if not isinstance(facts, str) or not facts.strip():
             raise InputError("the case facts are empty", field="facts")
         t0 = time.perf_counter()
-        s = structure or self.predictor.predict(facts, case_id)
+        s = structure or self.predictor.predict(facts, case_id, charge_reader=self.charge_reader)
         t_predict = time.perf_counter() - t0
         notes = list(s.notes)
         if len(facts) > self.max_fact_chars and self.llm is not None:

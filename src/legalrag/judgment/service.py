@@ -50,9 +50,10 @@ def train_from_files(facts_path: str | Path, judgments_path: str | Path, law_cor
 
 
 def predict_file(model: StructurePredictor, cases_path: str | Path, *, skip_first: int = 0,
-                 progress: bool = False) -> Iterator[dict]:
+                 progress: bool = False, charge_reader=None) -> Iterator[dict]:
     """One ``{id, document, structure}`` per case of ``cases_path`` (after the first ``skip_first`` ids in sorted
-    order, so the training cases can be left out); the document states the structure in the court's format."""
+    order, so the training cases can be left out); the document states the structure in the court's format.
+    ``charge_reader`` (a ``charge_llm.ChargeReader``) checks the low-confidence charges."""
     from legalrag.judgment.compose import compose_document, template_reasoning
 
     facts = load_facts(cases_path)
@@ -65,6 +66,6 @@ def predict_file(model: StructurePredictor, cases_path: str | Path, *, skip_firs
         if not facts[case_id].strip():
             yield {"id": case_id, "document": None, "structure": None, "error": "empty facts"}
             continue
-        s = model.predict(facts[case_id], case_id)
+        s = model.predict(facts[case_id], case_id, charge_reader=charge_reader)
         yield {"id": case_id, "document": compose_document(facts[case_id], template_reasoning(s), s),
                "structure": s.to_dict()}
