@@ -192,6 +192,71 @@ def cmd_compare(args):
         args.json_out.write_text(json.dumps(out, ensure_ascii=False, indent=2), encoding="utf-8")
 
 
+class _Probe:
+    """A charge reader that records why the predictor asked and what the LLM said, and uses every name."""
+
+    max_charges = 99
+
+    def __init__(self, reader):
+        self.reader, self.reason, self.reading = reader, "", None
+
+    def applies(self, reason: str) -> bool:
+        self.reason = reason
+        return True
+
+    def read(self, facts: str):
+        self.reading = self.reader.read(facts)
+        return self.reading
+
+
+def cmd_check_cv(args):
+    """Choose the LLM charge check's rule on the training cases only: 5-fold cross-fitting of the charge model
+    (the low-confidence decision depends on it alone), one LLM reading per out-of-fold low-confidence case, and
+    the out-of-fold charge F1 of each rule (which cases to send, how many of the named charges to use)."""
+    from legalrag.judgment.boosting import FOLDS
+    from legalrag.judgment.charge_llm import WHEN, ChargeReader
+    from legalrag.judgment.metrics import _f1, recall_precision
+    from legalrag.judgment.predict import StructurePredictor
+    from legalrag.wiring import make_llm
+
+    facts, gold, train_ids, eval_ids, labels, statutes = load_data(args.data)
+    cases = sorted(labels.cases, key=lambda c: c.id)
+    reader = ChargeReader(make_llm(args.model or None, args.endpoint, args.endpoint_model, threads=args.threads))
+    rows = []
+    for f in range(FOLDS):
+        held = [c for k, c in enumerate(cases) if k % FOLDS == f]
+        model = StructurePredictor([c for k, c in enumerate(cases) if k % FOLDS != f], statutes, select=False,
+                                   per_defendant=False).train()
+        for c in held:
+            probe = _Probe(reader)
+            s = model.predict(c.facts, c.id, charge_reader=probe)
+            own = s.charges[0].evidence.get("model_choice", s.charge_names) if probe.reading else s.charge_names
+            rows.append({"id": c.id, "gold": list(c.charges), "model": list(own), "reason": probe.reason,
+                         "llm": list(probe.reading.names) if probe.reading else [],
+                         "reply": probe.reading.text if probe.reading else ""})
+        print(f"fold {f + 1}/{FOLDS}: {sum(1 for r in rows if r['reason'])} low-confidence cases so far", flush=True)
+
+    def f1_of(rule):  # as the evaluator aggregates: F1 of the mean precision and the mean recall
+        when, k = rule
+        recs, precs = [], []
+        for r in rows:
+            pred = r["model"]
+            if r["reason"] and r["llm"] and (when == "low" or r["reason"] == when):
+                pred = r["llm"][:k]
+            rec, prec = recall_precision(pred, r["gold"])
+            recs.append(rec)
+            precs.append(prec)
+        return _f1(sum(precs) / len(precs), sum(recs) / len(recs))
+
+    rules = [("none", 0)] + [(w, k) for w in WHEN for k in (1, 2)]
+    table = [(f"{w} / {k or '-'}", f1_of((w, k)) if w != "none" else f1_of(("never", 1))) for w, k in rules]
+    _table(f"LLM charge check, out-of-fold per-case charge F1 on the {len(rows)} training cases "
+           f"({sum(1 for r in rows if r['reason'])} low-confidence)", table, ["when / max charges", "charge F1"])
+    if args.json_out:
+        args.json_out.write_text(json.dumps({"rules": dict(table), "rows": rows}, ensure_ascii=False, indent=2),
+                                 encoding="utf-8")
+
+
 def cmd_ablate(args):
     from legalrag.judgment.features import GROUPS
     from legalrag.judgment.metrics import evaluate
@@ -301,7 +366,7 @@ def cmd_score(args):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["train", "eval", "ablate", "draft", "score", "compare"])
+    ap.add_argument("what", choices=["train", "eval", "ablate", "draft", "score", "compare", "check-cv"])
     ap.add_argument("--data", type=Path, default=Path(os.environ.get("LEGALRAG_SHARED_DATA", REPO.parent / "shared"
                                                                      / "data")) / "judge")
     ap.add_argument("--model-dir", type=Path, default=None)
@@ -331,7 +396,7 @@ def main() -> None:
                     help="train: offer every feature group to every model (no cross-validated selection)")
     args = ap.parse_args()
     {"train": cmd_train, "eval": cmd_eval, "ablate": cmd_ablate, "draft": cmd_draft, "score": cmd_score,
-     "compare": cmd_compare}[args.what](args)
+     "compare": cmd_compare, "check-cv": cmd_check_cv}[args.what](args)
 
 
 if __name__ == "__main__":

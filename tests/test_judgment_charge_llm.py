@@ -9,6 +9,7 @@ import pytest
 
 pytest.importorskip("lightgbm")
 
+from legalrag.errors import InputError
 from legalrag.judgment.charge_llm import ChargeReader, read_charges
 from legalrag.judgment.compose import result_section
 from legalrag.judgment.extract import extract_fields
@@ -75,6 +76,20 @@ def test_a_low_confidence_charge_is_replaced_by_the_llms_and_the_numbers_follow(
     assert ev["model_choice"] == plain.charge_names and "侵犯著作权罪" in ev["llm_check"]
     assert any("LLM charge check replaced" in n for n in s.notes)
     assert extract_fields(result_section(s)).charges == ("侵犯著作权罪",)  # the result states the checked charge
+
+
+def test_only_the_first_names_are_used_and_the_rule_says_which_cases_are_sent(model):
+    two = "侵犯著作权罪、非法经营罪"
+    assert model.predict(UNSURE, charge_reader=ChargeReader(ScriptedLLM([two]))).charge_names == ["侵犯著作权罪"]
+    s = model.predict(UNSURE, charge_reader=ChargeReader(ScriptedLLM([two]), max_charges=2))
+    assert s.charge_names == ["侵犯著作权罪", "非法经营罪"]
+    reader = ChargeReader(ScriptedLLM([two]), when="unsupported")
+    assert reader.applies("unsupported") and not reader.applies("low_p")
+    assert model.predict(UNSURE, charge_reader=reader).charge_names == ["侵犯著作权罪"]  # no known conduct word
+    with pytest.raises(InputError, match="when must be one of"):
+        ChargeReader(ScriptedLLM([two]), when="always")
+    with pytest.raises(InputError, match="max_charges"):
+        ChargeReader(ScriptedLLM([two]), max_charges=0)
 
 
 def test_a_reply_naming_no_listed_charge_keeps_the_models_choice(model):

@@ -55,11 +55,31 @@ def read_charges(reply: str) -> ChargeReading:
     return ChargeReading(reply or "", tuple(names), tuple(unlisted))
 
 
-class ChargeReader:
-    """Ask ``llm`` (any ``legalrag.llm.base.LLM``) to name the charge for the first ``max_chars`` of the facts."""
+WHEN = ("low", "unsupported")
 
-    def __init__(self, llm, *, max_chars: int = 500, max_tokens: int = 32):
+
+class ChargeReader:
+    """Ask ``llm`` (any ``legalrag.llm.base.LLM``) to name the charge for the first ``max_chars`` of the facts.
+
+    The predictor uses at most ``max_charges`` of the names (in the model's order) and asks only where ``when``
+    says: ``"low"``, every low-confidence charge; ``"unsupported"``, only a charge that rests on similar cases or
+    its conduct text (the facts neither name it nor describe its conduct in known words). The defaults were
+    chosen by cross-fitting on the JuDGE training cases (``bench/bench_judgment_structure.py check-cv``)."""
+
+    def __init__(self, llm, *, max_chars: int = 500, max_tokens: int = 32, max_charges: int = 1,
+                 when: str = "low"):
+        from legalrag.errors import InputError
+
+        if when not in WHEN:
+            raise InputError(f"when must be one of {WHEN}, got {when!r}")
+        if max_charges < 1:
+            raise InputError(f"max_charges must be at least 1, got {max_charges}")
         self.llm, self.max_chars, self.max_tokens = llm, max_chars, max_tokens
+        self.max_charges, self.when = max_charges, when
+
+    def applies(self, reason: str) -> bool:
+        """Whether a low-confidence charge with this ``reason`` ("unsupported" or "low_p") is sent to the LLM."""
+        return self.when == "low" or reason == self.when
 
     def messages(self, facts: str) -> list[dict[str, str]]:
         from legalrag.prompts import load_prompt

@@ -193,7 +193,7 @@ class StructurePredictor(CaseRows):
             raise InputError("the case facts are empty", field="facts")
         notes: list[str] = list(extract_features(facts).notes)
         ctx = self.context(facts, case_id)
-        low = False
+        low, reason = False, ""
         # charges
         cands = self._charge_candidates(ctx)
         chosen: list[Scored] = []
@@ -205,19 +205,19 @@ class StructurePredictor(CaseRows):
             chosen = [Scored(names[i], float(probs[i]), cands[names[i]]) for i in keep]
             best = cands[names[order[0]]]
             if not best.get("mentions") and not best.get("keyword_positions"):
-                low = True
+                low, reason = True, "unsupported"
                 notes.append(f"low confidence in the charge: {names[order[0]]} rests on similar cases or its "
                              "conduct text only (the facts neither name it nor describe its conduct in known words)")
             elif probs[order[0]] < 0.5:
-                low = True
+                low, reason = True, "low_p"
                 notes.append(f"low confidence in the charge: best candidate {names[order[0]]} at p={probs[order[0]]:.2f}")
         else:
             top = self.charge_counts.most_common(1)[0][0]
             chosen = [Scored(top, share(self.full.charge_counts, self.full.n, top), {"rule": "most frequent charge in "
                       "the labelled cases (no candidate found in the facts)"})]
-            low = True
+            low, reason = True, "unsupported"
             notes.append("no recognisable charge in the facts: the most frequent training charge is given, low confidence")
-        if low and charge_reader is not None:
+        if low and charge_reader is not None and charge_reader.applies(reason):
             chosen = self._check_charges(charge_reader, ctx, cands, chosen, notes)
         unlisted = {m.written: m for m in charge_mentions(facts) if not m.name}
         for written, m in unlisted.items():
@@ -297,7 +297,7 @@ class StructurePredictor(CaseRows):
                          f"the model's choice {'、'.join(model_choice)} is kept")
             return chosen
         out = []
-        for name in reading.names:
+        for name in reading.names[: reader.max_charges]:
             e = dict(cands.get(name, {}))
             prob = float(self.models["charge"].predict(np.array([self._charge_row(ctx, name, e)]))[0]) \
                 if name in cands else 0.0
