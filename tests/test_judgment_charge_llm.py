@@ -79,10 +79,12 @@ def test_a_low_confidence_charge_is_replaced_by_the_llms_and_the_numbers_follow(
 
 
 def test_only_the_first_names_are_used_and_the_rule_says_which_cases_are_sent(model):
-    two = "侵犯著作权罪、非法经营罪"
-    assert model.predict(UNSURE, charge_reader=ChargeReader(ScriptedLLM([two]))).charge_names == ["侵犯著作权罪"]
-    s = model.predict(UNSURE, charge_reader=ChargeReader(ScriptedLLM([two]), max_charges=2))
+    three = "侵犯著作权罪、非法经营罪、诈骗罪"
+    s = model.predict(UNSURE, charge_reader=ChargeReader(ScriptedLLM([three])))  # default: the first two
     assert s.charge_names == ["侵犯著作权罪", "非法经营罪"]
+    one = model.predict(UNSURE, charge_reader=ChargeReader(ScriptedLLM([three]), max_charges=1))
+    assert one.charge_names == ["侵犯著作权罪"]
+    two = "侵犯著作权罪"
     reader = ChargeReader(ScriptedLLM([two]), when="unsupported")
     assert reader.applies("unsupported") and not reader.applies("low_p")
     assert model.predict(UNSURE, charge_reader=reader).charge_names == ["侵犯著作权罪"]  # no known conduct word
