@@ -89,3 +89,18 @@ def sample_predictor(index: Any, directory: Path) -> Any:
     sets = load_citation_sets(path)
     return CitationPredictor(index.documents, index.retriever(), learn_rules(sets, min_support=2),
                              CoCitationGraph.build(sets), config=CiteConfig(seen_only=False, core_k=2))
+
+
+def sample_structure() -> Any:
+    """A judgment structure model trained on the tiny labelled cases of ``test_judgment_structure`` (None
+    without LightGBM)."""
+    try:
+        import lightgbm  # noqa: F401
+    except ImportError:
+        return None
+    from legalrag.judgment.labels import label_cases
+    from legalrag.judgment.predict import StructurePredictor
+    from tests.test_judgment_structure import STATUTES, _cases
+
+    facts, gold = _cases()
+    return StructurePredictor(label_cases(facts, gold).cases, STATUTES, select=False).train()

@@ -79,7 +79,8 @@ def test_documents_laws_and_capabilities(client):
     laws = {law["title"]: law["articles"] for law in client.get("/laws").json()["laws"]}
     assert laws["劳动合同法"] == 98 and sum(laws.values()) == 397
     caps = client.get("/capabilities").json()
-    assert caps["features"] == {"search": True, "ask": True, "agents": True, "draft": True, "cite": True}
+    assert caps["features"] == {"search": True, "ask": True, "agents": True, "draft": True, "cite": True,
+                                "judgment_structure": False}
     assert "rewrite" in caps["processors"] and caps["retrievers"] == ["bm25"]
 
 

@@ -11,7 +11,7 @@ pytest.importorskip("fastapi")
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 
-from server_setup import legal_llm, sample_index, sample_predictor  # noqa: E402
+from server_setup import legal_llm, sample_index, sample_predictor, sample_structure  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,8 @@ def api_schema(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("fuzz")
     index = sample_index(tmp / "idx")
-    app = create_app(index, legal_llm(), Settings(rate_limit=0), predictor=sample_predictor(index, tmp))
+    app = create_app(index, legal_llm(), Settings(rate_limit=0), predictor=sample_predictor(index, tmp),
+                     structure=sample_structure())
     return schemathesis.openapi.from_asgi("/openapi.json", app)
 
 

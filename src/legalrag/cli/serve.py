@@ -29,6 +29,11 @@ def serve_cmd(
                                    "LLM call cache."),
     cite_model: Optional[Path] = typer.Option(None, "--cite-model", help="Citation model directory for /cite "
                                               "(default INDEX/citepred when it exists)."),
+    judgment_model: Optional[Path] = typer.Option(None, "--judgment-model", envvar="LEGALRAG_JUDGMENT_MODEL",
+                                                  help="Judgment structure model directory (`legalrag judgment "
+                                                       "train`) for /judgment/structure; needs --law-corpus."),
+    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", envvar="LEGALRAG_LAW_CORPUS",
+                                              help="The statute corpus the judgment model was trained with (JSONL)."),
     api_key_file: Optional[Path] = typer.Option(None, "--api-key-file", help="File of accepted API keys, one per "
                                                 "line; without it no key is needed."),
     rate_limit: int = typer.Option(120, "--rate-limit", min=0, help="Requests per minute per key (0: no limit)."),
@@ -55,6 +60,16 @@ def serve_cmd(
     if not is_loopback(host) and not keys:
         typer.secho(f"warning: serving on {host} without an API key: anyone who can reach this address can use "
                     "the server (and its model). Pass --api-key-file FILE.", fg="yellow", err=True)
+    structure = None
+    if judgment_model is not None:
+        from legalrag.errors import InputError
+        from legalrag.judgment.predict import StructurePredictor
+        from legalrag.judgment.service import load_statutes_file
+
+        if law_corpus is None:
+            raise InputError("--judgment-model needs --law-corpus FILE (the statute corpus it was trained with) or "
+                             "LEGALRAG_LAW_CORPUS")
+        structure = StructurePredictor.load(judgment_model, load_statutes_file(law_corpus))
     if index is None:
         from legalrag.demo import demo_index
 
@@ -78,5 +93,5 @@ def serve_cmd(
                         max_waiting=max_waiting, evidence_tokens=evidence_tokens or None)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     typer.echo(f"legalrag: http://{host}:{port}/  (API schema /openapi.json, routes /docs)", err=True)
-    uvicorn.run(create_app(idx, llm, settings, predictor=predictor, agents_llm=agents_llm), host=host, port=port, log_level="info",
-                access_log=False)
+    uvicorn.run(create_app(idx, llm, settings, predictor=predictor, agents_llm=agents_llm, structure=structure),
+                host=host, port=port, log_level="info", access_log=False)

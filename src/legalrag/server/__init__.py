@@ -1,15 +1,17 @@
 """The legalrag HTTP service and its web application: a thin FastAPI app over the library.
 
-``create_app(index, llm=None, settings=None, *, predictor=None, drafter=None, agents_llm=None)`` returns the
-app. Collaborators are passed in (an opened ``Index``, an ``LLM``, a ``CitationPredictor``, a
+``create_app(index, llm=None, settings=None, *, predictor=None, drafter=None, agents_llm=None, structure=None)``
+returns the app. Collaborators are passed in (an opened ``Index``, an ``LLM``, a ``CitationPredictor``, a
 ``JudgmentDrafter``; without a drafter one is made from the LLM and the index's documents; ``agents_llm``, a
-trained policy's model, runs ``/agents/search`` instead of ``llm``); ``legalrag serve`` builds them with
+trained policy's model, runs ``/agents/search`` instead of ``llm``; ``structure``, a judgment
+``StructurePredictor``, answers ``/judgment/structure``); ``legalrag serve`` builds them with
 ``legalrag.wiring``. Routes (the schema is at ``/openapi.json``, listed for people at ``/docs``):
 
 - ``GET  /health``, ``/index``, ``/capabilities``, ``/laws``, ``/documents/{id}``
 - ``POST /search`` {query, k, retriever?, laws?}; ``POST /agents/search`` (+ planner trajectory)
 - ``POST /citations/check`` {text}
 - ``POST /ask``, ``/consult``, ``/draft`` and their ``/stream`` forms (server-sent events); ``POST /cite``;
+  ``POST /judgment/structure`` {facts, check_charges?} (the predicted verdict with its evidence);
   answers put at most ``Settings.evidence_tokens`` tokens of evidence in the prompt (a request may ask for less)
 - pages: ``/`` (consultation), ``/search.html``, ``/draft.html``, ``/cite.html``; assets under ``/static/``
 
@@ -38,7 +40,7 @@ __all__ = ["Settings", "create_app", "hit_to_dict"]
 
 
 def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *, predictor: Any = None,
-               drafter: Any = None, agents_llm: Any = None) -> Any:
+               drafter: Any = None, agents_llm: Any = None, structure: Any = None) -> Any:
     fastapi = require("fastapi", "server")
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse
@@ -51,7 +53,8 @@ def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *,
 
     settings = settings or Settings()
     ctx = AppContext(index=index, llm=llm, settings=settings, predictor=predictor, drafter=drafter,
-                     agents_llm=agents_llm, gate=LLMGate(settings.llm_slots, settings.max_waiting))
+                     agents_llm=agents_llm, structure=structure,
+                     gate=LLMGate(settings.llm_slots, settings.max_waiting))
     app = fastapi.FastAPI(title="legalrag", version=_version(), docs_url=None, redoc_url=None,
                           openapi_url="/openapi.json",
                           description="Statute search, cited answers, consultations, judgment drafts and citation "

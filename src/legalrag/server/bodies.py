@@ -89,5 +89,11 @@ class DraftBody(Closed):
     facts: str = Field(..., min_length=1, max_length=MAX_FACTS_CHARS, description="the facts of the case")
 
 
+class StructureBody(Closed):
+    facts: str = Field(..., min_length=1, max_length=MAX_FACTS_CHARS, description="the facts of the case")
+    check_charges: bool = Field(False, description="let the server's LLM name the charge where the structure model "
+                                "is not confident (needs a language model)")
+
+
 class CiteBody(Closed):
     facts: str = Field(..., min_length=1, max_length=MAX_FACTS_CHARS)

@@ -1,6 +1,7 @@
 """Routes that generate: answers, consultation turns and judgment drafts (JSON, or streamed as server-sent
-events), and citation prediction. Each is one library call (``answer_question``, ``Consultation.ask``,
-``JudgmentDrafter.draft``, ``CitationPredictor.predict``) made while holding a slot of the model's queue.
+events), citation prediction and the judgment structure. Each is one library call (``answer_question``,
+``Consultation.ask``, ``JudgmentDrafter.draft``, ``CitationPredictor.predict``, ``StructurePredictor.predict``)
+made while holding a slot of the model's queue when it uses the model.
 
 Streamed routes send ``queued`` (position), ``started`` (queue_s), ``retrieved`` (the query and the articles
 found), ``token`` (text as generated), then ``done`` (the same payload as the JSON route) or ``error``.
@@ -11,7 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from legalrag.server.bodies import AskBody, CiteBody, ConsultBody, DraftBody
+from legalrag.server.bodies import AskBody, CiteBody, ConsultBody, DraftBody, StructureBody
 from legalrag.server.context import AppContext
 from legalrag.server.render import answer_payload, citation_label, citation_to_dict, hit_to_dict
 from legalrag.server.routes_search import ERRORS
@@ -122,6 +123,31 @@ def cite(ctx: AppContext, body: CiteBody) -> dict:
     return out
 
 
+def judgment_structure(ctx: AppContext, body: StructureBody) -> dict:
+    from legalrag.judgment.compose import compose_document, template_reasoning
+    from legalrag.server.streaming import NoModel
+
+    model = ctx.structure
+    if model is None:
+        raise NoModel("the judgment structure needs a structure model and this server has none; start it with "
+                      "`legalrag serve --judgment-model DIR --law-corpus FILE` (DIR from `legalrag judgment train`)")
+    if body.check_charges:
+        from legalrag.judgment.charge_llm import ChargeReader
+
+        reader = ChargeReader(ctx.need_llm("the charge check"))
+        with ctx.gate.slot() as queue_s:
+            s = model.predict(body.facts, charge_reader=reader)
+    else:
+        queue_s, s = 0.0, model.predict(body.facts)
+    known = {d.id: d for d in model.statutes}
+    articles = [{"article": a.name, "resolved": a.name in known,
+                 "citation": citation_label(known[a.name]) if a.name in known else f"第{a.name}条"}
+                for a in s.articles]
+    return {"structure": s.to_dict(), "document": compose_document(body.facts, template_reasoning(s), s),
+            "articles": articles, "unresolved": sum(not a["resolved"] for a in articles),
+            "queue_s": round(queue_s, 4)}
+
+
 def router(ctx: AppContext) -> Any:
     from fastapi import APIRouter
 
@@ -162,6 +188,12 @@ def router(ctx: AppContext) -> Any:
         ctx.judgment_drafter()
         ctx.gate.refuse_if_full()
         return sse_response(lambda emit, cancel: draft(ctx, body, emit, cancel))
+
+    @api.post("/judgment/structure", summary="The predicted verdict (charges, articles, term, fine, probation) with "
+              "its evidence, and the result section in the court's format",
+              responses={503: {"description": "no structure model, or check_charges without a language model"}})
+    def structure_route(body: StructureBody) -> dict:
+        return judgment_structure(ctx, body)
 
     @api.post("/cite", summary="Predicted provisions for the facts, with the stages that proposed each",
               responses={503: {"description": "no citation model"}})

@@ -38,7 +38,8 @@ def router(ctx: AppContext) -> Any:
                 "evidence_tokens": ctx.settings.evidence_tokens,  # null: whole articles
                 "agents_llm": ctx.agents_model,
                 "features": {"search": True, "ask": ctx.llm is not None, "agents": ctx.agents_model is not None,
-                             "draft": ctx.llm is not None, "cite": ctx.predictor is not None},
+                             "draft": ctx.llm is not None, "cite": ctx.predictor is not None,
+                             "judgment_structure": ctx.structure is not None},
                 "documents": len(ctx.index.documents)}
 
     @api.get("/laws", summary="Law titles in the corpus, for the law filter")
