@@ -285,14 +285,15 @@ def cmd_ablate(args):
            ["variant", "prison", "fine", "charge F1", "statute F1", "p (vs full)"])
 
 
-def charge_reader(args):
-    """``--check-charges``: the LLM charge check for low-confidence charges (``judgment/charge_llm.py``)."""
+def charge_reader(args, llm=None):
+    """``--check-charges``: the LLM charge check for low-confidence charges (``judgment/charge_llm.py``), on
+    ``llm`` when one is already open, else on the one ``--model`` / ``--endpoint`` name."""
     if not args.check_charges:
         return None
     from legalrag.judgment.charge_llm import ChargeReader
     from legalrag.wiring import make_llm
 
-    return ChargeReader(make_llm(args.model or None, args.endpoint, args.endpoint_model, threads=args.threads))
+    return ChargeReader(llm or make_llm(args.model or None, args.endpoint, args.endpoint_model, threads=args.threads))
 
 
 def cmd_draft(args):
@@ -304,10 +305,7 @@ def cmd_draft(args):
     model = StructurePredictor.load(args.model_dir, statutes)
     llm = None if args.no_llm else make_llm(args.model or None, args.endpoint, args.endpoint_model,
                                             threads=args.threads)
-    from legalrag.judgment.charge_llm import ChargeReader
-
-    reader = ChargeReader(llm) if args.check_charges and llm is not None else charge_reader(args)
-    drafter = ReasonedDrafter(model, llm, max_tokens=args.max_tokens, charge_reader=reader)
+    drafter = ReasonedDrafter(model, llm, max_tokens=args.max_tokens, charge_reader=charge_reader(args, llm))
     done = set()
     if args.out.exists():
         done = {json.loads(line)["id"] for line in args.out.read_text(encoding="utf-8").splitlines() if line.strip()}

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any, Callable, Mapping
 
 from legalrag.judgment.extract import normalize_charge
+from legalrag.judgment.structure import Scored
 
 # one charge per piece: split on punctuation, on 、/和/及/与 right after a 罪, and drop the lead-in words
 _PIECES = re.compile(r"[，,。；;\n：:]|(?<=罪)[、和及与]")
@@ -92,3 +94,29 @@ class ChargeReader:
         result = self.llm.chat(ChatRequest(messages=tuple(self.messages(facts)), max_tokens=self.max_tokens,
                                            temperature=0.0))
         return read_charges(result.text)
+
+
+def check_charges(reader: ChargeReader, facts: str, cands: Mapping[str, Mapping[str, Any]], chosen: list[Scored],
+                  notes: list[str], score: Callable[[str, dict], float]) -> list[Scored]:
+    """A low-confidence case's charges as the LLM names them (the first ``reader.max_charges``; a named charge
+    among the model's candidates gets the model's probability ``score(name, evidence)``, another 0), or the
+    model's ``chosen`` when it names none. Appends to ``notes`` what was done."""
+    reading = reader.read(facts)
+    model_choice = [c.name for c in chosen]
+    for written in reading.unlisted:
+        notes.append(f"the LLM charge check named {written!r}, which is not in the charge list (not used)")
+    if not reading.names:
+        notes.append(f"the LLM charge check named no listed charge (reply {reading.text[:60]!r}); "
+                     f"the model's choice {'、'.join(model_choice)} is kept")
+        return chosen
+    out = []
+    for name in reading.names[: reader.max_charges]:
+        e = dict(cands.get(name, {}))
+        prob = score(name, e) if name in cands else 0.0
+        e.update({"llm_check": reading.text[:200], "model_choice": model_choice,
+                  "rule": "named by the LLM charge check (the model was not confident)"})
+        out.append(Scored(name, prob, e))
+    verb = "confirmed" if [c.name for c in out] == model_choice else "replaced"
+    notes.append(f"the LLM charge check {verb} the charge: {'、'.join(c.name for c in out)} "
+                 f"(model's choice {'、'.join(model_choice)})")
+    return out

@@ -37,6 +37,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from legalrag.errors import InputError
 from legalrag.judgment.boosting import FOLDS, PARAMS, ROUNDS, cross_fit_threshold, fit, lightgbm, out_of_fold
 from legalrag.judgment.candidates import GENERAL_PART, CaseRows
+from legalrag.judgment.charge_llm import check_charges
 from legalrag.judgment.defendants import defendant_rows
 from legalrag.judgment.features import GROUPS, extract_features
 from legalrag.judgment.labels import LabelledCase
@@ -218,7 +219,8 @@ class StructurePredictor(CaseRows):
             low, reason = True, "unsupported"
             notes.append("no recognisable charge in the facts: the most frequent training charge is given, low confidence")
         if low and charge_reader is not None and charge_reader.applies(reason):
-            chosen = self._check_charges(charge_reader, ctx, cands, chosen, notes)
+            chosen = check_charges(charge_reader, facts, cands, chosen, notes, lambda name, e: float(
+                self.models["charge"].predict(np.array([self._charge_row(ctx, name, e)]))[0]))
         unlisted = {m.written: m for m in charge_mentions(facts) if not m.name}
         for written, m in unlisted.items():
             notes.append(f"charge {written!r} named in the facts is not in the charge list: kept and flagged")
@@ -282,32 +284,6 @@ class StructurePredictor(CaseRows):
         return Structure(tuple(chosen) + extra, tuple(articles), Amount(months, prison_raw, None, prison_ev),
                          Amount(fine_value, fine_raw, p_fine, fine_ev), probation, names,
                          ctx.features, tuple(notes), low, sentences)
-
-    def _check_charges(self, reader, ctx, cands: Mapping[str, Any], chosen: list[Scored],
-                       notes: list[str]) -> list[Scored]:
-        """The low-confidence case's charges as the LLM names them; the model's choice when it names none."""
-        import numpy as np
-
-        reading = reader.read(ctx.facts)
-        model_choice = [c.name for c in chosen]
-        for written in reading.unlisted:
-            notes.append(f"the LLM charge check named {written!r}, which is not in the charge list (not used)")
-        if not reading.names:
-            notes.append(f"the LLM charge check named no listed charge (reply {reading.text[:60]!r}); "
-                         f"the model's choice {'、'.join(model_choice)} is kept")
-            return chosen
-        out = []
-        for name in reading.names[: reader.max_charges]:
-            e = dict(cands.get(name, {}))
-            prob = float(self.models["charge"].predict(np.array([self._charge_row(ctx, name, e)]))[0]) \
-                if name in cands else 0.0
-            e.update({"llm_check": reading.text[:200], "model_choice": model_choice,
-                      "rule": "named by the LLM charge check (the model was not confident)"})
-            out.append(Scored(name, prob, e))
-        verb = "confirmed" if [c.name for c in out] == model_choice else "replaced"
-        notes.append(f"the LLM charge check {verb} the charge: {'、'.join(c.name for c in out)} "
-                     f"(model's choice {'、'.join(model_choice)})")
-        return out
 
     def _range_for(self, charges: Sequence[str]) -> tuple[str, tuple[int, int]] | None:
         """The statutory range of the single predicted charge's own article (the most co-cited one)."""
