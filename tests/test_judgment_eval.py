@@ -74,3 +74,37 @@ def test_cli_eval_judgment_bad_input(tmp_path):
     assert proc.returncode != 0
     assert "bad.jsonl:1" in proc.stderr and "document" in proc.stderr
     assert main  # the entry point exists
+
+
+def test_cli_eval_judgment_partial_prediction_file(tmp_path):
+    """A prediction file covering part of the gold file (the README's `--skip-first 200` run) scores the cases it
+    predicts and says how many gold cases had none; it never calls a missing prediction 'not parsed'."""
+    from typer.testing import CliRunner
+
+    from legalrag.cli import app
+
+    doc = ("审理终结。本院认为，构成盗窃罪，依照《中华人民共和国刑法》第二百六十四条之规定，判决如下：\n"
+           "被告人甲犯盗窃罪，判处有期徒刑一年，并处罚金人民币二千元。\n如不服本判决，可上诉。")
+    gold, pred = tmp_path / "gold.jsonl", tmp_path / "pred.jsonl"
+    gold.write_text("".join(json.dumps({"id": str(i), "document": doc}, ensure_ascii=False) + "\n"
+                            for i in range(1, 5)), encoding="utf-8")
+    pred.write_text(json.dumps({"id": "3", "document": doc}, ensure_ascii=False) + "\n", encoding="utf-8")
+    runner = CliRunner()
+    base = ["eval", "judgment", "--pred", str(pred), "--gold", str(gold), "--no-text-metrics"]
+    out = json.loads(runner.invoke(app, base + ["--json"]).output)
+    assert out["n"] == 1 and out["missing"] == 3 and out["missing_scored_as_empty"] is False
+    assert out["prison"] == out["fine"] == out["charge_f1"] == 1.0 and out["unparsed"] == []
+    res = runner.invoke(app, base)
+    assert res.exit_code == 0, res.output
+    assert "not parsed" not in res.output
+    assert "3 of the gold file's cases have no prediction" in res.output and "--include-missing" in res.output
+    # the benchmark's convention on request: the three missing cases count as empty judgments
+    out = json.loads(runner.invoke(app, base + ["--json", "--include-missing"]).output)
+    assert out["n"] == 4 and out["missing"] == 3 and out["missing_scored_as_empty"] is True
+    assert out["prison"] == pytest.approx(0.25) and out["charge_recall"] == pytest.approx(0.25)
+    assert out["unparsed"] == []
+    # a file that shares no id with the gold file is refused, naming the file
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"id": "x9", "document": doc}, ensure_ascii=False) + "\n", encoding="utf-8")
+    res = runner.invoke(app, ["eval", "judgment", "--pred", str(other), "--gold", str(gold), "--no-text-metrics"])
+    assert res.exit_code == 1 and "other.jsonl" in str(res.exception) and "same case ids" in str(res.exception)

@@ -171,6 +171,14 @@ def test_evaluate_aggregates_like_the_benchmark():
     assert r.article_recall == pytest.approx(0.5)
 
 
+def test_evaluate_missing_prediction_is_not_unparsed():
+    gold = {"a": DOC, "b": DOC}
+    r = evaluate({"a": DOC}, gold)  # b has no prediction line at all: scored as empty, listed as missing
+    assert r.n == 2 and r.missing == ("b",) and r.unparsed == () and r.charge_f1 == pytest.approx(0.5)
+    r = evaluate({"a": DOC}, gold, skip_missing=True)
+    assert r.n == 1 and r.missing == ("b",) and r.charge_f1 == 1.0 and not r.missing_scored
+
+
 @pytest.mark.parametrize("marker", ["作出如下判决：", "裁判结论：", "判处如下："])
 def test_extra_reasoning_end_markers_used_by_llm_drafts(marker):
     text = f"审理终结。事实。本院认为，构成贩卖毒品罪，{marker}\n被告人甲犯贩卖毒品罪，判处有期徒刑六个月。\n如不服本判决，可上诉。"

@@ -29,11 +29,15 @@ def eval_judgment(
                                       help="Also compute METEOR and BERTScore-style F1 (needs the metrics, zh "
                                            "and dense extras; slower)."),
     per_document: bool = typer.Option(False, "--per-document", help="With --json, include per-document scores."),
+    include_missing: bool = typer.Option(False, "--include-missing",
+                                         help="Score gold cases that have no prediction as empty judgments "
+                                              "(default: score only the cases predicted, and say how many had none)."),
 ) -> None:
     """Score judgments as the JuDGE benchmark does: prison, fine, charges, articles (+ text metrics)."""
     from legalrag.judgment.evaluate import evaluate_files
 
-    report, text = evaluate_files(pred, gold, text_metrics=text_metrics, progress=not as_json)
+    report, text = evaluate_files(pred, gold, text_metrics=text_metrics, progress=not as_json,
+                                  include_missing=include_missing)
     summary = report.summary()
     if text is not None:
         summary.update(text.to_dict())
@@ -64,6 +68,10 @@ def eval_judgment(
     console.print(table)
     if text is not None:
         console.print(f"*BERTScore-style F1 with {text.bertscore_model}; not comparable with bert-base-chinese.")
+    if report.missing:
+        how = ("scored as empty judgments (--include-missing)" if report.missing_scored
+               else "left out; pass --include-missing to score them as empty judgments")
+        console.print(f"{len(report.missing)} of the gold file's cases have no prediction: {how}")
     if report.unparsed:
         shown = ", ".join(report.unparsed[:20]) + (" ..." if len(report.unparsed) > 20 else "")
         console.print(f"[yellow]{len(report.unparsed)} predicted documents not parsed[/yellow] "

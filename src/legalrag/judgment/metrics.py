@@ -11,12 +11,15 @@ Aggregation follows the JuDGE evaluation exactly (re-implemented; see ``docs/ben
   itself: that is why the benchmark's statute F1 of the reference against itself stops near 0.998).
   Precision and recall are averaged over *all* documents; F1 is the harmonic mean of the two averages.
 - A document the splitter cannot parse still gets whatever fields the whole text yields; a predicted
-  document that is missing or not a string counts as empty (no fields: 0 on every metric it enters).
+  document that is not a string counts as empty (no fields: 0 on every metric it enters) and is listed as
+  unparsed. A gold case with no prediction at all is listed as *missing*, not unparsed: scored as an empty
+  judgment (the benchmark's convention for a run over all its cases) or left out (``skip_missing``, for a
+  prediction file that covers part of the gold file, e.g. the evaluation split only).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
 from legalrag.judgment.extract import DEATH_MONTHS, JudgmentFields, extract_fields
@@ -90,6 +93,8 @@ class JudgmentReport:
     article_f1: float
     unparsed: tuple[str, ...] = ()
     documents: tuple[DocumentScore, ...] = field(default=(), repr=False)
+    missing: tuple[str, ...] = ()  # gold ids without a prediction (scored as empty unless skipped)
+    missing_scored: bool = True  # whether the missing ids are in ``n`` (as empty judgments) or left out
     text_metrics: Mapping[str, float] = field(default_factory=dict)
 
     def summary(self) -> dict:
@@ -98,16 +103,19 @@ class JudgmentReport:
                                            "article_recall", "article_f1")}
         d.update(self.text_metrics)
         d["unparsed"] = list(self.unparsed)
+        d["missing"] = len(self.missing)
+        d["missing_scored_as_empty"] = self.missing_scored if self.missing else False
         return d
 
 
 def score_document(doc_id: str, pred_text: str | None, gold_text: str,
-                   gold_fields: JudgmentFields | None = None) -> DocumentScore:
+                   gold_fields: JudgmentFields | None = None, *, missing: bool = False) -> DocumentScore:
+    """``missing``: no prediction exists for this case (scored as empty, but not reported as unparsed)."""
     pred = extract_fields(pred_text) if isinstance(pred_text, str) else JudgmentFields()
     gold = gold_fields or extract_fields(gold_text)
     cr, cp = recall_precision(pred.charges, gold.charges)
     ar, ap = recall_precision(pred.article_numbers, gold.article_numbers)
-    parsed = isinstance(pred_text, str) and pred.sections.parsed
+    parsed = missing or (isinstance(pred_text, str) and pred.sections.parsed)
     return DocumentScore(doc_id, pred, gold, penalty_score(pred.prison_months, gold.prison_months),
                          penalty_score(pred.fine_yuan, gold.fine_yuan), cr, cp, ar, ap, parsed)
 
@@ -133,11 +141,16 @@ def aggregate(scores: list[DocumentScore]) -> JudgmentReport:
     )
 
 
-def evaluate(pred: Mapping[str, str | None], gold: Mapping[str, str], progress: bool = False) -> JudgmentReport:
-    """Score predicted judgments against gold ones, both keyed by case id; every gold id is scored."""
-    ids = list(gold)
+def evaluate(pred: Mapping[str, str | None], gold: Mapping[str, str], progress: bool = False, *,
+             skip_missing: bool = False) -> JudgmentReport:
+    """Score predicted judgments against gold ones, both keyed by case id. Every gold id is scored, a missing
+    prediction as an empty judgment, unless ``skip_missing``: then only the gold ids with a prediction are.
+    Either way the report lists the missing ids (``missing``), apart from the unparsed ones."""
+    missing = tuple(i for i in gold if i not in pred)
+    ids = [i for i in gold if i in pred] if skip_missing else list(gold)
     if progress:
         from tqdm import tqdm
 
         ids = tqdm(ids, desc="scoring judgments", unit="doc")
-    return aggregate([score_document(i, pred.get(i), gold[i]) for i in ids])
+    report = aggregate([score_document(i, pred.get(i), gold[i], missing=i not in pred) for i in ids])
+    return replace(report, missing=missing, missing_scored=not skip_missing)
