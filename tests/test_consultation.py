@@ -13,10 +13,10 @@ from legalrag.consultation.data import (
     load_dialogues,
     load_law_library,
     load_turn_file,
-    resolve_gold,
     sample_turns,
     write_turn_files,
 )
+from legalrag.consultation.gold import resolve_gold
 from legalrag.errors import InputError
 from legalrag.types import Turn
 
@@ -143,8 +143,8 @@ def test_malformed_files_are_refused(tmp_path):
     path.write_text("{not json", encoding="utf-8")
     with pytest.raises(InputError, match="not valid JSON"):
         load_dialogues(path)
-    path.write_text(json.dumps({"conversation": []}), encoding="utf-8")
-    with pytest.raises(InputError, match="list of dialogues"):
+    path.write_text("42", encoding="utf-8")
+    with pytest.raises(InputError, match="holds a JSON int; expected dialogues .* or per-turn items"):
         load_dialogues(path)
     with pytest.raises(InputError, match="no turn_N.json files"):
         load_consultations(tmp_path / "..")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from legalrag.consultation.data import load_consultations, resolve_gold
+from legalrag.consultation.data import load_consultations
+from legalrag.consultation.gold import resolve_gold
 from legalrag.consultation.generate import Setting, parse_settings, run_generation
 from legalrag.consultation.judge import DIMENSIONS, Judgement, agreement, judge_one, spread, summarise
 from legalrag.errors import EndpointError, InputError

@@ -17,25 +17,31 @@ import typer
 
 from legalrag.cli.apps import eval_app
 from legalrag.cli.common import EndpointModelOption, EndpointOption, ModelOption, ProgressOption, ThreadsOption, print_json, root
+from legalrag.consultation.data import DataFormat
 
-_DATA_HELP = "LexRAG data: dataset.json, a turn_N.json, or a directory of turn_N.json files."
+_DATA_HELP = ("LexRAG data: dialogues (dataset.json) or per-turn items (turn_N.json), a JSON array or JSON Lines "
+              "under any name, or a directory of turn_N.json files.")
 
 
-def _load_turns(data: Path, index, turns: int, limit: Optional[int]):
-    from legalrag.consultation.data import load_consultations, resolve_gold
+def _load_turns(data: Path, index, turns: int, limit: Optional[int], fmt: str = "auto"):
+    """The turns with gold resolved against ``index``; every excluded turn, unresolved name and text mismatch
+    is printed by name, and a run with nothing to score is an error."""
+    from legalrag.consultation.data import load_consultations
+    from legalrag.consultation.gold import require_scorable, resolve_gold
 
-    rows = load_consultations(data, turns or None)
+    rows = load_consultations(data, turns or None, fmt)
     if limit:
         keep = list(dict.fromkeys(t.dialogue_id for t in rows))[:limit]
         rows = [t for t in rows if t.dialogue_id in set(keep)]
     rows, report = resolve_gold(rows, index.documents)
-    if report.unresolved:
-        typer.echo(f"{len(report.unresolved)} of {report.names} gold article names did not resolve to the index "
-                   f"(kept and reported in the output); {len(report.turns_without_gold)} turns have no resolved gold "
-                   "and are left out of retrieval averages:", err=True)
-        for name, reason in list(report.unresolved.items())[:10]:
-            typer.echo(f"  {name}: {reason}", err=True)
+    for line in report.notices(limit=20):
+        typer.echo(line, err=True)
+    require_scorable(rows, report)
     return rows, report
+
+
+FormatOption = typer.Option(DataFormat.AUTO, "--format", help="What --data holds: auto (read from the records), dialogues "
+                            "(LexRAG dataset.json) or turns (LexRAG turn_N.json items); JSON array or JSON Lines.")
 
 
 def _llm(ctx, model, endpoint, endpoint_model, threads):
@@ -66,6 +72,7 @@ def eval_conversation(
                                         help="Conversation processor(s): last, all_questions, full_context, rewrite."),
     ks: str = typer.Option("1,3,5,10", "--ks", help="Cut-offs, comma-separated."),
     turns: int = typer.Option(5, "--turns", min=0, help="Turns each dialogue must have (0: any)."),
+    data_format: DataFormat = FormatOption,
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N dialogues."),
     out: Optional[Path] = typer.Option(None, "--out", help="Save one run per processor x retriever here."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw Recall@10 per turn to this PNG."),
@@ -96,7 +103,7 @@ def eval_conversation(
 
         check_png_path(plot)
     idx = root(ctx).open_index(index, threads=threads)
-    rows, report = _load_turns(data, idx, turns, limit)
+    rows, report = _load_turns(data, idx, turns, limit, data_format)
     llm = _llm(ctx, model, endpoint, endpoint_model, threads) if "rewrite" in processor else None
     processors = {p: make_processor(p, llm) for p in dict.fromkeys(processor)}
     searchers = {r: build_pipeline(idx, retriever=r) for r in dict.fromkeys(retriever)}
@@ -108,10 +115,12 @@ def eval_conversation(
     if plot is not None:
         plot_recall_by_turn(result, plot)
     if as_json:
-        print_json({"gold": report.to_dict(), "table": result.table(cutoffs), "recall@10_by_turn": result.turn_table(),
+        print_json({"gold": report.to_dict(), "turns": {"loaded": len(rows), "scored": report.scored}, "table": result.table(cutoffs), "recall@10_by_turn": result.turn_table(),
                     "processor_seconds_per_turn": result.processor_seconds})
         return
-    _table(f"conversational retrieval on {data.name} ({len(rows)} turns)", result.table(cutoffs))
+    excluded = f"; {len(rows) - report.scored} left out, named above" if report.scored < len(rows) else ""
+    _table(f"conversational retrieval on {data.name} ({report.scored} scored turns of {len(rows)}{excluded})",
+           result.table(cutoffs))
     _table("Recall@10 per turn", result.turn_table())
     typer.echo("seconds per turn: " + ", ".join(f"{p} {s:.3f}" for p, s in result.processor_seconds.items())
                + " (processor); " + ", ".join(f"{p.name} {p.retrieval_seconds:.3f}" for p in result.pairs)
@@ -146,6 +155,7 @@ def eval_consultation_generate(
     bertscore: bool = typer.Option(False, "--bertscore", help="Also the BERTScore-style F1 (e5-small character "
                                    "vectors, as for JuDGE)."),
     turns: int = typer.Option(5, "--turns", min=0, help="Turns each dialogue must have (0: any)."),
+    data_format: DataFormat = FormatOption,
     out: Path = typer.Option(..., "--out", help="Run directory: generations.jsonl, metrics.json, manifest.json."),
     model: ModelOption = None,
     endpoint: EndpointOption = None,
@@ -163,7 +173,7 @@ def eval_consultation_generate(
 
     settings = parse_settings(setting)
     idx = root(ctx).open_index(index, threads=threads)
-    rows, report = _load_turns(data, idx, turns, None)
+    rows, report = _load_turns(data, idx, turns, None, data_format)
     if sample:
         rows = sample_turns(rows, sample)
     pipe = build_pipeline(idx, retriever=retriever)

@@ -1,29 +1,43 @@
-"""The LexRAG consultation formats: whole dialogues, per-turn files and the article library.
+"""The LexRAG consultation formats: whole dialogues, per-turn items and the article library.
 
-- ``dataset.json``: a list of dialogues, each ``{"id", "conversation": [{"user", "assistant", "article": [names],
+- dialogues (LexRAG ``dataset.json``): ``{"id", "conversation": [{"user", "assistant", "article": [names],
   "keywords": [...]}, ...]}`` (five turns in LexRAG).
-- ``turn_N.json``: a list of items ``{"id", "history": [{"user", "assistant"}, ...], "current_question",
+- per-turn items (LexRAG ``turn_N.json``): ``{"id", "history": [{"user", "assistant"}, ...], "current_question",
   "reference", "keywords", "article": [names], "article_context"}``; turn N has N - 1 history turns.
 - ``law_library.jsonl``: one article a line, ``{"name", "content"}`` (an ``id`` is used when present).
 
-Both dialogue forms load into the same :class:`ConsultTurn` rows. Gold articles are names such as
-``《中华人民共和国民法典》第四百二十八条``; :func:`resolve_gold` maps them to the documents of whatever statute
-index is given, through the citation resolver, and returns every name that does not resolve with its reason
-(they are counted and reported; a turn whose gold resolves to nothing is left out of retrieval averages).
+Either form may be one JSON array or JSON Lines (one dialogue or item a line), under any file name: the form
+is read from the records themselves (``conversation`` or ``current_question``), or stated with ``fmt``.
+Both load into the same :class:`ConsultTurn` rows. ``article_context`` may be LexRAG's list of
+``{name: text}`` (kept per name, so :mod:`legalrag.consultation.gold` can compare it with the resolved article)
+or plain text. Gold names such as ``《中华人民共和国民法典》第四百二十八条`` are resolved by
+:func:`legalrag.consultation.gold.resolve_gold`.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from legalrag.errors import InputError
 from legalrag.types import Document, Turn
 
-TURN_FILE = re.compile(r"^turn_(\d+)\.json$")
+TURN_FILE = re.compile(r"^turn_(\d+)\.jsonl?$")
+SHAPES = ("dialogues {\"id\", \"conversation\": [{\"user\", \"assistant\", \"article\": [...]}, ...]} (LexRAG "
+          "dataset.json) or per-turn items {\"id\", \"history\", \"current_question\", \"article\": [...]} (LexRAG "
+          "turn_N.json), as one JSON array or as JSON Lines (one record a line)")
+
+
+class DataFormat(str, enum.Enum):
+    """What a consultation file holds."""
+
+    AUTO = "auto"  # read from the records: 'conversation' -> dialogues, 'current_question' -> turns
+    DIALOGUES = "dialogues"
+    TURNS = "turns"
 
 
 @dataclass(frozen=True)
@@ -37,9 +51,10 @@ class ConsultTurn:
     reference: str = ""
     keywords: tuple[str, ...] = ()
     articles: tuple[str, ...] = ()  # gold article names as written in the data
-    article_context: str = ""
+    article_context: str = ""  # the gold articles' text as the data gives it, joined
     gold_ids: tuple[str, ...] = ()  # set by resolve_gold
     unresolved: tuple[str, ...] = ()  # set by resolve_gold
+    article_texts: tuple[tuple[str, str], ...] = ()  # (gold name, its text) where the data names them
 
     @property
     def id(self) -> str:
@@ -49,20 +64,6 @@ class ConsultTurn:
     def turns(self) -> list[Turn]:
         """The dialogue up to and including this question, as the conversation processors take it."""
         return [*self.history, Turn("user", self.question)]
-
-
-@dataclass(frozen=True)
-class GoldReport:
-    """What resolving the gold names found: how many resolved, and each name that did not, with why."""
-
-    names: int = 0
-    resolved: int = 0
-    unresolved: dict[str, str] = field(default_factory=dict)  # name -> reason
-    turns_without_gold: tuple[str, ...] = ()  # turn ids whose gold resolved to nothing
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"names": self.names, "resolved": self.resolved, "unresolved_count": len(self.unresolved),
-                "unresolved": self.unresolved, "turns_without_gold": list(self.turns_without_gold)}
 
 
 # -- reading ----------------------------------------------------------------------------------------------
@@ -88,34 +89,85 @@ def _names(value: Any, where: str, path: Path) -> tuple[str, ...]:
     return tuple(v.strip() for v in value if v.strip())
 
 
-def _context(value: Any) -> str:
+def _unescape(text: str) -> str:
+    # LexRAG's article_context carries escaped line breaks ("\\n") inside its strings.
+    return text.replace("\\n", "\n").strip()
+
+
+def _context(value: Any) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """(joined text, (name, text) pairs): LexRAG writes a list of ``{name: text}``; plain text has no names."""
+    if isinstance(value, dict):
+        value = [value]
     if isinstance(value, list):
-        return "\n".join(str(v) for v in value)
-    return str(value or "")
+        pairs, plain = [], []
+        for v in value:
+            if isinstance(v, dict):
+                pairs += [(str(k).strip(), _unescape(str(t))) for k, t in v.items()]
+            elif v:
+                plain.append(_unescape(str(v)))
+        return "\n".join([t for _, t in pairs] + plain), tuple(pairs)
+    return _unescape(str(value or "")), ()
 
 
-def _read_json(path: Path) -> Any:
-    if not path.is_file():
-        raise InputError("file not found; check the path", path=str(path))
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
-                         path=str(path)) from None
+def read_records(path: str | Path) -> list[tuple[int | None, dict[str, Any]]]:
+    """The records of a consultation file: (line number for JSON Lines else None, record). One JSON array
+    (or one object), or JSON Lines; anything else is an InputError that names the shapes read."""
+    from legalrag.io import read_jsonl
 
-
-def load_dialogues(path: str | Path, turns: int | None = 5) -> list[ConsultTurn]:
-    """Every turn of every dialogue of a ``dataset.json``. ``turns`` is the number each dialogue must have
-    (LexRAG: 5); a dialogue with fewer is an InputError naming it (``None`` accepts any length)."""
     p = Path(path)
-    data = _read_json(p)
+    if not p.is_file():
+        raise InputError("file not found; check the path" if not p.exists() else "expected a file", path=str(p))
+    text = p.read_text(encoding="utf-8-sig")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg != "Extra data" and not p.suffix == ".jsonl":
+            raise InputError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); expected "
+                             f"{SHAPES}", path=str(p)) from None
+        return list(read_jsonl(p))  # JSON Lines: a bad line is named by read_jsonl
+    if isinstance(data, dict):
+        data = [data]
     if not isinstance(data, list):
-        raise InputError("expected a list of dialogues (LexRAG dataset.json)", path=str(p))
+        raise InputError(f"holds a JSON {type(data).__name__}; expected {SHAPES}", path=str(p))
+    for i, rec in enumerate(data):
+        if not isinstance(rec, dict):
+            raise InputError(f"record {i} is a {type(rec).__name__}, not an object; expected {SHAPES}", path=str(p))
+    return [(None, rec) for rec in data]
+
+
+def _kind(rec: dict[str, Any]) -> DataFormat | None:
+    if isinstance(rec.get("conversation"), list):
+        return DataFormat.DIALOGUES
+    if "current_question" in rec:
+        return DataFormat.TURNS
+    return None
+
+
+def detect_format(records: Sequence[tuple[int | None, dict[str, Any]]], path: Path,
+                  fmt: DataFormat | str = DataFormat.AUTO) -> DataFormat:
+    """The form every record has; a record of neither form, or of the other form than ``fmt`` states,
+    is an InputError naming it and the shapes read."""
+    fmt = DataFormat(fmt)
+    if not records:
+        raise InputError(f"holds no records; expected {SHAPES}", path=str(path))
+    found = fmt if fmt is not DataFormat.AUTO else _kind(records[0][1])
+    for i, (line, rec) in enumerate(records):
+        kind = _kind(rec)
+        where = f"line {line}" if line is not None else f"record {i}"
+        if kind is None:
+            raise InputError(f"{where} has neither a 'conversation' list nor a 'current_question' (keys: "
+                             f"{', '.join(sorted(rec)) or 'none'}); expected {SHAPES}", path=str(path))
+        if kind is not found:
+            stated = "--format " + found.value if fmt is not DataFormat.AUTO else f"the first record ({found.value})"
+            raise InputError(f"{where} holds {kind.value} but {stated} says {found.value}; one file holds one form "
+                             f"(use --format {kind.value} or auto)", path=str(path))
+    return found
+
+
+def _dialogue_rows(records, p: Path, turns: int | None) -> list[ConsultTurn]:
     out: list[ConsultTurn] = []
     seen: set[str] = set()
-    for i, dialogue in enumerate(data):
-        if not isinstance(dialogue, dict) or not isinstance(dialogue.get("conversation"), list):
-            raise InputError(f"dialogue {i} has no 'conversation' list", path=str(p))
+    for i, (_, dialogue) in enumerate(records):
         did = str(dialogue.get("id", i)).strip().replace(" ", "_")
         if did in seen:
             raise InputError(f"dialogue id {did!r} appears twice; ids must be unique", path=str(p))
@@ -131,10 +183,11 @@ def load_dialogues(path: str | Path, turns: int | None = 5) -> list[ConsultTurn]
                 raise InputError(f"{where} is not an object", path=str(p))
             question = _text(item.get("user"), f"{where} field 'user'", p, required=True)
             answer = _text(item.get("assistant"), f"{where} field 'assistant'", p, required=False)
+            context, pairs = _context(item.get("article_context"))
             out.append(ConsultTurn(did, t, tuple(history), question, answer,
                                    _names(item.get("keywords"), f"{where} field 'keywords'", p),
                                    _names(item.get("article", item.get("articles")), f"{where} field 'article'", p),
-                                   _context(item.get("article_context"))))
+                                   context, article_texts=pairs))
             history += [Turn("user", question), Turn("assistant", answer)]
     return out
 
@@ -160,20 +213,9 @@ def _history(value: Any, where: str, path: Path) -> tuple[Turn, ...]:
     return tuple(turns)
 
 
-def load_turn_file(path: str | Path, turn: int | None = None) -> list[ConsultTurn]:
-    """The items of one ``turn_N.json``; N comes from the file name (or ``turn``). An item whose history is
-    shorter than N - 1 turns is an InputError naming it."""
-    p = Path(path)
-    if turn is None:
-        m = TURN_FILE.match(p.name)
-        turn = int(m.group(1)) if m else None
-    data = _read_json(p)
-    if not isinstance(data, list):
-        raise InputError("expected a list of items (LexRAG turn_N.json)", path=str(p))
+def _turn_rows(records, p: Path, turn: int | None) -> list[ConsultTurn]:
     out = []
-    for i, item in enumerate(data):
-        if not isinstance(item, dict):
-            raise InputError(f"item {i} is not an object", path=str(p))
+    for i, (_, item) in enumerate(records):
         did = str(item.get("id", i)).strip().replace(" ", "_")
         where = f"item {did!r}"
         history = _history(item.get("history"), where, p)
@@ -183,29 +225,60 @@ def load_turn_file(path: str | Path, turn: int | None = None) -> list[ConsultTur
             raise InputError(f"{where} has {asked} history turns, fewer than the {n - 1} a turn_{n} item states; "
                              f"complete its history or move it to turn_{asked + 1}.json", path=str(p))
         question = _text(item.get("current_question"), f"{where} field 'current_question'", p, required=True)
+        context, pairs = _context(item.get("article_context"))
         out.append(ConsultTurn(did, n, history, question,
                                _text(item.get("reference"), f"{where} field 'reference'", p, required=False),
                                _names(item.get("keywords"), f"{where} field 'keywords'", p),
                                _names(item.get("article", item.get("articles")), f"{where} field 'article'", p),
-                               _context(item.get("article_context"))))
+                               context, article_texts=pairs))
     return out
 
 
-def load_consultations(path: str | Path, turns: int | None = 5) -> list[ConsultTurn]:
-    """A ``dataset.json``, one ``turn_N.json``, or a directory of ``turn_N.json`` files (or a dataset.json)."""
+def load_file(path: str | Path, turns: int | None = 5, fmt: DataFormat | str = DataFormat.AUTO) -> list[ConsultTurn]:
+    """Every turn a consultation file holds, whatever its name: dialogues or per-turn items (read from the
+    records, or ``fmt``), as a JSON array or JSON Lines. A per-turn file named ``turn_N.json`` states N;
+    otherwise each item's turn is its history's length + 1."""
+    p = Path(path)
+    records = read_records(p)
+    if detect_format(records, p, fmt) is DataFormat.DIALOGUES:
+        return _dialogue_rows(records, p, turns)
+    m = TURN_FILE.match(p.name)
+    return _turn_rows(records, p, int(m.group(1)) if m else None)
+
+
+def load_dialogues(path: str | Path, turns: int | None = 5) -> list[ConsultTurn]:
+    """Every turn of every dialogue of a ``dataset.json``. ``turns`` is the number each dialogue must have
+    (LexRAG: 5); a dialogue with fewer is an InputError naming it (``None`` accepts any length)."""
+    return load_file(path, turns, DataFormat.DIALOGUES)
+
+
+def load_turn_file(path: str | Path, turn: int | None = None) -> list[ConsultTurn]:
+    """The items of one per-turn file; N comes from ``turn``, the file name ``turn_N.json``, or each item's
+    history. An item whose history is shorter than N - 1 turns is an InputError naming it."""
+    p = Path(path)
+    if turn is None:
+        return load_file(p, None, DataFormat.TURNS)
+    records = read_records(p)
+    detect_format(records, p, DataFormat.TURNS)
+    return _turn_rows(records, p, turn)
+
+
+def load_consultations(path: str | Path, turns: int | None = 5,
+                       fmt: DataFormat | str = DataFormat.AUTO) -> list[ConsultTurn]:
+    """A consultation file (:func:`load_file`), or a directory of ``turn_N.json[l]`` files (or a dataset.json[l])."""
     p = Path(path)
     if p.is_dir():
         files = sorted((f for f in p.iterdir() if TURN_FILE.match(f.name)),
                        key=lambda f: int(TURN_FILE.match(f.name).group(1)))
         if files:
-            rows = [t for f in files for t in load_turn_file(f)]
+            rows = [t for f in files for t in load_file(f, turns, fmt)]
             return sorted(rows, key=lambda t: (t.turn, t.dialogue_id))
-        if (p / "dataset.json").is_file():
-            return load_dialogues(p / "dataset.json", turns)
-        raise InputError("no turn_N.json files and no dataset.json in this directory", path=str(p))
-    if TURN_FILE.match(p.name):
-        return load_turn_file(p)
-    return load_dialogues(p, turns)
+        for name in ("dataset.json", "dataset.jsonl"):
+            if (p / name).is_file():
+                return load_file(p / name, turns, fmt)
+        raise InputError("no turn_N.json files and no dataset.json in this directory; give a file instead "
+                         f"({SHAPES})", path=str(p))
+    return load_file(p, turns, fmt)
 
 
 def load_law_library(path: str | Path) -> list[Document]:
@@ -229,48 +302,6 @@ def load_law_library(path: str | Path) -> list[Document]:
     return docs
 
 
-# -- gold -------------------------------------------------------------------------------------------------
-
-def resolve_gold(turns: Sequence[ConsultTurn], resolver: Any) -> tuple[list[ConsultTurn], GoldReport]:
-    """Set ``gold_ids`` and ``unresolved`` of every turn through ``resolver`` (a ``CitationResolver`` or the
-    index's documents). Names that do not resolve are kept on the turn and in the report, with the reason."""
-    from legalrag.citations import CitationResolver, parse_citation
-
-    if not isinstance(resolver, CitationResolver):
-        resolver = CitationResolver.from_documents(resolver)
-    cache: dict[str, tuple[str | None, str]] = {}
-
-    def lookup(name: str) -> tuple[str | None, str]:
-        if name not in cache:
-            try:
-                citation = parse_citation(name)
-            except (ValueError, InputError) as exc:
-                cache[name] = (None, f"not an article citation: {exc}")
-            else:
-                r = resolver.lookup(citation) if citation is not None else None
-                if r is None:
-                    cache[name] = (None, "not an article citation")
-                else:
-                    cache[name] = (r.document.id, "") if r.ok else (None, r.message)
-        return cache[name]
-
-    out, unresolved, empty = [], {}, []
-    for t in turns:
-        ids, missing = [], []
-        for name in t.articles:
-            doc_id, reason = lookup(name)
-            if doc_id is None:
-                missing.append(name)
-                unresolved[name] = reason
-            elif doc_id not in ids:
-                ids.append(doc_id)
-        if not ids:
-            empty.append(t.id)
-        out.append(replace(t, gold_ids=tuple(ids), unresolved=tuple(missing)))
-    names = {n for t in turns for n in t.articles}
-    return out, GoldReport(len(names), len(names) - len(unresolved), unresolved, tuple(empty))
-
-
 # -- writing ----------------------------------------------------------------------------------------------
 
 def turn_items(turns: Iterable[ConsultTurn]) -> dict[int, list[dict[str, Any]]]:
@@ -282,7 +313,8 @@ def turn_items(turns: Iterable[ConsultTurn]) -> dict[int, list[dict[str, Any]]]:
             pairs.append({"user": t.history[i].content, "assistant": t.history[i + 1].content})
         files.setdefault(t.turn, []).append({
             "id": t.dialogue_id, "history": pairs, "current_question": t.question, "reference": t.reference,
-            "keywords": list(t.keywords), "article": list(t.articles), "article_context": t.article_context})
+            "keywords": list(t.keywords), "article": list(t.articles),
+            "article_context": [{n: x} for n, x in t.article_texts] if t.article_texts else t.article_context})
     return files
 
 
