@@ -80,7 +80,7 @@ def test_pipeline_stage_mixes_votes_and_keeps_provenance(memory, tmp_path):
                           config=CiteConfig(core_k=1, threshold=0.5, rerank_top=0, use_cocitation=False,
                                             case_neighbours=2, case_weight=0.9), cases=memory)
     r = p.predict("The accused deceived a buyer and obtained money by fraud; the attempt failed.")
-    assert "similar-cases" in STAGES and set(r.pools) == set(STAGES)
+    assert "similar-cases" in STAGES and set(r.pools) == set(STAGES) | {"case-votes"}
     assert r.pools["co-citation"] == {"2": 1.0}
     # both fraud cases vote for 2; only c4 votes for 5, with its weight relative to the nearest case
     pool = r.pools["similar-cases"]
@@ -110,7 +110,7 @@ def test_eval_cite_case_memory_dev_and_saved_model(tmp_path):
     assert r.exit_code == 0, r.output
     rep = json.loads(r.output)
     assert rep["n_cases"] == 2 and rep["n_dev"] == 4
-    assert [s["stage"] for s in rep["stages"]][-2:] == ["+ similar cases", "+ verification"]
+    assert [s["stage"] for s in rep["stages"]][-3:] == ["+ similar cases", "+ learned set", "+ verification"]
     assert (tmp_path / "model" / "cases" / "cases.jsonl").exists()
     r = CliRunner().invoke(app, ["cite", "--index", str(tmp_path / "idx"), "--model", str(tmp_path / "model"),
                                  "--json", "The accused stole a scooter and confessed at once."])

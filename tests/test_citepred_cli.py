@@ -52,7 +52,7 @@ def test_eval_cite_calibrates_and_saves_model(files):
     assert rep["n_cases"] == 2 and rep["n_dev"] == 2
     stages = [s["stage"] for s in rep["stages"]]
     assert stages == ["retrieval top-k", "+ rerank", "+ always-add", "+ clusters", "+ co-citation", "+ similar cases",
-                      "+ verification"]
+                      "+ learned set", "+ verification"]
     by = {s["stage"]: s for s in rep["stages"]}
     assert by["+ co-citation"]["f1"] >= by["retrieval top-k"]["f1"]
     assert sorted(p.name for p in model.iterdir()) == ["cocitation", "config.json", "rules.json"]

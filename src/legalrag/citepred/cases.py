@@ -7,23 +7,71 @@ the fact-dependent provisions (sentencing, joint crime, confession) that statute
 corpus with labelled cases. A case never votes for itself: neighbours whose facts equal the query's are
 skipped, so a memory built from the development cases can be calibrated on them (leave-one-out).
 
-Saved as a directory: ``cases.jsonl`` (id, facts as indexed, cited provisions) and ``bm25/`` (no pickle).
+The cases are searched with BM25 or, given an encoder (``build(..., encoder=...)``), by the cosine of the
+encoder's query vectors (facts against facts: :class:`DenseCases`); a dense neighbour's weight is
+``exp((cos - cos_best) / tau)``, since cosines of one encoder all lie close together.
+
+Saved as a directory: ``cases.jsonl`` (id, facts as indexed, cited provisions) and ``bm25/`` or ``dense/``
+(``vectors.npy`` + ``meta.json`` naming the encoder's model id; no pickle).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
+
+import numpy as np
 
 from legalrag.citepred.data import Case
 from legalrag.errors import InputError
 from legalrag.io import atomic_dir, read_jsonl
 from legalrag.retrieval.bm25 import BM25Retriever
-from legalrag.types import Document
+from legalrag.types import Document, Hit
 
 CASES_FILE = "cases.jsonl"
+DENSE_TAU = 0.05
+
+
+class DenseCases:
+    """Labelled cases searched by the cosine of an encoder's query vectors; a hit's score is
+    ``exp((cos - 1) / tau)`` so that score ratios are ``exp((cos - cos_best) / tau)``."""
+
+    def __init__(self, documents: Sequence[Document], vectors: np.ndarray, encoder: Any, tau: float = DENSE_TAU):
+        self.documents = list(documents)
+        self.vectors = np.asarray(vectors, dtype=np.float32)
+        self.encoder, self.tau = encoder, tau
+        self.name = f"cases:{encoder.model_id}"
+
+    @classmethod
+    def build(cls, documents: Sequence[Document], encoder: Any, tau: float = DENSE_TAU) -> "DenseCases":
+        return cls(documents, encoder.encode_queries([d.text for d in documents]), encoder, tau)
+
+    def retrieve(self, query: str, k: int = 10, filter=None) -> list[Hit]:
+        q = np.asarray(self.encoder.encode_queries([query]), dtype=np.float32)[0]
+        cos = self.vectors @ q
+        order = np.argsort(-cos, kind="stable")[:k]
+        return [Hit(document=self.documents[i], score=math.exp((float(cos[i]) - 1.0) / self.tau), rank=r,
+                    retriever=self.name) for r, i in enumerate(order, 1)]
+
+    def save(self, path: Path) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        np.save(path / "vectors.npy", self.vectors, allow_pickle=False)
+        (path / "meta.json").write_text(json.dumps({"model_id": self.encoder.model_id, "tau": self.tau,
+                                                    "ids": [d.id for d in self.documents]}), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path, documents: Sequence[Document], encoder: Any) -> "DenseCases":
+        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+        if encoder is None or encoder.model_id != meta["model_id"]:
+            got = "no encoder" if encoder is None else f"encoder {encoder.model_id!r}"
+            raise InputError(f"this case memory was built with encoder {meta['model_id']!r} and got {got}; use an "
+                             "index whose dense component has that encoder", path=str(path))
+        by_id = {d.id: d for d in documents}
+        return cls([by_id[i] for i in meta["ids"]], np.load(path / "vectors.npy", allow_pickle=False), encoder,
+                   float(meta.get("tau", DENSE_TAU)))
 
 
 @dataclass(frozen=True)
@@ -34,7 +82,7 @@ class CaseVote:
 
 
 class CaseMemory:
-    def __init__(self, cases: Sequence[Case], retriever: BM25Retriever, max_chars: int = 1500):
+    def __init__(self, cases: Sequence[Case], retriever: BM25Retriever | DenseCases, max_chars: int = 1500):
         self.cases = {c.id: c for c in cases}
         self.retriever = retriever
         self.max_chars = max_chars
@@ -43,12 +91,20 @@ class CaseMemory:
         return len(self.cases)
 
     @classmethod
-    def build(cls, cases: Sequence[Case], *, max_chars: int = 1500, lang: str = "auto") -> "CaseMemory":
+    def build(cls, cases: Sequence[Case], *, max_chars: int = 1500, lang: str = "auto", encoder: Any = None,
+              tau: float = DENSE_TAU) -> "CaseMemory":
+        """BM25 over the cases' facts, or with ``encoder`` the cosine of its query vectors."""
         cases = [Case(c.id, c.facts[:max_chars], c.gold) for c in cases if c.gold]
         if not cases:
             raise InputError("a case memory needs labelled cases (facts with their cited provisions); none given")
         docs = [Document(id=c.id, text=c.facts) for c in cases]
+        if encoder is not None:
+            return cls(cases, DenseCases.build(docs, encoder, tau), max_chars)
         return cls(cases, BM25Retriever.from_documents(docs, lang=lang), max_chars)
+
+    @property
+    def dense(self) -> bool:
+        return isinstance(self.retriever, DenseCases)
 
     def propose(self, facts: str, k: int = 10) -> list[CaseVote]:
         """Provisions cited by the ``k`` most similar labelled cases, best first."""
@@ -74,12 +130,18 @@ class CaseMemory:
                 for c in self.cases.values():
                     fh.write(json.dumps({"id": c.id, "facts": c.facts, "cited": sorted(c.gold)}, ensure_ascii=False)
                              + "\n")
-            self.retriever.save(tmp / "bm25")
+            self.retriever.save(tmp / ("dense" if self.dense else "bm25"))
             (tmp / "meta.json").write_text(json.dumps({"max_chars": self.max_chars, "n_cases": len(self.cases)}),
                                            encoding="utf-8")
 
+    @staticmethod
+    def encoder_of(path: str | Path) -> str | None:
+        """The model id of the encoder a saved memory searches with (None: BM25)."""
+        meta = Path(path) / "dense" / "meta.json"
+        return json.loads(meta.read_text(encoding="utf-8"))["model_id"] if meta.exists() else None
+
     @classmethod
-    def load(cls, path: str | Path) -> "CaseMemory":
+    def load(cls, path: str | Path, encoder: Any = None) -> "CaseMemory":
         p = Path(path)
         if not (p / CASES_FILE).exists():
             raise InputError(f"not a case memory directory ({CASES_FILE} missing)", path=str(p))
@@ -91,4 +153,6 @@ class CaseMemory:
                 raise InputError(f"missing field {exc.args[0]!r}", path=str(p / CASES_FILE), line=line) from None
         meta = json.loads((p / "meta.json").read_text(encoding="utf-8"))
         docs = [Document(id=c.id, text=c.facts) for c in cases]
+        if (p / "dense").is_dir():
+            return cls(cases, DenseCases.load(p / "dense", docs, encoder), int(meta.get("max_chars", 1500)))
         return cls(cases, BM25Retriever.load(p / "bm25", docs), int(meta.get("max_chars", 1500)))

@@ -18,7 +18,9 @@ from legalrag.evaluation.metrics import macro_prf, micro_prf
 
 ROWS = (("retrieval top-k", "ranking"), ("+ rerank", "reranked"), ("+ always-add", "always-add"),
         ("+ clusters", "clusters"), ("+ co-citation", "co-citation"), ("+ similar cases", "similar-cases"),
-        ("+ verification", "verification"))
+        ("+ learned set", "learned-set"), ("+ verification", "verification"))
+# rows whose decision a set model makes (its own cross-fitted rule, cut at 0.5): never recalibrated on dev
+SET_ROWS = ("+ learned set", "+ verification")
 
 
 @dataclass(frozen=True)
@@ -66,10 +68,15 @@ def _stage_sets(results: Sequence[CiteResult], source: str, rule: tuple[str, flo
     return [select(r.pools[source], value) for r in results]
 
 
-def calibrate(results: Sequence[CiteResult], gold: Sequence[Collection[str]], max_k: int = 10) -> dict[str, tuple[str, float]]:
-    """The best selection rule per row on development results."""
+def calibrate(results: Sequence[CiteResult], gold: Sequence[Collection[str]], max_k: int = 10,
+              set_model: bool = False) -> dict[str, tuple[str, float]]:
+    """The best selection rule per row on development results; with ``set_model`` the rows it decides keep its
+    cut (0.5)."""
     rules: dict[str, tuple[str, float]] = {}
     for row, source in ROWS:
+        if set_model and row in SET_ROWS:
+            rules[row] = ("threshold", 0.5)
+            continue
         if source in ("ranking", "reranked"):
             k, _ = calibrate_top_k([getattr(r, source) for r in results], gold, max_k=max_k)
             rules[row] = ("top", float(k))
@@ -128,7 +135,7 @@ def evaluate(predictor: CitationPredictor, cases: Sequence[Case], dev_cases: Seq
     if rules is None:
         if dev_cases:
             dev = run_cases(predictor, dev_cases, progress, desc="cite (dev)")
-            rules = calibrate(dev, [c.gold for c in dev_cases])
+            rules = calibrate(dev, [c.gold for c in dev_cases], set_model=predictor.set_model is not None)
         else:
             cfg = predictor.config
             rules = {row: (("top", float(cfg.core_k)) if src in ("ranking", "reranked") else ("threshold", cfg.threshold))

@@ -1,8 +1,9 @@
 """A citation model directory: the learned rules (editable JSON), the co-citation graph and the pipeline
 settings (possibly calibrated), so that ``legalrag cite`` does not relearn them on every call.
 
-Layout: ``rules.json``, ``cocitation/`` (JSON + .npy), ``config.json`` and, when the model has labelled cases,
-``cases/`` (the similar-case memory). Written atomically.
+Layout: ``rules.json``, ``cocitation/`` (JSON + .npy), ``config.json``, when the model has labelled cases
+``cases/`` (the similar-case memory, BM25 or dense) and, when it has a learned set decision, ``setmodel/``.
+Written atomically.
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ from legalrag.io import atomic_dir
 
 
 def save_model(path: str | Path, rules: RuleSet, graph: CoCitationGraph, config: CiteConfig,
-               cases: CaseMemory | None = None) -> None:
+               cases: CaseMemory | None = None, set_model=None) -> None:
     with atomic_dir(path) as tmp:
         save_rules(tmp / "rules.json", rules)
         graph.save(tmp / "cocitation")
         if cases is not None:
             cases.save(tmp / "cases")
+        if set_model is not None:
+            set_model.save(tmp / "setmodel")
         (tmp / "config.json").write_text(json.dumps(config.model_dump(), indent=2) + "\n", encoding="utf-8")
 
 
@@ -53,10 +56,21 @@ def load_model(path: str | Path) -> tuple[RuleSet, CoCitationGraph, CiteConfig]:
     return load_rules(p / "rules.json"), CoCitationGraph.load(p / "cocitation"), load_config(p / "config.json")
 
 
-def load_case_memory(model_dir: str | Path) -> CaseMemory | None:
-    """The model directory's similar-case memory, or None when it has none."""
+def load_case_memory(model_dir: str | Path, encoder=None) -> CaseMemory | None:
+    """The model directory's similar-case memory, or None when it has none; a dense memory needs the encoder it
+    was built with."""
     p = Path(model_dir) / "cases"
-    return CaseMemory.load(p) if p.is_dir() else None
+    return CaseMemory.load(p, encoder) if p.is_dir() else None
+
+
+def load_set_model(model_dir: str | Path):
+    """The model directory's learned set decision, or None when it has none."""
+    p = Path(model_dir) / "setmodel"
+    if not p.is_dir():
+        return None
+    from legalrag.citepred.setmodel import SetModel
+
+    return SetModel.load(p)
 
 
 def learn_model(train_citations: str | Path, *, always_share: float = 0.5, min_support: int = 5,

@@ -5,8 +5,10 @@ Stages (each leaves a snapshot pool provision -> score, cumulative, for the abla
 ``rerank_top`` candidates; same as retrieval when no reranker), ``always-add`` and ``clusters`` (learned
 rules), ``co-citation`` (the graph's proposals from the current predictions), ``similar-cases`` (votes of the
 nearest labelled cases, mixed into every score with weight ``case_weight``; only with a case memory),
-``verification`` (the LLM accepts, rejects or corrects each addition). The final set is every provision
-scoring at or above ``threshold``; without a case memory the core predictions always stay.
+``learned-set`` (with a set model, ``setmodel.py``: every candidate's decision score, cut at 0.5; otherwise
+the pool unchanged), ``verification`` (the LLM accepts, rejects or corrects each addition). The final set is every provision
+scoring at or above ``threshold`` (0.5 with a set model); without a case memory or a set model the core
+predictions always stay.
 
 Cost of the LLM stages: ``verify_batch`` verifies every addition in one call, and ``case_first`` lays out every
 call of a case with the facts first (``legalrag.citepred.prompting``), so a runtime that keeps its prompt cache
@@ -33,7 +35,8 @@ from legalrag.llm.base import LLM
 from legalrag.retrieval.base import Retriever
 from legalrag.types import Citation, Document, Response, Step, Usage
 
-STAGES = ("retrieval", "rerank", "always-add", "clusters", "co-citation", "similar-cases", "verification")
+STAGES = ("retrieval", "rerank", "always-add", "clusters", "co-citation", "similar-cases", "learned-set",
+          "verification")
 
 
 class CiteConfig(BaseModel):
@@ -69,6 +72,8 @@ class CiteConfig(BaseModel):
     case_first: bool = Field(True, description="every LLM call of a case opens with the same system message "
                              "holding the facts, so the runtime's prompt cache reads them once per case")
     language: str = "zh"
+    retriever: str | None = Field(None, description="the index component the model was calibrated with (None: "
+                                  "the index's default); `cite` uses it unless --retriever says otherwise")
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,7 @@ class CitationPredictor:
 
     def __init__(self, documents: Sequence[Document], retriever: Retriever, rules: RuleSet, graph: CoCitationGraph,
                  *, config: CiteConfig | None = None, llm: LLM | None = None, reranker=None,
-                 cases: CaseMemory | None = None):
+                 cases: CaseMemory | None = None, set_model=None):
         self.config = config or CiteConfig()
         if (self.config.analysis or self.config.verify) and llm is None:
             from legalrag.errors import InputError
@@ -120,6 +125,7 @@ class CitationPredictor:
         self.titles = law_titles(documents)
         self.retriever, self.rules, self.graph = retriever, rules, graph
         self.llm, self.reranker, self.cases = llm, reranker, cases
+        self.set_model = set_model  # a setmodel.SetModel (or None: the threshold decides)
         self.counts = {p: int(self.graph.df[i]) for p, i in self.graph.index.items()}
 
     def _lookup(self, pid: str) -> Document | None:
@@ -206,6 +212,7 @@ class CitationPredictor:
         if use_cases:
             w = cfg.case_weight
             votes = {v.provision: v for v in self.cases.propose(facts, k=cfg.case_neighbours)}
+            pools["case-votes"] = {p: v.score for p, v in votes.items()}
             for p in set(pool) | set(votes):
                 v = votes.get(p)
                 pool[p] = (1 - w) * pool.get(p, 0.0) + w * (v.score if v else 0.0)
@@ -213,11 +220,27 @@ class CitationPredictor:
                     note(p, "similar-cases", v.score, f"cited by {len(v.cases)} of the {cfg.case_neighbours} most "
                          f"similar labelled cases ({', '.join(v.cases[:3])}{', ...' if len(v.cases) > 3 else ''})")
         pools["similar-cases"] = dict(pool)
+        cut = cfg.threshold
+        if self.set_model is not None:
+            from types import SimpleNamespace
+
+            from legalrag.citepred.setmodel import DECISION_CUT
+
+            t0 = time.perf_counter()
+            decision = self.set_model.decision(SimpleNamespace(sources=hits, pools=pools))
+            for p, sc in decision.items():
+                if sc >= DECISION_CUT:
+                    note(p, "learned-set", sc, f"kept by the set model ({self.set_model.rule} rule)")
+            pool, cut = dict(decision), DECISION_CUT
+            steps.append(Step(agent="cite", action="set-model", input=len(decision),
+                              output=sorted(p for p, sc in decision.items() if sc >= cut),
+                              seconds=time.perf_counter() - t0))
+        pools["learned-set"] = dict(pool)
 
         unresolved: list[str] = []
         if cfg.verify:
             todo = [p for p, s in sorted(pool.items(), key=lambda x: -x[1])
-                    if p not in core and cfg.threshold <= s < cfg.verify_below]
+                    if p not in core and cut <= s < cfg.verify_below]
             proposals = [Proposal(p, prov[p][-1].detail if prov.get(p) else "") for p in todo]
             verdicts = []
             if cfg.verify_batch and proposals:
@@ -243,7 +266,8 @@ class CitationPredictor:
                         unresolved.append(verdict.corrected)
         pools["verification"] = dict(pool)
 
-        final = {p: s for p, s in pool.items() if s >= cfg.threshold or (p in core and not use_cases)}
+        keep_core = not use_cases and self.set_model is None
+        final = {p: s for p, s in pool.items() if s >= cut or (p in core and keep_core)}
         order = sorted(final, key=lambda p: (-final[p], natural_key(p)))
         preds = tuple(CitedProvision(p, self.documents[p].title if p in self.documents else "", round(final[p], 4),
                                      tuple(prov.get(p, ())), p in self.documents) for p in order)

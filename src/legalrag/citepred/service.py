@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from legalrag.citepred.cases import CaseMemory
-from legalrag.citepred.model import load_case_memory, resolve_parts
+from legalrag.citepred.model import load_case_memory, load_set_model, resolve_parts
 from legalrag.citepred.pipeline import CitationPredictor, CiteResult
 from legalrag.llm.base import LLM
 from legalrag.rerank.base import Reranker
@@ -17,10 +17,12 @@ def build_predictor(index: Any, *, train_citations: str | Path | None = None,
                     model_dir: str | Path | None = None, rules_path: str | Path | None = None,
                     retriever: str | None = None, overrides: Mapping[str, Any] | None = None,
                     llm: LLM | None = None, reranker: Reranker | None = None,
-                    cases: CaseMemory | None = None) -> CitationPredictor:
+                    cases: CaseMemory | None = None, set_model=None) -> CitationPredictor:
     """Load or learn the citation model for ``index`` (an opened index, or the directory of a lexical one);
     the model directory defaults to ``INDEX/citepred``. ``reranker`` reranks the top ``rerank_top``
-    candidates; ``cases`` (a similar-case memory) replaces the one saved in the model directory, if any."""
+    candidates; ``cases`` (a similar-case memory) and ``set_model`` replace the ones saved in the model
+    directory, if any. The retriever is ``retriever``, else the one the model was calibrated with, else the
+    index's default; a dense case memory searches with that retriever's encoder."""
     if isinstance(index, (str, Path)):
         from legalrag.retrieval.index import open_index
 
@@ -33,10 +35,13 @@ def build_predictor(index: Any, *, train_citations: str | Path | None = None,
         config = config.model_copy(update={"language": index.manifest["lang"]})
     if config.rerank_top <= 0:
         reranker = None
+    first = index.retriever(retriever or config.retriever)
     if cases is None and model_dir is not None:
-        cases = load_case_memory(model_dir)
-    return CitationPredictor(index.documents, index.retriever(retriever), rules, graph, config=config, llm=llm,
-                             reranker=reranker, cases=cases)
+        cases = load_case_memory(model_dir, getattr(first, "encoder", None))
+    if set_model is None and model_dir is not None:
+        set_model = load_set_model(model_dir)
+    return CitationPredictor(index.documents, first, rules, graph, config=config, llm=llm,
+                             reranker=reranker, cases=cases, set_model=set_model)
 
 
 def result_to_dict(result: CiteResult) -> dict[str, Any]:

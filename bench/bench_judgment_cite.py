@@ -1,0 +1,249 @@
+"""Citation prediction on JuDGE with any first stage (BM25, a dense component, the trained JuDGE encoder), similar
+cases by BM25 or by the same encoder, and the learned set decision (``citepred/setmodel.py``).
+
+    python bench/bench_judgment_cite.py split --index indexes/judge-dense --retriever dense-e5-small \
+        --memory dense --json bench/results/judge-cite-e5.json
+    python bench/bench_judgment_cite.py split --index indexes/judge-ft --retriever DENSE --memory dense \
+        --exclude-seen models/judge-e5 --save-model models/judge/citepred
+    python bench/bench_judgment_cite.py folds --index indexes/judge-dense --retriever dense-e5-small --memory dense
+
+``split`` is the headline protocol: the first 200 JuDGE test cases by ``text_id`` train (case memory, set model,
+every choice), the other 301 are evaluated; the baseline (BM25 first stage, BM25 similar cases, dev-calibrated
+threshold: the configuration of ``docs/benchmarks.md``) runs on the same cases, and each row is compared by a
+paired randomization test on per-case F1. ``--exclude-seen DIR`` leaves the cases a trained encoder learned from
+(its ``training_record.json``) out of the set model's rows, so the model never learns from retrieval scores it
+could not get on a new case. The candidate depth is chosen by the set model's out-of-fold micro F1 on the
+training cases.
+
+``folds`` is a different protocol from the paper's: 5-fold cross-validation over all 501 cases (each case
+predicted by a memory and set model that never saw it, ~400 training cases per fold). It needs a first stage that
+did not learn from any of the 501 (BM25 or the untrained encoder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(var, "2")
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+DATA = Path(os.environ.get("LEGALRAG_SHARED_DATA", REPO.parent / "shared" / "data")) / "judge" / "data"
+MACHINE = "2-core x86-64 CPU, 24 GiB, no GPU, shared with other jobs"
+BASELINE = {"core_k": 2, "prior_weight": 2.0, "rerank_top": 0, "case_weight": 0.9, "case_neighbours": 10}
+DEPTHS = (10, 20, 30)
+
+
+def seen_by_encoder(model_dir: Path, train_queries: Path) -> set[str]:
+    """The training cases the encoder optimised on: its training queries minus the inner dev ids of its record."""
+    from legalrag.io import read_jsonl
+
+    record = json.loads((model_dir / "training_record.json").read_text(encoding="utf-8"))
+
+    def find(obj):
+        if isinstance(obj, dict):
+            if "dev_ids" in obj:
+                return obj["dev_ids"]
+            return next((r for r in map(find, obj.values()) if r is not None), None)
+        return None
+
+    dev = set(map(str, find(record) or ()))
+    ids = {str(rec.get("query_id", rec.get("id"))) for _, rec in read_jsonl(train_queries)}
+    return ids - dev
+
+
+def predictor(index, retriever, memory_cases, memory_kind, overrides, set_model=None):
+    from legalrag.citepred.cases import CaseMemory
+    from legalrag.citepred.service import build_predictor
+
+    memory = None
+    if memory_kind == "bm25":
+        memory = CaseMemory.build(memory_cases)
+    elif memory_kind == "dense":
+        enc = index.retriever(retriever).encoder
+        memory = CaseMemory.build(memory_cases, encoder=enc, max_chars=600)
+    return build_predictor(index, train_citations=DATA / "qrels_file_train", retriever=retriever,
+                           overrides=overrides, cases=memory, set_model=set_model)
+
+
+def prior_of(pred) -> dict[str, float]:
+    n = max(len(pred.graph.decision_ids), 1)
+    return {p: round(c / n, 5) for p, c in pred.counts.items()}
+
+
+def train_set_model(pred, train_cases, exclude=(), depths=DEPTHS, progress=True):
+    """The pipeline over the training cases (each left out of its own vote), then the set model at the depth whose
+    out-of-fold micro F1 is best; returns (model, training results, {depth: oof F1})."""
+    from legalrag.citepred.evaluate import run_cases
+    from legalrag.citepred.setmodel import SetModel
+
+    results = run_cases(pred, train_cases, progress, desc="training cases")
+    gold, ids = [c.gold for c in train_cases], [c.id for c in train_cases]
+    fits = {d: SetModel.train(results, gold, ids, prior_of(pred), exclude=exclude, depth=d) for d in depths}
+    best = max(depths, key=lambda d: (fits[d].cv["oof_micro_f1"], -d))
+    return fits[best], results, {d: m.cv for d, m in fits.items()}
+
+
+def per_case_f1(sets, gold):
+    from legalrag.evaluation.metrics import set_prf
+
+    return [set_prf(p, g)[2] for p, g in zip(sets, gold)]
+
+
+def paired(a, b, trials=10_000):
+    from legalrag.evaluation.compare import paired_randomization_test, sign_flips
+
+    return paired_randomization_test(a, b, signs=sign_flips(len(a), trials))
+
+
+def rows_table(title, rep):
+    print(f"\n### {title}\n\n| stage | selection | P | R | F1 | macro F1 | mean size |\n|---|---|---|---|---|---|---|")
+    for r in rep.rows:
+        print(f"| {r.stage} | {r.rule} | {r.precision:.3f} | {r.recall:.3f} | {r.f1:.3f} | {r.macro_f1:.3f} | "
+              f"{r.mean_size:.2f} |")
+
+
+def cmd_split(args):
+    from legalrag.citepred.data import load_cases, split_dev_eval
+    from legalrag.citepred.evaluate import calibrate, report, run_cases, stage_sets
+    from legalrag.wiring import open_index
+
+    index = open_index(args.index)
+    train, ev = split_dev_eval(load_cases(DATA / "test.json"), 200)
+    if args.limit:
+        ev = ev[: args.limit]
+    gold = [c.gold for c in ev]
+    out = {"protocol": "train on the first 200 cases by text_id, evaluate on the other 301", "machine": MACHINE,
+           "command": "python " + " ".join(sys.argv), "index": str(args.index), "retriever": args.retriever,
+           "memory": args.memory}
+    # before: the documented configuration
+    base = predictor(index, "bm25", train, "bm25", BASELINE)
+    base_train = run_cases(base, train, True, desc="baseline, training cases")
+    base_rules = calibrate(base_train, [c.gold for c in train])
+    t0 = time.perf_counter()
+    base_res = run_cases(base, ev, True, desc="baseline, evaluation cases")
+    base_rep = report(base_res, gold, base_rules, n_dev=len(train), seconds=time.perf_counter() - t0)
+    rows_table("Before: BM25 first stage, BM25 similar cases, dev-calibrated threshold", base_rep)
+    out["before"] = base_rep.to_dict()
+    # after
+    over = {**BASELINE, "candidates": max(DEPTHS), "case_neighbours": args.case_neighbours,
+            "case_weight": args.case_weight, "retriever": args.retriever}
+    exclude = seen_by_encoder(args.exclude_seen, args.train_queries) if args.exclude_seen else set()
+    out["excluded_from_set_model"] = len(exclude)
+    pred = predictor(index, args.retriever, train, args.memory, over)
+    model, train_res, cv = train_set_model(pred, train, exclude)
+    out["set_model"] = {"depth_cv": {str(d): v for d, v in cv.items()}, "chosen_depth": model.depth,
+                        "rule": model.rule, "threshold": model.threshold}
+    print("set model CV on the training cases:", json.dumps(out["set_model"], indent=1), flush=True)
+    rules = calibrate(train_res, [c.gold for c in train], set_model=True)
+    pred.set_model = model
+    t0 = time.perf_counter()
+    res = run_cases(pred, ev, True, desc="after, evaluation cases")
+    secs = time.perf_counter() - t0
+    rep = report(res, gold, rules, n_dev=len(train), seconds=secs)
+    rows_table(f"After: {args.retriever} first stage, {args.memory} similar cases, learned set", rep)
+    out["after"] = rep.to_dict()
+    sa, sb = stage_sets(res, rules), stage_sets(base_res, base_rules)
+    tests = {}
+    for row in sa:
+        fa, fb = per_case_f1(sa[row], gold), per_case_f1(sb[row], gold)
+        tests[row] = {"macro_f1_after_minus_before": round((sum(fa) - sum(fb)) / len(gold), 4), "p": paired(fa, fb)}
+    fa = per_case_f1(sa["+ learned set"], gold)
+    fb = per_case_f1(sb["+ similar cases"], gold)
+    tests["final after vs final before"] = {"macro_f1_after_minus_before": round((sum(fa) - sum(fb)) / len(gold), 4),
+                                            "p": paired(fa, fb)}
+    out["paired"] = tests
+    print("\n| row | per-case F1 after - before | p |\n|---|---|---|")
+    for row, v in tests.items():
+        print(f"| {row} | {v['macro_f1_after_minus_before']:+.4f} | {v['p']:.4f} |")
+    out["seconds_per_case_after"] = round(secs / len(ev), 4)
+    if args.save_model:
+        from legalrag.citepred.model import save_model
+
+        save_model(args.save_model, pred.rules, pred.graph, pred.config, pred.cases, model)
+        out["saved_model"] = str(args.save_model)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def cmd_folds(args):
+    """5-fold cross-validation over all 501 cases (a different protocol from the paper's)."""
+    from legalrag.citepred.data import load_cases
+    from legalrag.citepred.evaluate import calibrate, report, run_cases, stage_sets
+    from legalrag.citepred.setmodel import fold_of
+    from legalrag.wiring import open_index
+
+    index = open_index(args.index)
+    cases = sorted(load_cases(DATA / "test.json"), key=lambda c: c.id)
+    assign = fold_of([c.id for c in cases], 5)
+    all_sets: dict[str, dict[str, set]] = {"before": {}, "after": {}}
+    over = {**BASELINE, "candidates": max(DEPTHS), "case_neighbours": args.case_neighbours,
+            "case_weight": args.case_weight, "retriever": args.retriever}
+    t_start = time.perf_counter()
+    for f in range(5):
+        train = [c for c in cases if assign[c.id] != f]
+        test = [c for c in cases if assign[c.id] == f]
+        base = predictor(index, "bm25", train, "bm25", BASELINE)
+        base_rules = calibrate(run_cases(base, train), [c.gold for c in train])
+        for c, s in zip(test, stage_sets(run_cases(base, test), base_rules)["+ similar cases"]):
+            all_sets["before"][c.id] = s
+        pred = predictor(index, args.retriever, train, args.memory, over)
+        model, _, _ = train_set_model(pred, train, progress=False)
+        pred.set_model = model
+        res = run_cases(pred, test)
+        for c, r in zip(test, res):
+            all_sets["after"][c.id] = {p for p, s in r.pools["learned-set"].items() if s >= 0.5}
+        print(f"fold {f}: {len(train)} training, {len(test)} test cases; depth {model.depth}, rule {model.rule} "
+              f"{model.threshold}; {time.perf_counter() - t_start:.0f} s", flush=True)
+    from legalrag.evaluation.metrics import micro_prf
+
+    gold = [c.gold for c in cases]
+    out = {"protocol": "5-fold cross-validation over all 501 JuDGE test cases (not the paper's protocol)",
+           "machine": MACHINE, "command": "python " + " ".join(sys.argv), "retriever": args.retriever,
+           "memory": args.memory}
+    for name in ("before", "after"):
+        sets = [all_sets[name][c.id] for c in cases]
+        out[name] = {k: round(v, 4) for k, v in micro_prf(sets, gold).items()}
+        print(f"{name}: micro P/R/F1 {out[name]['precision']:.3f}/{out[name]['recall']:.3f}/{out[name]['f1']:.3f}")
+    fa = per_case_f1([all_sets["after"][c.id] for c in cases], gold)
+    fb = per_case_f1([all_sets["before"][c.id] for c in cases], gold)
+    out["paired_p"] = paired(fa, fb)
+    print(f"paired randomization p (per-case F1, 501 cases): {out['paired_p']:.4f}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("split", "folds"):
+        p = sub.add_parser(name)
+        p.add_argument("--index", type=Path, required=True)
+        p.add_argument("--retriever", required=True, help="index component of the first stage")
+        p.add_argument("--memory", choices=("bm25", "dense", "none"), default="dense",
+                       help="similar cases by BM25, by the first stage's encoder, or none")
+        p.add_argument("--case-neighbours", type=int, default=10)
+        p.add_argument("--case-weight", type=float, default=0.9)
+        p.add_argument("--json", type=Path, default=None)
+        if name == "split":
+            p.add_argument("--exclude-seen", type=Path, default=None,
+                           help="trained encoder directory: its training cases give the set model no rows")
+            p.add_argument("--train-queries", type=Path, default=REPO / "runs" / "judge-split" / "train.jsonl")
+            p.add_argument("--save-model", type=Path, default=None)
+            p.add_argument("--limit", type=int, default=0)
+    args = ap.parse_args()
+    print("machine:", platform.machine(), os.cpu_count(), "cores;", MACHINE, flush=True)
+    {"split": cmd_split, "folds": cmd_folds}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()
