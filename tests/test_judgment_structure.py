@@ -157,3 +157,38 @@ def test_statutory_range_reads_tiers():
     assert statutory_range(STATUTES[0].text) == (1, 120)
     assert statutory_range("处十年以上有期徒刑、无期徒刑或者死刑") == (120, 240)
     assert statutory_range("是自首。") is None
+
+
+def test_encoder_signal_cross_fitted_citation_pool_and_round_trip(tmp_path):
+    """Neighbours and the citation first stage by an encoder, the citation set decision answered out of fold for
+    the training cases, the charge read from the predicted article, and a model directory that names its encoder."""
+    from legalrag.judgment.citesignal import train_cite
+    from legalrag.retrieval.dense import DenseRetriever
+    from legalrag.testing import FakeEncoder
+
+    facts, gold = _cases()
+    labels = label_cases(facts, gold)
+    qrels = tmp_path / "train.jsonl"
+    qrels.write_text("".join(json.dumps({"id": f"q{i}", "cited": c}) + "\n" for i, c in
+                             enumerate([["264", "67", "52"], ["133", "67", "52"], ["264", "52"], ["133", "67"]] * 3)))
+    enc = FakeEncoder()
+    cite = train_cite(STATUTES, labels.cases, train_citations=qrels, retriever=DenseRetriever.build(STATUTES, enc),
+                      encoder=enc)
+    assert set(cite.fold_models) == set(range(5)) and cite.set_model is not None
+    case = labels.cases[0]
+    own = cite.predict_case(case.facts, case.id).pools["learned-set"]
+    fold = cite.fold_of_case[case.id]
+    assert case.id not in cite.fold_models[fold].trained_on  # its fold's set model never learned from it
+    assert case.id in cite.set_model.trained_on
+    model = StructurePredictor(labels.cases, STATUTES, cite=cite, encoder=enc, select=False).train()
+    new = "公诉机关指控：被告人周某在超市盗窃商品，价值人民币5000元。被告人周某如实供述。"
+    s = model.predict(new)
+    assert s.charges[0].name == "盗窃罪" and own and s.prison.value >= 1
+    model.save(tmp_path / "m")
+    names = {p.name for p in (tmp_path / "m").iterdir()}
+    assert {"neighbours.npy", "citepred", "citepred-articles"} <= names
+    assert (tmp_path / "m" / "citepred" / "setmodel" / "spec.json").exists()
+    again = StructurePredictor.load(tmp_path / "m", STATUTES, enc)
+    assert again.predict(new).to_dict() == s.to_dict()
+    with pytest.raises(InputError, match="reads encoder 'fake-hash-encoder'"):
+        StructurePredictor.load(tmp_path / "m", STATUTES)

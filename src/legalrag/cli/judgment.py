@@ -84,6 +84,29 @@ CHECK_CHARGES_HELP = ("Where the structure model is not confident about the char
 MODEL_DIR_HELP = "Structure model directory from `legalrag judgment train` (env LEGALRAG_JUDGMENT_MODEL)."
 
 
+ENCODER_HELP = ("Encoder of a structure model trained on an encoder's signal (default: the spec its manifest records; "
+                "env LEGALRAG_JUDGMENT_ENCODER).")
+
+
+def load_structure(model_dir: Path, law_corpus: Path, encoder: Optional[str] = None):
+    """The structure model with its statutes and, when its manifest names one, the encoder it reads."""
+    import json
+
+    from legalrag.judgment.predict import StructurePredictor
+    from legalrag.judgment.service import load_statutes_file
+
+    statutes = load_statutes_file(law_corpus)
+    man = model_dir / "manifest.json"
+    enc = None
+    if man.exists():
+        meta = json.loads(man.read_text(encoding="utf-8"))
+        if meta.get("encoder"):
+            from legalrag.wiring import make_encoder
+
+            enc = make_encoder(encoder or meta.get("encoder_spec") or meta["encoder"])
+    return StructurePredictor.load(model_dir, statutes, enc)
+
+
 def _need(path: Optional[Path], what: str) -> Path:
     from legalrag.errors import InputError
 
@@ -137,19 +160,18 @@ def predict(
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
     threads: Optional[int] = typer.Option(None, "--threads", help="llama.cpp threads for the embedded model."),
+    encoder: Optional[str] = typer.Option(None, "--encoder", envvar="LEGALRAG_JUDGMENT_ENCODER", help=ENCODER_HELP),
 ) -> None:
     """Predict the structure of the judgment (charges, articles, term, fine, probation) with its evidence, as JSON."""
     from legalrag.errors import InputError
     from legalrag.judgment.draft import read_facts
-    from legalrag.judgment.predict import StructurePredictor
-    from legalrag.judgment.service import load_statutes_file, predict_file
+    from legalrag.judgment.service import predict_file
 
     if (facts is None) == (cases is None):
         raise InputError("pass exactly one of --facts (one case) or --cases (a JSONL file)")
     if not check_charges and (model or endpoint or endpoint_model):
         raise InputError("--model / --endpoint choose the LLM of --check-charges; add --check-charges")
-    predictor = StructurePredictor.load(_need(model_dir, "model directory"),
-                                        load_statutes_file(_need(law_corpus, "statute corpus")))
+    predictor = load_structure(_need(model_dir, "model directory"), _need(law_corpus, "statute corpus"), encoder)
     reader = None
     if check_charges:
         from legalrag.judgment.charge_llm import ChargeReader
@@ -189,6 +211,7 @@ def draft(
     as_json: bool = typer.Option(False, "--json", help="Print the draft, structure and checks as JSON."),
     max_tokens: int = typer.Option(500, "--max-tokens", help="Upper bound on generated tokens."),
     check_charges: bool = typer.Option(False, "--check-charges", help="With --model-dir: " + CHECK_CHARGES_HELP),
+    encoder: Optional[str] = typer.Option(None, "--encoder", envvar="LEGALRAG_JUDGMENT_ENCODER", help=ENCODER_HELP),
 ) -> None:
     """Draft a complete criminal judgment from case facts."""
     from legalrag.errors import InputError
@@ -210,11 +233,9 @@ def draft(
         if as_json:
             print_json(result.to_dict())
         return
-    from legalrag.judgment.predict import StructurePredictor
     from legalrag.judgment.reasoned import ReasonedDrafter
-    from legalrag.judgment.service import load_statutes_file
 
-    predictor = StructurePredictor.load(model_dir, load_statutes_file(_need(law_corpus, "statute corpus")))
+    predictor = load_structure(model_dir, _need(law_corpus, "statute corpus"), encoder)
     from legalrag.judgment.charge_llm import ChargeReader
 
     res = ReasonedDrafter(predictor, llm, max_tokens=min(max_tokens, 500),

@@ -47,13 +47,19 @@ class CaseRows:
     """The labelled cases, their neighbour index and count tables, and the rows built from them for one case.
     ``disabled`` names feature groups (``features.GROUPS``) or signals switched off."""
 
-    def __init__(self, cases: Sequence[LabelledCase], *, cite=None, charge_text=None, disabled: Iterable[str] = ()):
+    def __init__(self, cases: Sequence[LabelledCase], *, cite=None, charge_text=None, disabled: Iterable[str] = (),
+                 encoder=None, neighbour_vectors=None):
         self.cases = {c.id: c for c in cases}
-        self.cite = cite  # a citepred CitationPredictor (or None: no citation-pipeline signal)
+        # a citepred CitationPredictor, or a citepred.crossfit.FoldedCite (labelled cases answered out of fold),
+        # or None: no citation-pipeline signal
+        self.cite = cite
         self.charge_text = charge_text  # a charge_text.ChargeText (or None: no charge-text signal)
         self.disabled = frozenset(disabled)
         self.columns = [c for g, cols in GROUPS.items() if g not in self.disabled for c in cols]
-        self.neighbours = NeighbourIndex(list(self.cases), [c.facts for c in cases])
+        self.encoder = encoder  # similar cases by this encoder's vectors (None: BM25)
+        self.neighbours = NeighbourIndex(list(self.cases), [c.facts for c in cases], encoder=encoder,
+                                         vectors=neighbour_vectors)
+        self.ranges: dict[str, tuple[int, int]] = {}  # statutory ranges by article (set by the predictor)
         self._circ_of = {c.id: self._circ_keys(extract_features(c.facts)) for c in cases}
         self.full = self._build_tables(cases)
         # Training rows read tables counted without their own fold: a leave-one-out count would reveal the
@@ -94,8 +100,11 @@ class CaseRows:
             if self._on("neighbours") else []
         pool: dict[str, float] = {}
         if self.cite is not None and self._on("citepred"):
-            res = self.cite.predict(facts)
+            res = self.cite.predict_case(facts, case_id) if hasattr(self.cite, "predict_case") else \
+                self.cite.predict(facts)
             stage = "co-citation" if "co-citation" in res.pools else (list(res.pools)[-1] if res.pools else None)
+            if getattr(self.cite, "set_model", None) is not None:
+                stage = "learned-set"  # the set decision's scores (>= 0.5: cited)
             pool = dict(res.pools.get(stage, {})) if stage else {}
             for p in res.predictions:
                 pool.setdefault(p.provision, p.score)
@@ -124,6 +133,16 @@ class CaseRows:
         for h in ctx.charge_hits:
             e = cands.setdefault(h.name, {})
             e["text_rank"], e["text_score"] = h.rank, round(h.score, 4)
+        if self._on("citepred"):  # charges whose own article the citation pool predicts
+            t = self._tables(ctx.id)
+            for art in self._predicted_specific(ctx):
+                n_art = t.article_counts.get(art, 0)
+                for ch, row in t.charge_articles.pairs.items():
+                    if n_art >= 2 and row.get(art, 0):
+                        p = row[art] / n_art
+                        e = cands.setdefault(ch, {})
+                        if p > e.get("article_p", 0):
+                            e["article_p"], e["article"] = round(p, 4), art
         if ctx.neighbours:
             votes = vote(ctx.neighbours, {i: self.cases[i].charges for i in self.cases})
             for name, s in votes.items():
@@ -140,10 +159,21 @@ class CaseRows:
         return [float(len(e.get("mentions", []))), float(bool(e.get("first_mention"))),
                 float(e.get("keyword_count", 0)), (kp[0] / n) if kp else 1.0, float(e.get("vote", 0.0)),
                 float("top_neighbour" in e), share(t.charge_counts, t.n, name),
-                float(len(name)), float(e.get("text_rank", 99)), float(e.get("text_score", 0.0))]
+                float(len(name)), float(e.get("text_rank", 99)), float(e.get("text_score", 0.0)),
+                float(e.get("article_p", 0.0))]
 
     CHARGE_COLUMNS = ["mentions", "first_mention", "keyword_count", "keyword_first_pos", "vote", "top_neighbour",
-                      "prior", "name_len", "text_rank", "text_score"]
+                      "prior", "name_len", "text_rank", "text_score", "article_p"]
+
+    @staticmethod
+    def _predicted_specific(ctx: _Context, cut: float = 0.5) -> list[str]:
+        """The specific-part articles (above the general part) the citation pool keeps, best first."""
+        arts = [(s, a) for a, s in ctx.cite_pool.items() if a.isdigit() and int(a) > GENERAL_PART and s >= cut]
+        return [a for _, a in sorted(arts, key=lambda x: (-x[0], int(x[1])))]
+
+    def predicted_range(self, ctx: _Context) -> tuple[str, tuple[int, int]] | None:
+        """The statutory range of the best specific article the citation pool keeps, if it states one."""
+        return next(((a, self.ranges[a]) for a in self._predicted_specific(ctx) if a in self.ranges), None)
 
     # ----------------------------------------------------------------------------------- articles
     def _article_candidates(self, ctx: _Context, charges: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -218,7 +248,7 @@ class CaseRows:
 
     NB_COLUMNS = ["prison_wmean", "prison_median", "prison_top1", "fine_share", "fine_wmean", "probation_share"]
     CH_COLUMNS = ["charge_prison_median", "charge_fine_share", "charge_fine_mean", "charge_probation_share",
-                  "charge_cases", "n_charges"]
+                  "charge_cases", "n_charges", "article_range_lo", "article_range_hi"]
 
     @property
     def number_columns(self) -> list[str]:
@@ -230,6 +260,9 @@ class CaseRows:
         name) or for one defendant (``defendants.local_features``)."""
         nb = self._neighbour_stats(ctx)
         ch = self._charge_stats(charges, ctx.id)
+        rng = self.predicted_range(ctx) if self._on("statutory") else None  # the predicted article's range
+        ch["article_range_lo"] = math.log1p(rng[1][0]) if rng else -1.0
+        ch["article_range_hi"] = math.log1p(rng[1][1]) if rng else -1.0
         d = defendant or {"def_count": float(max(1, len(ctx.defendants))), "def_mention_share": 1.0}
         return ([nb[c] for c in self.NB_COLUMNS] + [ch[c] for c in self.CH_COLUMNS]
                 + [float(d.get(c, 0.0)) for c in DEFENDANT_COLUMNS] + self._case_row(ctx))

@@ -38,6 +38,7 @@ from legalrag.errors import InputError
 from legalrag.judgment.boosting import FOLDS, PARAMS, ROUNDS, cross_fit_threshold, fit, lightgbm, out_of_fold
 from legalrag.judgment.candidates import GENERAL_PART, CaseRows
 from legalrag.judgment.charge_llm import check_charges
+from legalrag.judgment.citesignal import build_cite
 from legalrag.judgment.defendants import defendant_rows
 from legalrag.judgment.features import GROUPS, extract_features
 from legalrag.judgment.labels import LabelledCase
@@ -48,7 +49,8 @@ from legalrag.judgment.signals import charge_mentions, share, statutory_ranges
 from legalrag.judgment.structure import Amount, Scored, Structure
 from legalrag.types import Document
 
-FORMAT = 2  # 2: defendant and charge-text columns, per-model feature groups
+FORMAT = 3  # 2: defendant and charge-text columns, per-model feature groups; 3: article-derived charge and range
+# columns, encoder neighbours, the citation model's memory and set decision
 SIGNALS = ("explicit", "keywords", "neighbours", "citepred", "tables", "statutory", "charge_text")
 SELECTED = ("prison", "fine_present", "fine", "probation", "article")  # models whose feature groups are chosen
 
@@ -57,7 +59,8 @@ class StructurePredictor(CaseRows):
     """Trained with :meth:`train`, saved with :meth:`save`, read back with :meth:`load`."""
 
     def __init__(self, cases: Sequence[LabelledCase], statutes: Sequence[Document], *, cite=None,
-                 disabled: Iterable[str] = (), select: bool = True, per_defendant: bool = True):
+                 disabled: Iterable[str] = (), select: bool = True, per_defendant: bool = True, encoder=None,
+                 neighbour_vectors=None):
         unknown = set(disabled) - set(GROUPS) - set(SIGNALS)
         if unknown:
             raise InputError(f"unknown ablation {sorted(unknown)}; choose from {sorted(GROUPS) + list(SIGNALS)}")
@@ -66,7 +69,8 @@ class StructurePredictor(CaseRows):
         from legalrag.judgment.charge_text import ChargeText
 
         super().__init__(cases, cite=cite, disabled=disabled,
-                         charge_text=ChargeText(statutes) if "charge_text" not in set(disabled) else None)
+                         charge_text=ChargeText(statutes) if "charge_text" not in set(disabled) else None,
+                         encoder=encoder, neighbour_vectors=neighbour_vectors)
         self.statutes = list(statutes)
         self.ranges = statutory_ranges(self.statutes)
         self.models: dict[str, Any] = {}
@@ -236,7 +240,7 @@ class StructurePredictor(CaseRows):
         prison_raw = raws[0]
         each = [max(1, int(round(r))) for r in raws]
         prison_ev = self._contributions("prison", X_def[:1] if self._uses_per_defendant("prison") else X)
-        rng = self._range_for(charges)
+        rng = self._range_for(charges) or self.predicted_range(ctx)
         if rng and self._on("statutory"):
             lo, hi = rng[1]
             clipped = [min(max(m, lo), hi) for m in each]
@@ -316,24 +320,37 @@ class StructurePredictor(CaseRows):
             manifest = {"format": FORMAT, "n_cases": len(self.cases), "disabled": sorted(self.disabled),
                         "columns": self.columns, "thresholds": self.thresholds, "cv_f1": self.cv_f1, "rounds": ROUNDS,
                         "params": PARAMS, "skipped": self.skipped, "uses_citepred": self.cite is not None,
+                        "encoder": self.encoder.model_id if self.encoder is not None else None,
                         "model_groups": {k: list(v) for k, v in self.model_groups.items()},
                         "per_defendant": {"enabled": self.per_defendant_enabled, "models": self.per_defendant},
                         "feature_selection": {"enabled": self.select, "folds": FOLDS, "repeats": REPEATS, "tol": TOL,
                                               "models": self.selection},
                         **(extra or {})}
+            if self.cite is not None and hasattr(self.cite, "describe"):
+                manifest["citepred"] = self.cite.describe()
             (tmp / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
             with (tmp / "cases.jsonl").open("w", encoding="utf-8") as fh:
                 for c in self.cases.values():
                     fh.write(json.dumps({**c.to_dict(), "facts": c.facts}, ensure_ascii=False) + "\n")
             for kind, model in self.models.items():
                 model.save_model(str(tmp / f"{kind}.lgb.txt"))
+            if self.encoder is not None:
+                import numpy as np
+
+                np.save(tmp / "neighbours.npy", self.neighbours.vectors, allow_pickle=False)
             if self.cite is not None:
                 from legalrag.citepred.model import save_model
 
-                save_model(tmp / "citepred", self.cite.rules, self.cite.graph, self.cite.config, None)
+                save_model(tmp / "citepred", self.cite.rules, self.cite.graph, self.cite.config,
+                           getattr(self.cite, "cases", None), getattr(self.cite, "set_model", None))
+                first = self.cite.predictor.retriever if hasattr(self.cite, "predictor") else self.cite.retriever
+                if hasattr(first, "encoder"):  # a dense first stage: keep its article vectors
+                    first.save(tmp / "citepred-articles")
 
     @classmethod
-    def load(cls, path: str | Path, statutes: Sequence[Document]) -> "StructurePredictor":
+    def load(cls, path: str | Path, statutes: Sequence[Document], encoder=None) -> "StructurePredictor":
+        """``encoder``: the encoder the model was trained with, when its manifest names one (neighbours and a
+        dense citation first stage read it)."""
         p = Path(path)
         man_path = p / "manifest.json"
         if not man_path.exists():
@@ -342,6 +359,11 @@ class StructurePredictor(CaseRows):
         man = json.loads(man_path.read_text(encoding="utf-8"))
         if man.get("format") != FORMAT:
             raise InputError(f"model format {man.get('format')} is not {FORMAT}; retrain it", path=str(man_path))
+        wanted = man.get("encoder")
+        if wanted and (encoder is None or encoder.model_id != wanted):
+            got = "none" if encoder is None else repr(encoder.model_id)
+            raise InputError(f"this structure model reads encoder {wanted!r} (got {got}); pass --encoder with that "
+                             "encoder's directory", path=str(man_path))
         cases = []
         from legalrag.io import read_jsonl
 
@@ -351,9 +373,16 @@ class StructurePredictor(CaseRows):
                                       tuple(tuple(d) for d in r.get("defendants", ()))))
         cite = None
         if man.get("uses_citepred") and (p / "citepred").is_dir():
-            cite = build_cite(statutes, model_dir=p / "citepred")
+            cite = build_cite(statutes, model_dir=p / "citepred", encoder=encoder,
+                              articles_dir=p / "citepred-articles")
+        vectors = None
+        if wanted:
+            import numpy as np
+
+            vectors = np.load(p / "neighbours.npy", allow_pickle=False)
         self = cls(cases, statutes, cite=cite, disabled=man.get("disabled", ()),
-                   select=man.get("feature_selection", {}).get("enabled", False))
+                   select=man.get("feature_selection", {}).get("enabled", False), encoder=encoder if wanted else None,
+                   neighbour_vectors=vectors)
         self.model_groups = {k: tuple(v) for k, v in man.get("model_groups", {}).items()}
         self.selection = man.get("feature_selection", {}).get("models", {})
         self.per_defendant = man.get("per_defendant", {}).get("models", {})
@@ -365,18 +394,3 @@ class StructurePredictor(CaseRows):
         self.skipped = [tuple(s) for s in man.get("skipped", [])]
         return self
 
-
-def build_cite(statutes: Sequence[Document], *, train_citations: str | Path | None = None,
-               model_dir: str | Path | None = None):
-    """The citation-prediction pipeline (retrieval, rules, co-citation; no LLM, no case memory: the structure
-    model votes with its own neighbours) over ``statutes``, from training citation sets or a saved model."""
-    from legalrag.citepred.model import resolve_parts
-    from legalrag.citepred.pipeline import CitationPredictor
-    from legalrag.retrieval.bm25 import BM25Retriever
-    from legalrag.retrieval.tokenize import tokenizer_for
-
-    rules, graph, config = resolve_parts(train_citations=train_citations, model_dir=model_dir,
-                                         overrides={"core_k": 2, "prior_weight": 2.0, "use_cases": False}
-                                         if model_dir is None else None)
-    retriever = BM25Retriever.from_documents(list(statutes), tokenizer_for("zh"))
-    return CitationPredictor(statutes, retriever, rules, graph, config=config)

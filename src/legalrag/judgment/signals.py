@@ -118,6 +118,9 @@ def keyword_hits(facts: str) -> dict[str, list[int]]:
 
 # -------------------------------------------------------------------------------------- similar cases
 
+DENSE_CHARS = 600  # the facts an encoder reads (the citation pipeline's query length: one vector cache entry)
+DENSE_TAU = 0.05
+
 @dataclass(frozen=True)
 class Neighbour:
     id: str
@@ -125,9 +128,21 @@ class Neighbour:
 
 
 class NeighbourIndex:
-    """BM25 over the labelled cases' facts; a case is never its own neighbour."""
+    """The labelled cases nearest to some facts: BM25 over their facts or, with an ``encoder``, the cosine of its
+    query vectors (facts cut to ``DENSE_CHARS``; weight ``exp((cos - cos_best) / DENSE_TAU)``). A case is never
+    its own neighbour. ``vectors`` (the cases' query vectors, in ``ids`` order) spare re-encoding a saved model."""
 
-    def __init__(self, ids: Sequence[str], facts: Sequence[str], max_chars: int = 1500):
+    def __init__(self, ids: Sequence[str], facts: Sequence[str], max_chars: int = 1500, encoder=None, vectors=None):
+        self.encoder = encoder
+        self.ids = list(ids)
+        if encoder is not None:
+            import numpy as np
+
+            self.max_chars = DENSE_CHARS
+            self.facts = {i: f[:DENSE_CHARS] for i, f in zip(ids, facts)}
+            self.vectors = np.asarray(vectors if vectors is not None else
+                                      encoder.encode_queries([self.facts[i] for i in self.ids]), dtype=np.float32)
+            return
         from legalrag.retrieval.bm25 import BM25Retriever
         from legalrag.retrieval.tokenize import tokenizer_for
 
@@ -139,12 +154,27 @@ class NeighbourIndex:
     def search(self, facts: str, k: int = 10, exclude: Iterable[str] = ()) -> list[Neighbour]:
         query = facts[: self.max_chars]
         skip = set(exclude)
+        if self.encoder is not None:
+            return self._dense(query, k, skip)
         hits = [h for h in self.retriever.retrieve(query, k=k + len(skip) + 1)
                 if h.id not in skip and self.facts[h.id] != query and h.score > 0][:k]
         if not hits:
             return []
         top = hits[0].score
         return [Neighbour(h.id, h.score / top) for h in hits]
+
+    def _dense(self, query: str, k: int, skip: set) -> list[Neighbour]:
+        import math
+
+        import numpy as np
+
+        cos = self.vectors @ np.asarray(self.encoder.encode_queries([query]), dtype=np.float32)[0]
+        order = [int(j) for j in np.argsort(-cos, kind="stable")
+                 if self.ids[j] not in skip and self.facts[self.ids[j]] != query][:k]
+        if not order:
+            return []
+        best = float(cos[order[0]])
+        return [Neighbour(self.ids[j], math.exp((float(cos[j]) - best) / DENSE_TAU)) for j in order]
 
 
 def vote(neighbours: Sequence[Neighbour], labels: Mapping[str, Iterable]) -> dict:

@@ -1,0 +1,56 @@
+"""The citation-prediction signal of the structure predictor: the pipeline read back from a model directory or
+built from training citation sets (:func:`build_cite`), or trained on the structure model's own labelled cases
+with a dense first stage, similar cases and a set decision answered out of fold (:func:`train_cite`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Collection, Sequence
+
+from legalrag.types import Document
+def build_cite(statutes: Sequence[Document], *, train_citations: str | Path | None = None,
+               model_dir: str | Path | None = None, encoder=None, articles_dir: str | Path | None = None):
+    """The citation-prediction pipeline over ``statutes`` (no LLM), from training citation sets (retrieval, rules,
+    co-citation; no case memory: the structure model votes with its own neighbours) or a saved model (with the
+    memory and set decision it holds; a dense first stage is read from ``articles_dir`` with ``encoder``)."""
+    from legalrag.citepred.model import load_case_memory, load_set_model, resolve_parts
+    from legalrag.citepred.pipeline import CitationPredictor
+    from legalrag.retrieval.bm25 import BM25Retriever
+    from legalrag.retrieval.tokenize import tokenizer_for
+
+    rules, graph, config = resolve_parts(train_citations=train_citations, model_dir=model_dir,
+                                         overrides={"core_k": 2, "prior_weight": 2.0, "use_cases": False}
+                                         if model_dir is None else None)
+    if articles_dir is not None and Path(articles_dir).is_dir():
+        from legalrag.retrieval.dense import DenseRetriever
+
+        retriever = DenseRetriever.load(articles_dir, list(statutes), encoder)
+    else:
+        retriever = BM25Retriever.from_documents(list(statutes), tokenizer_for("zh"))
+    cases = load_case_memory(model_dir, encoder) if model_dir is not None else None
+    set_model = load_set_model(model_dir) if model_dir is not None else None
+    return CitationPredictor(statutes, retriever, rules, graph, config=config, cases=cases, set_model=set_model)
+
+
+def train_cite(statutes: Sequence[Document], cases, *, train_citations: str | Path, retriever=None, encoder=None,
+               exclude: Collection[str] = (), depth: int | None = 20, progress: bool = False):
+    """A :class:`~legalrag.citepred.crossfit.FoldedCite` over the labelled ``cases`` (``LabelledCase``: their
+    judgments' articles are the gold): the first stage is ``retriever`` (e.g. a dense component of an index; BM25
+    over ``statutes`` when None), the similar cases are searched by ``encoder`` (BM25 when None), and the set
+    decision is cross-fitted (``exclude``: cases whose rows it must not learn from, such as those the encoder
+    was trained on)."""
+    from legalrag.citepred.cases import CaseMemory
+    from legalrag.citepred.crossfit import FoldedCite
+    from legalrag.citepred.data import Case
+    from legalrag.citepred.model import resolve_parts
+    from legalrag.citepred.pipeline import CitationPredictor
+    from legalrag.retrieval.bm25 import BM25Retriever
+    from legalrag.retrieval.tokenize import tokenizer_for
+
+    labelled = [Case(c.id, c.facts.strip(), frozenset(str(a) for a in c.articles)) for c in cases if c.articles]
+    rules, graph, config = resolve_parts(train_citations=train_citations, overrides={
+        "core_k": 2, "prior_weight": 2.0, "candidates": max(depth or 30, 30), "rerank_top": 0})
+    memory = CaseMemory.build(labelled, encoder=encoder, max_chars=600 if encoder is not None else 1500)
+    first = retriever if retriever is not None else BM25Retriever.from_documents(list(statutes), tokenizer_for("zh"))
+    predictor = CitationPredictor(statutes, first, rules, graph, config=config, cases=memory)
+    return FoldedCite.train(predictor, labelled, exclude=exclude, depth=depth, progress=progress)
