@@ -35,14 +35,10 @@ def _subprocess_seconds(code: str, reps: int = 3) -> float:
 
 
 def _messages(question, hits, lang):
-    """The ask prompt as `legalrag ask` builds it (evidence selection when this checkout has it)."""
-    import legalrag.answer as answer
+    """The answer prompt as `legalrag ask` builds it (the answer engine's defaults)."""
+    from legalrag.engine import build_messages
 
-    if hasattr(answer, "build_messages"):
-        return answer.build_messages(question, hits, lang=lang)[0]
-    from legalrag.prompts import load_prompt
-
-    return load_prompt("ask").render(question=question, sources=answer.format_sources(hits, 600), language=lang)
+    return build_messages(question, hits, lang=lang)[0]
 
 
 def main() -> None:

@@ -8,9 +8,10 @@ import pytest
 from http_app import serve_app
 from typer.testing import CliRunner
 
-from legalrag.answer import answer_question, answer_to_dict, resolver_for
+from legalrag.answer import answer_question, resolver_for
 from legalrag.cli._answer_output import print_answer
 from legalrag.cli.apps import app
+from legalrag.serialize import answer_to_dict
 from legalrag.types import Answer
 
 runner = CliRunner()
@@ -37,7 +38,7 @@ def test_flags_unresolved_and_unretrieved(sample_index):
             "《中华人民共和国劳动合同法》第九百九十九条也有规定。")
     cits = tuple(check_citations(text, resolver_for(sample_index), [retrieved[0].id]))
     answer = Answer(text=text, citations=cits, timings={"retrieval_s": 0.1, "generation_s": 1.0})
-    d = answer_to_dict("q", answer, model="m")
+    d = answer_to_dict(answer, model="m")
     assert [(c["resolved"], c["in_retrieved"]) for c in d["citations"]] == [(True, True), (True, False),
                                                                            (False, False)]
     assert d["citations"][1]["document_id"] == other.id and d["citations"][1]["document_text"] == other.text
@@ -64,6 +65,8 @@ def test_answer_with_the_real_model(sample_index, small_llm):
     assert answer.text and len(answer.hits) == 3
     assert {"retrieval_s", "generation_s", "citation_check_s"} <= set(answer.timings)
     assert [s.action for s in answer.steps][0] == "retrieve" and answer.steps[-1].action == "check_citations"
+    assert answer.usage.calls == 1 and answer.usage.prompt_tokens > 0 and answer.usage.completion_tokens > 0
+    assert answer.seconds > 0 and answer.timings["ttft_s"] <= answer.timings["total_s"]
     for c in answer.citations:  # whatever it cited is checked and reported, resolved or not
         assert c.resolved == (c.document_id is not None)
 
@@ -85,9 +88,9 @@ def test_cli_json_through_an_endpoint(sample_index, endpoint, tmp_path, monkeypa
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["answer"] and len(out["retrieved"]) == 2 and out["model"].startswith("small@")
-    assert set(out["timings"]) >= {"retrieval_s", "generation_s"} and not out["usage"]["cached"]
+    assert set(out["timings"]) >= {"retrieval_s", "generation_s"} and not out["usage"]["cached_calls"]
     again = json.loads(runner.invoke(app, args).output)  # temperature 0: the second run is a cache hit
-    assert again["usage"]["cached"] and again["answer"] == out["answer"]
+    assert again["usage"]["cached_calls"] == 1 and again["answer"] == out["answer"]
     res = runner.invoke(app, args[:-1] + ["--no-cache"])  # human output: the answer streams, then the check
     assert res.exit_code == 0, res.output
     check = max(res.output.find("Citations checked"), res.output.find("cites no article"))

@@ -90,15 +90,17 @@ def test_consultation_selects_evidence_within_the_budget_and_checks_whole_articl
     _consultation(whole, evidence_tokens=None).ask("公司没和我签书面劳动合同，能要二倍工资吗？")
     answer = _consultation(cut, evidence_tokens=130).ask("公司没和我签书面劳动合同，能要二倍工资吗？")
     old, new = whole.last_prompt(), cut.last_prompt()
-    # None keeps the old prompt: every article whole (400 characters at most), its title under its name
-    assert f"[1] 《中华人民共和国劳动合同法》第八十二条\n中华人民共和国劳动合同法第八十二条\n{' '.join(ART_82.split())}" in old
+    # None gives whole articles (600 characters at most), as `ask` does: the same engine builds both prompts
+    assert f"[1] 《中华人民共和国劳动合同法》第八十二条\n{' '.join(ART_82.split())}" in old
     assert len(new) < len(old) and ART_82 not in new
     # the best-ranked article keeps its name and its best clause (the one about not signing a written contract)
     assert ("[1] 《中华人民共和国劳动合同法》第八十二条\n用人单位自用工之日起超过一个月不满一年未与劳动者订立书面劳动合同的，"
             "应当向劳动者每月支付二倍的工资。…") in new
     step = next(s for s in answer.steps if s.action == "select_evidence")
     assert step.input["budget"] == 130 and step.output["tokens"] <= 130 and step.output["kept"][0] == "82"
-    assert [s.action for s in answer.steps] == ["last", "retrieve", "select_evidence", "generate"]
+    assert [s.action for s in answer.steps] == ["last", "retrieve", "select_evidence", "generate",
+                                                "check_citations"]
+    assert answer.usage.calls == 1 and answer.timings["total_s"] >= answer.timings["generation_s"] > 0
     # the citation is checked against the corpus and the retrieved list, not against what the prompt showed
     assert [(c.resolved, c.in_retrieved) for c in answer.citations] == [(True, True)]
 
@@ -108,7 +110,7 @@ def test_consultation_prompt_keeps_instructions_first_and_history_before_the_evi
 
     llm = ScriptedLLM([CITING_39])
     consultation = _consultation(llm)  # the library default budget, as `ask`
-    assert consultation.evidence_tokens == 400
+    assert consultation.engine.settings.evidence_tokens == 400
     consultation.ask("试用期里被辞退合法吗？")
     consultation.ask("那公司不签合同呢？")
     first, second = llm.requests

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from legalrag.answer import answer_question, answer_to_dict, build_messages
+from legalrag.answer import answer_question
+from legalrag.engine import AnswerSettings, build_messages
+from legalrag.serialize import answer_to_dict
 from legalrag.errors import InputError
 from legalrag.evidence import GAP, format_evidence, select_evidence, split_clauses
 from legalrag.llm.tokens import estimate_message_tokens, estimate_tokens
@@ -87,7 +89,8 @@ def test_long_best_clause_is_cut_not_dropped():
 
 def test_question_longer_than_the_context_is_cut_with_a_note():
     question = "公司不签劳动合同怎么办？" * 200
-    messages, steps = build_messages(question, HITS, lang="zh", evidence_tokens=300, n_ctx=512, max_tokens=64)
+    messages, steps = build_messages(question, HITS, lang="zh", n_ctx=512,
+                                     settings=AnswerSettings(evidence_tokens=300, max_tokens=64))
     assert estimate_message_tokens(messages) + 64 <= 512
     assert steps[0].action == "cut_question" and "question was cut" in steps[0].output
 
@@ -99,10 +102,11 @@ def test_ask_selects_evidence_streams_and_reports_ttft():
     answer = answer_question("不签书面劳动合同能要二倍工资吗？", index=TinyIndex(), llm=llm, search=lambda q, k: HITS,
                              evidence_tokens=60, on_text=pieces.append)
     prompt = llm.last_prompt()
-    assert "《劳动合同法》第八十二条" in prompt and len(prompt) < sum(len(h.document.text) for h in HITS)
+    evidence = prompt.split("可用的法条：")[1].split("问题：")[0]
+    assert "《劳动合同法》第八十二条" in evidence and len(evidence) < sum(len(h.document.text) for h in HITS)
     assert prompt.index("问题：") > prompt.index("[1]")  # variable parts last: evidence, then the question
     assert pieces == [answer.text]
-    d = answer_to_dict("q", answer)
+    d = answer_to_dict(answer)
     assert d["timings"]["ttft_s"] <= d["timings"]["total_s"]
     assert [s.action for s in answer.steps] == ["retrieve", "select_evidence", "generate", "check_citations"]
     assert [(c.resolved, c.in_retrieved) for c in answer.citations] == [(True, True)]

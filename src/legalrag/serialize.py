@@ -73,3 +73,36 @@ def response_to_dict(result: Response, *, hit_text: bool = False, **extra: Any) 
             "sources": [hit_to_dict(h, text=hit_text) for h in result.sources],
             "steps": [step_to_dict(s) for s in result.steps], "usage": result.usage.to_dict(),
             "timings": {k: round(float(v), 3) for k, v in result.timings.items()}, **extra}
+
+
+def answer_to_dict(answer: Response, *, model: str = "", llm: str = "", query: str | None = None,
+                   notes: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+    """The one JSON shape of an answer (``ask --json``, ``chat``, ``POST /ask``, ``POST /consult``): the shared
+    response fields, the answer under ``answer`` too, the model and how it was reached (``llm``: in-process or
+    the address of a local model server), the retrieval query, and the counts a reader checks first."""
+    from legalrag.answer import answer_notes
+
+    out = response_to_dict(answer, hit_text=True)
+    out.update(answer=answer.text, query=query if query is not None else answer.question, model=model, llm=llm,
+               notes=notes if notes is not None else answer_notes(answer),
+               not_retrieved=sum(c.resolved and not c.in_retrieved for c in answer.citations))
+    out["citations"] = [{**citation_to_dict(c), "reason": reason_code(c)} for c in answer.citations]
+    out["retrieved"] = out.pop("sources")
+    out.update(extra)
+    return out
+
+
+# Why a citation did not resolve, as a code pages and scripts can translate; matched against the notes that
+# ``citations.resolve.Resolution.message`` and the injection guard write.
+REASONS = (("no law title is given", "no_law"), ("is not in the corpus", "unknown_law"),
+           ("may mean any of", "ambiguous_law"), ("several documents differ", "ambiguous_article"),
+           ("has no article", "unknown_article"), ("no article of this number", "unknown_article"),
+           ("no such provision", "unknown_article"), ("instruction hidden in source", "injection"),
+           ("addressed to the model", "injection"))
+
+
+def reason_code(c: Citation) -> str | None:
+    if c.resolved and "addressed to the model" not in (c.note or ""):
+        return None
+    note = c.note or ""
+    return next((code for text, code in REASONS if text in note), "unknown_article" if not note else "other")

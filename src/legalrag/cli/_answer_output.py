@@ -31,7 +31,8 @@ class TerminalStream:
         return self.text.strip() == final.strip()
 
 
-def print_answer(answer: Answer, console: Any = None, show_text: bool = True) -> None:
+def print_answer(answer: Answer, console: Any = None, show_text: bool = True, route: str = "",
+                 note: str = "") -> None:
     """Human output: the answer (unless it was already streamed), then each citation flagged OK / NOT
     RETRIEVED / UNRESOLVED."""
     from rich.console import Console
@@ -56,13 +57,14 @@ def print_answer(answer: Answer, console: Any = None, show_text: bool = True) ->
             else:
                 console.print(f"  [green]OK[/green]             {name} -> {escape(c.document_id or '')}",
                               highlight=False)
-    for note in answer_notes(answer):
-        console.print(f"[yellow]Note: {escape(note)}[/yellow]", highlight=False)
+    for line in answer_notes(answer) + ([note] if note else []):
+        console.print(f"[yellow]Note: {escape(line)}[/yellow]", highlight=False)
     t = answer.timings
     console.print(f"[dim]retrieval {t.get('retrieval_s', 0):.2f} s, first token after {t.get('ttft_s', 0):.2f} s, "
                   f"generation {t.get('generation_s', 0):.2f} s "
-                  f"({int(t.get('completion_tokens', 0))} tokens{', cached' if t.get('cached') else ''}), "
-                  f"citation check {t.get('citation_check_s', 0):.2f} s[/dim]")
+                  f"({answer.usage.completion_tokens} tokens{', cached' if answer.usage.cached_calls else ''}), "
+                  f"citation check {t.get('citation_check_s', 0):.2f} s"
+                  f"{'; model: ' + escape(route) if route else ''}[/dim]")
 
 
 def demo_answer(question: str, index: Any, hits: Sequence[Hit], console: Any, llm: LLM,

@@ -1,9 +1,9 @@
 """`legalrag chat --index DIR`: a multi-turn legal consultation in the terminal.
 
-Each turn: the conversation processor turns the dialogue into a query, the index is searched, and the model
-answers from the retrieved articles (each cut to the clauses that match the query, within --evidence-tokens);
-citations in the answer are checked against the corpus and unresolved ones are flagged. Type /exit (or end
-the input) to stop, /reset to start a new consultation.
+Each turn: the conversation processor turns the dialogue into a query, and the answer engine
+(:mod:`legalrag.engine`) retrieves, answers with the earlier turns as history, and checks every citation
+against the corpus (unresolved ones are flagged). Type /exit (or end the input) to stop, /reset to start a new
+consultation. The model is the local model server when one is up (`legalrag llm start`), else the embedded one.
 """
 
 from __future__ import annotations
@@ -14,45 +14,56 @@ from typing import Optional
 
 import typer
 
-from legalrag.answer import DEFAULT_EVIDENCE_TOKENS
 from legalrag.cli._answer_output import TerminalStream
 from legalrag.cli.apps import app
-from legalrag.cli.common import EndpointModelOption, EndpointOption, ModelOption, root
-from legalrag.conversation import ProcessorName
+from legalrag.cli.ask import LocalOption, StyleOption
+from legalrag.cli.common import EndpointModelOption, EndpointOption, ModelOption, ThreadsOption, root
+from legalrag.conversation import DEFAULT_PROCESSOR, PROCESSORS, ProcessorName
 
 
 @app.command("chat")
 def chat(
     ctx: typer.Context,
-    index: Path = typer.Option(..., "--index", help="Index directory."),
-    k: int = typer.Option(5, "--k", min=1, help="Articles retrieved per turn."),
-    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the first built)."),
-    processor: ProcessorName = typer.Option(ProcessorName.REWRITE, "--processor",
-                                        help="How the dialogue becomes a query: rewrite, last, all_questions, "
-                                             "full_context."),
+    index: Optional[Path] = typer.Option(None, "--index", help="Index directory (default: the saved index.path, "
+                                         "else the bundled demo sample)."),
+    k: Optional[int] = typer.Option(None, "--k", min=1, help="Articles retrieved per turn (default: the answer "
+                                    "engine's, 6)."),
+    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the index's "
+                                            "strongest)."),
+    processor: ProcessorName = typer.Option(ProcessorName(DEFAULT_PROCESSOR), "--processor",
+                                  help=f"How the dialogue becomes a query: {', '.join(PROCESSORS)} (default: the "
+                                  "one that measured best; rewrite costs an LLM call per turn)."),
     model: ModelOption = None,
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
-    max_tokens: int = typer.Option(400, "--max-tokens", min=16, help="Longest answer, in tokens."),
-    evidence_tokens: int = typer.Option(DEFAULT_EVIDENCE_TOKENS, "--evidence-tokens", min=0,
-                                        help="Token budget for the retrieved articles in each answer prompt: each is "
-                                             "cut to the clauses matching the query (0: whole articles, 400 "
-                                             "characters each)."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=16, help="Longest answer, in tokens "
+                                             "(default 512)."),
+    style: Optional[str] = StyleOption,
+    evidence_tokens: Optional[int] = typer.Option(None, "--evidence-tokens", min=0,
+                                                  help="Token budget for the retrieved articles in each answer "
+                                                  "prompt (default 400; 0: whole articles)."),
+    local: bool = LocalOption,
+    as_json: bool = typer.Option(False, "--json", help="Print each turn as one line of JSON (the shape of `ask "
+                                 "--json` and POST /consult) instead of text."),
+    threads: ThreadsOption = None,
 ) -> None:
     """Hold a multi-turn consultation: retrieval each turn, answers with checked citations."""
-    from legalrag.conversation import Consultation
-    from legalrag.retrieval.pipeline import build_pipeline
+    from dataclasses import replace
 
-    idx = root(ctx).open_index(index)
-    pipe = build_pipeline(idx, retriever=retriever)
-    lang = idx.manifest.get("lang", "zh")
-    llm = root(ctx).make_llm(model, endpoint, endpoint_model)
-    consultation = Consultation(lambda q, n: pipe.search(q, k=n), llm, documents=idx.documents, processor=processor.value,
-                                k=k, lang=lang if lang in ("zh", "en") else "zh", max_tokens=max_tokens,
-                                evidence_tokens=evidence_tokens or None)
-    typer.echo("Ask a legal question (/reset starts over, /exit quits).")
+    from legalrag.conversation import Consultation
+    from legalrag.engine import DEFAULTS, AnswerEngine
+    idx = root(ctx).open_index_or_demo(index, threads=threads)
+    llm = root(ctx).make_answer_llm(model, endpoint, endpoint_model, threads=threads, local=local)
+    settings = DEFAULTS.but(k=k, max_tokens=max_tokens, style=style)
+    if evidence_tokens is not None:
+        settings = replace(settings, evidence_tokens=evidence_tokens or None)
+    engine = AnswerEngine.from_index(idx, llm, retriever=retriever, settings=settings)
+    consultation = Consultation(engine=engine, processor=processor.value)
+    if not as_json:
+        typer.echo("Ask a legal question (/reset starts over, /exit quits).")
     while True:
-        typer.echo("> ", nl=False)
+        if not as_json:
+            typer.echo("> ", nl=False)
         line = sys.stdin.readline()
         if not line:
             typer.echo("")
@@ -64,8 +75,20 @@ def chat(
             break
         if question == "/reset":
             consultation.turns.clear()
-            typer.echo("(new consultation)")
+            if not as_json:
+                typer.echo("(new consultation)")
             continue
+        if as_json:
+            import json
+
+            from legalrag.serialize import answer_to_dict
+
+            queries: list[str] = []
+            answer = consultation.ask(question, on_query=queries.append)
+            typer.echo(json.dumps(answer_to_dict(answer, model=llm.model_id, llm=getattr(llm, "route", "in-process"),
+                                                 query=queries[-1], processor=processor.value), ensure_ascii=False))
+            continue
+
         def on_query(query: str, question: str = question) -> None:  # before the answer starts to stream
             if query != question:
                 typer.echo(f"[query] {query}")
@@ -79,9 +102,12 @@ def chat(
             typer.echo("Sources: " + "; ".join(f"[{i}] {h.document.title or h.id}" for i, h in enumerate(answer.hits, 1)))
         for c in answer.citations:
             if not c.resolved:
-                mark = "UNRESOLVED: not in the corpus"
+                mark = "UNRESOLVED: not in the corpus" + (f" ({c.note})" if c.note else "")
             elif not c.in_retrieved:
                 mark = "in the corpus, but not among the retrieved sources"
             else:
                 mark = "verified"
             typer.echo(f"  citation {c.text} -> {mark}")
+        u = answer.usage
+        typer.echo(f"  [{answer.timings.get('total_s', 0):.1f} s, {u.calls} model call(s), {u.completion_tokens} "
+                   f"tokens; model: {getattr(llm, 'route', 'in-process')}]")

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from legalrag.consultation.data import ConsultTurn
 from legalrag.errors import InputError
-from legalrag.llm.base import LLM, ChatRequest
+from legalrag.llm.base import LLM
 from legalrag.types import Document, Hit, Response, Usage
 
 
@@ -62,75 +62,81 @@ def history_text(history: Sequence[Any], max_chars: int = 1500) -> str:
     return full_context(history, "zh", max_chars) if history else "（无，这是第一个问题）"
 
 
-def article_text(doc: Document, max_chars: int = 400) -> str:
-    from legalrag.citations import citation_label
+def _settings(k: int | None, max_tokens: int | None, history_chars: int | None, article_chars: int | None,
+              evidence_tokens: int | None | object) -> Any:
+    """The answer engine's defaults with what the caller set; ``article_chars`` alone means whole articles cut
+    at that many characters (the LexRAG setup), as ``evidence_tokens=None`` does."""
+    from dataclasses import replace
 
-    text = " ".join(doc.text.split())
-    if len(text) > max_chars:
-        text = text[:max_chars] + "…"
-    return f"{citation_label(doc)}：{text}"
+    from legalrag.engine import DEFAULTS
 
-
-def evidence_text(query: str, docs: Sequence[Document], budget: int) -> str:
-    """The articles cut to the clauses that best match ``query`` within ``budget`` tokens, as ``ask`` and a
-    consultation put them in the prompt (:mod:`legalrag.evidence`), under the same titles as ``sources_text``."""
-    from legalrag.evidence import prompt_evidence
-
-    hits = [Hit(document=d, score=0.0, rank=i) for i, d in enumerate(docs, 1)]
-    return prompt_evidence(query, hits, budget=budget, lang="zh", agent="generate")[0]
-
-
-def sources_text(docs: Sequence[Document], max_chars: int = 400) -> str:
-    return "\n".join(f"[{i}] {article_text(d, max_chars)}" for i, d in enumerate(docs, 1))
+    s = DEFAULTS.but(k=k, max_tokens=max_tokens, history_chars=history_chars, max_article_chars=article_chars)
+    if evidence_tokens is not ...:
+        s = replace(s, evidence_tokens=evidence_tokens)
+    elif article_chars is not None:
+        s = replace(s, evidence_tokens=None)
+    return s
 
 
 def generate_answer(llm: LLM, turn: ConsultTurn, setting: Setting, documents: Sequence[Document] = (), *,
-                    context: str = "", max_tokens: int = 300, history_chars: int = 1500, article_chars: int = 400,
-                    evidence_tokens: int | None = None, query: str = "",
+                    context: str = "", query: str = "", engine: Any = None, answer_settings: Any = None,
                     seconds_before: Mapping[str, float] | None = None, note: str = "") -> ConsultationResponse:
-    """One answer: the prompt ``consultation_generate_zh`` with the history, the question and the articles
-    (none in zero-shot; ``context`` is raw article text used when there are no documents). Each article is
-    cut to its first ``article_chars`` characters, or, with ``evidence_tokens``, all of them together to the
-    clauses that best match ``query`` (default: the question) within that many tokens."""
-    from legalrag.prompts import load_prompt
+    """One answer by the answer engine (:mod:`legalrag.engine`) with the turn's history, the question and the
+    articles (none in zero-shot; ``context`` is raw article text used when there are no documents). Evidence
+    is selected against ``query`` (default: the question)."""
+    from legalrag.engine import DEFAULTS, AnswerEngine
 
     if setting is not Setting.ZERO_SHOT and not documents and not context:
         raise InputError(f"turn {turn.id}: the {setting.value} setting needs articles, and none were given")
     if setting is Setting.ZERO_SHOT:
-        sources = ""
-    elif evidence_tokens is not None and documents:
-        sources = evidence_text(query or turn.question, documents, evidence_tokens)
-    else:
-        sources = sources_text(documents, article_chars) or context
-    messages = load_prompt("consultation_generate_zh").render(
-        history=history_text(turn.history, history_chars), question=turn.question, sources=sources)
-    t0 = time.perf_counter()
-    result = llm.chat(ChatRequest(messages=tuple(messages), max_tokens=max_tokens, temperature=0.0))
-    seconds = time.perf_counter() - t0
-    # model_seconds: what the call cost when it ran (kept by the call cache), so a resumed run still reports it
-    timings = {**(seconds_before or {}), "generation": seconds, "model_seconds": call_seconds(result, seconds)}
-    return ConsultationResponse(question=turn.question, text=result.text.strip(), usage=Usage.of(result, seconds),
-                                timings=timings, turn_id=turn.id, turn=turn.turn, setting=setting.value,
-                                article_ids=tuple(d.id for d in documents), note=note)
+        documents = ()
+    elif not documents:  # the gold's own text, when the gold did not resolve to a corpus article
+        documents = (Document(id=f"{turn.id}:article_context", text=context, title="article_context"),)
+    hits = [Hit(document=d, score=0.0, rank=i) for i, d in enumerate(documents, 1)]
+    if engine is None:
+        from legalrag.citations import CitationResolver
+
+        docs = list(documents)
+        engine = AnswerEngine(llm, resolver=lambda: CitationResolver.from_documents(docs), lang="zh",
+                              settings=answer_settings or DEFAULTS)
+    answer = engine.answer(turn.question, history=turn.history, hits=hits, query=query or None,
+                           settings=answer_settings)
+    t = answer.timings
+    timings = {**(seconds_before or {}), **t, "generation": t.get("generation_s", 0.0),
+               "model_seconds": answer.usage.saved_seconds if answer.usage.cached_calls else answer.usage.seconds}
+    return ConsultationResponse(question=turn.question, text=answer.text, citations=answer.citations,
+                                sources=answer.sources, steps=answer.steps, usage=answer.usage, timings=timings,
+                                turn_id=turn.id, turn=turn.turn, setting=setting.value,
+                                article_ids=tuple(h.id for h in answer.sources if not h.id.endswith(":article_context")),
+                                note=note)
 
 
 def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Setting], *,
                    documents: Mapping[str, Document] | Callable[[str], Document] | None = None,
                    search: Callable[[str, int], list[Hit]] | None = None, processor: Callable | None = None,
-                   k: int = 5, max_tokens: int = 300, history_chars: int = 1500, article_chars: int = 400,
-                   evidence_tokens: int | None = None, progress: bool = False) -> list[ConsultationResponse]:
-    """Every turn in every setting. ``search`` (with ``processor`` to build the query, default the last
-    question) serves the retriever setting; ``documents`` (id -> Document) serves the reference setting.
-    ``evidence_tokens``: select evidence from the articles against the processed query instead of cutting
-    each to ``article_chars``."""
+                   k: int | None = None, max_tokens: int | None = None, history_chars: int | None = None,
+                   article_chars: int | None = None, evidence_tokens: int | None | object = ...,
+                   resolver: Any = None, progress: bool = False) -> list[ConsultationResponse]:
+    """Every turn in every setting, each answered by one answer engine (its defaults unless given).
+    ``search`` (with ``processor`` to build the query, default the last question) serves the retriever setting;
+    ``documents`` (id -> Document) serves the reference setting; ``resolver`` checks the answers' citations
+    (default: one over ``documents``)."""
     from legalrag.conversation import last_question
+    from legalrag.engine import AnswerEngine
 
+    answer_settings = _settings(k, max_tokens, history_chars, article_chars, evidence_tokens)
     settings = list(settings)
     if Setting.RETRIEVER in settings and search is None:
         raise InputError("the retriever setting needs a search function (an index)")
     get = documents.__getitem__ if isinstance(documents, Mapping) else documents
     if Setting.REFERENCE in settings and get is None:
         raise InputError("the reference setting needs the corpus documents to look the gold articles up")
+    if resolver is None:
+        from legalrag.citations import CitationResolver
+
+        pool = list(documents.values()) if isinstance(documents, Mapping) else []
+        resolver = lambda: CitationResolver.from_documents(pool)  # noqa: E731 (built on a thread)
+    engine = AnswerEngine(llm, resolver=resolver, lang="zh", settings=answer_settings)
     processor = processor or last_question
     jobs = [(t, s) for t in turns for s in settings]
     it: Any = jobs
@@ -147,11 +153,11 @@ def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Se
             t0 = time.perf_counter()
             query = processor(turn.turns)
             t1 = time.perf_counter()
-            docs = [h.document for h in search(query, k)]
+            docs = [h.document for h in search(query, answer_settings.k)]
             before = {"processor": t1 - t0, "retrieval": time.perf_counter() - t1}
         elif setting is Setting.REFERENCE:
             docs = [get(i) for i in turn.gold_ids]
-            query = processor(turn.turns) if evidence_tokens is not None else ""
+            query = processor(turn.turns) if answer_settings.evidence_tokens is not None else ""
             if turn.unresolved:
                 note = f"gold not in the corpus: {', '.join(turn.unresolved)}"
             if not docs:
@@ -160,9 +166,8 @@ def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Se
                     raise InputError(f"turn {turn.id}: no gold article resolved and no article_context to fall "
                                      f"back on; the reference setting cannot run for it")
                 note += "; used article_context"
-        out.append(generate_answer(llm, turn, setting, docs, context=context, max_tokens=max_tokens,
-                                   history_chars=history_chars, article_chars=article_chars,
-                                   evidence_tokens=evidence_tokens, query=query, seconds_before=before, note=note))
+        out.append(generate_answer(llm, turn, setting, docs, context=context, query=query, engine=engine,
+                                   seconds_before=before, note=note))
     return out
 
 

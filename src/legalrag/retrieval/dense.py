@@ -289,6 +289,7 @@ def build_component(ctx, directory: Path, *, encoder: str = "e5-small", max_char
                              ivf_nlist=ivf_nlist, threads=threads)
     r.save(directory)
     params = {"encoder": encoder, "model_id": enc.model_id, "dimension": int(enc.dimension),
+              "trained": bool(getattr(enc, "trained", False)),
               "max_chars": max_chars, "index_type": index_type}
     if base_url:
         params["base_url"] = base_url

@@ -97,6 +97,7 @@ class SentenceTransformerEncoder(BaseEncoder):
                              path=str(self.path))
         name = self.path.name if self.path.name not in ("model", "") else self.path.parent.name
         self.model_id = f"st:{name}-{_model_fingerprint(self.path)}"
+        self.trained = (self.path / "training_record.json").is_file()
         self.query_prefix, self.passage_prefix, self.device = query_prefix, passage_prefix, device
         self._model = None
         self._dim: int | None = None

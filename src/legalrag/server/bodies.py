@@ -12,6 +12,8 @@ import enum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from legalrag.engine import DEFAULTS as ANSWER
+
 MAX_QUESTION_CHARS = 4000
 MAX_FACTS_CHARS = 20000
 MAX_TEXT_CHARS = 50000
@@ -62,8 +64,8 @@ class CheckBody(Closed):
 
 class AskBody(Closed):
     question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS)
-    k: int = Field(8, ge=1, le=MAX_K)
-    max_tokens: int = Field(512, ge=16, le=4096)
+    k: int = Field(ANSWER.k, ge=1, le=MAX_K)
+    max_tokens: int = Field(ANSWER.max_tokens, ge=16, le=4096)
     retriever: str | None = Field(None, max_length=100)
     evidence_tokens: int | None = Field(None, ge=1, le=MAX_EVIDENCE_TOKENS, description=EVIDENCE_DOC)
 
@@ -80,8 +82,8 @@ class ConsultBody(Closed):
     processor: Processor = Processor.last
     retriever: str | None = Field(None, max_length=100)
     laws: list[str] = Field(default_factory=list, max_length=MAX_LAWS)
-    k: int = Field(5, ge=1, le=MAX_K)
-    max_tokens: int = Field(400, ge=16, le=4096)
+    k: int = Field(ANSWER.k, ge=1, le=MAX_K)
+    max_tokens: int = Field(ANSWER.max_tokens, ge=16, le=4096)
     evidence_tokens: int | None = Field(None, ge=1, le=MAX_EVIDENCE_TOKENS, description=EVIDENCE_DOC)
 
 

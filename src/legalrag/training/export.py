@@ -84,7 +84,8 @@ def export_onnx(model_dir: str | Path, out: str | Path, *, quantise: bool = True
                     "dimension": int(wrapped.inner.config.hidden_size), "quantised": _scheme(per_channel, keep_fp32) if quantise else None,
                     "pad_token_id": int(getattr(backbone.config, "pad_token_id", 0) or 0)}
         (tmp / "onnx_encoder.json").write_text(json.dumps(settings, indent=2, ensure_ascii=False), encoding="utf-8")
-        write_model_card(tmp, origin=f"ONNX export ({settings['quantised'] or 'fp32'}) of {model_dir}")
+        write_model_card(tmp, origin=f"ONNX export ({settings['quantised'] or 'fp32'}) of {model_dir}",
+                         trained=(model_dir / "training_record.json").is_file())
     return out
 
 

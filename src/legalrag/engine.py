@@ -1,0 +1,250 @@
+"""The one answer engine: retrieve, select evidence, fit the prompt to the context, generate, check citations.
+
+``legalrag ask``, ``legalrag chat`` (a consultation: history and a query processor around the engine), the
+consultation benchmark's generation, ``POST /ask``, ``POST /consult`` and the web pages all answer through
+:class:`AnswerEngine`, with one set of defaults (:class:`AnswerSettings`). An answer is an ``Answer`` whose
+``usage`` (calls, prompt and completion tokens, seconds) and ``timings`` (``retrieval_s``, ``ttft_s``,
+``generation_s``, ``citation_check_s``, ``total_s``; ``prefill_s`` / ``decode_s`` where the runtime reports
+them) are filled in; every citation is checked against the corpus, unresolved ones are kept and flagged.
+
+The prompt (``prompts/answer.md``, or the shorter ``answer_brief.md``) puts the fixed instructions first (a
+runtime's prompt cache keeps them between calls), then the dialogue so far, the evidence and the question. Each
+article enters the prompt cut to the clauses that match the query, within ``evidence_tokens``; when the prompt
+still does not fit the model's context, the evidence budget halves, then the lowest-ranked articles drop
+(each step recorded in the trajectory).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Sequence
+
+from legalrag.errors import InputError
+from legalrag.llm.base import LLM, ChatRequest, PromptTooLongError
+from legalrag.types import Answer, Hit, Step, Turn, Usage
+
+Search = Callable[[str, int], Sequence[Hit]]
+STYLES = {"guided": "answer", "brief": "answer_brief"}
+
+
+@dataclass(frozen=True)
+class AnswerSettings:
+    """How an answer is built. ``evidence_tokens=None`` gives whole articles cut at ``max_article_chars``;
+    ``style`` is ``guided`` (conclusion, legal basis with the decisive clause, what to do, when to see a
+    lawyer) or ``brief`` (conclusion and reasons)."""
+
+    k: int = 6
+    evidence_tokens: int | None = 400  # ~5 s of prefill on 2 cores with the 1.5B
+    max_article_chars: int = 600
+    max_tokens: int = 512
+    history_chars: int = 1500
+    temperature: float = 0.0
+    seed: int | None = 0
+    style: str = "guided"
+
+    def __post_init__(self) -> None:
+        if self.k < 1:
+            raise InputError(f"k must be at least 1, got {self.k}", field="k")
+        if self.evidence_tokens is not None and self.evidence_tokens < 1:
+            raise InputError(f"evidence_tokens must be a positive number of tokens (or None for whole articles), "
+                             f"got {self.evidence_tokens}", field="evidence_tokens")
+        if self.max_tokens < 1:
+            raise InputError(f"max_tokens must be positive, got {self.max_tokens}", field="max_tokens")
+        if self.style not in STYLES:
+            raise InputError(f"unknown answer style {self.style!r}; choose {' or '.join(STYLES)}", field="style")
+
+    def but(self, **changes: Any) -> "AnswerSettings":
+        """These settings with ``changes`` (None values ignored)."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+DEFAULTS = AnswerSettings()
+
+
+def history_text(turns: Sequence[Turn], lang: str, max_chars: int) -> str:
+    from legalrag.conversation import full_context
+
+    return full_context(turns, lang, max_chars) if turns else ""
+
+
+def build_messages(question: str, hits: Sequence[Hit], *, lang: str, settings: AnswerSettings = DEFAULTS,
+                   history: str = "", query: str | None = None, n_ctx: int | None = None,
+                   terms: Callable[[str], list[str]] | None = None) -> tuple[list[dict[str, str]], list[Step]]:
+    """The answer prompt and the steps that record how it was fitted: with ``n_ctx`` known, a question too long
+    for the context is cut (noted) and the evidence budget shrinks to what is left. Evidence is selected
+    against ``query`` (the processor's standalone question in a consultation; default the question)."""
+    from legalrag.answer import format_sources
+    from legalrag.evidence import MIN_EVIDENCE_ROOM, cut_to_tokens, prompt_evidence
+    from legalrag.llm.tokens import estimate_message_tokens, estimate_tokens
+    from legalrag.prompts import load_prompt
+
+    prompt = load_prompt(STYLES[settings.style])
+    steps: list[Step] = []
+    room = None
+    if n_ctx:
+        fixed = estimate_message_tokens(prompt.render(question="", sources="x", history=history, language=lang))
+        room = n_ctx - settings.max_tokens - fixed
+        reserve = MIN_EVIDENCE_ROOM if hits else 0  # one short piece of evidence with its article name
+        q_tokens = estimate_tokens(question)
+        if q_tokens > room - reserve:
+            keep = max(16, room - reserve)
+            note = (f"the question was cut from about {q_tokens} to {keep} tokens to fit the model's context of "
+                    f"{n_ctx} tokens (with max_tokens {settings.max_tokens}); ask a shorter question or use a "
+                    "model with a larger context")
+            steps.append(Step("answer", "cut_question", input=q_tokens, output=note))
+            question, q_tokens = cut_to_tokens(question, keep), keep
+        room -= q_tokens
+    if not hits:
+        sources = ""
+    elif settings.evidence_tokens is None:
+        sources = format_sources(hits, settings.max_article_chars)
+    else:
+        sources, step = prompt_evidence(query or question, hits, budget=settings.evidence_tokens, lang=lang,
+                                        agent="answer", room=room, terms=terms)
+        steps.append(step)
+    return prompt.render(question=question, sources=sources, history=history, language=lang), steps
+
+
+class AnswerEngine:
+    """Answers questions over ``search(query, k) -> hits`` with ``llm``; ``resolver`` (or a zero-argument
+    function returning one, called on a background thread so the corpus is read while the model generates)
+    checks the citations. Build one from an index with :meth:`from_index`."""
+
+    def __init__(self, llm: LLM, search: Search | None = None, *, resolver: Any = None, lang: str = "zh",
+                 settings: AnswerSettings = DEFAULTS):
+        if lang not in ("zh", "en"):
+            raise InputError(f"lang must be 'zh' or 'en', got {lang!r}", field="lang")
+        self.llm, self.search, self.lang, self.settings = llm, search, lang, settings
+        self._resolver: Any = None
+        self._resolver_error: BaseException | None = None
+        self._ready = threading.Event()
+        if callable(resolver) and not hasattr(resolver, "resolve"):
+            threading.Thread(target=self._warm, args=(resolver,), name="legalrag-resolver", daemon=True).start()
+        else:
+            self._resolver = resolver
+            self._ready.set()
+
+    @classmethod
+    def from_index(cls, index: Any, llm: LLM, *, retriever: str | None = None, settings: AnswerSettings = DEFAULTS,
+                   lang: str | None = None, pipeline: Any = None, filter: Any = None) -> "AnswerEngine":
+        """An engine over ``index`` (its default component unless ``retriever`` names another)."""
+        from legalrag.answer import resolver_for
+
+        if pipeline is None:
+            from legalrag.retrieval.pipeline import build_pipeline
+
+            pipeline = build_pipeline(index, retriever=retriever)
+        lang = lang or (index.manifest.get("lang") if getattr(index, "manifest", None) else None) or "zh"
+        search = (lambda q, k: list(pipeline.search(q, k=k, filter=filter))) if filter is not None else \
+            (lambda q, k: list(pipeline.search(q, k=k)))
+        return cls(llm, search, resolver=lambda: resolver_for(index), lang=lang if lang in ("zh", "en") else "zh",
+                   settings=settings)
+
+    def _warm(self, make: Callable[[], Any]) -> None:
+        try:
+            self._resolver = make()
+        except BaseException as exc:  # re-raised in the caller's thread when the resolver is needed
+            self._resolver_error = exc
+        finally:
+            self._ready.set()
+
+    @property
+    def resolver(self) -> Any:
+        self._ready.wait()
+        if self._resolver_error is not None:
+            raise self._resolver_error
+        return self._resolver
+
+    def answer(self, question: str, *, history: Sequence[Turn] = (), query: str | None = None,
+               hits: Sequence[Hit] | None = None, on_text: Callable[[str], None] | None = None,
+               on_retrieved: Callable[[str, Sequence[Hit]], None] | None = None, lang: str | None = None,
+               settings: AnswerSettings | None = None, steps_before: Sequence[Step] = (),
+               usage_before: Usage = Usage()) -> Answer:
+        """Answer ``question`` (after ``history``, the earlier turns): retrieve for ``query`` (default the
+        question) unless ``hits`` are given, generate (``on_text`` receives the text as it is generated), check
+        every citation. ``steps_before`` / ``usage_before``: what the caller spent first (a query rewrite)."""
+        from legalrag.citations import check_citations
+
+        s = settings or self.settings
+        lang = lang or self.lang
+        question = " ".join((question or "").split()) if "\n" not in (question or "") else (question or "").strip()
+        if not question:
+            raise InputError("the question is empty; ask something, e.g. legalrag ask \"公司不签劳动合同怎么办？\"",
+                             field="question")
+        t0 = time.perf_counter()
+        steps = list(steps_before)
+        if hits is None:
+            if self.search is None:
+                raise InputError("this answer engine has no search function; pass hits= or build it from an index")
+            hits = list(self.search(query or question, s.k))
+            steps.append(Step("retriever", "retrieve", input=query or question, output=[h.id for h in hits],
+                              seconds=time.perf_counter() - t0))
+        hits = list(hits)
+        if on_retrieved is not None:
+            on_retrieved(query or question, hits)
+        t1 = time.perf_counter()
+        history_block = history_text(history, lang, s.history_chars)
+        result, gen_steps, gen = self._generate(question, hits, lang, s, history_block, query, on_text)
+        steps += gen_steps
+        hits = gen["hits"]
+        t2 = time.perf_counter()
+        citations = tuple(check_citations(result.text, self.resolver, [h.id for h in hits]))
+        t3 = time.perf_counter()
+        steps.append(Step("answer", "check_citations", output=[c.canonical or c.text for c in citations],
+                          seconds=t3 - t2))
+        timings = {"retrieval_s": t1 - t0, "ttft_s": t1 - t0 + gen["ttft_s"], "generation_s": t2 - t1,
+                   "citation_check_s": t3 - t2, "total_s": t3 - t0, "seconds": t3 - t0}
+        if "prompt_ms" in gen["runtime"] and not result.cached:  # the runtime's own split (llama.cpp)
+            timings["prefill_s"] = gen["runtime"]["prompt_ms"] / 1000
+            timings["decode_s"] = gen["runtime"].get("predicted_ms", 0.0) / 1000
+            timings["prompt_tokens_evaluated"] = float(gen["runtime"].get("prompt_n", result.prompt_tokens))
+        usage = usage_before + Usage.of(result, t2 - t1)
+        return Answer(question=question, text=result.text.strip(), citations=citations, sources=tuple(hits),
+                      steps=tuple(steps), usage=usage, timings=timings)
+
+    def _generate(self, question: str, hits: list[Hit], lang: str, s: AnswerSettings, history: str,
+                  query: str | None, on_text: Callable[[str], None] | None) -> tuple[Any, list[Step], dict]:
+        """The model's answer; on a prompt too long for the context: halve the evidence, then drop the
+        lowest-ranked articles, then shorten whole articles."""
+        from legalrag.llm.stream import stream_chat
+
+        steps: list[Step] = []
+        n_ctx = getattr(self.llm, "n_ctx", None)
+        n_ctx = n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else None
+        while True:
+            messages, prep = build_messages(question, hits, lang=lang, settings=s, history=history, query=query,
+                                            n_ctx=n_ctx)
+            first: list[float] = []
+
+            def on_piece(piece: str) -> None:
+                if not first:
+                    first.append(time.perf_counter())
+                if on_text is not None:
+                    on_text(piece)
+
+            t0 = time.perf_counter()
+            request = ChatRequest(messages=tuple(messages), max_tokens=s.max_tokens, temperature=s.temperature,
+                                  seed=s.seed)
+            try:
+                result = stream_chat(self.llm, request, on_piece)
+            except PromptTooLongError as exc:
+                if s.evidence_tokens is not None and s.evidence_tokens > 2 * 64:
+                    s = s.but(evidence_tokens=s.evidence_tokens // 2)
+                    steps.append(Step("answer", "shrink_evidence", input=s.evidence_tokens, output=str(exc)))
+                elif len(hits) > 1:
+                    steps.append(Step("answer", "drop_source", input=hits.pop().id, output=str(exc)))
+                elif s.evidence_tokens is None and s.max_article_chars > 100:
+                    s = s.but(max_article_chars=s.max_article_chars // 2)
+                    steps.append(Step("answer", "shorten_sources", input=s.max_article_chars, output=str(exc)))
+                else:
+                    raise
+                continue
+            t1 = time.perf_counter()
+            steps += prep
+            steps.append(Step("answer", "generate", input={"sources": [h.id for h in hits], "lang": lang},
+                              output=result.text, seconds=t1 - t0,
+                              tokens=result.prompt_tokens + result.completion_tokens))
+            return result, steps, {"ttft_s": (first[0] if first else t1) - t0, "runtime": dict(result.timings),
+                                   "hits": hits}

