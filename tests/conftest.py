@@ -16,6 +16,11 @@ if "LEGALRAG_LLM_CACHE" not in os.environ:
     _CACHE_DIR = tempfile.mkdtemp(prefix="legalrag-tests-")
     atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
     os.environ["LEGALRAG_LLM_CACHE"] = os.path.join(_CACHE_DIR, "llm-cache.sqlite")
+# Nor do they read the user's saved settings (`legalrag config path`): a saved endpoint or index would change
+# what commands do. A settings file that does not exist is an empty one.
+os.environ["LEGALRAG_CONFIG"] = os.path.join(tempfile.gettempdir(), f"legalrag-tests-{os.getpid()}-no-config.toml")
+for _name in ("LEGALRAG_PROFILE", "LEGALRAG_MODEL", "LEGALRAG_ENDPOINT", "LEGALRAG_ENDPOINT_MODEL", "LEGALRAG_INDEX"):
+    os.environ.pop(_name, None)
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_DATA = REPO / "tests" / "data"

@@ -60,12 +60,11 @@ def test_manifest_paths_cannot_escape_the_folder(folder):
         apply_update(docs, forged, folder)
 
 
-def test_oversized_file_is_refused(folder, monkeypatch):
+def test_oversized_file_is_refused(folder):
     (folder / "big.txt").write_text("条款。" * 2000, encoding="utf-8")
-    monkeypatch.setenv("LEGALRAG_MAX_FILE_MB", "0.005")
     with pytest.raises(InputError, match="over the 0 MiB limit|over the .* MiB limit") as err:
-        load_file(folder / "big.txt")
-    assert "LEGALRAG_MAX_FILE_MB" in str(err.value)
+        load_file(folder / "big.txt", max_file_mb=0.005)
+    assert "LEGALRAG_MAX_FILE_MB" in str(err.value) and "documents.max_file_mb" in str(err.value)
 
 
 def _flate_bomb_pdf(raw_mb: int) -> bytes:

@@ -263,10 +263,10 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def cache_dir() -> Path:
-    """Where models, vectors and LLM call caches live: $LEGALRAG_HOME or ~/.cache/legalrag."""
-    root = os.environ.get("LEGALRAG_HOME") or os.path.join(Path.home(), ".cache", "legalrag")
-    p = Path(root)
+def cache_dir(home: str | os.PathLike | None = None) -> Path:
+    """Where models, vectors and LLM call caches live: ``home`` (the edges pass the ``paths.home`` setting,
+    $LEGALRAG_HOME) or ~/.cache/legalrag."""
+    p = Path(home) if home is not None else Path.home() / ".cache" / "legalrag"
     p.mkdir(parents=True, exist_ok=True)
     return p
 

@@ -5,52 +5,112 @@ a ``Reranker``, an index directory becomes an ``Index`` whose dense components g
 Only the CLI (``legalrag.cli``), the HTTP app (``legalrag.server``) and ``bench/`` import this module;
 everything below it receives its collaborators as arguments, so a test hands in a ``legalrag.testing``
 double instead of patching a factory. A new kind registers by a plain import and one branch here.
+
+Saved settings (``legalrag.settings``: the TOML file, its profiles, ``LEGALRAG_*`` variables) are read here
+and in the CLI only: a value a caller does not give (``None``) is taken from them and passed down.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM
+from legalrag.settings import Settings, load_settings
 
 
-@dataclass
 class Root:
     """What a command builds its collaborators with. The CLI passes one down as the Typer context object
     (``legalrag.cli.common.root(ctx)``) and the HTTP app's launcher uses one too; a test or an application
-    embedding legalrag hands in ready objects, e.g. ``CliRunner().invoke(app, args, obj=Root(llm=my_llm))``,
-    and every command uses them instead of building its own."""
+    embedding legalrag hands in ready objects, e.g. ``CliRunner().invoke(app, args, obj=Root(llm=my_llm))``.
+    Commands that build an LLM through :meth:`make_llm` or open an index through :meth:`open_index` then use
+    them instead of building their own. ``settings`` are the saved settings (read on first use from
+    ``config`` / ``profile``, i.e. ``legalrag --config PATH --profile NAME``, else the environment and the
+    platform's config file)."""
 
-    llm: LLM | None = None
-    encoder: Any = None  # an Encoder used for every dense component instead of the recorded spec
+    def __init__(self, llm: LLM | None = None, encoder: Any = None, *, settings: Settings | None = None,
+                 config: str | Path | None = None, profile: str | None = None):
+        self.llm = llm
+        self.encoder = encoder  # an Encoder used for every dense component instead of the recorded spec
+        self.config, self.profile = config, profile
+        self._settings = settings
+
+    def use_settings(self, config: str | Path | None = None, profile: str | None = None) -> None:
+        """Read settings from ``config`` / ``profile`` (the global ``--config`` / ``--profile``) when given."""
+        if config is not None or profile is not None:
+            self.config = config if config is not None else self.config
+            self.profile = profile if profile is not None else self.profile
+            self._settings = None
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = load_settings(self.config, self.profile)
+        return self._settings
 
     def make_llm(self, model: str | None = None, endpoint: str | None = None, endpoint_model: str | None = None,
                  cache: bool = True, **options: Any) -> LLM:
         if self.llm is not None:
             return self.llm
-        return make_llm(model, endpoint, endpoint_model, cache, **options)
+        return make_llm(model, endpoint, endpoint_model, cache, settings=self.settings, **options)
 
-    def open_index(self, path: str | Path, *, threads: int | None = None):
+    def index_path(self, path: str | Path | None) -> Path:
+        """``path`` (``--index``), else the ``index.path`` setting; an error saying how to set one."""
+        if path is not None:
+            return Path(path)
+        if self.settings.index is None:
+            raise InputError("no index given: pass --index DIR, or save a default with "
+                             "`legalrag config set index.path DIR`")
+        return self.settings.index
+
+    def open_index(self, path: str | Path | None, *, threads: int | None = None):
+        path = self.index_path(path)
         if self.encoder is None:
-            return open_index(path, threads=threads)
+            return open_index(path, threads=threads, settings=self.settings)
         from legalrag.retrieval.index import open_index as _open
 
         register_backends()
         return _open(path, lambda spec, **_: self.encoder)
+
+    def demo_index(self, *, progress: bool = False):
+        """The statute sample's demo index, kept under the ``paths.home`` setting."""
+        from legalrag.demo import demo_index
+
+        return demo_index(self.settings.home / "demo-index", progress=progress)
+
+    def open_index_or_demo(self, path: str | Path | None, *, progress: bool = False, threads: int | None = None):
+        """``path`` (``--index``), else the ``index.path`` setting, else the demo index."""
+        if path is None and self.settings.index is None:
+            return self.demo_index(progress=progress)
+        return self.open_index(path, threads=threads)
+
+
+def current_settings(settings: Settings | None = None) -> Settings:
+    """``settings``, else those in effect (environment and the default settings file)."""
+    return settings if settings is not None else load_settings()
 
 
 # -- LLMs -------------------------------------------------------------------------------------------------
 
 
 def make_llm(model: str | None = None, endpoint: str | None = None, endpoint_model: str | None = None,
-             cache: bool | str | Path = True, *, threads: int | None = None, n_ctx: int | None = None) -> LLM:
+             cache: bool | str | Path = True, *, threads: int | None = None, n_ctx: int | None = None,
+             settings: Settings | None = None) -> LLM:
     """``endpoint`` (with ``endpoint_model``) selects a remote OpenAI-compatible server; otherwise the embedded
-    model ``model`` (default: the 1.5B; ``qwen2.5-0.5b`` or a GGUF path). Calls go through ``CachedLLM``
-    (the SQLite call cache; ``cache`` may name its database file) unless ``cache`` is False."""
+    model ``model`` (default: Qwen2.5-Coder-1.5B-Instruct; ``qwen2.5-coder-0.5b`` or a GGUF path). Calls go
+    through ``CachedLLM`` (the SQLite call cache; ``cache`` may name its database file) unless ``cache`` is
+    False. Arguments not given come from the saved settings (``llm.*``, ``runtime.threads``, ``paths.*``):
+    a ``model`` given selects the embedded model even when an endpoint is saved."""
+    s = current_settings(settings)
+    if endpoint:
+        endpoint_model = endpoint_model or s.llm.endpoint_model
+    elif model is None and s.llm.endpoint:
+        endpoint, endpoint_model = s.llm.endpoint, endpoint_model or s.llm.endpoint_model
+    elif model is None:
+        model = s.llm.model
+    threads = threads or s.threads
     if endpoint:
         if not endpoint_model:
             raise InputError("--endpoint needs --endpoint-model NAME (the model name the server expects)")
@@ -62,37 +122,47 @@ def make_llm(model: str | None = None, endpoint: str | None = None, endpoint_mod
             raise InputError("--endpoint-model is only used with --endpoint URL")
         from legalrag.llm.embedded import EmbeddedLLM
 
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = {"models_dir": s.models_dir}
         if threads:
             options["n_threads"] = threads
         if n_ctx:
             options["n_ctx"] = n_ctx
-        llm = EmbeddedLLM(model, **options) if model else EmbeddedLLM(**options)
-    if cache:
-        from legalrag.llm.cache import CachedLLM
+        llm = EmbeddedLLM(canonical_model(model), **options) if model else EmbeddedLLM(**options)
+    return _cached(llm, cache, s)
 
-        llm = CachedLLM(llm) if cache is True else CachedLLM(llm, path=cache)
-    return llm
+
+def _cached(llm: LLM, cache: bool | str | Path, s: Settings) -> LLM:
+    if not cache:
+        return llm
+    from legalrag.llm.cache import CachedLLM
+
+    return CachedLLM(llm, path=s.llm_cache if cache is True else cache)
+
+
+def canonical_model(model: str) -> str:
+    """A bundled model's id for its user-facing name (``qwen2.5-coder-1.5b`` -> ``qwen2.5-1.5b``); anything
+    else (an id, a GGUF path) unchanged."""
+    from legalrag.llm.models import canonical_name
+
+    return str(canonical_name(model))
 
 
 def make_policy_llm(policy: str | Path, model: str | None = None, *, cache: bool | str | Path = True,
-                    threads: int | None = None) -> LLM:
+                    threads: int | None = None, settings: Settings | None = None) -> LLM:
     """The embedded model with a trained policy's LoRA adapter (``legalrag train policy --out DIR``) applied
     by llama.cpp. ``model`` defaults to the policy's base; a policy trained on another base is refused."""
     from legalrag.training.policy.store import base_identity, check_base, read_policy
 
+    s = current_settings(settings)
     meta = read_policy(policy)
-    model = model or meta["base"]["name"]
+    model = canonical_model(model) if model else meta["base"]["name"]
     check_base(meta, model, base_identity(model)["id"], policy)
     from legalrag.llm.embedded import EmbeddedLLM
 
+    threads = threads or s.threads
     options: dict[str, Any] = {"n_threads": threads} if threads else {}
-    llm: LLM = EmbeddedLLM(model, lora=Path(policy) / "adapter.gguf", **options)
-    if cache:
-        from legalrag.llm.cache import CachedLLM
-
-        llm = CachedLLM(llm) if cache is True else CachedLLM(llm, path=cache)
-    return llm
+    llm: LLM = EmbeddedLLM(model, lora=Path(policy) / "adapter.gguf", models_dir=s.models_dir, **options)
+    return _cached(llm, cache, s)
 
 
 # -- encoders ---------------------------------------------------------------------------------------------
@@ -101,13 +171,21 @@ ENCODER_SPECS = ("e5-small", "use-multilingual", "PATH (a sentence-transformers 
                  "openai:MODEL")
 
 
-def make_encoder(spec: str, *, cache: bool | str | Path = True, progress: bool = True, threads: int | None = None,
-                 base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY"):
-    """``e5-small`` | ``use-multilingual`` | a local sentence-transformers directory | ``openai:MODEL``.
+def make_encoder(spec: str | None = None, *, cache: bool | str | Path = True, progress: bool = True,
+                 threads: int | None = None, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+                 settings: Settings | None = None):
+    """``e5-small`` | ``use-multilingual`` | a local sentence-transformers directory | ``openai:MODEL``
+    (default: the ``encoder.name`` setting). ``cache=True`` is the shared vector cache under ``paths.home``.
 
-    For ``openai:MODEL`` the endpoint is ``base_url`` or ``$LEGALRAG_EMBEDDINGS_BASE_URL`` or
-    ``$OPENAI_BASE_URL`` (default ``https://api.openai.com/v1``); the key is read from ``$api_key_env``.
+    For ``openai:MODEL`` the endpoint is ``base_url`` or the ``encoder.base_url`` setting
+    (``$LEGALRAG_EMBEDDINGS_BASE_URL``) or ``$OPENAI_BASE_URL`` (default ``https://api.openai.com/v1``); the
+    key is read from ``$api_key_env``.
     """
+    conf = current_settings(settings)
+    spec = spec if spec is not None else conf.encoder
+    threads = threads or conf.threads
+    if cache is True:
+        cache = conf.home / "vectors"
     s = spec.strip()
     if s in ("e5-small", "e5", "multilingual-e5-small"):
         from legalrag.retrieval.encoders_local import E5Small
@@ -123,7 +201,7 @@ def make_encoder(spec: str, *, cache: bool | str | Path = True, progress: bool =
         model = s.split(":", 1)[1]
         if not model:
             raise InputError("openai encoder spec needs a model name: openai:MODEL (e.g. openai:text-embedding-3-small)")
-        url = base_url or os.environ.get("LEGALRAG_EMBEDDINGS_BASE_URL") or os.environ.get("OPENAI_BASE_URL") \
+        url = base_url or conf.embeddings_base_url or os.environ.get("OPENAI_BASE_URL") \
             or "https://api.openai.com/v1"
         return OpenAIEmbeddings(model, base_url=url, api_key_env=api_key_env, cache=cache, progress=progress)
     if Path(s).expanduser().is_dir():
@@ -153,34 +231,47 @@ def register_backends() -> None:
                                               milvus.load_bm25_component))
 
 
-def open_index(path: str | Path, *, threads: int | None = None):
+def open_index(path: str | Path, *, threads: int | None = None, settings: Settings | None = None):
     """An index directory whose dense components load their encoders through :func:`make_encoder`."""
     from legalrag.retrieval.index import open_index as _open
 
     register_backends()
-    return _open(path, _encoder_factory(threads))
+    return _open(path, _encoder_factory(threads, settings))
 
 
-def build_index(out: str | Path, documents, retrievers=("bm25",), *, threads: int | None = None, **options: Any):
+def build_index(out: str | Path, documents, retrievers=("bm25",), *, threads: int | None = None,
+                settings: Settings | None = None, **options: Any):
     """``retrieval.index.build_index`` with this root's encoder factory (for dense components)."""
     from legalrag.retrieval.index import build_index as _build
 
     register_backends()
-    return _build(out, documents, retrievers, make_encoder=_encoder_factory(threads), **options)
+    return _build(out, documents, retrievers, make_encoder=_encoder_factory(threads, settings), **options)
 
 
-def add_components(path: str | Path, retrievers, *, threads: int | None = None, **options: Any):
+def add_components(path: str | Path, retrievers, *, threads: int | None = None, settings: Settings | None = None,
+                   **options: Any):
     from legalrag.retrieval.index import add_components as _add
 
     register_backends()
-    return _add(path, retrievers, make_encoder=_encoder_factory(threads), **options)
+    return _add(path, retrievers, make_encoder=_encoder_factory(threads, settings), **options)
 
 
-def _encoder_factory(threads: int | None):
+def read_corpus(path: str | Path, fields: Any = None, previous: str | Path | None = None, progress: bool = False,
+                settings: Settings | None = None):
+    """``retrieval.index.read_corpus`` with the ``documents.max_file_mb`` setting for folders of documents."""
+    from legalrag.retrieval.index import read_corpus as _read
+
+    return _read(path, fields, previous, progress, max_file_mb=current_settings(settings).max_file_mb)
+
+
+def _encoder_factory(threads: int | None, settings: Settings | None = None):
+    s = current_settings(settings)
+    threads = threads or s.threads
+
     def factory(spec: str, **options: Any):
         if threads is not None and options.get("threads") in (None, 1):
             options["threads"] = threads
-        return make_encoder(spec, **options)
+        return make_encoder(spec, settings=s, **options)
 
     return factory
 
@@ -283,7 +374,8 @@ def build_pipeline(index: Any, retriever: str | None = None, rerank: str | None 
 # -- search sources ---------------------------------------------------------------------------------------
 
 
-def make_sources(names, *, docs: str | os.PathLike | None = None, index: str | os.PathLike | None = None):
+def make_sources(names, *, docs: str | os.PathLike | None = None, index: str | os.PathLike | None = None,
+                 settings: Settings | None = None):
     """The named QA sources (``local``, ``web``, ``courtlistener``) and a message for each one not usable
     (a missing API key, no documents folder): ``(sources by name, problems)``."""
     from legalrag.search.base import SourceNotConfigured
@@ -300,9 +392,9 @@ def make_sources(names, *, docs: str | os.PathLike | None = None, index: str | o
                 if docs is None and index is None:
                     raise SourceNotConfigured("the local source needs a documents folder (--docs DIR) or an index")
                 if docs is not None:
-                    sources["local"] = LocalDocumentsSource(docs)
+                    sources["local"] = LocalDocumentsSource(docs, max_file_mb=current_settings(settings).max_file_mb)
                 if index is not None:
-                    sources["statutes"] = StatuteIndexSource(open_index(index))
+                    sources["statutes"] = StatuteIndexSource(open_index(index, settings=settings))
             elif name == "web":
                 sources["web"] = web_source_from_env()
             elif name == "courtlistener":

@@ -7,10 +7,12 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app
+from legalrag.cli.common import root
 
 
 @app.command("demo")
 def demo(
+    ctx: typer.Context,
     question: Optional[str] = typer.Argument(None, help="A layperson's legal question (Chinese)."),
     k: int = typer.Option(5, "--k", min=1, help="Number of articles to show."),
     answer: bool = typer.Option(False, "--answer/--no-answer",
@@ -19,11 +21,11 @@ def demo(
     """Build the sample statute index (once, in the cache dir) and show the top articles for a question."""
     from rich.console import Console
 
-    from legalrag.demo import SAMPLE_QUESTION, demo_hits, demo_index
+    from legalrag.demo import SAMPLE_QUESTION, demo_hits
     from legalrag.citations import citation_label
 
     q = question or SAMPLE_QUESTION
-    index = demo_index(progress=True)
+    index = root(ctx).demo_index(progress=True)
     hits = demo_hits(q, k=k, index=index)
     console = Console()
     console.print(f"[bold]Question:[/bold] {q}")
@@ -40,6 +42,5 @@ def demo(
                   highlight=False)
     if answer:  # the LLM layer's step (legalrag.answer): generate from these hits, check every citation
         from legalrag.cli._answer_output import demo_answer
-        from legalrag.wiring import make_llm
 
-        demo_answer(q, index, hits, console, make_llm("qwen2.5-1.5b"))
+        demo_answer(q, index, hits, console, root(ctx).make_llm("qwen2.5-coder-1.5b"))

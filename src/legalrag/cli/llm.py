@@ -10,12 +10,14 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import llm_app
-from legalrag.cli.common import ThreadsOption, is_loopback
+from legalrag.cli.common import ThreadsOption, is_loopback, root
 
 
 @llm_app.command("serve")
 def serve_cmd(
-    model: str = typer.Option("qwen2.5-1.5b", "--model", help="qwen2.5-1.5b, qwen2.5-0.5b or a .gguf path."),
+    ctx: typer.Context,
+    model: str = typer.Option("qwen2.5-coder-1.5b", "--model",
+                              help="qwen2.5-coder-1.5b, qwen2.5-coder-0.5b or a .gguf path."),
     port: int = typer.Option(8000, "--port", min=1, max=65535),
     host: str = typer.Option("127.0.0.1", "--host", help="Loopback only, unless --api-key-env is set."),
     name: Optional[str] = typer.Option(None, "--name", help="Model name clients send (default: the model id)."),
@@ -37,7 +39,8 @@ def serve_cmd(
     if not is_loopback(host) and not api_key:
         raise InputError(f"refusing to serve on {host} without an API key; use --host 127.0.0.1 or set "
                          "--api-key-env VAR")
-    llm = make_llm(model, cache=False, threads=threads, n_ctx=n_ctx).load()  # served as is: clients cache
+    # served as is: clients cache
+    llm = make_llm(model, cache=False, threads=threads, n_ctx=n_ctx, settings=root(ctx).settings).load()
     typer.echo(f"serving {llm.model_id} at http://{host}:{port}/v1 (loaded in {llm.load_seconds:.1f} s); "
                "Ctrl-C stops", err=True)
     try:
@@ -48,6 +51,7 @@ def serve_cmd(
 
 @llm_app.command("info")
 def info_cmd(
+    ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Call-cache file (default: the shared one)."),
 ) -> None:
@@ -55,7 +59,8 @@ def info_cmd(
     from legalrag.cli.common import print_json
     from legalrag.llm.info import llm_info
 
-    info = llm_info(cache)
+    settings = root(ctx).settings
+    info = llm_info(cache or settings.llm_cache, settings.models_dir)
     if as_json:
         print_json(info)
         return
@@ -83,13 +88,14 @@ def info_cmd(
 
 @llm_app.command("cache-clear")
 def cache_clear_cmd(
+    ctx: typer.Context,
     model: Optional[str] = typer.Option(None, "--model", help="Only this model id."),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Call-cache file (default: the shared one)."),
 ) -> None:
     """Delete cached LLM calls."""
     from legalrag.llm.cache import CallCache
 
-    store = CallCache(cache)
+    store = CallCache(cache or root(ctx).settings.llm_cache)
     n = store.clear(model)
     store.close()
     typer.echo(f"deleted {n} cached calls from {store.path}")

@@ -56,23 +56,25 @@ def index_build(
     """Build an index over a corpus."""
     from legalrag.corpora.statutes import FieldMap
     from legalrag.errors import InputError
-    from legalrag.retrieval.index import read_corpus
     from legalrag.llm.embedded import default_threads
-    from legalrag.wiring import build_index, expand_components
+    from legalrag.wiring import build_index, expand_components, read_corpus
 
     if uri and backend is not Backend.MILVUS:
         raise InputError("--uri is only used with --backend milvus; add --backend milvus")
-    docs, info = read_corpus(corpus, FieldMap.parse(fields) if fields else None, previous=out, progress=progress)
+    settings = root(ctx).settings
+    docs, info = read_corpus(corpus, FieldMap.parse(fields) if fields else None, previous=out, progress=progress,
+                             settings=settings)
     params = {"bm25": {"k1": k1, "b": b}, "qld": {"mu": mu}}
-    components = expand_components(retriever, encoder, index_type=index_type.value, method=fusion.value)
+    components = expand_components(retriever, encoder or [settings.encoder], index_type=index_type.value,
+                                   method=fusion.value)
     if backend is Backend.MILVUS:
         components = milvus_components(components, uri, collection)
     if workers or ray_address:
         prefill_encodings(docs, components, workers=workers, address=ray_address, progress=progress)
-    index = build_index(out, docs, retrievers=components,
-                        lang=lang.value, params=params, progress=progress, threads=threads or default_threads(),
+    index = build_index(out, docs, retrievers=components, lang=lang.value, params=params, progress=progress,
+                        threads=threads or settings.threads or default_threads(),
                         source=str(corpus), corpus_info={k: v for k, v in info.items() if k != "update"},
-                        chunk_docs=chunk_docs)
+                        chunk_docs=chunk_docs, settings=settings)
     if "update" in info:
         u = info["update"]
         typer.echo(f"folder: read {u['added']} added and {u['changed']} changed files, kept {u['unchanged']} "

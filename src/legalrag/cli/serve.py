@@ -16,9 +16,11 @@ from legalrag.cli.common import EndpointModelOption, ThreadsOption, is_loopback,
 def serve_cmd(
     ctx: typer.Context,
     index: Optional[Path] = typer.Option(None, "--index", help="Index directory (default: the bundled demo sample)."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; keep loopback unless behind a proxy "
-                             "(another address without --api-key-file prints a warning)."),
-    port: int = typer.Option(8080, "--port", min=1, max=65535),
+    host: Optional[str] = typer.Option(None, "--host", help="Address to bind (default: the serve.host setting, "
+                                       "127.0.0.1); keep loopback unless behind a proxy (another address without "
+                                       "--api-key-file prints a warning)."),
+    port: Optional[int] = typer.Option(None, "--port", min=1, max=65535, help="Port (default: the serve.port "
+                                       "setting, 8080)."),
     model: Optional[str] = typer.Option(None, "--model", help="Embedded model for answers (qwen2.5-1.5b, "
                                         "qwen2.5-0.5b or a .gguf path)."),
     endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint for answers instead."),
@@ -56,6 +58,8 @@ def serve_cmd(
     from legalrag.server import Settings, create_app
     from legalrag.server.security import load_api_keys
 
+    host = host or root(ctx).settings.serve_host
+    port = port or root(ctx).settings.serve_port
     keys = tuple(load_api_keys(api_key_file)) if api_key_file else ()
     if not is_loopback(host) and not keys:
         typer.secho(f"warning: serving on {host} without an API key: anyone who can reach this address can use "
@@ -70,12 +74,7 @@ def serve_cmd(
             raise InputError("--judgment-model needs --law-corpus FILE (the statute corpus it was trained with) or "
                              "LEGALRAG_LAW_CORPUS")
         structure = StructurePredictor.load(judgment_model, load_statutes_file(law_corpus))
-    if index is None:
-        from legalrag.demo import demo_index
-
-        idx = demo_index(progress=True)
-    else:
-        idx = root(ctx).open_index(index)
+    idx = root(ctx).open_index_or_demo(index, progress=True)
     llm = None if no_llm else root(ctx).make_llm(model, endpoint, endpoint_model, llm_cache, threads=threads)
     agents_llm = None
     if policy is not None:

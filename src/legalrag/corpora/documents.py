@@ -39,13 +39,12 @@ DEFAULT_OVERLAP = 100
 DEFAULT_MAX_FILE_MB = 100  # larger files are refused: a document this size is almost always a mistake
 
 
-def max_file_bytes() -> int:
-    """The largest file read as one document: $LEGALRAG_MAX_FILE_MB (MiB) or 100 MiB."""
-    raw = os.environ.get("LEGALRAG_MAX_FILE_MB", "")
-    try:
-        mb = float(raw) if raw.strip() else DEFAULT_MAX_FILE_MB
-    except ValueError:
-        raise InputError(f"$LEGALRAG_MAX_FILE_MB must be a number of MiB, got {raw!r}") from None
+def max_file_bytes(max_file_mb: float | None = None) -> int:
+    """The largest file read as one document: ``max_file_mb`` MiB (the edges pass the ``documents.max_file_mb``
+    setting, $LEGALRAG_MAX_FILE_MB), else 100 MiB."""
+    mb = DEFAULT_MAX_FILE_MB if max_file_mb is None else max_file_mb
+    if not mb > 0:
+        raise InputError(f"the largest document size must be a positive number of MiB, got {mb!r}")
     return int(mb * 2**20)
 
 _MD_HEADER = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
@@ -281,17 +280,20 @@ def plan_update(folder: str | Path, old_manifest: Mapping[str, str]) -> Update:
 
 
 def load_file(path: str | Path, rel: str | None = None, *, size: int = DEFAULT_SIZE,
-              overlap: int = DEFAULT_OVERLAP, encoding: str = "utf-8") -> tuple[list[Document], str]:
-    """Windows of one file and the sha256 of the bytes they were made from."""
+              overlap: int = DEFAULT_OVERLAP, encoding: str = "utf-8",
+              max_file_mb: float | None = None) -> tuple[list[Document], str]:
+    """Windows of one file and the sha256 of the bytes they were made from; a file over ``max_file_mb`` MiB
+    (default 100) is refused."""
     import hashlib
 
     p = Path(path)
-    limit = max_file_bytes()
+    limit = max_file_bytes(max_file_mb)
     try:
         n_bytes = p.stat().st_size
         if n_bytes > limit:
             raise InputError(f"the file is {n_bytes / 2**20:.1f} MiB, over the {limit / 2**20:.0f} MiB limit for one "
-                             "document; split it, or raise the limit with $LEGALRAG_MAX_FILE_MB", path=str(p))
+                             "document; split it, or raise the limit (setting documents.max_file_mb, "
+                             "$LEGALRAG_MAX_FILE_MB)", path=str(p))
         data = p.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read this file ({exc.strerror or exc}); fix its permissions or remove it",
@@ -302,8 +304,8 @@ def load_file(path: str | Path, rel: str | None = None, *, size: int = DEFAULT_S
 
 
 def load_folder(folder: str | Path, *, paths: Iterable[str] | None = None, size: int = DEFAULT_SIZE,
-                overlap: int = DEFAULT_OVERLAP, encoding: str = "utf-8",
-                progress: bool = False) -> tuple[list[Document], dict[str, str]]:
+                overlap: int = DEFAULT_OVERLAP, encoding: str = "utf-8", progress: bool = False,
+                max_file_mb: float | None = None) -> tuple[list[Document], dict[str, str]]:
     """Windows of every supported file in ``folder`` (or only of ``paths``, relative to it) and their manifest.
 
     An empty folder, an unreadable file or undecodable text raises :class:`InputError` naming the file.
@@ -327,14 +329,15 @@ def load_folder(folder: str | Path, *, paths: Iterable[str] | None = None, size:
     docs: list[Document] = []
     manifest: dict[str, str] = {}
     for rel, p in items:
-        file_docs, manifest[rel] = load_file(p, rel, size=size, overlap=overlap, encoding=encoding)
+        file_docs, manifest[rel] = load_file(p, rel, size=size, overlap=overlap, encoding=encoding,
+                                             max_file_mb=max_file_mb)
         docs += file_docs
     return docs, manifest
 
 
 def apply_update(documents: Iterable[Document], update: Update, folder: str | Path, *, size: int = DEFAULT_SIZE,
-                 overlap: int = DEFAULT_OVERLAP, encoding: str = "utf-8",
-                 progress: bool = False) -> tuple[list[Document], dict[str, str]]:
+                 overlap: int = DEFAULT_OVERLAP, encoding: str = "utf-8", progress: bool = False,
+                 max_file_mb: float | None = None) -> tuple[list[Document], dict[str, str]]:
     """Drop the windows of changed and removed files, read added and changed ones; return documents and manifest.
 
     Windows of unchanged files are kept as they are (same ids), so an index only needs to re-encode the rest.
@@ -342,7 +345,7 @@ def apply_update(documents: Iterable[Document], update: Update, folder: str | Pa
     keep = set(update.unchanged)
     kept = [d for d in documents if d.metadata.get("path") in keep]
     new_docs, new_manifest = load_folder(folder, paths=update.to_load, size=size, overlap=overlap,
-                                         encoding=encoding, progress=progress)
+                                         encoding=encoding, progress=progress, max_file_mb=max_file_mb)
     manifest = {r: update.manifest[r] for r in update.unchanged}
     manifest.update(new_manifest)
     docs = sorted(kept + new_docs, key=lambda d: (d.metadata["path"], d.metadata["window"]))

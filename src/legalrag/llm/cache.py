@@ -3,8 +3,8 @@
 ``CachedLLM(llm)`` wraps any backend. A call is cached when it is reproducible: temperature 0, or a seed
 given (``cache_all=True`` caches every call). The key is a SHA-256 over the backend name, the model id, the
 messages and every sampling parameter, so a different prompt, schema or model never hits an old entry. The
-database lives at ``$LEGALRAG_LLM_CACHE`` or ``<legalrag cache>/llm-cache.sqlite``; several processes may
-share it (WAL mode). Every call, cached or not, is added to ``.usage`` (calls, tokens, seconds).
+database is the ``path`` given (``wiring`` passes the ``paths.llm_cache`` setting) or
+``<legalrag cache>/llm-cache.sqlite``; several processes may share it (WAL mode). Every call, cached or not, is added to ``.usage`` (calls, tokens, seconds).
 """
 
 from __future__ import annotations
@@ -26,9 +26,8 @@ from legalrag.types import Usage
 KEY_VERSION = 1
 
 
-def default_cache_path() -> Path:
-    env = os.environ.get("LEGALRAG_LLM_CACHE")
-    return Path(env) if env else cache_dir() / "llm-cache.sqlite"
+def default_cache_path(home: str | os.PathLike | None = None) -> Path:
+    return cache_dir(home) / "llm-cache.sqlite"
 
 
 def request_key(backend: str, model_id: str, request: ChatRequest) -> str:

@@ -27,7 +27,7 @@ from typing import Any, Iterator, Sequence
 from legalrag._optional import require
 from legalrag.errors import InputError, ModelError
 from legalrag.llm.base import ChatRequest, ChatResult, Message, PromptTooLongError
-from legalrag.llm.models import BUNDLED, DEFAULT_MODEL, check_gguf, resolve_model
+from legalrag.llm.models import BUNDLED, DEFAULT_MODEL, canonical_name, check_gguf, resolve_model
 from legalrag.llm.stream import ChatStream
 from legalrag.llm.tokens import estimate_message_tokens
 from legalrag.llm.wire import parse_reply, request_body
@@ -43,10 +43,7 @@ def _close_all() -> None:
 
 
 def default_threads() -> int:
-    """$LEGALRAG_THREADS, else the cores this process may run on."""
-    env = os.environ.get("LEGALRAG_THREADS")
-    if env:
-        return max(1, int(env))
+    """The cores this process may run on (``runtime.threads`` / $LEGALRAG_THREADS are applied by the caller)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
@@ -54,7 +51,8 @@ def default_threads() -> int:
 
 
 class EmbeddedLLM:
-    """A local chat model: ``"qwen2.5-1.5b"`` (default), ``"qwen2.5-0.5b"`` or the path of any GGUF file."""
+    """A local chat model: ``"qwen2.5-coder-1.5b"`` (Qwen2.5-Coder-1.5B-Instruct, the default; id
+    ``qwen2.5-1.5b``), ``"qwen2.5-coder-0.5b"`` (id ``qwen2.5-0.5b``) or the path of any GGUF file."""
 
     backend = "embedded"
     supports_json_schema = True
@@ -67,6 +65,7 @@ class EmbeddedLLM:
             raise InputError(f"n_ctx must be at least 64 tokens, got {n_ctx}")
         if n_threads is not None and n_threads < 1:
             raise InputError(f"n_threads must be >= 1, got {n_threads}")
+        model = canonical_name(model)
         self.model = model
         if isinstance(model, str) and model in BUNDLED:
             self.model_id = model

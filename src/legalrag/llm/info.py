@@ -11,8 +11,9 @@ from legalrag.llm.cache import CallCache, default_cache_path
 from legalrag.llm.models import BUNDLED, model_status, models_dir
 
 
-def llm_info(cache: str | os.PathLike | None = None) -> dict[str, Any]:
-    """A JSON-able summary; never assembles a model or hashes a file."""
+def llm_info(cache: str | os.PathLike | None = None, models: str | os.PathLike | None = None) -> dict[str, Any]:
+    """A JSON-able summary; never assembles a model or hashes a file. ``cache``: the call-cache file,
+    ``models``: the folder models are assembled in (defaults under ``legalrag.io.cache_dir()``)."""
     try:
         runtime = importlib.metadata.version("xllamacpp")
     except importlib.metadata.PackageNotFoundError:
@@ -23,5 +24,5 @@ def llm_info(cache: str | os.PathLike | None = None) -> dict[str, Any]:
         store = CallCache(path)
         call_cache.update(store.stats())
         store.close()
-    return {"models_dir": str(models_dir()), "models": [model_status(name) for name in BUNDLED],
+    return {"models_dir": str(models_dir(models)), "models": [model_status(name, models) for name in BUNDLED],
             "runtime": runtime, "call_cache": call_cache}

@@ -70,21 +70,30 @@ BUNDLED: dict[str, ModelSpec] = {
     ),
 }
 DEFAULT_MODEL = "qwen2.5-1.5b"
+# The names users type: the models are Qwen2.5-Coder Instruct builds. The short ids above stay the ids that call
+# caches, run manifests and trained policies record, and are still accepted.
+DISPLAY_NAMES = {"qwen2.5-1.5b": "qwen2.5-coder-1.5b", "qwen2.5-0.5b": "qwen2.5-coder-0.5b"}
+ALIASES = {v: k for k, v in DISPLAY_NAMES.items()}
+
+
+def canonical_name(model: str | os.PathLike) -> str | os.PathLike:
+    """The bundled model id for a user-facing name (``qwen2.5-coder-1.5b`` -> ``qwen2.5-1.5b``); other values
+    (an id, a GGUF path) unchanged."""
+    return ALIASES.get(model.strip().lower(), model) if isinstance(model, str) else model
 
 
 def models_dir(root: str | os.PathLike | None = None) -> Path:
-    """``root``, else $LEGALRAG_MODELS_DIR, else ``<legalrag cache>/models``."""
-    p = Path(root) if root is not None else (
-        Path(os.environ["LEGALRAG_MODELS_DIR"]) if os.environ.get("LEGALRAG_MODELS_DIR") else cache_dir() / "models")
+    """``root`` (``wiring`` passes the ``paths.models_dir`` setting), else ``<legalrag cache>/models``."""
+    p = Path(root) if root is not None else cache_dir() / "models"
     p.mkdir(parents=True, exist_ok=True)
     return p
 
 
 def spec_for(name: str) -> ModelSpec:
     try:
-        return BUNDLED[name]
+        return BUNDLED[str(canonical_name(name))]
     except KeyError:
-        raise ModelError(f"unknown bundled model {name!r}; choose one of {sorted(BUNDLED)} "
+        raise ModelError(f"unknown bundled model {name!r}; choose one of {sorted(DISPLAY_NAMES.values())} "
                          "or pass the path of a .gguf file") from None
 
 
@@ -230,11 +239,13 @@ def check_gguf(path: str | os.PathLike, sha256: str | None = None) -> Path:
 def resolve_model(model: str | os.PathLike, root: str | os.PathLike | None = None, *,
                   progress: bool = True) -> tuple[Path, str]:
     """``(gguf path, model id)`` for a bundled model name or a path to a GGUF file."""
+    model = canonical_name(model)
     if isinstance(model, str) and model in BUNDLED:
         return ensure_model(model, root, progress=progress), model
     p = Path(model)
     if isinstance(model, str) and p.suffix.lower() != ".gguf" and not p.exists():
-        raise ModelError(f"unknown model {model!r}; choose one of {sorted(BUNDLED)} or pass the path of a .gguf file")
+        raise ModelError(f"unknown model {model!r}; choose one of {sorted(DISPLAY_NAMES.values())} or pass the path "
+                         "of a .gguf file")
     p = check_gguf(p)
     return p, f"gguf:{p.name}:{p.stat().st_size}"
 

@@ -341,7 +341,7 @@ class CorpusFile(Iterable[Document]):
 
 
 def read_corpus(path: str | Path, fields: Any = None, previous: str | Path | None = None,
-                progress: bool = False) -> tuple[Iterable[Document], dict[str, Any]]:
+                progress: bool = False, max_file_mb: float | None = None) -> tuple[Iterable[Document], dict[str, Any]]:
     """Documents from a JSONL statute corpus (shape detected, or ``fields``: a corpora.statutes.FieldMap) or from
     a folder of user documents (``legalrag.corpora.documents``), and what to record about the corpus.
 
@@ -369,11 +369,12 @@ def read_corpus(path: str | Path, fields: Any = None, previous: str | Path | Non
     old_files = (old.manifest["corpus"].get("files") if old is not None else None) or None
     if old_files is not None and old.manifest["corpus"].get("folder") == str(p.resolve()):
         update = user_docs.plan_update(p, old_files)
-        docs, files = user_docs.apply_update(old.documents, update, p, progress=progress)
+        docs, files = user_docs.apply_update(old.documents, update, p, progress=progress,
+                                             max_file_mb=max_file_mb)
         info = {"added": len(update.added), "changed": len(update.changed), "removed": len(update.removed),
                 "unchanged": len(update.unchanged)}
     else:
-        docs, files = user_docs.load_folder(p, progress=progress)
+        docs, files = user_docs.load_folder(p, progress=progress, max_file_mb=max_file_mb)
         info = {"added": len(files), "changed": 0, "removed": 0, "unchanged": 0}
     if not docs:
         raise InputError("the folder has no readable text (all files are empty)", path=str(p))

@@ -22,12 +22,14 @@ class LocalDocumentsSource:
     name = "local"
     source_type = SourceType.LOCAL
 
-    def __init__(self, folder: str | os.PathLike, *, window: int = 1000, overlap: int = 200, lang: str = "auto"):
+    def __init__(self, folder: str | os.PathLike, *, window: int = 1000, overlap: int = 200, lang: str = "auto",
+                 max_file_mb: float | None = None):
         self.folder = Path(folder)
         if not self.folder.is_dir():
             raise SourceNotConfigured(f"documents folder {self.folder} does not exist; pass an existing folder "
                                       "with --docs")
         self.window, self.overlap, self.lang = window, overlap, lang
+        self.max_file_mb = max_file_mb  # None: the reader's default (100 MiB)
         self._hashes: dict[str, str] = {}
         self._documents: list[Document] = []
         self._retriever = None
@@ -49,7 +51,7 @@ class LocalDocumentsSource:
             self.reindex_count += emptied
             return emptied
         self._documents, self._hashes = apply_update(self._documents, update, self.folder, size=self.window,
-                                                     overlap=self.overlap)
+                                                     overlap=self.overlap, max_file_mb=self.max_file_mb)
         self._retriever = None
         if self._documents:
             from legalrag.retrieval.bm25 import BM25Retriever

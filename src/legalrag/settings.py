@@ -1,0 +1,322 @@
+"""Saved settings: a TOML file in the platform's config directory, named profiles, ``LEGALRAG_*`` variables.
+
+Only the edges read settings (``legalrag.wiring``, ``legalrag.cli``, the server's launcher); the library below
+them receives plain values as arguments. One value comes from, lowest precedence first:
+
+1. the built-in default;
+2. the file's top-level tables (``[llm]``, ``[index]``...);
+3. the active profile's tables (``[profiles.NAME.llm]``...); the profile is ``--profile``, else
+   ``$LEGALRAG_PROFILE``, else the file's top-level ``profile = "NAME"``;
+4. the environment variable named in :data:`KEYS` (``LEGALRAG_MODEL``...);
+5. a command-line flag (the caller applies it: a flag given is used, else the setting).
+
+The file is ``--config PATH``, else ``$LEGALRAG_CONFIG``, else ``config.toml`` in the platform's config
+directory (``~/.config/legalrag`` on Linux). A file that does not exist is an empty one. Example::
+
+    profile = "remote"
+
+    [llm]
+    model = "qwen2.5-coder-1.5b"
+
+    [index]
+    path = "~/indexes/stard"
+
+    [profiles.remote.llm]
+    endpoint = "http://127.0.0.1:8000/v1"
+    endpoint_model = "qwen"
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from legalrag.errors import InputError
+
+APP_NAME = "legalrag"
+CONFIG_ENV = "LEGALRAG_CONFIG"
+PROFILE_ENV = "LEGALRAG_PROFILE"
+DEFAULT_LLM_SERVER = "127.0.0.1:8000"  # where `legalrag llm serve` listens by default
+DEFAULT_MAX_FILE_MB = 100.0
+
+
+@dataclass(frozen=True)
+class Key:
+    """One setting: its dotted name in the file, its type, the variable that overrides it, its default."""
+
+    name: str
+    type: type
+    env: str
+    default: Any
+    help: str
+
+    @property
+    def table(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @property
+    def field(self) -> str:
+        return self.name.split(".", 1)[1]
+
+
+KEYS: tuple[Key, ...] = (
+    Key("llm.model", str, "LEGALRAG_MODEL", None,
+        "embedded model: qwen2.5-coder-1.5b (default), qwen2.5-coder-0.5b or a .gguf path"),
+    Key("llm.endpoint", str, "LEGALRAG_ENDPOINT", None, "OpenAI-compatible endpoint URL used instead of the embedded model"),
+    Key("llm.endpoint_model", str, "LEGALRAG_ENDPOINT_MODEL", None, "the model name the endpoint expects"),
+    Key("llm.server", str, "LEGALRAG_LLM_SERVER", DEFAULT_LLM_SERVER,
+        "HOST:PORT of a local `legalrag llm serve`, used when one is running"),
+    Key("index.path", str, "LEGALRAG_INDEX", None, "the index directory commands use when --index is not given"),
+    Key("encoder.name", str, "LEGALRAG_ENCODER", "e5-small",
+        "encoder for dense indexes: e5-small, use-multilingual, a model directory or openai:MODEL"),
+    Key("encoder.base_url", str, "LEGALRAG_EMBEDDINGS_BASE_URL", None,
+        "endpoint of openai:MODEL encoders (else $OPENAI_BASE_URL, else api.openai.com)"),
+    Key("serve.host", str, "LEGALRAG_SERVE_HOST", "127.0.0.1", "address `legalrag serve` binds"),
+    Key("serve.port", int, "LEGALRAG_SERVE_PORT", 8080, "port of `legalrag serve`"),
+    Key("runtime.threads", int, "LEGALRAG_THREADS", None, "CPU threads for models and encoders (default: all cores)"),
+    Key("paths.home", str, "LEGALRAG_HOME", None, "cache folder for models, vectors, call cache (default ~/.cache/legalrag)"),
+    Key("paths.llm_cache", str, "LEGALRAG_LLM_CACHE", None, "LLM call-cache file (default HOME/llm-cache.sqlite)"),
+    Key("paths.models_dir", str, "LEGALRAG_MODELS_DIR", None, "where bundled models are assembled (default HOME/models)"),
+    Key("documents.max_file_mb", float, "LEGALRAG_MAX_FILE_MB", DEFAULT_MAX_FILE_MB,
+        "largest user document read, in MiB"),
+)
+KEYS_BY_NAME = {k.name: k for k in KEYS}
+
+
+@dataclass(frozen=True)
+class ServerAddress:
+    """``HOST:PORT`` of a local model server; ``url`` is its OpenAI-compatible base URL."""
+
+    host: str
+    port: int
+
+    @classmethod
+    def parse(cls, text: str) -> "ServerAddress":
+        s = re.sub(r"^https?://", "", text.strip()).rstrip("/")
+        s = s[:-3].rstrip("/") if s.endswith("/v1") else s
+        host, sep, port = s.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise InputError(f"llm.server must be HOST:PORT (e.g. {DEFAULT_LLM_SERVER}), got {text!r}")
+        return cls(host.strip("[]"), int(port))
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/v1"
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    model: str | None
+    endpoint: str | None
+    endpoint_model: str | None
+    server: ServerAddress
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The settings in effect. ``origin`` says where each dotted key's value came from."""
+
+    llm: LLMSettings
+    index: Path | None
+    encoder: str
+    embeddings_base_url: str | None
+    serve_host: str
+    serve_port: int
+    threads: int | None
+    home: Path
+    llm_cache: Path
+    models_dir: Path
+    max_file_mb: float
+    profile: str | None = None
+    file: Path | None = None
+    values: Mapping[str, Any] = field(default_factory=dict)
+    origin: Mapping[str, str] = field(default_factory=dict)
+
+
+def config_path(config: str | os.PathLike | None = None, env: Mapping[str, str] | None = None) -> Path:
+    """The settings file: ``config``, else ``$LEGALRAG_CONFIG``, else the platform's config directory."""
+    env = os.environ if env is None else env
+    if config:
+        return Path(config).expanduser()
+    if env.get(CONFIG_ENV):
+        return Path(env[CONFIG_ENV]).expanduser()
+    import click  # comes with typer; get_app_dir follows each platform's convention ($XDG_CONFIG_HOME on Linux)
+
+    return Path(click.get_app_dir(APP_NAME)) / "config.toml"
+
+
+def read_file(path: Path) -> dict[str, Any]:
+    """The file's tables, checked; a missing file is empty. Bad TOML or an unknown key names file and line."""
+    import tomllib
+
+    if not path.exists():
+        return {}
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        raise InputError(f"not valid TOML: {exc}; fix the line or delete the file (`legalrag config path` names it)",
+                         path=str(path), line=int(m.group(1)) if m else None) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read the settings file ({exc})", path=str(path)) from None
+    _check_tables(data, path, text, "")
+    profiles = data.get("profiles", {})
+    if not isinstance(profiles, dict):
+        raise InputError("`profiles` must be a table of [profiles.NAME.TABLE] tables", path=str(path),
+                         line=_line_of(text, "profiles"))
+    for name, body in profiles.items():
+        if not isinstance(body, dict):
+            raise InputError(f"profile {name!r} must be a table", path=str(path), line=_line_of(text, name))
+        _check_tables(body, path, text, f"profiles.{name}.")
+    if "profile" in data and not isinstance(data["profile"], str):
+        raise InputError("`profile` must be a profile name (a string)", path=str(path), line=_line_of(text, "profile"))
+    return data
+
+
+def _line_of(text: str, word: str) -> int | None:
+    for n, line in enumerate(text.splitlines(), 1):
+        if re.match(rf"\s*(\[[^\]]*\b{re.escape(word)}\b[^\]]*\]|\"?{re.escape(word)}\"?\s*=)", line):
+            return n
+    return None
+
+
+def _check_tables(data: Mapping[str, Any], path: Path, text: str, prefix: str) -> None:
+    tables = {k.table for k in KEYS}
+    for table, body in data.items():
+        if not prefix and table in ("profile", "profiles"):
+            continue
+        if table not in tables or not isinstance(body, dict):
+            raise InputError(f"unknown setting {prefix + table!r}; known tables: {', '.join(sorted(tables))}"
+                             + ("" if prefix else ", profile, profiles"), path=str(path), line=_line_of(text, table))
+        for name, value in body.items():
+            key = KEYS_BY_NAME.get(f"{table}.{name}")
+            if key is None:
+                raise InputError(f"unknown setting {prefix}{table}.{name}; known: "
+                                 f"{', '.join(k.name for k in KEYS if k.table == table)}",
+                                 path=str(path), line=_line_of(text, name))
+            try:
+                convert(key, value)
+            except InputError as exc:
+                raise InputError(str(exc), path=str(path), line=_line_of(text, name)) from None
+
+
+def convert(key: Key, value: Any) -> Any:
+    """``value`` (from TOML, the environment or `config set`) as ``key``'s type; a clear error otherwise."""
+    if value is None:
+        return None
+    if key.type is str:
+        if not isinstance(value, str):
+            raise InputError(f"{key.name} must be a string, got {value!r}")
+        if key.name == "llm.server":
+            ServerAddress.parse(value)
+        return value
+    if isinstance(value, bool):
+        raise InputError(f"{key.name} must be a number, got {value!r}")
+    try:
+        out = key.type(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{key.name} must be {'an integer' if key.type is int else 'a number'}, got {value!r}") \
+            from None
+    if out <= 0:
+        raise InputError(f"{key.name} must be positive, got {value!r}")
+    return out
+
+
+def load_settings(config: str | os.PathLike | None = None, profile: str | None = None,
+                  env: Mapping[str, str] | None = None) -> Settings:
+    """The settings in effect: defaults < file < profile < environment. ``config`` (``--config``) must exist
+    when given; ``profile`` (``--profile``) must be defined in the file."""
+    env = os.environ if env is None else env
+    path = config_path(config, env)
+    if config and not path.exists():
+        raise InputError("settings file not found; create it with `legalrag config set KEY VALUE --config PATH`",
+                         path=str(path))
+    data = read_file(path)
+    active = profile or env.get(PROFILE_ENV) or data.get("profile") or None
+    profiles = data.get("profiles", {})
+    if active and active not in profiles:
+        known = ", ".join(sorted(profiles)) or "none defined"
+        raise InputError(f"unknown profile {active!r} (profiles: {known}); add one with "
+                         f"`legalrag config set --profile {active} KEY VALUE`", path=str(path))
+    values: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for key in KEYS:
+        values[key.name], origin[key.name] = key.default, "default"
+        if key.field in data.get(key.table, {}):
+            values[key.name], origin[key.name] = convert(key, data[key.table][key.field]), "file"
+        if active and key.field in profiles[active].get(key.table, {}):
+            values[key.name] = convert(key, profiles[active][key.table][key.field])
+            origin[key.name] = f"profile {active}"
+        raw = env.get(key.env)
+        if raw is not None and raw.strip():
+            try:
+                values[key.name] = convert(key, raw.strip())
+            except InputError as exc:
+                raise InputError(f"${key.env}: {exc}") from None
+            origin[key.name] = f"${key.env}"
+    home = Path(values["paths.home"]).expanduser() if values["paths.home"] else Path.home() / ".cache" / APP_NAME
+    return Settings(
+        llm=LLMSettings(values["llm.model"], values["llm.endpoint"], values["llm.endpoint_model"],
+                        ServerAddress.parse(values["llm.server"])),
+        index=Path(values["index.path"]).expanduser() if values["index.path"] else None,
+        encoder=values["encoder.name"],
+        embeddings_base_url=values["encoder.base_url"],
+        serve_host=values["serve.host"],
+        serve_port=values["serve.port"],
+        threads=values["runtime.threads"],
+        home=home,
+        llm_cache=Path(values["paths.llm_cache"]).expanduser() if values["paths.llm_cache"]
+        else home / "llm-cache.sqlite",
+        models_dir=Path(values["paths.models_dir"]).expanduser() if values["paths.models_dir"] else home / "models",
+        max_file_mb=values["documents.max_file_mb"],
+        profile=active, file=path, values=values, origin=origin)
+
+
+def set_value(path: Path, name: str, value: str, profile: str | None = None) -> Any:
+    """Write ``name = value`` (converted to the key's type) into the file, under ``profile`` when given.
+    The file is written to a temp file and renamed into place; comments in it are not kept."""
+    import tomli_w
+
+    from legalrag.io import atomic_write_text
+
+    key = KEYS_BY_NAME.get(name)
+    if key is None:
+        raise InputError(f"unknown setting {name!r}; known: {', '.join(KEYS_BY_NAME)}")
+    typed = convert(key, value)
+    data = read_file(path)
+    target = data.setdefault("profiles", {}).setdefault(profile, {}) if profile else data
+    target.setdefault(key.table, {})[key.field] = typed
+    if not data.get("profiles"):
+        data.pop("profiles", None)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, tomli_w.dumps(data))
+    return typed
+
+
+def unset_value(path: Path, name: str, profile: str | None = None) -> bool:
+    """Remove ``name`` from the file (or from ``profile``); True when it was there."""
+    import tomli_w
+
+    from legalrag.io import atomic_write_text
+
+    key = KEYS_BY_NAME.get(name)
+    if key is None:
+        raise InputError(f"unknown setting {name!r}; known: {', '.join(KEYS_BY_NAME)}")
+    data = read_file(path)
+    scope = data.get("profiles", {}).get(profile, {}) if profile else data
+    table = scope.get(key.table, {})
+    if key.field not in table:
+        return False
+    del table[key.field]
+    if not table:
+        del scope[key.table]
+    atomic_write_text(path, tomli_w.dumps(data))
+    return True
