@@ -22,6 +22,9 @@ os.environ["LEGALRAG_CONFIG"] = os.path.join(tempfile.gettempdir(), f"legalrag-t
 for _name in ("LEGALRAG_PROFILE", "LEGALRAG_MODEL", "LEGALRAG_ENDPOINT", "LEGALRAG_ENDPOINT_MODEL", "LEGALRAG_INDEX"):
     os.environ.pop(_name, None)
 
+# Session-scoped real servers for the scale-out tests (a Milvus server process, a two-node Ray cluster).
+pytest_plugins = ["scale_servers"]
+
 REPO = Path(__file__).resolve().parents[1]
 TEST_DATA = REPO / "tests" / "data"
 SHARED_DATA = Path(os.environ.get("LEGALRAG_SHARED_DATA", REPO.parent / "shared" / "data"))

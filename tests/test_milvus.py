@@ -5,7 +5,6 @@ the refusals (another encoder or dimension, an older schema, an unreachable engi
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
@@ -19,10 +18,6 @@ from legalrag.retrieval.pipeline import build_pipeline, law_filter  # noqa: E402
 from legalrag.testing import FakeEncoder  # noqa: E402
 from legalrag.types import Document  # noqa: E402
 from legalrag.wiring import register_backends  # noqa: E402
-
-# Slower end-to-end checks (a real encoder, Ray workers behind the CLI): run with LEGALRAG_SLOW_TESTS=1.
-SLOW = pytest.mark.skipif(os.environ.get("LEGALRAG_SLOW_TESTS") != "1",
-                          reason="slow end-to-end check; set LEGALRAG_SLOW_TESTS=1 to run it")
 
 ARTICLES = [
     ("劳动合同法", "10", "建立劳动关系，应当订立书面劳动合同。"),
@@ -227,32 +222,5 @@ def test_cli_builds_searches_and_evaluates_on_milvus(tmp_path, test_data, monkey
     finally:
         milvus.release(str(out / milvus.EMBEDDED))
 
-
-@SLOW
-def test_cli_hybrid_with_a_real_encoder_matches_the_local_backend(tmp_path, test_data, monkeypatch, capsys):
-    import json
-
-    from cli_runner import run_cli
-
-    monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path / "home"))
-    build = ["index", "build", "--corpus", test_data / "lexical_statutes.jsonl", "--retriever", "hybrid",
-             "--encoder", "use-multilingual", "--lang", "zh", "--no-progress"]
-    code, _, err = run_cli(monkeypatch, capsys, *build, "--out", tmp_path / "local")
-    assert code == 0, err
-    code, _, err = run_cli(monkeypatch, capsys, *build, "--out", tmp_path / "engine", "--backend", "milvus",
-                           "--uri", tmp_path / "engine.db", "--collection", "statutes")
-    assert code == 0, err
-    try:
-        for retriever in ("dense", "hybrid"):
-            found = {}
-            for name in ("local", "engine"):
-                code, out, err = run_cli(monkeypatch, capsys, "search", "--index", tmp_path / name, "--retriever",
-                                         retriever, "--json", "--k", "5", "公司不和我签劳动合同，要赔钱吗")
-                assert code == 0, err
-                found[name] = [h["id"] for h in json.loads(out)["hits"]]
-            if retriever == "dense":
-                assert found["engine"] == found["local"]
-            else:  # fused with a different BM25 (the engine's analyzer): the order may differ, the answer is found
-                assert "13578" in found["engine"][:3] and "13578" in found["local"][:3]  # 劳动合同法第八十二条
-    finally:
-        milvus.release(str(tmp_path / "engine.db"))
+# The CLI with a real encoder (dense and hybrid, on Milvus Lite and on a Milvus server, against the local index)
+# is tests/test_milvus_server.py::test_cli_with_a_real_encoder_on_the_server_and_lite_matches_the_local_index.

@@ -8,7 +8,8 @@ from typing import Any, Callable
 
 from legalrag.errors import InputError
 from legalrag.retrieval.milvus.retriever import FilterTranslator, MilvusRetriever
-from legalrag.retrieval.milvus.store import EMBEDDED, SCHEMA_VERSION, MilvusStore, build_collection, release
+from legalrag.retrieval.milvus.store import (EMBEDDED, SCHEMA_VERSION, MilvusStore, build_collection, release,
+                                             token_from_env)
 from legalrag.types import Document
 
 
@@ -17,10 +18,7 @@ def _uri(params: dict[str, Any], root: Path) -> str:
 
 
 def _token(params: dict[str, Any]) -> str:
-    import os
-
-    env = params.get("token_env") or "LEGALRAG_MILVUS_TOKEN"
-    return os.environ.get(env, "")
+    return token_from_env(params.get("token_env"))
 
 
 def build_component(ctx, directory: Path, *, uri: str | None = None, collection: str = "legalrag",
@@ -39,6 +37,7 @@ def build_component(ctx, directory: Path, *, uri: str | None = None, collection:
         params["token_env"] = token_env
     where = _uri(params, ctx.root)
     store = MilvusStore(where, collection, token=_token(params), timeout=connect_timeout)
+    params["server_version"], params["full_text"] = store.version, store.full_text
     try:
         params["physical"] = build_collection(store, ctx.documents, enc, max_chars=max_chars,
                                               engine_index=engine_index, bm25_k1=bm25_k1, bm25_b=bm25_b,
@@ -52,7 +51,10 @@ def build_component(ctx, directory: Path, *, uri: str | None = None, collection:
 
 
 def build_bm25_component(ctx, directory: Path, *, of: str | None = None) -> dict[str, Any]:
-    """Full-text search on the collection of the sibling ``milvus`` component ``of`` (default: the only one)."""
+    """Full-text search on the collection of the sibling ``milvus`` component ``of`` (default: the only one).
+
+    A Milvus server without BM25 (before 2.5) cannot search full text: the component then holds a local bm25s
+    index of the same documents (with the sibling's k1 and b), says so on stderr and records why."""
     siblings = [n for n, p in ctx.built.items() if "collection" in p and "schema" in p]
     if of is None:
         if len(siblings) != 1:
@@ -61,7 +63,18 @@ def build_bm25_component(ctx, directory: Path, *, of: str | None = None) -> dict
         of = siblings[0]
     if of not in siblings:
         raise InputError(f"milvus-bm25: {of!r} is not a milvus component of this index (have {siblings})")
-    return {"of": of}
+    sibling = ctx.built[of]
+    if sibling.get("full_text", True):
+        return {"of": of}
+    import sys
+
+    from legalrag.retrieval import bm25
+
+    reason = (f"Milvus {sibling.get('server_version')} at {sibling.get('uri')} has no server-side BM25 (Milvus 2.5 "
+              "adds it): BM25 runs locally (bm25s) on the same documents; dense search stays on the server")
+    print(f"milvus-bm25: {reason}", file=sys.stderr)
+    local = bm25.build_component(ctx, directory, k1=sibling.get("bm25_k1", 1.2), b=sibling.get("bm25_b", 0.75))
+    return {"of": of, "local": local, "reason": reason}
 
 
 def _lookup(index) -> Callable[[str], Document | None]:
@@ -92,5 +105,9 @@ def load_component(index, directory: Path, params: dict[str, Any], mode: str | N
     return _open(index, params, mode, encoder, threads, None)
 
 
-def load_bm25_component(index, directory: Path, params: dict[str, Any]) -> MilvusRetriever:
+def load_bm25_component(index, directory: Path, params: dict[str, Any]):
+    if "local" in params:  # built on a server without BM25: the local bm25s index beside it
+        from legalrag.retrieval import bm25
+
+        return bm25.load_component(index, directory, params["local"])
     return _open(index, index.component_params(params["of"]), "bm25", None, 1, None)

@@ -65,6 +65,10 @@ class MilvusRetriever:
         if mode == "dense" and encoder is None:
             raise InputError("dense search on Milvus needs the encoder the collection was built with")
         meta = store.check(getattr(encoder, "model_id", None), getattr(encoder, "dimension", None))
+        if mode == "bm25" and not meta["full_text"]:
+            raise InputError(f"the Milvus collection {store.alias!r} at {store.uri} has no BM25 field (Milvus "
+                             f"{store.version} has no server-side BM25): search it with --retriever dense, or use "
+                             "the index's local bm25 component")
         self.store, self.mode, self.encoder, self.max_chars = store, mode, encoder, max_chars
         self.dimension = meta["dimension"]
         self.lookup = lookup or (lambda _id: None)
@@ -101,9 +105,15 @@ class MilvusRetriever:
             field, params = "sparse", {"metric_type": "BM25"}
         out: list[list[Hit]] = []
         for start in range(0, len(data), QUERY_BATCH):
-            res = self.store.client.search(self.store.alias, data=data[start:start + QUERY_BATCH], anns_field=field,
-                                           limit=k, filter=expr, search_params=params,
-                                           output_fields=["id", "law", "article", "title", "content"])
+            try:
+                res = self.store.client.search(self.store.alias, data=data[start:start + QUERY_BATCH],
+                                               anns_field=field, limit=k, filter=expr, search_params=params,
+                                               output_fields=["id", "law", "article", "title", "content"])
+            except Exception as exc:  # the engine went away or refused: name it, never return partial results
+                from legalrag.errors import IndexError_
+
+                raise IndexError_(f"Milvus search on {self.store.alias!r} at {self.store.uri} failed: "
+                                  f"{' '.join(str(exc).split())[:300]}; check that the server is up") from None
             out.extend(self._hits(row) for row in res)
         return out
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -21,7 +22,10 @@ SCHEMA_VERSION = 1
 EMBEDDED = "milvus.db"  # the Milvus Lite database inside the index directory when no URI is given
 VARCHAR_MAX = 65535  # bytes, Milvus's largest VARCHAR
 PROP_SCHEMA, PROP_MODEL, PROP_DIM = "legalrag.schema", "legalrag.model_id", "legalrag.dimension"
+PROP_FULL_TEXT = "legalrag.full_text"  # "1" when the collection holds the engine's BM25 field
+FULL_TEXT_SINCE = (2, 5)  # Milvus server versions before 2.5 have no BM25 function (Milvus Lite has one)
 INSERT_BATCH = 500
+DROP_GRACE_S = 2.0  # seconds between moving a server's alias and dropping the collection it left
 ENGINE_INDEXES = ("FLAT", "HNSW", "IVF_FLAT")
 
 
@@ -34,17 +38,69 @@ def is_embedded(uri: str) -> bool:
     return uri.endswith(".db") and "://" not in uri
 
 
+def _listening(uri: str, timeout: float = 2.0) -> bool:
+    """Whether something accepts TCP connections at the URI's host and port (tells a refused login from a
+    server that is not there: pymilvus reports both as "Fail connecting")."""
+    import socket
+    from urllib.parse import urlparse
+
+    parsed = urlparse(uri if "://" in uri else f"http://{uri}")
+    try:
+        with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or 19530), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
 def connect(uri: str, *, token: str = "", timeout: float = 10.0):
-    """A ``MilvusClient`` for ``uri``; an engine that cannot be reached is an IndexError_ naming the URI."""
+    """A ``MilvusClient`` for ``uri``; an engine that cannot be reached, or that refuses the credentials, is an
+    IndexError_ naming the URI (never the credentials)."""
     pm = _pymilvus()
     if is_embedded(uri):
         Path(uri).parent.mkdir(parents=True, exist_ok=True)
     try:
         return pm.MilvusClient(uri=uri, token=token, timeout=timeout)
     except Exception as exc:  # pymilvus raises MilvusException, grpc errors or OSError for a dead address
-        hint = ("check that the path is writable and not used by another process (Milvus Lite locks it)"
-                if is_embedded(uri) else "check that the Milvus server is running and the URI (host:port) is right")
+        if is_embedded(uri):
+            hint = "check that the path is writable and not used by another process (Milvus Lite locks it)"
+        elif _listening(uri):
+            hint = ("the server is up but refused the connection: check the credentials (" +
+                    ("a token was sent" if token else "none were sent") + f"; set {TOKEN_ENV}=USER:PASSWORD or "
+                    f"{USER_ENV} and {PASSWORD_ENV} in the environment, never on the command line) and TLS")
+        else:
+            hint = "check that the Milvus server is running and the URI (host:port) is right"
         raise IndexError_(f"cannot reach Milvus at {uri}: {_short(exc)}; {hint}") from None
+
+
+TOKEN_ENV, USER_ENV, PASSWORD_ENV = "LEGALRAG_MILVUS_TOKEN", "LEGALRAG_MILVUS_USER", "LEGALRAG_MILVUS_PASSWORD"
+
+
+def token_from_env(token_env: str | None = None) -> str:
+    """The Milvus credentials from the environment: ``$token_env`` (default ``LEGALRAG_MILVUS_TOKEN``; an API key
+    or ``user:password``), else ``LEGALRAG_MILVUS_USER`` and ``LEGALRAG_MILVUS_PASSWORD``. Indexes record the
+    variable's name, never its value."""
+    import os
+
+    token = os.environ.get(token_env or TOKEN_ENV, "")
+    if token:
+        return token
+    user = os.environ.get(USER_ENV, "")
+    return f"{user}:{os.environ.get(PASSWORD_ENV, '')}" if user else ""
+
+
+def server_version(client) -> str:
+    try:
+        return str(client.get_server_version())
+    except Exception:
+        return "unknown"
+
+
+def has_full_text(version: str) -> bool:
+    """Whether an engine of this version runs BM25 itself: Milvus Lite and Milvus 2.5 or later."""
+    if version.startswith("milvus_lite"):
+        return True
+    m = re.match(r"v?(\d+)\.(\d+)", version)
+    return m is None or (int(m.group(1)), int(m.group(2))) >= FULL_TEXT_SINCE
 
 
 def release(uri: str) -> None:
@@ -83,6 +139,8 @@ class MilvusStore:
     def __init__(self, uri: str, alias: str, *, token: str = "", timeout: float = 10.0, client: Any = None):
         self.uri, self.alias = uri, alias
         self.client = client if client is not None else connect(uri, token=token, timeout=timeout)
+        self.version = server_version(self.client)
+        self.full_text = has_full_text(self.version)
 
     # -- metadata ------------------------------------------------------------------------------------------
     def exists(self) -> bool:
@@ -109,7 +167,20 @@ class MilvusStore:
         props = dict(info.get("properties") or {})
         dim = next((int(f["params"]["dim"]) for f in info["fields"] if f["name"] == "vec"), None)
         return {"schema": props.get(PROP_SCHEMA), "model_id": props.get(PROP_MODEL) or None, "dimension": dim,
-                "collection": info.get("collection_name", self.alias)}
+                "collection": info.get("collection_name", self.alias),
+                "full_text": any(f["name"] == "sparse" for f in info["fields"]),
+                "fields": [f"{f['name']}:{getattr(f['type'], 'name', f['type'])}" for f in info["fields"]]}
+
+    def check_replaceable(self) -> None:
+        """Refuse to build over an alias (or a collection of that name) that is not a legalrag collection:
+        swapping the alias would drop someone else's data. Names both sides."""
+        if not self.exists():
+            return
+        meta = self.meta()
+        if meta["schema"] is None:
+            raise InputError(f"Milvus at {self.uri}: {self.alias!r} is the collection {meta['collection']!r} "
+                             f"(fields {', '.join(meta['fields'])}), not a legalrag collection (no {PROP_SCHEMA} "
+                             "property); legalrag will not replace it: choose another --collection name")
 
     def check(self, model_id: str | None, dimension: int | None) -> dict[str, Any]:
         """Refuse a collection of another schema version, encoder or dimension, naming both sides."""
@@ -144,20 +215,30 @@ class MilvusStore:
         schema.add_field("article", pm.DataType.VARCHAR, max_length=128)
         schema.add_field("title", pm.DataType.VARCHAR, max_length=4096)
         schema.add_field("sha", pm.DataType.VARCHAR, max_length=64)
-        schema.add_field("content", pm.DataType.VARCHAR, max_length=VARCHAR_MAX, enable_analyzer=True,
-                         analyzer_params=analyzer or {"tokenizer": {"type": "jieba", "mode": "search"}})
-        schema.add_field("sparse", pm.DataType.SPARSE_FLOAT_VECTOR)
-        schema.add_function(pm.Function(name="content_bm25", function_type=pm.FunctionType.BM25,
-                                        input_field_names=["content"], output_field_names=["sparse"]))
         index_params = self.client.prepare_index_params()
-        index_params.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",
-                               params={"bm25_k1": bm25_k1, "bm25_b": bm25_b})
+        if self.full_text:
+            schema.add_field("content", pm.DataType.VARCHAR, max_length=VARCHAR_MAX, enable_analyzer=True,
+                             analyzer_params=analyzer or {"tokenizer": {"type": "jieba", "mode": "search"}})
+            schema.add_field("sparse", pm.DataType.SPARSE_FLOAT_VECTOR)
+            schema.add_function(pm.Function(name="content_bm25", function_type=pm.FunctionType.BM25,
+                                            input_field_names=["content"], output_field_names=["sparse"]))
+            index_params.add_index(field_name="sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",
+                                   params={"bm25_k1": bm25_k1, "bm25_b": bm25_b})
+        else:  # the text is stored; BM25 runs in legalrag (see components.build_bm25_component)
+            schema.add_field("content", pm.DataType.VARCHAR, max_length=VARCHAR_MAX)
         if dimension:
             schema.add_field("vec", pm.DataType.FLOAT_VECTOR, dim=int(dimension))
             params = {"M": 32, "efConstruction": 200} if engine_index == "HNSW" else {}
             index_params.add_index(field_name="vec", index_type=engine_index, metric_type="IP", params=params)
-        props = {PROP_SCHEMA: str(SCHEMA_VERSION), PROP_MODEL: model_id or "", PROP_DIM: str(dimension or 0)}
-        self.client.create_collection(name, schema=schema, index_params=index_params, properties=props)
+        if not dimension and not self.full_text:
+            raise InputError(f"Milvus {self.version} at {self.uri} has no server-side BM25 (it needs Milvus "
+                             f"{'.'.join(map(str, FULL_TEXT_SINCE))}) and no encoder was given: there is nothing "
+                             "for the engine to index; give --encoder, or build BM25 with --backend local")
+        props = {PROP_SCHEMA: str(SCHEMA_VERSION), PROP_MODEL: model_id or "", PROP_DIM: str(dimension or 0),
+                 PROP_FULL_TEXT: "1" if self.full_text else "0"}
+        # Strong: a count or search right after a write sees it (a server's default, Bounded, may not)
+        self.client.create_collection(name, schema=schema, index_params=index_params, properties=props,
+                                      consistency_level="Strong")
         return name
 
     def insert(self, collection: str, rows: Sequence[dict[str, Any]], progress: bool = False) -> int:
@@ -191,6 +272,10 @@ class MilvusStore:
             self.client.create_alias(collection, self.alias)
         else:
             self.client.alter_alias(collection, self.alias)
+            if not is_embedded(self.uri):
+                # A search the server routed to the old collection just before the swap answers empty (not
+                # an error) if the collection is dropped under it: let such searches finish first.
+                time.sleep(DROP_GRACE_S)
             self.client.drop_collection(old)
 
     def discard(self, collection: str) -> None:
@@ -235,6 +320,7 @@ def build_collection(store: MilvusStore, documents: Sequence[Document], encoder:
     On any failure the new collection is dropped and the alias keeps serving the previous one."""
     from legalrag.retrieval.dense import passage_text
 
+    store.check_replaceable()
     vectors = None
     if encoder is not None:  # encode first: a long encoding failure then leaves nothing in the engine
         vectors = encoder.encode_documents([passage_text(d, max_chars) for d in documents])

@@ -1,0 +1,234 @@
+"""Real servers for the scale-out tests, started once per test session on loopback and shared by every test that
+asks for them (a pytest plugin: ``pytest_plugins`` in conftest.py):
+
+- ``milvus_server``: a Milvus standalone server process (the C++ server binary of the PyPI package ``milvus``,
+  2.3.5) with a temporary data directory, authentication on (the tests send ``root:Milvus`` from the
+  environment, as users do). Skipped, with the reason, when the package is missing or the server does not start.
+- ``ray_cluster``: a Ray head node and one more node, each its own ``ray start --block`` process with its own
+  raylet; ``ray_cluster.add_node(...)`` starts a further node that a test may kill.
+
+Both are stopped at the end of the session (by process group: each was started in its own session).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+MILVUS_START_TIMEOUT = 120.0
+RAY_START_TIMEOUT = 90.0
+MILVUS_ROOT_TOKEN = "root:Milvus"  # the server's built-in account, as a fresh server creates it
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# -- Milvus standalone server ---------------------------------------------------------------------------------
+
+@dataclass
+class MilvusServerInfo:
+    uri: str
+    token: str
+    version: str
+    pid: int
+    data_dir: Path
+    start_seconds: float
+
+
+def _cached_binaries(milvus_mod) -> Path:
+    """The package ships the server compressed (57 MB of .lzma); unpack it once per machine, not per session."""
+    cache = Path(tempfile.gettempdir()) / f"legalrag-milvus-server-{milvus_mod.__version__}"
+    if not (cache / "bin" / "milvus").exists():
+        tmp = Path(tempfile.mkdtemp(prefix="unpack-", dir=tempfile.gettempdir()))
+        milvus_mod._initialize_data_files(str(tmp))
+        cache.mkdir(parents=True, exist_ok=True)
+        try:
+            os.rename(tmp / "bin", cache / "bin")  # atomic: a concurrent session finds it whole or not at all
+        except OSError:
+            pass
+        shutil.rmtree(tmp, ignore_errors=True)
+    return cache / "bin"
+
+
+@pytest.fixture(scope="session")
+def milvus_server(tmp_path_factory):
+    """A running Milvus standalone server on 127.0.0.1 (a free port), shared by the session."""
+    try:
+        import milvus as milvus_mod
+    except ImportError:
+        pytest.skip("the Milvus server package is not installed: pip install 'legalrag[dev]' (milvus==2.3.5)")
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the milvus package's server binary is built for Linux x86-64")
+    # Not tmp_path_factory: pytest keeps only the last three base temp dirs, and another pytest session on the
+    # machine would delete this one under the running server.
+    data = Path(tempfile.mkdtemp(prefix="legalrag-milvus-server-"))
+    started = time.perf_counter()
+    try:
+        bins = _cached_binaries(milvus_mod)
+        (data / "bin").symlink_to(bins, target_is_directory=True)
+        config = milvus_mod.MilvusServerConfig(data_dir=str(data))
+        config.set("authorization_enabled", True)
+        server = milvus_mod.MilvusServer(config, wait_for_started=False)
+        server.start()
+        _wait_healthy(server)
+    except Exception as exc:  # a sandbox without the needed syscalls, ports or libraries: skip with the cause
+        log = data / "logs" / "milvus-stderr.log"
+        tail = log.read_text(errors="replace")[-400:] if log.exists() else ""
+        shutil.rmtree(data, ignore_errors=True)
+        pytest.skip(f"the Milvus server did not start: {type(exc).__name__}: {exc} {tail}".strip())
+    from pymilvus import MilvusClient
+
+    uri = f"http://127.0.0.1:{server.listen_port}"
+    client = MilvusClient(uri=uri, token=MILVUS_ROOT_TOKEN)
+    version = str(client.get_server_version())
+    client.close()
+    info = MilvusServerInfo(uri, MILVUS_ROOT_TOKEN, version, server.server_proc.pid, data,
+                            time.perf_counter() - started)
+    yield info
+    server.stop()
+    shutil.rmtree(data, ignore_errors=True)
+
+
+def _wait_healthy(server) -> None:
+    import urllib.request
+
+    deadline = time.monotonic() + MILVUS_START_TIMEOUT
+    url = f"http://127.0.0.1:{server.webservice_port}/healthz"
+    while time.monotonic() < deadline:
+        if server.server_proc.poll() is not None:
+            raise RuntimeError(f"the server process exited with code {server.server_proc.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                if b"OK" in resp.read():
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    server.stop()
+    raise TimeoutError(f"not healthy after {MILVUS_START_TIMEOUT:.0f} s")
+
+
+@pytest.fixture
+def milvus_token(milvus_server, monkeypatch) -> str:
+    """The server's credentials in the environment, where legalrag reads them (never a command-line option)."""
+    monkeypatch.setenv("LEGALRAG_MILVUS_TOKEN", milvus_server.token)
+    return milvus_server.token
+
+
+# -- Ray cluster -----------------------------------------------------------------------------------------------
+
+# Fast detection of a dead node (defaults: about 30 s), so the node-kill test does not wait on timeouts.
+RAY_ENV = {"RAY_health_check_initial_delay_ms": "0", "RAY_health_check_period_ms": "500",
+           "RAY_health_check_timeout_ms": "500", "RAY_health_check_failure_threshold": "3",
+           "RAY_USAGE_STATS_ENABLED": "0"}
+
+
+@dataclass
+class RayNode:
+    name: str
+    proc: subprocess.Popen
+    log: Path
+
+    def kill(self) -> None:
+        """SIGKILL the node's raylet, its workers and its agents (its own process group)."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@dataclass
+class RayCluster:
+    address: str
+    temp_dir: Path
+    nodes: list[RayNode] = field(default_factory=list)
+    start_seconds: float = 0.0
+
+    def add_node(self, name: str, *, num_cpus: int = 1, env: dict[str, str] | None = None) -> RayNode:
+        """Start one more node (its own ``ray start --block`` process) joined to the head; wait until it runs."""
+        node = _start_node(name, ["--address", self.address], num_cpus, self.temp_dir, env)
+        self.nodes.append(node)
+        return node
+
+    def alive_nodes(self) -> int:
+        import ray
+
+        return sum(1 for n in ray.nodes() if n["Alive"])
+
+
+def _ray_exe() -> str:
+    exe = Path(sys.executable).with_name("ray")
+    return str(exe) if exe.exists() else "ray"
+
+
+def _start_node(name: str, role: list[str], num_cpus: int, temp_dir: Path, env: dict[str, str] | None) -> RayNode:
+    log = temp_dir / f"{name}.log"
+    ports = ["--node-manager-port", free_port(), "--object-manager-port", free_port(),
+             "--dashboard-agent-listen-port", free_port(), "--dashboard-agent-grpc-port", free_port(),
+             "--runtime-env-agent-port", free_port(), "--metrics-export-port", free_port()]
+    base = free_port() // 100 * 100  # a block of worker ports per node, away from the others
+    cmd = [_ray_exe(), "start", "--block", *role, "--node-ip-address", "127.0.0.1", "--num-cpus", str(num_cpus),
+           "--disable-usage-stats", *map(str, ports), "--min-worker-port", str(base),
+           "--max-worker-port", str(min(base + 99, 65535))]
+    full_env = {**os.environ, **RAY_ENV, **(env or {}), "PYTHONPATH": os.pathsep.join(
+        p for p in (str(Path(__file__).resolve().parents[1] / "src"), os.environ.get("PYTHONPATH", "")) if p)}
+    with log.open("w") as fh:
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=full_env, start_new_session=True)
+    node = RayNode(name, proc, log)
+    deadline = time.monotonic() + RAY_START_TIMEOUT
+    while time.monotonic() < deadline:
+        text = log.read_text(errors="replace")
+        if "Ray runtime started" in text:
+            return node
+        if proc.poll() is not None:
+            raise RuntimeError(f"`ray start` for {name} exited with code {proc.returncode}: {text[-600:]}")
+        time.sleep(0.2)
+    node.kill()
+    raise TimeoutError(f"the Ray node {name} did not start in {RAY_START_TIMEOUT:.0f} s")
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory):
+    """A Ray cluster of two nodes on 127.0.0.1 (head and ``node-2``, one CPU each), shared by the session.
+
+    Tests connect with ``ray.init(address=ray_cluster.address)`` (or legalrag's ``--ray-address``) and must
+    disconnect (``legalrag.distributed.cluster.shutdown()``) when done."""
+    pytest.importorskip("ray", reason="pip install 'legalrag[scale]'")
+    temp_dir = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
+    started = time.perf_counter()
+    port = free_port()
+    cluster = RayCluster(f"127.0.0.1:{port}", temp_dir)
+    try:
+        cluster.nodes.append(_start_node("head", ["--head", "--port", str(port), "--include-dashboard", "false",
+                                                  "--temp-dir", str(temp_dir)], 1, temp_dir, None))
+        cluster.add_node("node-2")
+    except Exception as exc:
+        for n in cluster.nodes:
+            n.kill()
+        shutil.rmtree(temp_dir, ignore_errors=True)
+        pytest.skip(f"could not start a two-node Ray cluster: {exc}")
+    cluster.start_seconds = time.perf_counter() - started
+    yield cluster
+    for n in reversed(cluster.nodes):
+        n.stop()
+    shutil.rmtree(temp_dir, ignore_errors=True)
