@@ -1,0 +1,88 @@
+"""docs/results.md is generated from the saved benchmark outputs (bench/results/*.json) and stays short: the
+page and the JSON must agree, and a user must be able to read it in five minutes."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("results_page", REPO / "bench" / "results_page.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_page_matches_the_saved_outputs():
+    page = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
+    assert page == _generator().render(), "docs/results.md differs from bench/results/*.json: run " \
+                                          "`python bench/results_page.py` and commit the page"
+
+
+def test_page_is_short():
+    n = len((REPO / "docs" / "results.md").read_text(encoding="utf-8").splitlines())
+    assert n < 300, f"docs/results.md has {n} lines; keep it under 300 (details belong in docs/lab/)"
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "bench" / "results").glob("*.json")), ids=lambda p: p.name)
+def test_every_saved_output_names_its_command_and_machine(path):
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data.get("command") and data.get("machine"), f"{path.name}: add \"command\" and \"machine\""
+
+
+def test_a_changed_figure_changes_the_page(tmp_path):
+    gen = _generator()
+    src = REPO / "bench" / "results" / "docs-stard-lexical.json"
+    data = json.loads(src.read_text(encoding="utf-8"))
+    (tmp_path / src.name).write_text(json.dumps(data), encoding="utf-8")
+    before = gen.render(tmp_path)
+    data["metrics"]["bm25"]["recall@10"] = 0.123
+    (tmp_path / src.name).write_text(json.dumps(data), encoding="utf-8")
+    after = gen.render(tmp_path)
+    assert "R@10 0.454" in before and "R@10 0.123" in after and "0.454" not in after
+
+
+def test_new_files_are_tolerated(tmp_path):
+    gen = _generator()
+    (tmp_path / "x-plain.json").write_text(json.dumps({"command": "c", "machine": "m", "recall": 0.5}))
+    (tmp_path / "y-new.json").write_text(json.dumps({"command": "c", "machine": "m", "metrics": {"f1": 0.75},
+                                                     "page": {"section": "new-area", "rows": [
+                                                         {"configuration": "x", "result": "F1 {metrics[f1]:.2f}"}]}}))
+    page = gen.render(tmp_path)
+    assert "### new-area" in page and "| x | F1 0.75 |" in page and "x-plain.json" in page
+    (tmp_path / "z-bad.json").write_text(json.dumps({"page": {"section": "s", "rows": [{"result": "{metrics[no]}"}]}}))
+    with pytest.raises(gen.PageError, match="z-bad.json"):
+        gen.render(tmp_path)
+
+
+def test_the_template_holds_no_figures():
+    """Figures come from the JSON only: the hand-written prose of the page has no measured number in it."""
+    template = (REPO / "bench" / "results_template.md").read_text(encoding="utf-8")
+    # names and the machine's description are not measurements
+    template = re.sub(r"Qwen2\.5|\d+(\.\d+)?B\b|Python 3\.\d+|\d+ GiB of memory", "", template)
+    found = re.findall(r"\d+\.\d+|\d+ ?%|\d[\d,]* (?:s|ms|MiB|GiB)\b", template)
+    assert not found, f"bench/results_template.md holds figures {found}; put them in a bench/results/*.json"
+
+
+def _slug(heading: str) -> str:
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "bench" / "results").glob("*.json")), ids=lambda p: p.name)
+def test_sources_point_at_an_existing_section(path):
+    source = json.loads(path.read_text(encoding="utf-8")).get("source")
+    if not source or not source.startswith("docs/"):
+        pytest.skip(f"{path.name} names no docs/ section")
+    file, _, anchor = source.partition("#")
+    doc = REPO / file
+    assert doc.exists(), f"{path.name}: {file} does not exist"
+    slugs = {_slug(m) for m in re.findall(r"^#+ (.+)$", doc.read_text(encoding="utf-8"), re.MULTILINE)}
+    assert not anchor or anchor in slugs, f"{path.name}: no heading of {file} has the anchor #{anchor}"
