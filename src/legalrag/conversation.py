@@ -6,7 +6,9 @@ Processors (the LexRAG conversation strategies), each ``processor(turns) -> str`
 - ``all_questions``: every user turn, oldest first (keeps the thread of questions, drops the answers);
 - ``full_context``: every turn, user and assistant, labelled (most context, longest query);
 - ``LLMRewrite(llm)``: the model rewrites the last question into a standalone one (prompt template
-  ``conversation_rewrite_<lang>``); an empty or failed rewrite falls back to ``all_questions``.
+  ``conversation_rewrite_<lang>``); an empty or failed rewrite falls back to ``all_questions``;
+- ``ContextFusion`` (``fused``): no LLM; one search for the last question and one for each earlier turn, fused
+  with decaying weights, with the earlier turns' laws as a prior (``retrieve_turn`` runs any processor).
 
 ``make_processor(name, llm=None)`` builds one by name, as the CLI does. ``Consultation`` holds a multi-turn
 consultation: each question is turned into a query by the processor, retrieved, and answered from the
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import enum
 import time
+from collections import OrderedDict, defaultdict
 from typing import Any, Callable, Iterable, Sequence
 
 from legalrag.answer import DEFAULT_EVIDENCE_TOKENS
@@ -37,6 +40,7 @@ class ProcessorName(str, enum.Enum):
     ALL_QUESTIONS = "all_questions"  # every user question so far
     FULL_CONTEXT = "full_context"  # the whole dialogue
     REWRITE = "rewrite"  # the LLM rewrites the dialogue into one standalone question
+    FUSED = "fused"  # one search per earlier turn, fused with decaying weights and a prior for their laws
 
 
 PROCESSORS = tuple(p.value for p in ProcessorName)
@@ -112,7 +116,10 @@ class LLMRewrite:
         return text
 
 
-def make_processor(name: str, llm: LLM | None = None, lang: str = "zh") -> Processor:
+def make_processor(name: str, llm: LLM | None = None, lang: str = "zh", **options: Any) -> Processor:
+    """The processor called ``name``; ``options`` go to :class:`ContextFusion` for ``fused``."""
+    if name == "fused":
+        return ContextFusion(**options)
     if name in ("last", "last_question"):  # last_question: the LexRAG name
         return last_question
     if name == "all_questions":
@@ -124,6 +131,122 @@ def make_processor(name: str, llm: LLM | None = None, lang: str = "zh") -> Proce
             raise InputError("the 'rewrite' processor needs an LLM")
         return LLMRewrite(llm, lang=lang)
     raise InputError(f"unknown conversation processor {name!r}; choose one of {', '.join(PROCESSORS)}")
+
+
+# -- fused: one search per turn ------------------------------------------------------------------------------
+# Later consultation turns lean on earlier ones ("那利息呢？"). Instead of one query string, ContextFusion searches
+# once for the last question (weight 1), once for each earlier question (question_decay ** j for the question j
+# turns back) and once for each earlier answer (answer_weight * question_decay ** (j - 1)), and fuses the ranked
+# lists by weighted reciprocal rank (score = sum of weight / (rrf_k + rank)). The earlier turns' top law_top hits
+# then vote, with their weights, for the laws the consultation is about; each fused document's score is
+# multiplied by 1 + law_prior * the share of its law, which keeps a follow-up inside the topic without letting an
+# old question outrank the new one (the drift an LLM rewrite showed by carrying an old topic into a new
+# question). It works with any search function search(query, k) -> hits (every index component, pipeline or
+# reranker) and remembers the lists of the texts it searched, so in a live consultation a turn costs the
+# search of the new question and of the last answer. The defaults were chosen by cross-validation over
+# dialogues on the 100 invented turns of bench/data/consultations (bench/bench_consultation_query.py).
+
+Search = Callable[[str, int], Sequence[Hit]]
+
+
+def _questions_answers(turns: Sequence[Turn]) -> tuple[list[str], list[str]]:
+    """(user questions, assistant answers), oldest first, whitespace collapsed, empty ones dropped."""
+    turns = _check(turns)
+    questions = _user_turns(turns)
+    answers = [" ".join(t.content.split()) for t in turns if t.role == "assistant" and t.content.strip()]
+    return questions, answers
+
+
+class ContextFusion:
+    """Weighted reciprocal-rank fusion of one search per turn, with a prior for the earlier turns' laws."""
+
+    name = "fused"
+
+    def __init__(self, question_decay: float = 0.35, answer_weight: float = 0.2, law_prior: float = 1.0, *,
+                 law_top: int = 5, depth: int = 100, rrf_k: int = 60, max_turns: int = 4, cache_size: int = 512):
+        for label, value in (("question_decay", question_decay), ("answer_weight", answer_weight),
+                             ("law_prior", law_prior)):
+            if value < 0:
+                raise InputError(f"{label} must be 0 or more, got {value}")
+        for label, value in (("law_top", law_top), ("depth", depth), ("rrf_k", rrf_k), ("max_turns", max_turns)):
+            if value < 1:
+                raise InputError(f"{label} must be at least 1, got {value}")
+        self.question_decay, self.answer_weight, self.law_prior = question_decay, answer_weight, law_prior
+        self.law_top, self.depth, self.rrf_k, self.max_turns = law_top, depth, rrf_k, max_turns
+        self._cache: OrderedDict[tuple[int, str, int], list[Hit]] = OrderedDict()
+        self._cache_size = cache_size
+        self.searches = 0  # searches actually run (the rest came from the cache)
+
+    def params(self) -> dict[str, Any]:
+        return {"question_decay": self.question_decay, "answer_weight": self.answer_weight,
+                "law_prior": self.law_prior, "law_top": self.law_top, "depth": self.depth, "rrf_k": self.rrf_k,
+                "max_turns": self.max_turns}
+
+    def __call__(self, turns: Sequence[Turn]) -> str:
+        return " ".join(_questions_answers(turns)[0])
+
+    def queries(self, turns: Sequence[Turn]) -> list[tuple[str, float, bool]]:
+        """(text, weight, is the last question) for each search; earlier turns beyond ``max_turns`` are dropped."""
+        questions, answers = _questions_answers(turns)
+        out = [(questions[-1], 1.0, True)]
+        for j, q in enumerate(reversed(questions[:-1][-self.max_turns:]), 1):
+            out.append((q, self.question_decay ** j, False))
+        for j, a in enumerate(reversed(answers[-self.max_turns:]), 1):
+            out.append((a, self.answer_weight * self.question_decay ** (j - 1), False))
+        return [x for x in out if x[1] > 0]
+
+    def _search(self, search: Search, text: str) -> list[Hit]:
+        key = (id(search), text, self.depth)
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        hits = list(search(text, self.depth))
+        self.searches += 1
+        self._cache[key] = hits
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return hits
+
+    def retrieve(self, search: Search, turns: Sequence[Turn], k: int = 10) -> list[Hit]:
+        """The fused top ``k`` for the last question of ``turns``."""
+        runs = [(self._search(search, text), weight, last) for text, weight, last in self.queries(turns)]
+        return fuse_turns(runs, k, rrf_k=self.rrf_k, law_prior=self.law_prior, law_top=self.law_top)
+
+
+def fuse_turns(runs: Sequence[tuple[Sequence[Hit], float, bool]], k: int, *, rrf_k: int = 60,
+               law_prior: float = 0.0, law_top: int = 5) -> list[Hit]:
+    """Weighted reciprocal-rank fusion of ``(hits, weight, is last question)`` runs; the runs that are not the
+    last question vote with their weights for the laws of their top ``law_top`` hits."""
+    scores: dict[str, float] = defaultdict(float)
+    docs, sources = {}, defaultdict(dict)
+    votes: dict[str, float] = defaultdict(float)
+    total = 0.0
+    for i, (hits, weight, last) in enumerate(runs):
+        for rank, h in enumerate(hits, 1):
+            scores[h.id] += weight / (rrf_k + rank)
+            docs.setdefault(h.id, h.document)
+            sources[h.id].setdefault("last" if last else f"turn-{i}", rank)
+        if not last and hits:
+            top = hits[:law_top]
+            for h in top:
+                votes[h.document.metadata.get("law", "")] += weight / len(top)
+            total += weight
+    votes.pop("", None)
+    if law_prior > 0 and total > 0:
+        for doc_id in scores:
+            scores[doc_id] *= 1.0 + law_prior * votes.get(docs[doc_id].metadata.get("law", ""), 0.0) / total
+    order = sorted(scores, key=lambda d: (-scores[d], min(sources[d].values()), d))[:k]
+    return [Hit(docs[d], scores[d], r, "fused", dict(sources[d])) for r, d in enumerate(order, 1)]
+
+
+def retrieve_turn(processor: Callable, search: Search, turns: Sequence[Turn], k: int) -> tuple[str, list[Hit]]:
+    """(query text, hits) for the last question of ``turns``: a processor that retrieves by itself (``fused``)
+    does so through ``search``; any other one makes a query string that ``search`` runs."""
+    query = processor(turns)
+    retrieve = getattr(processor, "retrieve", None)
+    if retrieve is not None:
+        return query, list(retrieve(search, turns, k))
+    return query, list(search(query, k))
 
 
 class Consultation:

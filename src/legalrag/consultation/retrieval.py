@@ -81,16 +81,31 @@ def make_queries(turns: Sequence[ConsultTurn], processor: Callable, progress: bo
     return out, (time.perf_counter() - t0) / max(len(turns), 1), notes
 
 
-def score_pair(turns: Sequence[ConsultTurn], queries: Mapping[str, str], searcher: Any, ks: Sequence[int],
-               processor: str, retriever: str) -> PairResult:
-    from legalrag.evaluation.metrics import evaluate_rankings, per_query_metrics
+def _run_searches(searcher: Any, texts: Sequence[str], depth: int) -> list[list[Hit]]:
     from legalrag.retrieval.base import retrieve_many
+
+    batch = getattr(searcher, "search_batch", None)
+    return batch(list(texts), k=depth) if batch is not None else retrieve_many(searcher, list(texts), k=depth)
+
+
+def score_pair(turns: Sequence[ConsultTurn], queries: Mapping[str, str], searcher: Any, ks: Sequence[int],
+               processor: str, retriever: str, fusion: Any = None) -> PairResult:
+    """Score one processor x retriever. ``fusion``: a processor that retrieves by itself (``fused``); every text
+    it searches is run once, in one batch, and its lists are fused per turn."""
+    from legalrag.evaluation.metrics import evaluate_rankings, per_query_metrics
 
     depth = max(ks)
     t0 = time.perf_counter()
-    batch = getattr(searcher, "search_batch", None)
-    texts = [queries[t.id] for t in turns]
-    results = batch(texts, k=depth) if batch is not None else retrieve_many(searcher, texts, k=depth)
+    if fusion is not None and hasattr(fusion, "retrieve"):
+        texts = list(dict.fromkeys(q for t in turns for q, _, _ in fusion.queries(t.turns)))
+        lists = dict(zip(texts, _run_searches(searcher, texts, fusion.depth)))
+
+        def lookup(text: str, n: int) -> list[Hit]:
+            return lists[text][:n]
+
+        results = [fusion.retrieve(lookup, t.turns, depth) for t in turns]
+    else:
+        results = _run_searches(searcher, [queries[t.id] for t in turns], depth)
     seconds = (time.perf_counter() - t0) / max(len(turns), 1)
     hits = {t.id: list(h) for t, h in zip(turns, results)}
     ranked = {q: [h.id for h in hs] for q, hs in hits.items()}
@@ -113,13 +128,16 @@ def evaluate_conversation(turns: Sequence[ConsultTurn], processors: Mapping[str,
         raise InputError("no turns to evaluate")
     if not processors or not searchers:
         raise InputError("give at least one processor and one retriever")
+    if not any(t.gold_ids for t in turns):
+        raise InputError(f"nothing scorable: none of the {len(turns)} turns has a resolved gold article "
+                         "(resolve the gold against the index first: consultation.gold.resolve_gold)")
     ks = tuple(sorted(set(ks)))
     result = ConversationEvaluation(list(turns), {}, {}, {})
     for pname, processor in processors.items():
         queries, seconds, notes = make_queries(turns, processor, progress, pname)
         result.queries[pname], result.processor_seconds[pname], result.processor_errors[pname] = queries, seconds, notes
         for rname, searcher in searchers.items():
-            result.pairs.append(score_pair(turns, queries, searcher, ks, pname, rname))
+            result.pairs.append(score_pair(turns, queries, searcher, ks, pname, rname, processor))
     return result
 
 
