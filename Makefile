@@ -25,15 +25,17 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.demo-installed
 	$(BIN)/python -m legalrag demo --answer
 
-# The browser tests drive the web app in Debian's headless Chromium; where it is missing and apt-get can run
-# (root), it is installed here, otherwise those tests skip with the command that installs it.
+# The browser tests drive the web app in Debian's headless Chromium, with a CJK font (fonts-noto-cjk) so that
+# screenshots show Chinese; where either is missing and apt-get can run (root), it is installed here, otherwise
+# those tests skip with the command that installs it.
 browser:
-	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	@{ { command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; } && \
+	  { [ -e /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc ] || fc-list :lang=zh 2>/dev/null | grep -q .; }; } || \
 	{ if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing chromium and chromium-driver for the browser tests"; \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) \
-	    || echo "could not install chromium: the browser tests will skip"; \
-	  else echo "no chromium (apt-get install -y chromium chromium-driver): the browser tests will skip"; fi; }
+	    echo "installing chromium, chromium-driver and fonts-noto-cjk for the browser tests"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver \
+	      fonts-noto-cjk >/dev/null) || echo "could not install chromium: the browser tests will skip"; \
+	  else echo "no chromium (apt-get install -y chromium chromium-driver fonts-noto-cjk): the browser tests will skip"; fi; }
 
 test: $(VENV)/.test-installed browser
 	$(BIN)/python -m pytest

@@ -1,36 +1,32 @@
 """The web application in a real headless Chromium (Debian's chromium + chromedriver, driven by Selenium)
 against uvicorn on 127.0.0.1, with the real index of the bundled statute sample and a scripted model.
 
-Skipped when Chromium is absent (install: apt-get install -y chromium chromium-driver). Set
+Skipped when Chromium is absent (install: apt-get install -y chromium chromium-driver fonts-noto-cjk). Set
 LEGALRAG_SCREENSHOTS=DIR to save a screenshot of each page there (docs/screenshots/ holds the committed ones).
+test_browser_ux.py has the checks of first use, phones, language, limits, progress and scope.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("fastapi")
-webdriver = pytest.importorskip("selenium.webdriver", reason="pip install selenium")
+pytest.importorskip("selenium.webdriver", reason="pip install selenium")
 
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
 from selenium.webdriver.support.select import Select  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
+from browser_support import (CHROMEDRIVER, CHROMIUM, DESKTOP, PHONE, SHOTS, SKIP_REASON, driver,  # noqa: E402
+                             open_page, shoot, viewport, wait)
 from http_app import serve_app  # noqa: E402
 from server_setup import INJECTION, MISSING, REAL, legal_llm, sample_index, sample_predictor  # noqa: E402
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
-                                reason="Chromium not found; apt-get update && apt-get install -y chromium chromium-driver")
-SHOTS = os.environ.get("LEGALRAG_SCREENSHOTS")
+pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=SKIP_REASON)
 
 
 @pytest.fixture(scope="module")
@@ -46,37 +42,10 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--lang=en-US",
-                "--window-size=1360,900"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(20)
-    yield driver
-    driver.quit()
-
-
-def wait(driver, condition, seconds: float = 10):
-    return WebDriverWait(driver, seconds).until(condition)
-
-
-def shoot(driver, name: str, width: int = 1360, height: int = 900) -> None:
-    if not SHOTS:
-        return
-    Path(SHOTS).mkdir(parents=True, exist_ok=True)
-    driver.set_window_size(width, height)
-    driver.save_screenshot(str(Path(SHOTS) / f"{name}.png"))
-    driver.set_window_size(1360, 900)
-
-
-def open_page(driver, url: str, lang: str = "en") -> None:
-    driver.get(url)
-    driver.execute_script("localStorage.setItem('legalrag.lang', arguments[0]);", lang)
-    driver.get(url)
+    d = driver()
+    viewport(d, DESKTOP)
+    yield d
+    viewport(d, DESKTOP)
 
 
 def ask(driver, question: str) -> None:
@@ -104,17 +73,17 @@ def test_chat_answer_citation_opens_the_article_and_markup_stays_text(server, br
     details.find_element(By.TAG_NAME, "summary").click()
     assert details.find_elements(By.CSS_SELECTOR, "li.hit")
     shoot(browser, "chat")
-    browser.set_window_size(390, 844)  # a phone: the article opens as a sheet over the chat
+    viewport(browser, PHONE)  # a phone: the article opens as a sheet over the chat
     browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)  # closes the sheet left open
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", link)
     wait(browser, EC.element_to_be_clickable(link)).click()
     wait(browser, EC.visibility_of_element_located((By.ID, "panel-close")))
     if SHOTS:
-        browser.save_screenshot(str(Path(SHOTS) / "chat-phone.png"))
+        browser.save_screenshot(str(Path(SHOTS) / "chat-phone-article.png"))
     time.sleep(0.3)  # the sheet slides in for 0.2 s
     browser.find_element(By.ID, "panel-close").click()
     assert "open" not in browser.find_element(By.ID, "panel").get_attribute("class")
-    browser.set_window_size(1360, 900)
+    viewport(browser, DESKTOP)
 
 
 def test_unresolved_citation_is_flagged_with_its_reason(server, browser):
@@ -123,10 +92,11 @@ def test_unresolved_citation_is_flagged_with_its_reason(server, browser):
     bad = browser.find_element(By.CSS_SELECTOR, ".answer-text button.cite.bad")
     assert bad.text.startswith(MISSING) and "⚠" in bad.text
     flag = browser.find_element(By.CSS_SELECTOR, ".answer-citations .status.flag")
-    assert "unresolved" in flag.text and "第九百九十九条" in flag.text  # the reason, not only a colour
+    assert "unresolved: the corpus has no such article" in flag.text  # the reason, not only a colour
     bad.click()
     reason = wait(browser, EC.visibility_of_element_located((By.CSS_SELECTOR, "#panel .flag-reason")))
-    assert "九百九十九" in reason.text
+    assert "no such article" in reason.text
+    assert "九百九十九" in browser.find_element(By.CSS_SELECTOR, "#panel .article-title").text
     assert "Not found in the corpus" in browser.find_element(By.CSS_SELECTOR, "#panel .badge.bad").text
 
 
@@ -148,7 +118,8 @@ def test_agents_switch_shows_the_planner_timeline(server, browser):
     browser.find_element(By.ID, "query").send_keys("公司不跟我签合同，能要双倍工资吗")
     browser.find_element(By.ID, "agents").click()
     browser.find_element(By.ID, "search").click()
-    steps = wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline li.step"))
+    wait(browser, EC.visibility_of_element_located((By.ID, "results-section")))  # steps are drawn as they come
+    steps = browser.find_elements(By.CSS_SELECTOR, "#timeline li.step")
     text = browser.find_element(By.ID, "timeline").text
     assert "single_element" in text and "用人单位 未订立 书面劳动合同 二倍工资" in text
     assert len(steps) >= 4 and "第 1 轮" in browser.find_element(By.ID, "timeline").text and "轮数" in browser.find_element(By.ID, "timeline-summary").text
@@ -164,12 +135,15 @@ def test_drafting_and_citation_prediction_pages(server, browser):
     assert "Reasoning" in sections and "本院认为" in sections and "判处有期徒刑六个月" in sections
     flag = browser.find_element(By.CSS_SELECTOR, "#draft-cits .status.flag")  # no criminal law in the sample
     assert "unresolved" in flag.text
+    assert browser.find_elements(By.CSS_SELECTOR, "#sections button.cite.bad")  # clickable inside the text too
     shoot(browser, "draft", height=1500)
     open_page(browser, server + "/cite.html")
     browser.find_element(By.ID, "facts").send_keys("公司自用工之日起一直未与我订立书面劳动合同，也不支付加班费。")
     browser.find_element(By.ID, "predict").click()
     rows = wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#rows tr"))
-    assert any("always-add" in r.text for r in rows) and any("retrieval" in r.text for r in rows)
+    stages = {c.get_attribute("data-stage") for c in browser.find_elements(By.CSS_SELECTOR, "#rows .chip")}
+    assert {"always-add", "retrieval"} <= stages and rows[0].is_displayed()  # in scope: shown, no notice
+    assert "within" in browser.find_element(By.ID, "scope").text.lower() and not browser.find_elements(By.CSS_SELECTOR, ".scope-notice")
     shoot(browser, "cite")
 
 

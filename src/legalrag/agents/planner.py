@@ -33,7 +33,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from legalrag.agents.actions import ACTIONS, EXIT, PLANNER_SCHEMA, normalise_action, parse_decision
 from legalrag.agents.fused import FUSED_SCHEMA, parse_fused
@@ -159,6 +159,12 @@ class _State:
     refused_exits: int = 0
     repairs: int = 0
     failures: int = 0
+    on_step: Callable[[Step], None] | None = None  # sees each step as it is recorded (live progress)
+
+    def add(self, step: Step) -> None:
+        self.steps.append(step)
+        if self.on_step is not None:
+            self.on_step(step)
 
     def count(self, rec: CallRecord) -> None:
         self.usage = self.usage + rec.usage
@@ -191,7 +197,7 @@ class PlannerLoop:
         for h in hits:
             state.pool.setdefault(h.id, h)
         state.lists.append(hits)
-        state.steps.append(Step(agent="retriever", action="retrieve", input={"query": text, "source": source},
+        state.add(Step(agent="retriever", action="retrieve", input={"query": text, "source": source},
                                 output={"ids": [h.id for h in hits], "new": len(state.pool) - before,
                                         "pool_size": len(state.pool)},
                                 seconds=time.perf_counter() - start, error=error))
@@ -266,20 +272,21 @@ class PlannerLoop:
         return [replace(state.pool[i], score=scores[i], rank=r, retriever="mas") for r, i in enumerate(order, 1)]
 
     # ---- the loop -----------------------------------------------------------------------------------
-    def run(self, query: str, filter: DocumentFilter | None = None) -> AgentSearchResult:
+    def run(self, query: str, filter: DocumentFilter | None = None,
+            on_step: Callable[[Step], None] | None = None) -> AgentSearchResult:
         cfg = self.config
         query = " ".join(str(query).split())
         if not query:
             raise InputError("the query is empty; give a question or a statement of facts")
         t0 = time.perf_counter()
-        state = _State()
+        state = _State(on_step=on_step)
         query_lang = detect_language(query)
         if query_lang != cfg.lang:
             if cfg.on_language_mismatch == "refuse":
                 raise InputError(f"the query looks {_LANG_NAMES[query_lang]} but the corpus is "
                                  f"{_LANG_NAMES[cfg.lang]}; ask in {_LANG_NAMES[cfg.lang]} or allow rewriting "
                                  "(on_language_mismatch='rewrite')")
-            state.steps.append(Step(agent="planner", action="language", input={"query_lang": query_lang},
+            state.add(Step(agent="planner", action="language", input={"query_lang": query_lang},
                                     output={"corpus_lang": cfg.lang,
                                             "handling": f"reformulations are written in {_LANG_NAMES[cfg.lang]}"}))
         if cfg.include_original:
@@ -309,7 +316,7 @@ class PlannerLoop:
             output: dict[str, Any] = {"reason": reason, **rec.as_dict()}
             if cfg.fused and cfg.script is None:
                 output["fused"] = True
-            state.steps.append(Step(agent="planner", action=action or EXIT,
+            state.add(Step(agent="planner", action=action or EXIT,
                                     input={"round": rounds + 1, "pool_size": len(state.pool)},
                                     output=output, seconds=rec.usage.seconds,
                                     tokens=rec.usage.total_tokens, error=error))
@@ -332,7 +339,7 @@ class PlannerLoop:
                 rw_output, rw_seconds, rw_tokens = {"fused": True}, 0.0, 0
             if rw_error:
                 state.failures += 1
-            state.steps.append(Step(agent=action, action="rewrite", input={"query": query},
+            state.add(Step(agent=action, action="rewrite", input={"query": query},
                                     output={"queries": list(queries), "analysis": analysis, **rw_output},
                                     seconds=rw_seconds, tokens=rw_tokens, error=rw_error))
             before = len(state.pool)
@@ -344,12 +351,12 @@ class PlannerLoop:
                 state.agent_retrievals += 1
             new = len(state.pool) - before
             if retrieved and new < cfg.min_new_fraction * retrieved:
-                state.steps.append(Step(agent="planner", action="stop",
+                state.add(Step(agent="planner", action="stop",
                                         output={"reason": "coverage", "new": new, "retrieved": retrieved}))
                 stop_reason = "coverage"
                 break
         else:
-            state.steps.append(Step(agent="planner", action=EXIT, output={"reason": "max_rounds"}))
+            state.add(Step(agent="planner", action=EXIT, output={"reason": "max_rounds"}))
 
         pool = self._fused(state)
         hits = pool
@@ -361,7 +368,7 @@ class PlannerLoop:
             hits = head + [replace(h, rank=len(head) + i) for i, h in enumerate(pool[cfg.final_rerank_depth:], 1)]
             spent = (stats.usage - before) if stats is not None else Usage()
             state.usage = state.usage + spent
-            state.steps.append(Step(agent=getattr(self.final_reranker, "name", "reranker"), action="rerank",
+            state.add(Step(agent=getattr(self.final_reranker, "name", "reranker"), action="rerank",
                                     output={"ids": [h.id for h in head], "llm_calls": spent.calls},
                                     seconds=time.perf_counter() - start, tokens=spent.total_tokens))
         return AgentSearchResult(

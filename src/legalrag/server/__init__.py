@@ -16,7 +16,9 @@ trained policy's model, runs ``/agents/search`` instead of ``llm``; ``structure`
 - pages: ``/`` (consultation), ``/search.html``, ``/draft.html``, ``/cite.html``; assets under ``/static/``
 
 Without a model, generating routes answer 503 with a message while search keeps working. Every error is JSON
-``{"error": {"type", "message"}}``; no stack trace leaves the server (``security.py`` has keys, rate limits,
+``{"error": {"type", "message"}}`` (``type`` is a stable code the pages translate; 422s add ``fields``: field,
+pydantic type and limits; some add ``params``); a page that does not exist answers a browser with the 404 page
+and an API client with JSON; no stack trace leaves the server (``security.py`` has keys, rate limits,
 body limits and headers; ``streaming.py`` the model queue and disconnect handling).
 """
 
@@ -72,13 +74,16 @@ def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *,
             return error(400, "MalformedJSON", "the request body is not valid JSON")
         problems = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ())[1:]) or 'body'}: {e.get('msg')}"
                              for e in errors[:5])
-        return error(422, "InvalidRequest", f"invalid request: {problems}")
+        body = {"type": "InvalidRequest", "message": f"invalid request: {problems}", "fields": _fields(errors[:5])}
+        return JSONResponse({"error": body}, status_code=422)
 
     @app.exception_handler(HTTPException)
     def _http(request: Any, exc: Any) -> Any:
         kinds = {404: "NotFound", 405: "MethodNotAllowed", 413: "TooLarge"}
         message = exc.detail if isinstance(exc.detail, str) else "bad request"
         if exc.status_code == 404:
+            if request.method in ("GET", "HEAD") and "text/html" in request.headers.get("accept", ""):
+                return FileResponse(STATIC / "404.html", status_code=404, media_type="text/html")
             message = f"no route {request.url.path}; the routes are listed at /docs"
         elif exc.status_code == 400 and "parsing the body" in message:
             message = "the request body could not be read (too large, or cut off)"
@@ -96,14 +101,20 @@ def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *,
         status, body = error_payload(exc)
         return JSONResponse(body, status_code=status)
 
-    app.include_router(routes_search.router(ctx))
+    for api in routes_search.router(ctx):
+        app.include_router(api)
     app.include_router(routes_llm.router(ctx))
 
     for path, name in PAGES.items():
         def page(name: str = name) -> Any:
             return FileResponse(STATIC / name, media_type="text/html")
 
-        app.add_api_route(path, page, methods=["GET"], include_in_schema=False)
+        app.add_api_route(path, page, methods=["GET", "HEAD"], include_in_schema=False)
+
+    def favicon() -> Any:
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
+
+    app.add_api_route("/favicon.ico", favicon, methods=["GET", "HEAD"], include_in_schema=False)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     _document_security(app, bool(settings.api_keys))
 
@@ -116,6 +127,16 @@ def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *,
                        limiter=RateLimiter(settings.rate_limit, settings.rate_burst),
                        max_body_bytes=settings.max_body_bytes, page_paths=tuple(PAGES))
     return app
+
+
+def _fields(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each validation problem as codes a page can translate: the field, pydantic's error type, its limits."""
+    out = []
+    for e in errors:
+        limits = {k: v for k, v in (e.get("ctx") or {}).items() if isinstance(v, (int, float, str)) and k != "error"}
+        out.append({"field": ".".join(str(p) for p in e.get("loc", ())[1:]) or "body", "type": e.get("type", ""),
+                    **({"limits": limits} if limits else {})})
+    return out
 
 
 def _document_security(app: Any, keys: bool) -> None:

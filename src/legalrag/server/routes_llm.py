@@ -4,7 +4,9 @@ events), citation prediction and the judgment structure. Each is one library cal
 made while holding a slot of the model's queue when it uses the model.
 
 Streamed routes send ``queued`` (position), ``started`` (queue_s), ``retrieved`` (the query and the articles
-found), ``token`` (text as generated), then ``done`` (the same payload as the JSON route) or ``error``.
+found), ``token`` (text as generated), then ``done`` (the same payload as the JSON route) or ``error``; the
+draft stream also sends ``stage`` (``retrieve_laws``, ``laws`` with the articles found, ``generate``) as each
+stage starts. ``/cite`` adds ``scope``: whether the facts fall within the laws the model was trained on.
 """
 
 from __future__ import annotations
@@ -91,8 +93,12 @@ def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
 def draft(ctx: AppContext, body: DraftBody, emit: Emit | None = None, cancel: threading.Event | None = None) -> dict:
     drafter = ctx.judgment_drafter()
     with ctx.gate.slot(cancel, _queued(emit)) as queue_s:
-        if emit is not None:
+        if emit is not None:  # each stage as it starts: the prompt's prefill can take tens of seconds on a CPU
             emit("started", {"queue_s": round(queue_s, 4)})
+            emit("stage", {"stage": "retrieve_laws"})
+            laws = drafter.retrieve_laws(body.facts)  # the drafter retrieves again: cached index, milliseconds
+            emit("stage", {"stage": "laws", "hits": [hit_to_dict(h) for h in laws]})
+            emit("stage", {"stage": "generate"})
         result = drafter.draft(body.facts, on_text=_tokens(emit))
     sections = result.sections.to_dict() if hasattr(result.sections, "to_dict") else dict(result.sections)
     return {"document": result.document, "sections": {k: v for k, v in sections.items() if isinstance(v, str)},
@@ -116,11 +122,24 @@ def cite(ctx: AppContext, body: CiteBody) -> dict:
     else:
         queue_s, result = 0.0, ctx.predictor.predict(body.facts)
     out = result_to_dict(result)
+    out["scope"] = cite_scope(ctx, body.facts)
     for p in out["provisions"]:
         doc = ctx.index.get(p["id"]) if p["id"] in ctx.index else None
         p["citation"] = citation_label(doc) if doc is not None else p["title"]
     out["queue_s"] = round(queue_s, 4)
     return out
+
+
+def cite_scope(ctx: AppContext, facts: str) -> dict | None:
+    """The law-area check of the facts against the laws the citation model was trained on (None: unknown)."""
+    from legalrag.citepred.scope import check_scope, trained_laws
+
+    counts, docs = getattr(ctx.predictor, "counts", None), getattr(ctx.predictor, "documents", None)
+    if not counts or not isinstance(docs, dict):
+        return None
+    laws = trained_laws(counts, docs)
+    pipe, _ = ctx.pipeline(None)
+    return check_scope(facts, pipe.retriever, laws).to_dict() if laws else None
 
 
 def judgment_structure(ctx: AppContext, body: StructureBody) -> dict:

@@ -1,4 +1,6 @@
-"""Routes that need no language model (search, documents, laws, citation checks) and the agents search."""
+"""Routes that need no language model (search, documents, laws, citation checks) and the agents search (JSON,
+or streamed as server-sent events: ``queued``, ``started``, one ``step`` per planner, rewriter or retrieval step as
+it happens, then ``done`` with the JSON route's payload, or ``error``)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from typing import Any
 from legalrag.server.bodies import AgentSearchBody, CheckBody, SearchBody
 from legalrag.server.context import AppContext
 from legalrag.server.render import document_to_dict, hit_to_dict, step_to_dict
+from legalrag.server.streaming import Emit, sse_response
 
 ERRORS = {400: {"description": "bad input (message says which field and why)"},
           401: {"description": "missing or wrong API key"}, 413: {"description": "body too large"},
@@ -14,12 +17,37 @@ ERRORS = {400: {"description": "bad input (message says which field and why)"},
           429: {"description": "rate limit; see Retry-After"}}
 
 
+STEPS_DOC = {200: {"description": "server-sent events: queued, started, step... (each as it happens), then done or error",
+                   "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+             503: {"description": "no language model, or too many requests waiting for it"}}
+
+
+def agents_search(ctx: AppContext, body: AgentSearchBody, emit: Emit | None = None, cancel: Any = None) -> dict:
+    from legalrag.agents.planner import PlannerConfig, PlannerLoop
+
+    ctx.check_k(body.k)
+    llm = ctx.need_agents_llm()
+    pipe, flt = ctx.pipeline(body.retriever, body.laws)
+    config = PlannerConfig(lang=ctx.lang, max_rounds=body.max_rounds, pool_k=max(10, min(body.k, 30)),
+                           first_stage_k=30, fused=body.fused)
+    on_step = None if emit is None else (lambda step: emit("step", step_to_dict(step)))
+    with ctx.gate.slot(cancel, None if emit is None else (lambda n: emit("queued", {"position": n}))) as queue_s:
+        if emit is not None:
+            emit("started", {"queue_s": round(queue_s, 4), "max_rounds": body.max_rounds})
+        result = PlannerLoop(llm, pipe.retriever, config=config).run(body.query, filter=flt, on_step=on_step)
+    return {"query": body.query, "retriever": f"mas({pipe.retriever.name})", "terms": ctx.terms(body.query),
+            "hits": [hit_to_dict(h) for h in result.hits[: body.k]],
+            "trajectory": [step_to_dict(s) for s in result.steps],
+            "summary": {**result.summary(), "queue_s": round(queue_s, 4)}}
+
+
 def router(ctx: AppContext) -> Any:
     from fastapi import APIRouter
 
     api = APIRouter(responses=ERRORS)
+    open_api = APIRouter(responses={})  # routes that need no key and have no rate limit
 
-    @api.get("/health", summary="Liveness")
+    @open_api.get("/health", summary="Liveness (no API key needed)")
     def health() -> dict[str, Any]:
         return {"status": "ok", "llm": ctx.model}
 
@@ -75,19 +103,15 @@ def router(ctx: AppContext) -> Any:
 
     @api.post("/agents/search", summary="Search with the planner's rewriting agents; returns the trajectory",
               responses={503: {"description": "no language model"}})
-    def agents_search(body: AgentSearchBody) -> dict[str, Any]:
-        from legalrag.agents.planner import PlannerConfig, PlannerLoop
+    def agents_route(body: AgentSearchBody) -> dict[str, Any]:
+        return agents_search(ctx, body)
 
+    @api.post("/agents/search/stream", summary="/agents/search with each step streamed as it happens",
+              responses=STEPS_DOC)
+    def agents_stream(body: AgentSearchBody) -> Any:
         ctx.check_k(body.k)
-        llm = ctx.need_agents_llm()
-        pipe, flt = ctx.pipeline(body.retriever, body.laws)
-        config = PlannerConfig(lang=ctx.lang, max_rounds=body.max_rounds, pool_k=max(10, min(body.k, 30)),
-                               first_stage_k=30, fused=body.fused)
-        with ctx.gate.slot() as queue_s:
-            result = PlannerLoop(llm, pipe.retriever, config=config).run(body.query, filter=flt)
-        return {"query": body.query, "retriever": f"mas({pipe.retriever.name})", "terms": ctx.terms(body.query),
-                "hits": [hit_to_dict(h) for h in result.hits[: body.k]],
-                "trajectory": [step_to_dict(s) for s in result.steps],
-                "summary": {**result.summary(), "queue_s": round(queue_s, 4)}}
+        ctx.need_agents_llm()
+        ctx.gate.refuse_if_full()
+        return sse_response(lambda emit, cancel: agents_search(ctx, body, emit, cancel))
 
-    return api
+    return api, open_api

@@ -136,8 +136,8 @@ class Guard:
         try:
             refusal = self._check(path, method, headers, state)
             if refusal is not None:
-                status, kind, text, extra = refusal
-                await _send_error(send_wrapped, status, kind, text, extra)
+                status, kind, text, extra, *params = refusal
+                await _send_error(send_wrapped, status, kind, text, extra, params[0] if params else None)
                 return
             await self.app(scope, self._limited(receive, state), send_wrapped)
         finally:
@@ -163,7 +163,7 @@ class Guard:
         if wait > 0:
             seconds = max(1, math.ceil(wait))
             return (429, "RateLimited", f"too many requests; retry in {seconds} s",
-                    [(b"retry-after", str(seconds).encode())])
+                    [(b"retry-after", str(seconds).encode())], {"retry_after": seconds})
         if method in ("POST", "PUT", "PATCH"):
             ctype = headers.get("content-type", "").split(";", 1)[0].strip().lower()
             if ctype != "application/json":
@@ -172,7 +172,7 @@ class Guard:
             length = headers.get("content-length")
             if length is not None and (not length.isdigit() or int(length) > self.max_body_bytes):
                 return (413, "TooLarge", f"the request body is larger than this server's limit of "
-                        f"{self.max_body_bytes} bytes", [])
+                        f"{self.max_body_bytes} bytes", [], {"limit": self.max_body_bytes})
         return None
 
     def _limited(self, receive: Callable[[], Awaitable[dict]], state: dict) -> Callable[[], Awaitable[dict]]:
@@ -195,8 +195,9 @@ class Guard:
 
 
 async def _send_error(send: Callable[[dict], Awaitable[None]], status: int, kind: str, message: str,
-                      extra: list[tuple[bytes, bytes]]) -> None:
-    body = json.dumps({"error": {"type": kind, "message": message}}, ensure_ascii=False).encode()
+                      extra: list[tuple[bytes, bytes]], params: dict | None = None) -> None:
+    error: dict[str, Any] = {"type": kind, "message": message, **({"params": params} if params else {})}
+    body = json.dumps({"error": error}, ensure_ascii=False).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                             *extra]})

@@ -97,9 +97,12 @@ def error_payload(exc: BaseException) -> tuple[int, dict[str, Any]]:
     from legalrag.errors import EndpointError, InputError, MissingDependencyError, ModelError
 
     if isinstance(exc, InputError):
-        return 400, {"error": {"type": type(exc).__name__, "message": str(exc)}}
-    if isinstance(exc, (Busy, NoModel)):
-        return 503, {"error": {"type": type(exc).__name__, "message": str(exc)}}
+        body = {"type": type(exc).__name__, "message": str(exc)}
+        return 400, {"error": {**body, "fields": [{"field": exc.field, "type": "input"}]} if exc.field else body}
+    if isinstance(exc, Busy):
+        return 503, {"error": {"type": "Busy", "message": str(exc), "params": {"waiting": exc.waiting}}}
+    if isinstance(exc, NoModel):
+        return 503, {"error": {"type": "NoModel", "message": str(exc)}}
     if isinstance(exc, (ModelError, EndpointError, MissingDependencyError)):
         return 503, {"error": {"type": "LLMUnavailable", "message": f"the language model is unavailable: {exc}"}}
     if isinstance(exc, LegalRagError):

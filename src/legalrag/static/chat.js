@@ -1,16 +1,19 @@
 // The consultation page: multi-turn chat over /consult/stream. The server keeps no state: each request carries
 // the earlier turns. Answers stream token by token; once done, every citation becomes a button that opens the
 // article beside the chat (or its unresolved flag with the reason).
-import {$, h, t, initFrame, applyLanguage, loadCapabilities, postStream, showError, linkedText, citationList,
-  hitList, download} from '/static/common.js';
+import {$, h, t, initFrame, loadCapabilities, postStream, showError, linkedText, citationList,
+  hitList, download, showBanner, bannerError} from '/static/common.js';
+import {limitField} from '/static/progress.js';
 
 const turns = [];  // {question, answer, query, citations, retrieved, processor, retriever, model, timings}
 let controller = null;
+let limit = null;
 
-function fillSelect(select, values, label, chosen) {
+function fillSelect(select, values, label, chosen, code = false) {
   select.replaceChildren(...values.map(v => {
     const option = new Option(label(v), v);
     option.selected = v === chosen;
+    if (code) option.setAttribute('translate', 'no');
     return option;
   }));
 }
@@ -21,11 +24,11 @@ function history() {
 
 function turnView(question) {
   const status = h('p', {class: 'status muted small'}, t('working'));
-  const text = h('div', {class: 'answer-text'});
+  const text = h('div', {class: 'answer-text', translate: 'no'});
   const cits = h('div', {class: 'answer-citations'});
   const retrieved = h('details', {class: 'retrieved', hidden: true});
   const view = h('article', {class: 'turn'},
-    h('div', {class: 'bubble user'}, h('span', {class: 'who'}, t('you')), h('p', {class: 'question'}, question)),
+    h('div', {class: 'bubble user'}, h('span', {class: 'who'}, t('you')), h('p', {class: 'question', translate: 'no'}, question)),
     h('div', {class: 'bubble assistant'}, h('span', {class: 'who'}, t('assistant')), status, text, cits, retrieved));
   return {view, status, text, cits, retrieved};
 }
@@ -33,21 +36,22 @@ function turnView(question) {
 function showRetrieved(details, query, hits, question) {
   details.hidden = false;
   details.replaceChildren(h('summary', {}, `${t('retrieved')} (${hits.length})`));
-  if (query !== question) details.append(h('p', {class: 'muted small'}, `${t('query_used')}: `, h('q', {}, query)));
+  if (query !== question) details.append(h('p', {class: 'muted small'}, `${t('query_used')}: `, h('q', {translate: 'no'}, query)));
   details.append(hitList(hits, []));
 }
 
 async function ask(event) {
   event.preventDefault();
   const box = $('#question');
+  if (controller || !limit.check()) return;
   const question = box.value.trim();
-  if (!question || controller) return;
   const conversation = $('#conversation');
   conversation.querySelector('.empty')?.remove();
   const ui = turnView(question);
   conversation.append(ui.view);
   ui.view.scrollIntoView({block: 'end'});
   box.value = '';
+  limit.clear();
   const body = {question, history: history(), processor: $('#processor').value, retriever: $('#retriever').value || null,
     k: Number($('#k').value) || 5};
   controller = new AbortController();
@@ -62,14 +66,11 @@ async function ask(event) {
       retrieved: d => showRetrieved(ui.retrieved, d.query, d.hits, question),
       token: d => { live.appendData(d.text); },
     }, controller.signal);
-    if (!done) throw new Error('the stream ended without an answer');
     ui.status.remove();
-    ui.text.replaceChildren(linkedText(done.answer, done.citations));
-    ui.cits.replaceChildren(h('h3', {class: 'small-head'}, t('citations')), citationList(done.citations));
-    showRetrieved(ui.retrieved, done.query, done.retrieved, question);
+    showAnswer(ui, done, question);
     turns.push({question, answer: done.answer, query: done.query, citations: done.citations,
-      retrieved: done.retrieved.map(({rank, id, citation, score}) => ({rank, id, citation, score})),
-      processor: body.processor, retriever: body.retriever, model: done.model, timings: done.timings});
+      retrieved: done.retrieved, processor: body.processor, retriever: body.retriever, model: done.model,
+      timings: done.timings, view: ui});
   } catch (err) {
     if (err.name === 'AbortError') ui.status.textContent = t('stopped');
     else showError(ui.status, err);
@@ -78,6 +79,23 @@ async function ask(event) {
     $('#send').disabled = false;
     $('#stop').hidden = true;
     box.focus();
+  }
+}
+
+function showAnswer(ui, done, question) {
+  ui.text.replaceChildren(linkedText(done.answer, done.citations));
+  ui.cits.replaceChildren(h('h3', {class: 'small-head'}, t('citations')), citationList(done.citations));
+  showRetrieved(ui.retrieved, done.query, done.retrieved, question);
+}
+
+// A language switch re-words every finished turn (its chrome: labels, citation states and reasons).
+function relabelTurns() {
+  for (const turn of turns) {
+    const fresh = turnView(turn.question);
+    fresh.status.remove();
+    showAnswer(fresh, turn, turn.question);
+    turn.view.view.replaceWith(fresh.view);
+    turn.view = fresh;
   }
 }
 
@@ -101,15 +119,32 @@ function exportAs(kind) {
   const stamp = new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-');
   if (kind === 'md') download(`consultation-${stamp}.md`, 'text/markdown', markdown());
   else download(`consultation-${stamp}.json`, 'application/json',
-    JSON.stringify({exported: new Date().toISOString(), turns}, null, 2));
+    JSON.stringify({exported: new Date().toISOString(), turns: turns.map(({view, ...turn}) => ({...turn,
+      retrieved: turn.retrieved.map(({rank, id, citation, score}) => ({rank, id, citation, score}))}))}, null, 2));
 }
 
-async function init() {
+async function load() {
+  try {
+    const caps = await loadCapabilities();
+    fillSelect($('#processor'), caps.processors, p => t('proc_' + p), 'last');
+    fillSelect($('#retriever'), caps.retrievers, r => r, caps.default_retriever, true);
+    $('#k').max = caps.max_k;
+    $('#send').disabled = !caps.features.ask;
+    if (!caps.features.ask) showBanner('no_model');
+  } catch (err) {
+    bannerError(err);
+  }
+}
+
+function init() {
   const relabel = () => {
-    const processor = $('#processor');
-    for (const option of processor.options) option.textContent = t('proc_' + option.value);
+    for (const option of $('#processor').options) option.textContent = t('proc_' + option.value);
+    limit.relabel();
+    relabelTurns();
   };
-  initFrame(relabel);
+  initFrame({onLanguage: relabel, onKey: load});
+  limit = limitField($('#question'), 'empty_question');
+  if (matchMedia('(min-width: 861px)').matches) $('details.options').open = true;  // folded on phones
   $('#ask-form').addEventListener('submit', ask);
   $('#question').addEventListener('keydown', e => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); $('#ask-form').requestSubmit(); }
@@ -121,22 +156,7 @@ async function init() {
     turns.length = 0;
     $('#conversation').replaceChildren(h('p', {class: 'muted empty', 'data-i18n': 'chat_empty'}, t('chat_empty')));
   });
-  try {
-    const caps = await loadCapabilities();
-    fillSelect($('#processor'), caps.processors, p => t('proc_' + p), 'last');
-    fillSelect($('#retriever'), caps.retrievers, r => r, caps.default_retriever);
-    $('#k').max = caps.max_k;
-    if (!caps.features.ask) {
-      const banner = $('#banner');
-      banner.dataset.i18n = 'no_model';
-      banner.hidden = false;
-      applyLanguage(banner.parentElement);
-      $('#send').disabled = true;
-    }
-  } catch (err) {
-    showError($('#banner'), err);
-    $('#banner').hidden = false;
-  }
+  load();
 }
 
 init();

@@ -1,69 +1,82 @@
-// The drafting page: facts in, the judgment streamed from /draft/stream, then shown section by section (whatever
-// sections the drafter returns) with its statute citations checked against the corpus.
-import {$, h, t, initFrame, applyLanguage, loadCapabilities, postStream, showError, citationList, hitList}
-  from '/static/common.js';
+// The drafting page: facts in, the judgment streamed from /draft/stream with each stage shown as it starts
+// (statutes retrieved, the model reading its prompt, writing) and a running clock; then shown section by
+// section with its statute citations checked against the corpus and clickable inside the text.
+import {$, h, t, initFrame, loadCapabilities, postStream, showError, citationList, hitList, linkedSection,
+  showBanner, bannerError} from '/static/common.js';
+import {limitField, Progress} from '/static/progress.js';
 
-let controller = null;
+let controller = null, limit = null, progress = null, shown = null;
 
 function sectionLabel(name) {
   const known = t('section_' + name);
   return known === 'section_' + name ? name : known;
 }
 
+function render() {
+  if (!shown) return;
+  $('#sections').replaceChildren(...Object.entries(shown.sections).filter(([, text]) => text && text.trim())
+    .map(([name, text]) => h('section', {class: 'draft-section'}, h('h3', {}, sectionLabel(name)),
+      h('div', {class: 'draft-text', translate: 'no'}, linkedSection(text.trim(), shown.citations)))));
+  $('#draft-cits').replaceChildren(citationList(shown.citations));
+  $('#laws').replaceChildren(hitList(shown.laws, []));
+  $('#result').hidden = false;
+}
+
 async function draft(event) {
   event.preventDefault();
+  if (controller || !limit.check()) return;
   const facts = $('#facts').value.trim();
-  if (!facts || controller) return;
   const status = $('#status');
-  status.replaceChildren(h('p', {class: 'muted'}, t('working')));
+  status.replaceChildren();
   $('#result').hidden = true;
-  $('#stream-section').hidden = false;
+  $('#stream-section').hidden = true;
   const live = document.createTextNode('');
   $('#stream').replaceChildren(live);
   controller = new AbortController();
+  progress = new Progress($('#progress'), () => controller && controller.abort());
+  progress.add('st_started');
   $('#draft').disabled = true;
-  $('#stop').hidden = false;
+  let writing = false;
   try {
-    const done = await postStream('/draft/stream', {facts}, {
-      queued: d => status.replaceChildren(h('p', {class: 'muted'}, `${t('queued')} ${d.position}`)),
-      started: () => status.replaceChildren(h('p', {class: 'muted'}, t('working'))),
-      token: d => live.appendData(d.text),
+    shown = await postStream('/draft/stream', {facts}, {
+      queued: d => progress.add('st_queued', {n: d.position}),
+      stage: d => {
+        if (d.stage === 'laws') progress.add('st_laws', {n: d.hits.length}, h('span', {translate: 'no'},
+          d.hits.map(x => x.citation || x.title).join('；')), true);
+        else progress.add('st_' + d.stage);
+      },
+      token: d => {
+        if (!writing) { writing = true; progress.add('st_first_text'); $('#stream-section').hidden = false; }
+        live.appendData(d.text);
+      },
     }, controller.signal);
-    if (!done) throw new Error('the stream ended without a draft');
-    status.replaceChildren();
     $('#stream-section').hidden = true;
-    $('#sections').replaceChildren(...Object.entries(done.sections).filter(([, text]) => text && text.trim())
-      .map(([name, text]) => h('section', {class: 'draft-section'}, h('h3', {}, sectionLabel(name)),
-        h('div', {class: 'draft-text'}, text.trim()))));
-    $('#draft-cits').replaceChildren(citationList(done.citations));
-    $('#laws').replaceChildren(hitList(done.laws, []));
-    $('#result').hidden = false;
+    render();
   } catch (err) {
     if (err.name === 'AbortError') status.replaceChildren(h('p', {class: 'muted'}, t('stopped')));
     else showError(status, err);
   } finally {
+    progress.finish();
     controller = null;
     $('#draft').disabled = false;
-    $('#stop').hidden = true;
   }
 }
 
-async function init() {
-  initFrame();
-  $('#draft-form').addEventListener('submit', draft);
-  $('#stop').addEventListener('click', () => controller && controller.abort());
+async function load() {
   try {
     const caps = await loadCapabilities();
-    if (!caps.features.draft) {
-      const banner = $('#banner');
-      banner.dataset.i18n = 'no_model';
-      banner.hidden = false;
-      applyLanguage(banner.parentElement);
-      $('#draft').disabled = true;
-    }
+    $('#draft').disabled = !caps.features.draft;
+    if (!caps.features.draft) showBanner('no_model');
   } catch (err) {
-    showError($('#status'), err);
+    bannerError(err);
   }
+}
+
+function init() {
+  initFrame({onLanguage: () => { limit.relabel(); if (progress) progress.relabel(); render(); }, onKey: load});
+  limit = limitField($('#facts'), 'empty_facts');
+  $('#draft-form').addEventListener('submit', draft);
+  load();
 }
 
 init();

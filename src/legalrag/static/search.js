@@ -1,82 +1,147 @@
-// The search page: /search (or /agents/search with the planner), law filter, retriever, k; matching terms
-// highlighted, fused hits show which retrievers found them; the planner's trajectory drawn as a timeline.
-import {$, h, t, initFrame, applyLanguage, loadCapabilities, getJSON, postJSON, showError, hitList}
+// The search page: /search, or /agents/search/stream with the planner (each step drawn as it happens, with a
+// running clock and a cancel); law filter, retriever, k; matching terms highlighted, fused hits show which
+// retrievers found them; the planner's trajectory drawn as a timeline.
+import {$, h, t, initFrame, loadCapabilities, getJSON, postJSON, postStream, showError, hitList, bannerError}
   from '/static/common.js';
+import {label, inLanguage} from '/static/i18n.js';
+import {limitField, Progress} from '/static/progress.js';
 
-let caps = null;
+let limit = null, controller = null, progress = null;
+let shown = null;  // {result, agents}: re-drawn on a language switch
+
+function code(text) { return h('code', {translate: 'no'}, text); }
 
 function stepView(step) {
   const input = step.input || {}, output = step.output || {};
   const lines = [];
-  let title = `${step.agent} · ${step.action}`;
+  let title = [label('ag_', step.agent), ' · ', label('ag_', step.action), ' ', code(step.action)];
   if (step.action === 'retrieve') {
-    title = `${t('retrieve_step')} · ${input.source || step.agent}`;
-    lines.push(h('p', {class: 'step-query'}, h('q', {}, input.query || '')));
+    const source = input.source || step.agent;
+    title = [t('retrieve_step'), ' · ', source === 'original' ? t('src_original') : label('ag_', source), ' ', code(source)];
+    lines.push(h('p', {class: 'step-query'}, h('q', {translate: 'no'}, input.query || '')));
     lines.push(h('p', {class: 'muted small'}, `+${output.new ?? 0} ${t('new_articles')} · ${t('pool')} ${output.pool_size ?? '?'}`));
   } else if (step.action === 'rewrite') {
-    lines.push(h('ul', {class: 'reformulations'}, (output.queries || []).map(q => h('li', {}, q))));
+    title = [label('ag_', step.agent), ' ', code(step.agent)];
+    lines.push(h('ul', {class: 'reformulations', translate: 'no'}, (output.queries || []).map(q => h('li', {}, q))));
   } else if (step.agent === 'planner' && input.round !== undefined) {
-    title = `${t('round_n').replace('{n}', input.round)} · ${step.action}`;
-    if (output.reason) lines.push(h('p', {class: 'reason'}, output.reason));
-  } else if (step.agent === 'planner' && (output.reason || output.handling)) {
-    lines.push(h('p', {class: 'reason'}, output.reason || output.handling));
+    title = [t('round_n', {n: input.round}), ' · ', label('ag_', step.action), ' ', code(step.action)];
+  } else if (step.agent === 'planner' && output.reason && label('sr_', output.reason) !== output.reason) {
+    lines.push(h('p', {class: 'muted small'}, `${t('stop_reason')}: ${label('sr_', output.reason)}`));
   }
-  if (step.error) lines.push(h('p', {class: 'flag small'}, '⚠ ' + step.error));
+  const note = step.agent === 'planner' && input.round !== undefined ? output.reason : '';
+  if (note) {  // the model's own words: shown when they are in the interface's language
+    lines.push(inLanguage(note) ? h('p', {class: 'reason', translate: 'no'}, /[。.!?！？」"]$/.test(note.trim()) ? note : note + '…')
+      : h('p', {class: 'reason muted small'}, t('reason_not_shown')));
+  }
+  if (step.error) lines.push(h('p', {class: 'flag small', title: step.error}, `⚠ ${t('step_failed')}`));
   return h('li', {class: 'step ' + (step.action === 'retrieve' ? 'retrieve' : step.agent === 'planner' ? 'plan' : 'agent')},
-    h('div', {class: 'step-head'}, h('strong', {}, title),
-      h('span', {class: 'muted small'}, ` ${Number(step.seconds || 0).toFixed(2)} ${t('seconds')}`)), ...lines);
+    h('div', {class: 'step-head'}, h('strong', {}, ...title),
+      h('span', {class: 'muted small'}, ` ${t('elapsed', {s: Number(step.seconds || 0).toFixed(2)})}`)), ...lines);
+}
+
+// What the planner loop does next, from the step that just ended (the server sends each step when it ends).
+function nextStage(step, round) {
+  if (step.action === 'retrieve') return ['st_plan', {n: round + 1}];
+  if (step.agent === 'planner' && step.input && step.input.round !== undefined && !['exit', 'stop'].includes(step.action))
+    return ['st_rewrite', {agent: label('ag_', step.action)}];
+  if (step.action === 'rewrite') return ['st_search', {}];
+  return ['st_merge', {}];
+}
+
+function render() {
+  if (!shown) return;
+  const {result, agents} = shown;
+  $('#status').replaceChildren(h('p', {class: 'muted small'}, code(result.retriever), ' · ', t('hits_n', {n: result.hits.length})));
+  $('#results-section').hidden = false;
+  $('#results').replaceChildren(result.hits.length ? hitList(result.hits, result.terms)
+    : h('p', {class: 'muted'}, t('no_results')));
+  $('#timeline-section').hidden = !agents;
+  if (agents) {
+    const s = result.summary;
+    $('#timeline-summary').replaceChildren(`${t('rounds')}: ${s.rounds} · ${t('pool')}: ${s.pool_size} · ` +
+      `${t('reformulations')}: ${s.reformulations.length} · ${t('stop_reason')}: ${label('sr_', s.stop_reason)} `,
+      code(s.stop_reason));
+    $('#timeline').replaceChildren(...result.trajectory.map(stepView));
+  }
+}
+
+async function agentsSearch(body) {
+  controller = new AbortController();
+  progress = new Progress($('#progress'), () => controller && controller.abort());
+  progress.add('st_started');
+  $('#timeline-section').hidden = false;
+  $('#timeline-summary').replaceChildren();
+  $('#timeline').replaceChildren();
+  $('#results-section').hidden = true;
+  let round = 0;
+  try {
+    return await postStream('/agents/search/stream', body, {
+      queued: d => progress.add('st_queued', {n: d.position}),
+      started: () => progress.add('st_retrieve_original'),
+      step: step => {
+        if (step.agent === 'planner' && step.input && step.input.round !== undefined) round = step.input.round;
+        $('#timeline').append(stepView(step));
+        progress.add(...nextStage(step, round));
+      },
+    }, controller.signal);
+  } finally {
+    progress.finish();
+    controller = null;
+  }
 }
 
 async function search(event) {
   event.preventDefault();
+  if (controller || !limit.check()) return;
   const query = $('#query').value.trim();
-  if (!query) return;
   const agents = $('#agents').checked;
   const body = {query, k: Number($('#k').value) || 10, retriever: $('#retriever').value || null,
     laws: $('#law').value ? [$('#law').value] : []};
   const status = $('#status');
-  status.replaceChildren(h('p', {class: 'muted'}, t('working')));
+  status.replaceChildren(agents ? '' : h('p', {class: 'muted'}, t('working')));
+  $('#progress').replaceChildren();
+  progress = null;
   $('#search').disabled = true;
   try {
-    const result = await postJSON(agents ? '/agents/search' : '/search', body);
-    status.replaceChildren(h('p', {class: 'muted small'}, `${result.retriever} · ${result.hits.length}`));
-    $('#results-section').hidden = false;
-    $('#results').replaceChildren(result.hits.length ? hitList(result.hits, result.terms)
-      : h('p', {class: 'muted'}, t('no_results')));
-    const section = $('#timeline-section');
-    section.hidden = !agents;
-    if (agents) {
-      const s = result.summary;
-      $('#timeline-summary').textContent = `${t('rounds')}: ${s.rounds} · ${t('pool')}: ${s.pool_size} · ` +
-        `${t('reformulations')}: ${s.reformulations.length} · ${t('stop_reason')}: ${s.stop_reason}`;
-      $('#timeline').replaceChildren(...result.trajectory.map(stepView));
-    }
+    const result = agents ? await agentsSearch(body) : await postJSON('/search', body);
+    shown = {result, agents};
+    render();
   } catch (err) {
-    showError(status, err);
+    if (err.name === 'AbortError') status.replaceChildren(h('p', {class: 'muted'}, t('stopped')));
+    else showError(status, err);
   } finally {
     $('#search').disabled = false;
   }
 }
 
-async function init() {
-  initFrame();
+async function load() {
+  try {
+    const caps = await loadCapabilities();
+    $('#retriever').replaceChildren(...caps.retrievers.map(r => {
+      const option = new Option(r, r, false, r === caps.default_retriever);
+      option.setAttribute('translate', 'no');
+      return option;
+    }));
+    $('#k').max = caps.max_k;
+    const agents = $('#agents');
+    agents.disabled = !caps.features.agents;
+    agents.closest('label').title = caps.features.agents ? '' : t('no_model');
+    const laws = await getJSON('/laws');
+    $('#law').replaceChildren(h('option', {value: '', 'data-i18n': 'all_laws'}, t('all_laws')),
+      ...laws.laws.map(l => h('option', {value: l.title, translate: 'no'}, `${l.title} (${l.articles})`)));
+  } catch (err) {
+    bannerError(err);
+  }
+}
+
+function init() {
+  initFrame({onLanguage: () => { limit.relabel(); if (progress) progress.relabel(); render(); }, onKey: load});
+  limit = limitField($('#query'), 'empty_question');
   $('#search-form').addEventListener('submit', search);
   $('#query').addEventListener('keydown', e => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); $('#search-form').requestSubmit(); }
   });
-  try {
-    caps = await loadCapabilities();
-    $('#retriever').replaceChildren(...caps.retrievers.map(r => new Option(r, r, false, r === caps.default_retriever)));
-    $('#k').max = caps.max_k;
-    const agents = $('#agents');
-    agents.disabled = !caps.features.agents;
-    if (!caps.features.agents) agents.closest('label').title = t('no_model');
-    const laws = await getJSON('/laws');
-    $('#law').append(...laws.laws.map(l => new Option(`${l.title} (${l.articles})`, l.title)));
-    applyLanguage($('#law'));
-  } catch (err) {
-    showError($('#status'), err);
-  }
+  load();
 }
 
 init();
