@@ -162,5 +162,6 @@ def test_judge_facts_to_criminal_law_articles(shared_data):
     results = r.retrieve_batch([c["text"] for c in cases], k=10)
     m = evaluate_rankings({c["text_id"]: [h.id for h in hs] for c, hs in zip(cases, results)},
                           {c["text_id"]: {str(x) for x in c["la"]} for c in cases}, ks=(5, 10))
-    # the full 501-case run gives P@5 0.194 and R@10 0.370 (docs/benchmarks.md); the JuDGE paper's BM25: 0.150 / 0.265
-    assert m["precision@5"] > 0.15 and m["recall@10"] > 0.28
+    # these 100 cases measure P@5 0.184 and R@10 0.389 (the full 501-case run: 0.194 / 0.370, docs/benchmarks.md;
+    # the JuDGE paper's BM25: 0.150 / 0.265); the floors sit just under, so a tokenizer or scoring change shows
+    assert m["precision@5"] >= 0.18 and m["recall@10"] >= 0.385, m

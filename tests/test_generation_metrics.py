@@ -67,12 +67,46 @@ def test_bleu_edge_cases():
         g.bleu([["a"]], [])
 
 
-def test_meteor_is_the_judgment_metric_on_the_same_tokens():
-    pytest.importorskip("nltk")
+def _meteor_by_formula(ref: list[str], hyp: list[str], alpha=0.9, beta=3.0, gamma=0.5) -> float:
+    """METEOR (Banerjee & Lavie 2005, nltk's parameters) for tokens that occur once per side, where exact
+    matching has one alignment: F_mean = PR / (alpha P + (1 - alpha) R), penalty gamma (chunks/matches)^beta."""
+    where = {t: i for i, t in enumerate(ref)}
+    aligned = [(i, where[t]) for i, t in enumerate(hyp) if t in where]  # (hypothesis, reference) positions
+    if not aligned:
+        return 0.0
+    chunks = 1 + sum(1 for (h0, r0), (h1, r1) in zip(aligned, aligned[1:]) if (h1, r1) != (h0 + 1, r0 + 1))
+    p, r = len(aligned) / len(hyp), len(aligned) / len(ref)
+    return (1 - gamma * (chunks / len(aligned)) ** beta) * p * r / (alpha * p + (1 - alpha) * r)
+
+
+def test_meteor_matches_nltk_and_the_formula_on_the_same_tokens():
+    """Against nltk's METEOR called directly on the same tokens, and against the formula on unique-token pairs
+    (Chinese tokens: no stem or WordNet match, so the exact alignment is the whole alignment)."""
+    score = pytest.importorskip("nltk.translate.meteor_score")
     from legalrag.judgment.textmetrics import meteor
 
-    ref, hyp = PAIRS[0][0].split(), PAIRS[0][1].split()
-    assert cm.meteor_tokens(ref, hyp) == meteor(ref, hyp)
+    class NoSynonyms:  # WordNet's data cannot be downloaded here; it has no Chinese entries anyway
+        def synsets(self, word):
+            return []
+
+    rng = random.Random(2)
+    vocab = [f"词{i}" for i in range(30)]
+    pairs = [(rng.sample(vocab, rng.randint(1, 20)), rng.sample(vocab, rng.randint(1, 20))) for _ in range(60)]
+    pairs += [(r.split(), h.split()) for r, h in PAIRS[1:]]  # PAIRS[0] repeats a token
+    for ref, hyp in pairs:
+        ours = cm.meteor_tokens(ref, hyp)
+        assert ours == meteor(ref, hyp)  # consultation and judgment report the same METEOR
+        assert ours == pytest.approx(score.meteor_score([ref], hyp, wordnet=NoSynonyms()), abs=1e-12), (ref, hyp)
+        assert ours == pytest.approx(_meteor_by_formula(ref, hyp), abs=1e-12), (ref, hyp)
+    # recall weighs nine times precision: the argument order matters and is (reference, hypothesis)
+    long, short = "一 二 三 四 五 六".split(), "一 二".split()
+    assert cm.meteor_tokens(long, short) == pytest.approx(_meteor_by_formula(long, short))
+    assert cm.meteor_tokens(long, short) < cm.meteor_tokens(short, long)
+    # English tokens also match on Porter stems, as in nltk
+    assert cm.meteor_tokens(["the", "courts", "ruled"], ["the", "court", "ruling"]) == pytest.approx(
+        score.meteor_score([["the", "courts", "ruled"]], ["the", "court", "ruling"], wordnet=NoSynonyms()))
+    assert cm.meteor_tokens(["courts"], ["court"]) > 0.4
+    ref = PAIRS[0][0].split()
     assert cm.meteor_tokens(ref, ref) > 0.9
     assert cm.meteor_tokens(ref, []) == 0.0
 

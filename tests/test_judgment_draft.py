@@ -65,11 +65,8 @@ def test_retrieval_never_returns_the_case_itself():
 
 
 @pytest.mark.llm
-def test_draft_with_the_embedded_model(request):
-    try:
-        llm = request.getfixturevalue("small_llm")
-    except pytest.FixtureLookupError:
-        pytest.skip("the small_llm fixture (embedded 0.5B model) is not available yet")
+def test_draft_with_the_embedded_model(small_llm):
+    llm = small_llm
     drafter = JudgmentDrafter(llm, STATUTES, cases_from_judgments(JUDGMENTS), max_tokens=200)
     streamed = []
     res = drafter.draft("公诉机关指控，被告人丙在商场扒窃他人钱包一个，内有现金人民币二千元。", exclude_case_ids={"c1"},

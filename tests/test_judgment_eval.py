@@ -20,8 +20,8 @@ def test_example_output_reproduces_reference_figures(shared_data):
     pred = load_judgments(shared_data / "judge" / "Example_Output.jsonl")
     report = evaluate(pred, gold)
     assert report.n == 501
-    for name, value in REFERENCE.items():
-        assert getattr(report, name) == pytest.approx(value, abs=0.005), name
+    for name, value in REFERENCE.items():  # calc.py prints four decimals: ours rounds to the same figure
+        assert round(getattr(report, name), 4) == value, (name, getattr(report, name))
 
 
 @pytest.mark.shared_data

@@ -15,9 +15,21 @@ from legalrag.judgment.predict import StructurePredictor
 from legalrag.judgment.reasoned import ReasonedDrafter
 from legalrag.testing import ScriptedLLM
 from tests.cli_runner import run_cli
-from tests.test_judgment_structure import STATUTES, _cases
+from tests.test_judgment_structure import STATUTES, _cases, _gold
 
 FACTS = "公诉机关指控：被告人赵某在商场盗窃手机一部，价值人民币8000元。被告人赵某到案后如实供述。"
+
+# Cases the model never saw (other names, amounts and wording), with their judgments: eval judgment scores these.
+HELD_OUT = {
+    "h0": ("公诉机关指控：被告人周某在地铁站扒窃乘客钱包一个，内有现金人民币3500元。被告人周某到案后如实供述。",
+           _gold("周某", "盗窃罪", 7, 2000, [264, 67, 52])),
+    "h1": ("公诉机关指控：被告人吴某潜入邻居家中窃取金项链一条，价值人民币12000元。被告人吴某当庭自愿认罪。",
+           _gold("吴某", "盗窃罪", 10, 5000, [264, 67, 52])),
+    "h2": ("公诉机关指控：被告人郑某酒后驾驶小型轿车在道路上行驶，经鉴定血液中乙醇含量为210mg/100ml。被告人郑某主动投案。",
+           _gold("郑某", "危险驾驶罪", 3, 3000, [133, 67, 52])),
+    "h3": ("公诉机关指控：被告人王某醉酒后驾驶摩托车在公路上行驶，血液中乙醇含量为95mg/100ml。被告人王某如实供述。",
+           _gold("王某", "危险驾驶罪", 2, 2000, [133, 67, 52])),
+}
 
 
 @pytest.fixture(scope="module")
@@ -70,21 +82,25 @@ def test_cli_train_predict_eval_and_draft(tmp_path, monkeypatch, capsys):
                            for d in STATUTES), encoding="utf-8")
     monkeypatch.setenv("LEGALRAG_LAW_CORPUS", str(law))
     code, out, err = run_cli(monkeypatch, capsys, "judgment", "train", "--facts", tmp_path / "cases.jsonl",
-                             "--judgments", gold_path := tmp_path / "gold.jsonl", "--out", tmp_path / "m",
+                             "--judgments", tmp_path / "gold.jsonl", "--out", tmp_path / "m",
                              "--no-select")
     assert code == 0, err
     code, out, err = run_cli(monkeypatch, capsys, "judgment", "predict", "--model-dir", tmp_path / "m",
                              "--facts", FACTS)
     assert code == 0, err
     assert json.loads(out)["charges"][0]["name"] == "盗窃罪"
+    (tmp_path / "held.jsonl").write_text("".join(json.dumps({"text_id": k, "text": f}, ensure_ascii=False) + "\n"
+                                                 for k, (f, _) in HELD_OUT.items()), encoding="utf-8")
+    (tmp_path / "held-gold.jsonl").write_text("".join(json.dumps({"id": k, "document": g}, ensure_ascii=False) + "\n"
+                                                      for k, (_, g) in HELD_OUT.items()), encoding="utf-8")
     code, out, err = run_cli(monkeypatch, capsys, "judgment", "predict", "--model-dir", tmp_path / "m",
-                             "--cases", tmp_path / "cases.jsonl", "--out", tmp_path / "pred.jsonl")
+                             "--cases", tmp_path / "held.jsonl", "--out", tmp_path / "pred.jsonl")
     assert code == 0, err
     code, out, err = run_cli(monkeypatch, capsys, "eval", "judgment", "--pred", tmp_path / "pred.jsonl",
-                             "--gold", gold_path, "--json", "--no-text-metrics")
+                             "--gold", tmp_path / "held-gold.jsonl", "--json", "--no-text-metrics")
     assert code == 0, err
     summary = json.loads(out)
-    assert summary["n"] == 16 and summary["unparsed"] == [] and summary["charge_f1"] > 0.9
+    assert summary["n"] == 4 and summary["unparsed"] == [] and summary["charge_f1"] == 1.0, summary
     code, out, err = run_cli(monkeypatch, capsys, "judgment", "draft", "--model-dir", tmp_path / "m", "--no-llm",
                              "--facts", FACTS, "--json")
     assert code == 0, err
