@@ -81,7 +81,7 @@ def test_a_shipped_encoder_loads_by_name_and_a_corrupted_copy_is_refused(tmp_pat
     assert enc.trained and enc.dimension == 384
     q = enc.encode_queries(["借款合同没有约定利息的，要付利息吗？"])
     p = enc.encode_documents(["借款合同对支付利息没有约定的，视为没有利息。", "盗窃公私财物，数额较大的，处三年以下有期徒刑。"])
-    assert np.allclose(np.linalg.norm(p, axis=1), 1, atol=1e-4) and float(q @ p[0]) > float(q @ p[1])
+    assert np.allclose(np.linalg.norm(p, axis=1), 1, atol=1e-4) and float(q[0] @ p[0]) > float(q[0] @ p[1])
     copy = tmp_path / name
     shutil.copytree(checked(name).path, copy)
     onnx = copy / "model.onnx"
