@@ -24,11 +24,9 @@ import time
 from collections import OrderedDict, defaultdict
 from typing import Any, Callable, Iterable, Sequence
 
-from legalrag.answer import DEFAULT_EVIDENCE_TOKENS
-from legalrag.citations import citation_label
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM, ChatRequest
-from legalrag.types import Answer, Document, Hit, Step, Turn
+from legalrag.types import Answer, Document, Hit, Step, Turn, Usage
 
 Processor = Callable[[Sequence[Turn]], str]
 
@@ -90,6 +88,7 @@ class LLMRewrite:
         self.llm, self.lang, self.max_tokens, self.temperature = llm, lang, max_tokens, temperature
         self.max_history_chars = max_history_chars
         self.last_error: str | None = None
+        self.last_usage: Usage | None = None
         self.tokens = 0
 
     def __call__(self, turns: Sequence[Turn]) -> str:
@@ -100,6 +99,7 @@ class LLMRewrite:
         last_user = max(i for i, t in enumerate(turns) if t.role == "user" and t.content.strip())
         history = turns[:last_user]
         self.last_error = None
+        self.last_usage: Usage | None = None
         if not history:
             return question  # nothing to resolve
         messages = render_prompt(f"conversation_rewrite_{self.lang}", question=question,
@@ -107,6 +107,7 @@ class LLMRewrite:
         result = self.llm.chat(ChatRequest(messages=tuple(messages), max_tokens=self.max_tokens,
                                            temperature=self.temperature))
         self.tokens += result.prompt_tokens + result.completion_tokens
+        self.last_usage = Usage.of(result)
         text = " ".join(result.text.strip().strip('"“”').split())
         for prefix in ("改写后的独立问题：", "改写后的问题：", "Standalone question:"):
             text = text.removeprefix(prefix).strip()
@@ -131,6 +132,7 @@ def make_processor(name: str, llm: LLM | None = None, lang: str = "zh", **option
             raise InputError("the 'rewrite' processor needs an LLM")
         return LLMRewrite(llm, lang=lang)
     raise InputError(f"unknown conversation processor {name!r}; choose one of {', '.join(PROCESSORS)}")
+
 
 
 # -- fused: one search per turn ------------------------------------------------------------------------------
@@ -249,94 +251,77 @@ def retrieve_turn(processor: Callable, search: Search, turns: Sequence[Turn], k:
     return query, list(search(query, k))
 
 
-class Consultation:
-    """A multi-turn consultation over a search function ``search(query, k) -> hits`` and an LLM."""
+DEFAULT_PROCESSOR = "last"  # measured best on the consultation turns without an LLM call (docs/results.md)
 
-    def __init__(self, search: Callable[[str, int], list[Hit]], llm: LLM, *, documents: Iterable[Document] = (),
-                 processor: str | Processor = "rewrite", k: int = 5, lang: str = "zh", max_tokens: int = 400,
-                 max_chars: int = 400, evidence_tokens: int | None = DEFAULT_EVIDENCE_TOKENS, resolver: Any = None):
-        """``evidence_tokens``: the evidence budget of each answer prompt, as in ``answer_question`` (None:
-        whole articles, each cut at ``max_chars`` characters)."""
-        if k < 1:
-            raise InputError(f"k must be at least 1, got {k}")
-        if evidence_tokens is not None and evidence_tokens < 1:
-            raise InputError(f"evidence_tokens must be a positive number of tokens (or None for whole articles), "
-                             f"got {evidence_tokens}", field="evidence_tokens")
-        self.search, self.llm, self.k, self.lang = search, llm, k, lang
-        self.max_tokens, self.max_chars, self.evidence_tokens = max_tokens, max_chars, evidence_tokens
-        self.processor = make_processor(processor, llm, lang) if isinstance(processor, str) else processor
+
+class Consultation:
+    """A multi-turn consultation: each question is turned into a retrieval query by the processor, then answered
+    by the one answer engine (:class:`legalrag.engine.AnswerEngine`) with the earlier turns as history.
+
+    ``engine`` may be given ready; otherwise one is built over ``search(query, k) -> hits`` and ``llm`` with
+    ``settings`` (default: the engine's defaults; ``k``, ``max_tokens``, ``evidence_tokens`` override them)."""
+
+    def __init__(self, search: Callable[[str, int], list[Hit]] | None = None, llm: LLM | None = None, *,
+                 documents: Iterable[Document] = (), processor: str | Processor = DEFAULT_PROCESSOR,
+                 lang: str = "zh", resolver: Any = None, engine: Any = None, settings: Any = None,
+                 k: int | None = None, max_tokens: int | None = None, evidence_tokens: int | None | object = ...):
+        from dataclasses import replace
+
+        from legalrag.engine import DEFAULTS, AnswerEngine
+
+        if engine is None:
+            if llm is None or search is None:
+                raise InputError("a consultation needs a search function and an LLM, or an answer engine")
+            settings = (settings or DEFAULTS).but(k=k, max_tokens=max_tokens)
+            if evidence_tokens is not ...:
+                settings = replace(settings, evidence_tokens=evidence_tokens)
+            docs = documents
+            if resolver is None:
+                from legalrag.citations import CitationResolver
+
+                resolver = lambda: CitationResolver.from_documents(docs)  # noqa: E731 (built on a thread)
+            engine = AnswerEngine(llm, search, resolver=resolver, lang=lang, settings=settings)
+        self.engine, self.lang = engine, engine.lang
+        llm = engine.llm
+        self.processor = make_processor(processor, llm, self.lang) if isinstance(processor, str) else processor
         self.processor_name = processor if isinstance(processor, str) else getattr(processor, "name", "custom")
-        self._documents, self._resolver = documents, resolver
         self.turns: list[Turn] = []
 
-    def _checker(self):
-        if self._resolver is None:
-            from legalrag.citations import CitationResolver
-
-            self._resolver = CitationResolver.from_documents(self._documents)
-        return self._resolver
-
-    def _evidence(self, query: str, question: str, history: str, hits: Sequence[Hit]) -> tuple[str, Step]:
-        """The evidence block: clauses matched against the retrieval query (the standalone question the
-        processor made, which carries the context a follow-up such as "and if he refuses?" lacks), within the
-        budget and what the model's context leaves after the history, the question and the answer."""
-        from legalrag.evidence import prompt_evidence
-        from legalrag.llm.tokens import estimate_message_tokens
-        from legalrag.prompts import render_prompt
-
-        room = None
-        n_ctx = getattr(self.llm, "n_ctx", None)
-        if isinstance(n_ctx, int) and n_ctx > 0:
-            rest = render_prompt(f"conversation_answer_{self.lang}", question=question, sources="", history=history)
-            room = n_ctx - self.max_tokens - estimate_message_tokens(rest)
-        return prompt_evidence(query, hits, budget=self.evidence_tokens, lang=self.lang, agent="answer", room=room)
-
     def ask(self, question: str, on_text: Callable[[str], None] | None = None,
-            on_query: Callable[[str], None] | None = None) -> Answer:
+            on_query: Callable[[str], None] | None = None,
+            on_retrieved: Callable[[str, Sequence[Hit]], None] | None = None) -> Answer:
         """Answer ``question`` in the context of the earlier turns; ``on_text`` receives the answer as it is
-        generated (token by token when the backend can stream), ``on_query`` the retrieval query the processor
-        made, before the search."""
-        from legalrag.citations import check_citations
-        from legalrag.prompts import article_block, render_prompt
+        generated, ``on_query`` the retrieval query the processor made, before the search."""
+        from legalrag.types import Usage
 
-        question = " ".join(question.split())
+        question = " ".join((question or "").split())
         if not question:
-            raise InputError("the question is empty")
+            raise InputError("the question is empty", field="question")
         turns = self.turns + [Turn("user", question)]
         t0 = time.perf_counter()
         query = self.processor(turns)
+        t1 = time.perf_counter()
         if on_query is not None:
             on_query(query)
-        t1 = time.perf_counter()
-        hits = self.search(query, self.k)
-        t2 = time.perf_counter()
-        none = "（无）" if self.lang == "zh" else "(none)"
-        history = full_context(self.turns, self.lang) if self.turns else none
-        prep: list[Step] = []
-        if self.evidence_tokens is None:
-            sources = "\n\n".join(f"[{i}] {citation_label(h.document)}\n{article_block(h.document, self.max_chars)}"
-                                   for i, h in enumerate(hits, 1))
-        else:
-            sources, step = self._evidence(query, question, history, hits)
-            prep.append(step)
-        messages = render_prompt(f"conversation_answer_{self.lang}", question=question, sources=sources or none,
-                                 history=history)
-        request = ChatRequest(messages=tuple(messages), max_tokens=self.max_tokens, temperature=0.0)
-        if on_text is None:
-            result = self.llm.chat(request)
-        else:
-            from legalrag.llm.stream import stream_chat
+        step = Step(agent="conversation", action=self.processor_name, input=question, output=query,
+                    seconds=t1 - t0, tokens=getattr(self.processor, "tokens", 0))
+        before = getattr(self.processor, "last_usage", None) or Usage()
+        steps, hits = [step], None
+        retrieve = getattr(self.processor, "retrieve", None)  # `fused`: one search per turn, fused
+        if retrieve is not None and self.engine.search is not None:
+            hits = retrieve(self.engine.search, turns, self.engine.settings.k)
+            steps.append(Step(agent="retriever", action=self.processor_name, input=query,
+                              output=[h.id for h in hits], seconds=time.perf_counter() - t1))
+        answer = self.engine.answer(question, history=self.turns, query=query, hits=hits, on_text=on_text,
+                                    on_retrieved=on_retrieved, steps_before=tuple(steps), usage_before=before)
+        self.turns = turns + [Turn("assistant", answer.text)]
+        return replace_timings(answer, processor_s=t1 - t0)
 
-            result = stream_chat(self.llm, request, on_text)
-        t3 = time.perf_counter()
-        text = result.text.strip()
-        citations = tuple(check_citations(text, self._checker(), [h.id for h in hits]))
-        self.turns = turns + [Turn("assistant", text)]
-        steps = (Step(agent="conversation", action=self.processor_name, input=question, output=query,
-                      seconds=t1 - t0, tokens=getattr(self.processor, "tokens", 0)),
-                 Step(agent="retriever", action="retrieve", input=query, output=[h.id for h in hits], seconds=t2 - t1),
-                 *prep,
-                 Step(agent="answer", action="generate", output=text, seconds=t3 - t2,
-                      tokens=result.prompt_tokens + result.completion_tokens))
-        return Answer(text=text, citations=citations, sources=tuple(hits), steps=steps,
-                      timings={"processor": t1 - t0, "retrieval": t2 - t1, "generation": t3 - t2})
+
+def replace_timings(answer: Answer, **extra: float) -> Answer:
+    """``answer`` with ``extra`` timings added (the whole run's seconds include them)."""
+    from dataclasses import replace
+
+    timings = {**answer.timings, **extra}
+    timings["total_s"] = timings["seconds"] = answer.timings.get("total_s", 0.0) + sum(extra.values())
+    return replace(answer, timings=timings)

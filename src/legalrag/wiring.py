@@ -56,6 +56,27 @@ class Root:
             return self.llm
         return make_llm(model, endpoint, endpoint_model, cache, settings=self.settings, **options)
 
+    def make_answer_llm(self, model: str | None = None, endpoint: str | None = None,
+                        endpoint_model: str | None = None, *, cache: bool = True, local: bool = False,
+                        **options: Any) -> LLM:
+        """The LLM ``ask`` and ``chat`` answer with: a model or endpoint the user named (flag or saved
+        setting) as :meth:`make_llm` builds it; otherwise the local model server (``llm.server``) when one is
+        up, else the embedded model loaded in this process (``local=True`` skips the server). Its ``route``
+        attribute says which."""
+        if self.llm is not None or model or endpoint or self.settings.llm.endpoint or local:
+            llm = self.make_llm(model, endpoint, endpoint_model, cache, **options)
+            if getattr(llm, "route", None) is None:
+                try:
+                    llm.route = f"endpoint {endpoint or self.settings.llm.endpoint}" if (
+                        endpoint or self.settings.llm.endpoint) and self.llm is None else "in-process"
+                except AttributeError:  # a frozen or slotted test double
+                    pass
+            return llm
+        from legalrag.llm.local import ServerFirstLLM
+
+        return ServerFirstLLM(self.settings.llm.server.url,
+                              lambda: self.make_llm(None, None, None, cache, **options))
+
     def index_path(self, path: str | Path | None) -> Path:
         """``path`` (``--index``), else the ``index.path`` setting; an error saying how to set one."""
         if path is not None:
@@ -204,6 +225,12 @@ def make_encoder(spec: str | None = None, *, cache: bool | str | Path = True, pr
         url = base_url or conf.embeddings_base_url or os.environ.get("OPENAI_BASE_URL") \
             or "https://api.openai.com/v1"
         return OpenAIEmbeddings(model, base_url=url, api_key_env=api_key_env, cache=cache, progress=progress)
+    from legalrag.shipped import checked, find_shipped, shipped_models
+
+    if find_shipped(s, "encoder") is not None:  # a trained encoder shipped with legalrag (`legalrag models list`)
+        from legalrag.retrieval.encoders_onnx import OnnxEncoder
+
+        return OnnxEncoder(checked(s, "encoder").path, threads=threads, cache=cache, progress=progress)
     if Path(s).expanduser().is_dir():
         from legalrag.retrieval.encoders_onnx import OnnxEncoder, is_onnx_encoder_dir, st_prompts
 
@@ -213,7 +240,12 @@ def make_encoder(spec: str | None = None, *, cache: bool | str | Path = True, pr
         from legalrag.retrieval.encoders_local import SentenceTransformerEncoder
 
         return SentenceTransformerEncoder(path, cache=cache, progress=progress, **st_prompts(path))
-    raise InputError(f"unknown encoder {spec!r}; use one of: {', '.join(ENCODER_SPECS)}")
+    shipped = [m.name for m in shipped_models() if m.kind == "encoder"]
+    if "/" in s or s.startswith((".", "~")):
+        raise InputError(f"encoder {spec!r} is not available: no model directory at {Path(s).expanduser()}. If an "
+                         "index was built with it, restore that directory or rebuild the index with another "
+                         f"--encoder (shipped: {', '.join(shipped) or 'none'})")
+    raise InputError(f"unknown encoder {spec!r}; use one of: {', '.join([*shipped, *ENCODER_SPECS])}")
 
 
 # -- indexes ----------------------------------------------------------------------------------------------

@@ -142,18 +142,25 @@ def eval_consultation_generate(
     retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component for the retriever setting."),
     processor: str = typer.Option("last", "--processor", help="Query for the retriever setting: last, all_questions, "
                                   "full_context (rewrite would need a second model call per turn)."),
-    k: int = typer.Option(5, "--k", min=1, help="Articles retrieved in the retriever setting."),
-    max_tokens: int = typer.Option(300, "--max-tokens", min=16, help="Longest answer, in tokens."),
-    history_chars: int = typer.Option(1500, "--history-chars", min=100,
-                                      help="Dialogue history kept in the prompt (oldest turns dropped first)."),
-    article_chars: int = typer.Option(400, "--article-chars", min=50, help="Characters kept of each article."),
-    evidence_tokens: int = typer.Option(0, "--evidence-tokens", min=0, max=8192,
-                                        help="Instead of --article-chars, cut the articles to the clauses that "
-                                        "best match the query within this many tokens, as `ask` and `chat` do "
-                                        "(0: off)."),
+    k: Optional[int] = typer.Option(None, "--k", min=1, help="Articles retrieved in the retriever setting "
+                                    "(default: the answer engine's, as `ask` and `chat`)."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=16, help="Longest answer, in tokens "
+                                             "(default: the answer engine's)."),
+    history_chars: Optional[int] = typer.Option(None, "--history-chars", min=100,
+                                                help="Dialogue history kept in the prompt (oldest turns dropped "
+                                                "first; default: the answer engine's)."),
+    article_chars: Optional[int] = typer.Option(None, "--article-chars", min=50,
+                                                help="Whole articles cut at this many characters instead of the "
+                                                "engine's evidence selection (LexRAG's setup used 400)."),
+    evidence_tokens: Optional[int] = typer.Option(None, "--evidence-tokens", min=1, max=8192,
+                                                  help="Evidence budget: the articles cut to the clauses that best "
+                                                  "match the query within this many tokens (default: the answer "
+                                                  "engine's, as `ask` and `chat`)."),
     tokenizer: str = typer.Option("word", "--tokenizer", help="ROUGE/BLEU/METEOR tokens: word (jieba) or char."),
     bertscore: bool = typer.Option(False, "--bertscore", help="Also the BERTScore-style F1 (e5-small character "
                                    "vectors, as for JuDGE)."),
+    style: Optional[str] = typer.Option(None, "--style", help="Answer style: guided (the default of `ask` and "
+                                        "`chat`) or brief."),
     turns: int = typer.Option(5, "--turns", min=0, help="Turns each dialogue must have (0: any)."),
     data_format: DataFormat = FormatOption,
     out: Path = typer.Option(..., "--out", help="Run directory: generations.jsonl, metrics.json, manifest.json."),
@@ -179,10 +186,13 @@ def eval_consultation_generate(
     pipe = build_pipeline(idx, retriever=retriever)
     llm = _llm(ctx, model, endpoint, endpoint_model, threads)
     docs = {d.id: d for d in idx.documents}
+    from legalrag.answer import resolver_for
+
+    extra = {"evidence_tokens": evidence_tokens} if evidence_tokens is not None else {}
     responses = run_generation(rows, llm, settings, documents=docs, search=lambda q, n: pipe.search(q, k=n),
                                processor=make_processor(processor), k=k, max_tokens=max_tokens,
                                history_chars=history_chars, article_chars=article_chars,
-                               evidence_tokens=evidence_tokens or None, progress=progress)
+                               resolver=lambda: resolver_for(idx), style=style, progress=progress, **extra)
     embedder = char_embedder() if bertscore else None
     scored = score_generations(rows, responses, tokenizer=tokenizer, embedder=embedder)
     if embedder is not None:
@@ -190,7 +200,7 @@ def eval_consultation_generate(
     params = {"data": str(data), "index": str(index), "settings": [s.value for s in settings], "sample": sample,
               "retriever": pipe.name, "processor": processor, "k": k, "max_tokens": max_tokens,
               "history_chars": history_chars, "article_chars": article_chars,
-              "evidence_tokens": evidence_tokens or None, "tokenizer": tokenizer, "model": llm.model_id}
+              "evidence_tokens": evidence_tokens, "tokenizer": tokenizer, "model": llm.model_id, "style": style}
     save_generation_run(out, rows, responses, scored, params, report.to_dict())
     _table(f"generation on {len(rows)} turns ({llm.model_id})", scored["table"])
     typer.echo(f"saved to {out}")

@@ -116,7 +116,8 @@ def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Se
                    search: Callable[[str, int], list[Hit]] | None = None, processor: Callable | None = None,
                    k: int | None = None, max_tokens: int | None = None, history_chars: int | None = None,
                    article_chars: int | None = None, evidence_tokens: int | None | object = ...,
-                   resolver: Any = None, progress: bool = False) -> list[ConsultationResponse]:
+                   resolver: Any = None, style: str | None = None,
+                   progress: bool = False) -> list[ConsultationResponse]:
     """Every turn in every setting, each answered by one answer engine (its defaults unless given).
     ``search`` (with ``processor`` to build the query, default the last question) serves the retriever setting;
     ``documents`` (id -> Document) serves the reference setting; ``resolver`` checks the answers' citations
@@ -124,7 +125,7 @@ def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Se
     from legalrag.conversation import last_question
     from legalrag.engine import AnswerEngine
 
-    answer_settings = _settings(k, max_tokens, history_chars, article_chars, evidence_tokens)
+    answer_settings = _settings(k, max_tokens, history_chars, article_chars, evidence_tokens).but(style=style)
     settings = list(settings)
     if Setting.RETRIEVER in settings and search is None:
         raise InputError("the retriever setting needs a search function (an index)")
@@ -174,4 +175,5 @@ def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Se
 def response_row(r: ConsultationResponse) -> dict[str, Any]:
     return {"turn_id": r.turn_id, "turn": r.turn, "setting": r.setting, "question": r.question,
             "response": r.text, "article_ids": list(r.article_ids), "note": r.note, "timings": dict(r.timings),
+            "cited": [c.document_id for c in r.citations if c.resolved],
             "usage": r.usage.to_dict()}

@@ -19,7 +19,7 @@ from legalrag.consultation.generate import ConsultationResponse, history_text, r
 from legalrag.errors import InputError
 
 SELF = "reference-self"
-GEN_COLUMNS = ("keyword_accuracy", "rouge1", "rouge2", "rougeL", "bleu", "meteor")
+GEN_COLUMNS = ("keyword_accuracy", "rouge1", "rouge2", "rougeL", "bleu", "meteor", "cites_gold")
 
 
 def score_generations(turns: Sequence[ConsultTurn], responses: Sequence[ConsultationResponse], *,
@@ -29,7 +29,9 @@ def score_generations(turns: Sequence[ConsultTurn], responses: Sequence[Consulta
     by_id = {t.id: t for t in turns}
     return _score([{"turn_id": r.turn_id, "turn": by_id[r.turn_id].turn, "setting": r.setting,
                     "reference": by_id[r.turn_id].reference, "keywords": by_id[r.turn_id].keywords,
-                    "response": r.text, "timings": r.timings} for r in responses], tokenizer, embedder)
+                    "response": r.text, "timings": r.timings, "gold": list(by_id[r.turn_id].gold_ids),
+                    "cited": [c.document_id for c in r.citations if c.resolved]} for r in responses],
+                  tokenizer, embedder)
 
 
 def _score(items: Sequence[Mapping[str, Any]], tokenizer: str, embedder: Any) -> dict[str, Any]:
@@ -40,6 +42,8 @@ def _score(items: Sequence[Mapping[str, Any]], tokenizer: str, embedder: Any) ->
     per_item, by_setting = [], {}
     for x in items:
         scores = answer_scores(x["reference"], x["response"], x["keywords"], tokenizer=tokenizer, embedder=embedder)
+        if x.get("gold") and x.get("cited") is not None:  # the answer cites a gold article (resolved in the corpus)
+            scores["cites_gold"] = float(bool(set(x["cited"]) & set(x["gold"])))
         per_item.append({"turn_id": x["turn_id"], "turn": x["turn"], "setting": x["setting"], **scores})
         by_setting.setdefault(x["setting"], []).append((x, scores))
     table, by_turn = [], {}
