@@ -164,4 +164,4 @@ def test_judge_facts_to_criminal_law_articles(shared_data):
                           {c["text_id"]: {str(x) for x in c["la"]} for c in cases}, ks=(5, 10))
     # these 100 cases measure P@5 0.184 and R@10 0.389 (the full 501-case run: 0.194 / 0.370, docs/benchmarks.md;
     # the JuDGE paper's BM25: 0.150 / 0.265); the floors sit just under, so a tokenizer or scoring change shows
-    assert m["precision@5"] >= 0.18 and m["recall@10"] >= 0.385, m
+    assert m["precision@5"] >= 0.181 and m["recall@10"] >= 0.385, m
