@@ -28,7 +28,7 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
-    from legalrag.answer import build_messages
+    from legalrag.engine import DEFAULTS, build_messages
     from legalrag.retrieval.pipeline import build_pipeline
     from legalrag.wiring import make_llm, open_index
 
@@ -43,7 +43,7 @@ def main() -> None:
         hits = pipe.search(q["query"], k=args.k)
         gold = {str(g) for g in q["gold_ids"]} & {h.id for h in hits}
         for b in budgets:
-            msgs, steps = build_messages(q["query"], hits, lang="zh", evidence_tokens=b)
+            msgs, steps = build_messages(q["query"], hits, lang="zh", settings=DEFAULTS.but(evidence_tokens=b))
             kept = {h.id for h in hits} if b is None else set(steps[-1].output["kept"])
             rows.append({"query_id": q["query_id"], "budget": b or "whole (600 chars)",
                          "prompt_tokens": llm.count_tokens(msgs), "gold_retrieved": len(gold),

@@ -261,7 +261,8 @@ def stard(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def ask_one(args: argparse.Namespace) -> dict[str, Any]:
-    from legalrag.answer import answer_question, answer_to_dict
+    from legalrag.answer import answer_question
+    from legalrag.serialize import answer_to_dict
     from legalrag.demo import SAMPLE_QUESTION, demo_index
     from legalrag.wiring import make_llm
 
@@ -270,7 +271,7 @@ def ask_one(args: argparse.Namespace) -> dict[str, Any]:
     llm.load()
     load = time.perf_counter() - t0
     a = answer_question(SAMPLE_QUESTION, demo_index(), llm, k=args.k)
-    d = answer_to_dict(SAMPLE_QUESTION, a, llm.model_id)
+    d = answer_to_dict(a, model=llm.model_id)
     d["load_s"] = load
     print(json.dumps(d, ensure_ascii=False, indent=2))
     return d

@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--packed", required=True, help="its packed form: a directory or a shipped model name")
     ap.add_argument("--index", required=True, help="an index of the corpus (its documents)")
     ap.add_argument("--queries", required=True)
+    ap.add_argument("--baseline", help="another encoder ranked the same way (e.g. models/e5-small, the start)")
     ap.add_argument("--extra", type=int, default=5000)
     ap.add_argument("--max-chars", type=int, default=512)
     ap.add_argument("--seed", type=int, default=0)
@@ -56,6 +57,8 @@ def main(argv: list[str] | None = None) -> None:
     texts = [passage_text(d, args.max_chars) for d in sub]
     forms = {"fp32": make_encoder(args.model, cache=False, progress=True, threads=args.threads),
              "packed": make_encoder(args.packed, cache=False, progress=True, threads=args.threads)}
+    if args.baseline:
+        forms["baseline"] = make_encoder(args.baseline, cache=False, progress=True, threads=args.threads)
     vecs, seconds = {}, {}
     for name, enc in forms.items():
         t0 = time.perf_counter()
@@ -76,6 +79,10 @@ def main(argv: list[str] | None = None) -> None:
         "queries": len(queries), "sub_corpus": len(sub), "gold_articles": len(gold),
         "fp32": {m: round(float(np.mean(v)), 4) for m, v in per["fp32"].items()},
         "packed": {m: round(float(np.mean(v)), 4) for m, v in per["packed"].items()},
+        **({"baseline": {m: round(float(np.mean(v)), 4) for m, v in per["baseline"].items()},
+            "p_value_packed_vs_baseline": {m: round(float(paired_randomization_test(per["packed"][m],
+                                                                                    per["baseline"][m])), 4)
+                                           for m in per["packed"]}} if "baseline" in per else {}),
         "p_value": {m: round(float(paired_randomization_test(per["fp32"][m], per["packed"][m])), 4)
                     for m in per["fp32"]},
         "cosine_passages": {"mean": round(float(cos_p.mean()), 6), "min": round(float(cos_p.min()), 6)},

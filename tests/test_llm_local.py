@@ -14,13 +14,14 @@ from legalrag.llm.base import ChatRequest
 from legalrag.llm.local import ServerFirstLLM, probe
 from legalrag.llm.stream import stream_chat
 from legalrag.testing import ScriptedLLM
+from legalrag.wiring import local_server_client
 
 REQ = ChatRequest(messages=({"role": "user", "content": "借钱不还可以起诉吗？"},), max_tokens=16)
 
 
 def test_no_server_up_means_the_model_loads_in_this_process():
     local = ScriptedLLM(["可以起诉。"])
-    llm = ServerFirstLLM(f"http://127.0.0.1:{free_port()}/v1", lambda: local)
+    llm = ServerFirstLLM(f"http://127.0.0.1:{free_port()}/v1", lambda: local, local_server_client)
     assert llm.route == "in-process"
     pieces: list[str] = []
     assert stream_chat(llm, REQ, pieces.append).text == "可以起诉。" and pieces == ["可以起诉。"]
@@ -34,7 +35,7 @@ def test_a_running_server_answers_and_the_local_model_is_never_loaded(small_llm)
     loaded: list[int] = []
     with serve_app(create_app(small_llm)) as url:
         assert probe(url + "/v1") is not None
-        llm = ServerFirstLLM(url + "/v1", lambda: loaded.append(1) or small_llm)
+        llm = ServerFirstLLM(url + "/v1", lambda: loaded.append(1) or small_llm, local_server_client)
         assert llm.route == f"server {url}/v1"
         pieces: list[str] = []
         result = stream_chat(llm, REQ, pieces.append)
@@ -57,7 +58,7 @@ def test_a_server_that_is_not_legalrags_is_not_used():
 
     with serve_app(other) as url:
         assert probe(url + "/v1") is None
-        assert ServerFirstLLM(url + "/v1", lambda: ScriptedLLM(["x"])).route == "in-process"
+        assert ServerFirstLLM(url + "/v1", lambda: ScriptedLLM(["x"]), local_server_client).route == "in-process"
 
 
 class _BadServer:
@@ -98,7 +99,7 @@ def test_a_server_that_fails_before_the_first_token_falls_back_to_this_process()
     server = _BadServer("drop")
     try:
         local = ScriptedLLM(["可以起诉。"])
-        llm = ServerFirstLLM(server.url, lambda: local, read_timeout=5)
+        llm = ServerFirstLLM(server.url, lambda: local, local_server_client, read_timeout=5)
         assert llm.route.startswith("server")
         pieces: list[str] = []
         assert stream_chat(llm, REQ, pieces.append).text == "可以起诉。"
@@ -110,7 +111,7 @@ def test_a_server_that_fails_before_the_first_token_falls_back_to_this_process()
 def test_a_server_that_sends_garbage_mid_answer_is_reported_not_hidden():
     server = _BadServer("garbage")
     try:
-        llm = ServerFirstLLM(server.url, lambda: ScriptedLLM(["x"]), read_timeout=5)
+        llm = ServerFirstLLM(server.url, lambda: ScriptedLLM(["x"]), local_server_client, read_timeout=5)
         pieces: list[str] = []
         with pytest.raises(ModelError, match="stopped in the middle of the answer.*legalrag llm start"):
             stream_chat(llm, REQ, pieces.append)

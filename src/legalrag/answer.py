@@ -9,54 +9,14 @@ under a lock) and the notes a user should read about how the prompt was fitted.
 
 from __future__ import annotations
 
-import threading
-import weakref
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from legalrag.citations import citation_label
+from legalrag.engine import format_sources, question_language, resolver_for  # noqa: F401 (re-exported)
 from legalrag.errors import InputError
-from legalrag.lang import detect_language
 from legalrag.llm.base import LLM
 from legalrag.types import Answer, Hit
 
-_RESOLVERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
-_RESOLVER_LOCK = threading.RLock()
-
-
-def question_language(question: str, index: Any = None) -> str:
-    """"zh" or "en": the index's language when it has one, else whether the question is mostly Chinese."""
-    lang = (getattr(index, "manifest", None) or {}).get("lang")
-    if lang in ("zh", "en"):
-        return lang
-    return detect_language(question)
-
-
-def format_sources(hits: Sequence[Hit], max_chars: int) -> str:
-    blocks = []
-    for i, h in enumerate(hits, 1):
-        text = " ".join(h.document.text.split())
-        if len(text) > max_chars:
-            text = text[:max_chars] + "…"
-        blocks.append(f"[{i}] {citation_label(h.document)}\n{text}")
-    return "\n\n".join(blocks)
-
-
-def resolver_for(index: Any) -> Any:
-    """The citation resolver of an index's corpus, built once per opened index."""
-    from legalrag.citations import CitationResolver
-
-    with _RESOLVER_LOCK:  # one build per index, even when a request and a warm-up thread ask together
-        try:
-            return _RESOLVERS[index]
-        except (KeyError, TypeError):
-            pass
-        resolver = CitationResolver.from_documents(index.documents)
-        try:
-            _RESOLVERS[index] = resolver
-        except TypeError:
-            pass
-        return resolver
 
 
 DEFAULT_EVIDENCE_TOKENS = 400  # prompt tokens of evidence: ~5 s of prefill on 2 cores with the 1.5B
@@ -85,13 +45,7 @@ def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None
 
 
 def answer_notes(answer: Answer) -> list[str]:
-    """What the user should know about how the prompt was built (a cut question, articles left out)."""
-    notes = []
-    for s in answer.steps:
-        if s.action == "cut_question":
-            notes.append(str(s.output))
-        elif s.action == "select_evidence":
-            notes += list((s.output or {}).get("notes", []))
-        elif s.action in ("drop_source", "shrink_evidence", "shorten_sources"):
-            notes.append(f"{s.action.replace('_', ' ')} ({s.input}): the prompt did not fit the context")
-    return notes
+    """What the user should know about how the prompt was built (:func:`legalrag.serialize.answer_notes`)."""
+    from legalrag.serialize import answer_notes as notes
+
+    return notes(answer)

@@ -26,6 +26,9 @@ from typing import Any, Callable, Iterable, Sequence
 
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM, ChatRequest
+from legalrag.engine import ROLE_LABELS as _ROLE_LABELS  # noqa: F401 (the LexRAG labels, kept for callers)
+from legalrag.engine import check_turns as _check
+from legalrag.engine import full_context
 from legalrag.types import Answer, Document, Hit, Step, Turn, Usage
 
 Processor = Callable[[Sequence[Turn]], str]
@@ -42,19 +45,6 @@ class ProcessorName(str, enum.Enum):
 
 
 PROCESSORS = tuple(p.value for p in ProcessorName)
-_ROLE_LABELS = {"zh": {"user": "用户", "assistant": "助手"}, "en": {"user": "User", "assistant": "Assistant"}}
-
-
-def _check(turns: Sequence[Turn]) -> list[Turn]:
-    turns = list(turns)
-    for i, t in enumerate(turns):
-        if t.role not in ("user", "assistant"):
-            raise InputError(f"turn {i + 1} has role {t.role!r}; use 'user' or 'assistant'")
-    if not any(t.role == "user" and t.content.strip() for t in turns):
-        raise InputError("the conversation has no user question")
-    return turns
-
-
 def _user_turns(turns: Sequence[Turn]) -> list[str]:
     return [" ".join(t.content.split()) for t in turns if t.role == "user" and t.content.strip()]
 
@@ -65,15 +55,6 @@ def last_question(turns: Sequence[Turn]) -> str:
 
 def all_questions(turns: Sequence[Turn]) -> str:
     return " ".join(_user_turns(_check(turns)))
-
-
-def full_context(turns: Sequence[Turn], lang: str = "zh", max_chars: int = 2000) -> str:
-    """Every turn labelled by role; older turns are dropped first when over ``max_chars``."""
-    labels = _ROLE_LABELS.get(lang, _ROLE_LABELS["en"])
-    lines = [f"{labels[t.role]}: {' '.join(t.content.split())}" for t in _check(turns) if t.content.strip()]
-    while len(lines) > 1 and sum(len(x) + 1 for x in lines) > max_chars:
-        lines.pop(0)
-    return "\n".join(lines)
 
 
 class LLMRewrite:

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
+from legalrag.citations import citation_label
 from legalrag.errors import InputError
+from legalrag.lang import detect_language
 from legalrag.llm.base import LLM, ChatRequest, PromptTooLongError
 from legalrag.types import Answer, Hit, Step, Turn, Usage
 
@@ -61,11 +64,68 @@ class AnswerSettings:
 
 
 DEFAULTS = AnswerSettings()
+_RESOLVERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+_RESOLVER_LOCK = threading.RLock()
+
+
+def question_language(question: str, index: Any = None) -> str:
+    """"zh" or "en": the index's language when it has one, else whether the question is mostly Chinese."""
+    lang = (getattr(index, "manifest", None) or {}).get("lang")
+    if lang in ("zh", "en"):
+        return lang
+    return detect_language(question)
+
+
+def format_sources(hits: Sequence[Hit], max_chars: int) -> str:
+    blocks = []
+    for i, h in enumerate(hits, 1):
+        text = " ".join(h.document.text.split())
+        if len(text) > max_chars:
+            text = text[:max_chars] + "…"
+        blocks.append(f"[{i}] {citation_label(h.document)}\n{text}")
+    return "\n\n".join(blocks)
+
+
+def resolver_for(index: Any) -> Any:
+    """The citation resolver of an index's corpus, built once per opened index."""
+    from legalrag.citations import CitationResolver
+
+    with _RESOLVER_LOCK:  # one build per index, even when a request and a warm-up thread ask together
+        try:
+            return _RESOLVERS[index]
+        except (KeyError, TypeError):
+            pass
+        resolver = CitationResolver.from_documents(index.documents)
+        try:
+            _RESOLVERS[index] = resolver
+        except TypeError:
+            pass
+        return resolver
+
+
+ROLE_LABELS = {"zh": {"user": "用户", "assistant": "助手"}, "en": {"user": "User", "assistant": "Assistant"}}
+
+
+def check_turns(turns: Sequence[Turn]) -> list[Turn]:
+    turns = list(turns)
+    for i, t in enumerate(turns):
+        if t.role not in ("user", "assistant"):
+            raise InputError(f"turn {i + 1} has role {t.role!r}; use 'user' or 'assistant'")
+    if not any(t.role == "user" and t.content.strip() for t in turns):
+        raise InputError("the conversation has no user question")
+    return turns
+
+
+def full_context(turns: Sequence[Turn], lang: str = "zh", max_chars: int = 2000) -> str:
+    """Every turn labelled by role; older turns are dropped first when over ``max_chars``."""
+    labels = ROLE_LABELS.get(lang, ROLE_LABELS["en"])
+    lines = [f"{labels[t.role]}: {' '.join(t.content.split())}" for t in check_turns(turns) if t.content.strip()]
+    while len(lines) > 1 and sum(len(x) + 1 for x in lines) > max_chars:
+        lines.pop(0)
+    return "\n".join(lines)
 
 
 def history_text(turns: Sequence[Turn], lang: str, max_chars: int) -> str:
-    from legalrag.conversation import full_context
-
     return full_context(turns, lang, max_chars) if turns else ""
 
 
@@ -75,7 +135,6 @@ def build_messages(question: str, hits: Sequence[Hit], *, lang: str, settings: A
     """The answer prompt and the steps that record how it was fitted: with ``n_ctx`` known, a question too long
     for the context is cut (noted) and the evidence budget shrinks to what is left. Evidence is selected
     against ``query`` (the processor's standalone question in a consultation; default the question)."""
-    from legalrag.answer import format_sources
     from legalrag.evidence import MIN_EVIDENCE_ROOM, cut_to_tokens, prompt_evidence
     from legalrag.llm.tokens import estimate_message_tokens, estimate_tokens
     from legalrag.prompts import load_prompt
@@ -130,8 +189,6 @@ class AnswerEngine:
     def from_index(cls, index: Any, llm: LLM, *, retriever: str | None = None, settings: AnswerSettings = DEFAULTS,
                    lang: str | None = None, pipeline: Any = None, filter: Any = None) -> "AnswerEngine":
         """An engine over ``index`` (its default component unless ``retriever`` names another)."""
-        from legalrag.answer import resolver_for
-
         if pipeline is None:
             from legalrag.retrieval.pipeline import build_pipeline
 

@@ -80,8 +80,6 @@ def answer_to_dict(answer: Response, *, model: str = "", llm: str = "", query: s
     """The one JSON shape of an answer (``ask --json``, ``chat``, ``POST /ask``, ``POST /consult``): the shared
     response fields, the answer under ``answer`` too, the model and how it was reached (``llm``: in-process or
     the address of a local model server), the retrieval query, and the counts a reader checks first."""
-    from legalrag.answer import answer_notes
-
     out = response_to_dict(answer, hit_text=True)
     out.update(answer=answer.text, query=query if query is not None else answer.question, model=model, llm=llm,
                notes=notes if notes is not None else answer_notes(answer),
@@ -106,3 +104,16 @@ def reason_code(c: Citation) -> str | None:
         return None
     note = c.note or ""
     return next((code for text, code in REASONS if text in note), "unknown_article" if not note else "other")
+
+
+def answer_notes(answer: Response) -> list[str]:
+    """What the user should know about how the prompt was built (a cut question, articles left out)."""
+    notes = []
+    for s in answer.steps:
+        if s.action == "cut_question":
+            notes.append(str(s.output))
+        elif s.action == "select_evidence":
+            notes += list((s.output or {}).get("notes", []))
+        elif s.action in ("drop_source", "shrink_evidence", "shorten_sources"):
+            notes.append(f"{s.action.replace('_', ' ')} ({s.input}): the prompt did not fit the context")
+    return notes

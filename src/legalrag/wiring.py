@@ -75,7 +75,7 @@ class Root:
         from legalrag.llm.local import ServerFirstLLM
 
         return ServerFirstLLM(self.settings.llm.server.url,
-                              lambda: self.make_llm(None, None, None, cache, **options))
+                              lambda: self.make_llm(None, None, None, cache, **options), local_server_client)
 
     def index_path(self, path: str | Path | None) -> Path:
         """``path`` (``--index``), else the ``index.path`` setting; an error saying how to set one."""
@@ -106,6 +106,13 @@ class Root:
         if path is None and self.settings.index is None:
             return self.demo_index(progress=progress)
         return self.open_index(path, threads=threads)
+
+
+def local_server_client(info: Any, read_timeout: float) -> LLM:
+    """The client of a local legalrag model server (``legalrag llm start``): no key, no retries."""
+    from legalrag.llm.openai_compat import OpenAICompatLLM
+
+    return OpenAICompatLLM(info.url, info.model, api_key_env=None, timeout=read_timeout, max_retries=0)
 
 
 def current_settings(settings: Settings | None = None) -> Settings:

@@ -151,8 +151,10 @@ class ServerFirstLLM:
     """The local model server at ``url`` when one is up, else the LLM ``make_local()`` builds (loaded on first
     use). ``route`` says which answered the last call: ``server URL`` or ``in-process``."""
 
-    def __init__(self, url: str, make_local: Callable[[], LLM], *, probe_timeout: float = PROBE_TIMEOUT,
-                 read_timeout: float = READ_TIMEOUT):
+    def __init__(self, url: str, make_local: Callable[[], LLM], make_client: Callable[[ServerInfo, float], LLM], *,
+                 probe_timeout: float = PROBE_TIMEOUT, read_timeout: float = READ_TIMEOUT):
+        """``make_client(info, read_timeout)`` builds the client of the server found (the composition root's
+        OpenAI-compatible client, with no retries: a failure falls back instead)."""
         self.url, self._make_local = url, make_local
         self.read_timeout = read_timeout
         self._local: LLM | None = None
@@ -160,9 +162,7 @@ class ServerFirstLLM:
         self.fallback_note = ""
         info = probe(url, probe_timeout)
         if info is not None:
-            from legalrag.llm.openai_compat import OpenAICompatLLM
-
-            self._server = OpenAICompatLLM(url, info.model, api_key_env=None, timeout=read_timeout, max_retries=0)
+            self._server = make_client(info, read_timeout)
             self.model_id = info.model
             self.route = f"server {url}"
         else:
