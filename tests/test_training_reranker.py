@@ -32,11 +32,6 @@ def test_trained_cross_encoder_reranks_through_wiring(setup, tmp_path):
                             RerankerSettings(**SETTINGS), progress=False, query_prefix="query: ")
     assert [e["epoch"] for e in record["epochs"]] == [0, 1] and record["epochs"][1]["losses"]
     assert set(record["epochs"][0]["dev"]) == {"recall@10", "mrr@10"}  # the first stage's figures
-    versus = record["against_start"]  # is the trained reranker better on dev than the order it reranks?
-    first, trained = record["epochs"][0]["dev"]["recall@10"], record["epochs"][1]["dev"]["recall@10"]
-    assert (versus["start"], versus["best"]) == (first, trained)
-    assert versus["below_start"] == ((trained, record["epochs"][1]["dev"]["mrr@10"])
-                                     < (first, record["epochs"][0]["dev"]["mrr@10"]))
     reranker = make_reranker(f"cross:{out}")
     assert isinstance(reranker, Reranker)
     hits = bm25.retrieve(queries[0].text, k=10)
@@ -46,6 +41,22 @@ def test_trained_cross_encoder_reranks_through_wiring(setup, tmp_path):
                             [f"{h.document.title}\n{h.document.text}" for h in hits])
     assert [h.score for h in result] == sorted(scores, reverse=True)[:5]
     assert {h.document.id for h in result} <= {h.document.id for h in hits}
+
+
+def test_training_lowers_the_loss_and_ranks_held_out_queries_above_the_first_stage(setup, tmp_path):
+    """Four articles' queries (12 train, 4 dev), every article a candidate: the group loss falls from ln 4 and
+    the dev queries' gold articles rank higher than BM25 ranks them (measured: loss 1.384 -> 0.35,
+    dev MRR@10 0.039 -> 0.19)."""
+    start, docs, queries, bm25 = setup
+    settings = RerankerSettings(epochs=8, lr=5e-3, dev_share=0.25, depth=16, batch_groups=2,
+                                freeze_embeddings=False, checkpoint_every=1000)
+    record = train_reranker(start, tmp_path / "cross", queries[:16], docs, {"bm25": retriever_ranker(bm25)},
+                            settings, progress=False, query_prefix="query: ")
+    losses = [e["loss_mean"] for e in record["epochs"][1:]]
+    assert losses[0] > 1.3 and min(losses[-3:]) < 0.75 * losses[0], losses
+    first, best = record["epochs"][0]["dev"]["mrr@10"], max(e["dev"]["mrr@10"] for e in record["epochs"][1:])
+    assert best >= first + 0.1, (first, best)
+    assert record["against_start"]["below_start"] is False
 
 
 def test_reranker_training_resumes(setup, tmp_path):
