@@ -111,3 +111,14 @@ def test_an_index_defaults_to_its_strongest_component(tmp_path):
     assert index.manifest["components"][dense]["params"]["trained"] is True
     lexical = build_index(tmp_path / "lex", docs, ["bm25"], lang="zh")
     assert lexical.default == "bm25"
+
+
+def test_an_encoder_that_is_gone_is_named_with_the_fix(tmp_path):
+    from legalrag.wiring import make_encoder
+
+    gone = tmp_path / "models" / "my-e5"
+    with pytest.raises(InputError) as err:
+        make_encoder(str(gone), cache=False, progress=False)
+    message = str(err.value)
+    assert str(gone) in message and "not available" in message and "rebuild the index" in message
+    assert "stard-e5" in message or not any(m.kind == "encoder" for m in shipped_models())
