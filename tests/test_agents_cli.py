@@ -69,8 +69,11 @@ def test_eval_retrieval_with_an_llm_reranker(index_dir, tmp_path, llm):
     from legalrag.wiring import build_pipeline, open_index
 
     _, run = load_run(tmp_path / "run")
-    hits = build_pipeline(open_index(index_dir), None, "llm-listwise", llm=llm).search(QUERY, k=3)
+    pipe = build_pipeline(open_index(index_dir), None, "llm-listwise", llm=llm)
+    hits = pipe.search(QUERY, k=3)
     assert run["q1"] == [h.id for h in hits] and {h.retriever for h in hits} == {"llm-listwise"}
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["parameters"]["retriever"] == pipe.name == "bm25+llm-listwise"
     assert metrics["n_queries"] == 1
     assert metrics["recall@3"] == pytest.approx(len({"1", "2"} & set(run["q1"])) / 2)
     assert metrics["recall@3"] >= 0.5  # at least one of the two divorce articles stays in the reranked top 3
