@@ -72,9 +72,21 @@ def main() -> None:
         print(f"{q}: score {c['score']}, in scope {c['in_scope']}, top laws {[x['law'] for x in c['top_laws']]}")
     print(f"\nthe server's threshold: {DEFAULT_THRESHOLD}")
     if args.out:
-        result = {"command": "python " + " ".join(sys.argv), "machine": platform.machine(), "index": args.index,
+        result = {"name": "Citation prediction: the law-area scope check (Criminal Law model, STARD statute index)",
+                  "command": "python " + " ".join(sys.argv).replace(str(args.data), "$LEGALRAG_DATA"),
+                  "machine": f"{platform.machine()} CPU, 2 cores, shared with other jobs",
+                  "date": time.strftime("%Y-%m-%d"), "index": args.index,
                   "trained_laws": [CRIMINAL_LAW], "threshold": DEFAULT_THRESHOLD, "groups": table,
-                  "ms_per_check": round(1000 * seconds / checks, 2), "examples": examples}
+                  "ms_per_check": round(1000 * seconds / checks, 2), "examples": examples,
+                  "page": {"section": "cite", "order": 900, "rows": [{
+                      "configuration": "scope check before prediction (law area of the top 10 statutes, threshold "
+                                       f"{DEFAULT_THRESHOLD}; the server's `/cite` and the web page)",
+                      "default": True,
+                      "result": "flagged out of scope: civil/other STARD questions {groups[stard_other][as_expected]"
+                                f"[{DEFAULT_THRESHOLD}]}}; kept in scope: JuDGE facts "
+                                "{groups[judge_facts][as_expected][" + str(DEFAULT_THRESHOLD) + "]}, criminal STARD "
+                                "questions {groups[stard_criminal][as_expected][" + str(DEFAULT_THRESHOLD) + "]}",
+                      "cost": "{ms_per_check} ms/check", "needs": "CPU", "anchor": ""}]}}
         tmp = args.out.with_suffix(".tmp")
         tmp.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
         tmp.replace(args.out)

@@ -95,9 +95,14 @@ def shoot(d: Any, name: str, size: tuple[int, int] = DESKTOP, height: int | None
     Path(SHOTS).mkdir(parents=True, exist_ok=True)
     if size == DESKTOP and height:
         d.set_window_size(DESKTOP[0], height)
+    elif size != DESKTOP:  # the whole page, as if the phone were that tall (at most 3 screens)
+        tall = min(3 * size[1], d.execute_script("return document.documentElement.scrollHeight"))
+        viewport(d, (size[0], max(size[1], tall)))
     d.save_screenshot(str(Path(SHOTS) / f"{name}.png"))
     if size == DESKTOP and height:
         d.set_window_size(*DESKTOP)
+    elif size != DESKTOP:
+        viewport(d, size)
 
 
 MARKS = """

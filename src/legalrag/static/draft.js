@@ -37,6 +37,7 @@ async function draft(event) {
   progress.add('st_started');
   $('#draft').disabled = true;
   let writing = false;
+  shown = null;
   try {
     shown = await postStream('/draft/stream', {facts}, {
       queued: d => progress.add('st_queued', {n: d.position}),
@@ -56,7 +57,7 @@ async function draft(event) {
     if (err.name === 'AbortError') status.replaceChildren(h('p', {class: 'muted'}, t('stopped')));
     else showError(status, err);
   } finally {
-    progress.finish();
+    progress.finish(Boolean(shown));
     controller = null;
     $('#draft').disabled = false;
   }

@@ -42,7 +42,7 @@ const STRINGS = {
     // progress stages
     st_started: 'Started', st_queued: 'Waiting for the model (position {n})', st_retrieve_laws: 'Retrieving the statutes for the facts', st_retrieve_original: 'Searching with your query', st_laws: '{n} statutes retrieved',
     st_generate: 'Writing the judgment (the model reads the prompt first)', st_first_text: 'Writing', st_plan: 'The planner chooses round {n}',
-    st_rewrite: 'Agent {agent} rewrites the query', st_search: 'Searching with the new queries', st_merge: 'Merging the results',
+    st_rewrite: 'Agent {agent} rewrites the query', st_search: 'Searching with the new queries', st_merge: 'Merging the results', st_done: 'Done in {s} s',
     // agents and stop reasons
     ag_single_element: 'single element', ag_supplementary_element: 'supplementary element', ag_multi_element: 'multiple elements',
     ag_supportive_law: 'supporting law', ag_semantic_abnormality: 'semantic anomaly', ag_exit: 'finish', ag_stop: 'stop', ag_language: 'language',
@@ -106,7 +106,7 @@ const STRINGS = {
     nf_title: '页面不存在', nf_text: '此地址没有页面。', nf_home: '前往法律咨询',
     st_started: '已开始', st_queued: '排队等待模型（位置 {n}）', st_retrieve_laws: '正在根据事实检索法条', st_retrieve_original: '正在用原始查询检索', st_laws: '检索到 {n} 条法条',
     st_generate: '正在撰写判决书（模型先读取提示）', st_first_text: '正在撰写', st_plan: '规划器正在决定第 {n} 轮',
-    st_rewrite: '智能体“{agent}”正在改写查询', st_search: '正在用新查询检索', st_merge: '正在合并结果',
+    st_rewrite: '智能体“{agent}”正在改写查询', st_search: '正在用新查询检索', st_merge: '正在合并结果', st_done: '完成，用时 {s} 秒',
     ag_single_element: '单要素', ag_supplementary_element: '补充要素', ag_multi_element: '多要素',
     ag_supportive_law: '支撑法条', ag_semantic_abnormality: '语义异常', ag_exit: '结束', ag_stop: '停止', ag_language: '语言',
     ag_retriever: '检索', ag_planner: '规划器', src_original: '原始查询',

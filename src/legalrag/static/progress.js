@@ -86,10 +86,12 @@ export class Progress {
     this.tick();
   }
 
-  finish() {
+  // done: the job ended with its result (a last 'done' line); otherwise it stopped where it was.
+  finish(done = false) {
     clearInterval(this.timer);
     if (this.current) this.current.li.classList.replace('running', 'done');
     this.current = null;
+    if (done) this.add('st_done', {s: this.elapsed().toFixed(1)}, null, true);
     this.cancel.hidden = true;
     this.view.classList.add('finished');
     this.tick();

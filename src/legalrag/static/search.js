@@ -30,7 +30,7 @@ function stepView(step) {
   }
   const note = step.agent === 'planner' && input.round !== undefined ? output.reason : '';
   if (note) {  // the model's own words: shown when they are in the interface's language
-    lines.push(inLanguage(note) ? h('p', {class: 'reason', translate: 'no'}, /[。.!?！？」"]$/.test(note.trim()) ? note : note + '…')
+    lines.push(inLanguage(note) ? h('p', {class: 'reason', translate: 'no'}, note)
       : h('p', {class: 'reason muted small'}, t('reason_not_shown')));
   }
   if (step.error) lines.push(h('p', {class: 'flag small', title: step.error}, `⚠ ${t('step_failed')}`));
@@ -73,9 +73,9 @@ async function agentsSearch(body) {
   $('#timeline-summary').replaceChildren();
   $('#timeline').replaceChildren();
   $('#results-section').hidden = true;
-  let round = 0;
+  let round = 0, ok = false;
   try {
-    return await postStream('/agents/search/stream', body, {
+    const result = await postStream('/agents/search/stream', body, {
       queued: d => progress.add('st_queued', {n: d.position}),
       started: () => progress.add('st_retrieve_original'),
       step: step => {
@@ -84,8 +84,10 @@ async function agentsSearch(body) {
         progress.add(...nextStage(step, round));
       },
     }, controller.signal);
+    ok = true;
+    return result;
   } finally {
-    progress.finish();
+    progress.finish(ok);
     controller = null;
   }
 }
