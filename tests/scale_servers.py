@@ -26,8 +26,15 @@ from pathlib import Path
 import pytest
 
 MILVUS_START_TIMEOUT = 120.0
-RAY_START_TIMEOUT = 90.0
+RAY_START_TIMEOUT = 240.0  # a head took 55 s to start at load 15 on the shared 2-core machine
 MILVUS_ROOT_TOKEN = "root:Milvus"  # the server's built-in account, as a fresh server creates it
+
+
+def _stop_on_sigterm() -> None:
+    """A session killed with SIGTERM (a CI time limit, `timeout`) would leave the servers running, orphaned:
+    turn SIGTERM into SystemExit so pytest unwinds and the fixtures stop them."""
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
 
 def free_port() -> int:
@@ -75,6 +82,7 @@ def milvus_server(tmp_path_factory):
     # Not tmp_path_factory: pytest keeps only the last three base temp dirs, and another pytest session on the
     # machine would delete this one under the running server.
     data = Path(tempfile.mkdtemp(prefix="legalrag-milvus-server-"))
+    _stop_on_sigterm()
     started = time.perf_counter()
     try:
         bins = _cached_binaries(milvus_mod)
@@ -98,8 +106,22 @@ def milvus_server(tmp_path_factory):
     info = MilvusServerInfo(uri, MILVUS_ROOT_TOKEN, version, server.server_proc.pid, data,
                             time.perf_counter() - started)
     yield info
-    server.stop()
+    stop_server(server)
     shutil.rmtree(data, ignore_errors=True)
+
+
+def stop_server(server) -> None:
+    """Stop the server and wait for it (the package's own stop() waits 1 s, then 3 s after a SIGKILL, and
+    raises when a loaded machine needs longer)."""
+    proc = server.server_proc
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=60)
+    server.stop()  # closes its log files
 
 
 def _wait_healthy(server) -> None:
@@ -117,7 +139,7 @@ def _wait_healthy(server) -> None:
         except OSError:
             pass
         time.sleep(0.2)
-    server.stop()
+    stop_server(server)
     raise TimeoutError(f"not healthy after {MILVUS_START_TIMEOUT:.0f} s")
 
 
@@ -131,9 +153,11 @@ def milvus_token(milvus_server, monkeypatch) -> str:
 # -- Ray cluster -----------------------------------------------------------------------------------------------
 
 # Fast detection of a dead node (defaults: about 30 s), so the node-kill test does not wait on timeouts.
-RAY_ENV = {"RAY_health_check_initial_delay_ms": "0", "RAY_health_check_period_ms": "500",
+# RAY_AUTH_MODE: `ray start --head` turns token authentication on by default and a joining node does not find
+# the head's token; a loopback test cluster runs without it (the driver reads the same setting).
+RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_health_check_initial_delay_ms": "0", "RAY_health_check_period_ms": "500",
            "RAY_health_check_timeout_ms": "500", "RAY_health_check_failure_threshold": "3",
-           "RAY_USAGE_STATS_ENABLED": "0"}
+           "RAY_USAGE_STATS_ENABLED": "0", "RAY_worker_register_timeout_seconds": "300"}
 
 
 @dataclass
@@ -142,11 +166,20 @@ class RayNode:
     proc: subprocess.Popen
     log: Path
 
+    def tail(self) -> str:
+        return self.log.read_text(errors="replace")[-600:] if self.log.exists() else ""
+
     def kill(self) -> None:
         """SIGKILL the node's raylet, its workers and its agents (its own process group)."""
         if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.kill_group()
             self.proc.wait(timeout=30)
+
+    def kill_group(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -181,7 +214,21 @@ def _ray_exe() -> str:
     return str(exe) if exe.exists() else "ray"
 
 
-def _start_node(name: str, role: list[str], num_cpus: int, temp_dir: Path, env: dict[str, str] | None) -> RayNode:
+def _start_node(name: str, role: list[str], num_cpus: int, temp_dir: Path, env: dict[str, str] | None,
+                attempts: int = 3) -> RayNode:
+    """`ray start` gives a raylet 30 s (hard-coded) to register; on a loaded machine it may need longer, so a
+    start that timed out that way is tried again."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return _start_node_once(name, role, num_cpus, temp_dir, env)
+        except RuntimeError as exc:
+            if "timed out during startup" not in str(exc) or attempt == attempts:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _start_node_once(name: str, role: list[str], num_cpus: int, temp_dir: Path,
+                     env: dict[str, str] | None) -> RayNode:
     log = temp_dir / f"{name}.log"
     ports = ["--node-manager-port", free_port(), "--object-manager-port", free_port(),
              "--dashboard-agent-listen-port", free_port(), "--dashboard-agent-grpc-port", free_port(),
@@ -201,20 +248,23 @@ def _start_node(name: str, role: list[str], num_cpus: int, temp_dir: Path, env: 
         if "Ray runtime started" in text:
             return node
         if proc.poll() is not None:
+            node.kill_group()  # what it started before failing
             raise RuntimeError(f"`ray start` for {name} exited with code {proc.returncode}: {text[-600:]}")
         time.sleep(0.2)
     node.kill()
-    raise TimeoutError(f"the Ray node {name} did not start in {RAY_START_TIMEOUT:.0f} s")
+    raise TimeoutError(f"the Ray node {name} did not start in {RAY_START_TIMEOUT:.0f} s: {node.tail()}")
 
 
 @pytest.fixture(scope="session")
 def ray_cluster(tmp_path_factory):
     """A Ray cluster of two nodes on 127.0.0.1 (head and ``node-2``, one CPU each), shared by the session.
 
-    Tests connect with ``ray.init(address=ray_cluster.address)`` (or legalrag's ``--ray-address``) and must
-    disconnect (``legalrag.distributed.cluster.shutdown()``) when done."""
+    Tests connect with ``ray.init(address=ray_cluster.address)`` (or legalrag's ``--ray-address``) with
+    ``RAY_AUTH_MODE=disabled`` in their environment (the ``ray_driver`` fixture) and must disconnect
+    (``legalrag.distributed.cluster.shutdown()``) when done."""
     pytest.importorskip("ray", reason="pip install 'legalrag[scale]'")
     temp_dir = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
+    _stop_on_sigterm()
     started = time.perf_counter()
     port = free_port()
     cluster = RayCluster(f"127.0.0.1:{port}", temp_dir)
@@ -232,3 +282,14 @@ def ray_cluster(tmp_path_factory):
     for n in reversed(cluster.nodes):
         n.stop()
     shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def ray_driver(ray_cluster, monkeypatch):
+    """This test process as a driver of ``ray_cluster``; disconnected afterwards (the cluster keeps running)."""
+    from legalrag.distributed.cluster import shutdown
+
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    shutdown()
+    yield ray_cluster
+    shutdown()

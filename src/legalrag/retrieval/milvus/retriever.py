@@ -152,7 +152,7 @@ class MilvusRetriever:
         if not ids:
             return 0
         present = self.store.client.query(self.store.alias, filter=f"id in {json.dumps(ids, ensure_ascii=False)}",
-                                          output_fields=["id"])
+                                          output_fields=["id"], consistency_level="Strong")
         if present:
             self.store.client.delete(self.store.alias, ids=[r["id"] for r in present])
         return len(present)
