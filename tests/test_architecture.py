@@ -102,6 +102,19 @@ def test_every_area_has_a_layer():
     assert not missing, f"add these areas to the ```layers block of docs/architecture.md: {missing}"
 
 
+def test_every_package_and_module_is_in_the_diagram():
+    """The map at the top of docs/architecture.md names every package (``name/``) and top-level module
+    (``name.py``) of src/legalrag, so a new one cannot be added without placing it on the map."""
+    text = DOC.read_text(encoding="utf-8")
+    m = re.search(r"## Layers\n+```\n(.*?)```", text, re.DOTALL)
+    assert m, "docs/architecture.md must open its Layers section with the diagram (a plain ``` block)"
+    diagram = m.group(1)
+    packages = [f"{p.name}/" for p in sorted(SRC.iterdir()) if (p / "__init__.py").exists()]
+    modules = [p.name for p in sorted(SRC.glob("*.py")) if not p.name.startswith("__")]
+    missing = [name for name in packages + modules if not re.search(rf"(?<![\w/]){re.escape(name)}", diagram)]
+    assert not missing, f"add these to the diagram of docs/architecture.md: {missing}"
+
+
 def test_no_upward_imports():
     layers = layer_order()
     bad = []

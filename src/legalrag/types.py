@@ -160,7 +160,7 @@ class Response:
     """The shape every answer-like result shares: the question, the text, its checked citations, the sources
     it was grounded on, the trajectory, LLM usage and timings. Capability results (``Answer``, ``QAResult``,
     ``DraftResult``, ...) extend it with their own fields; the CLI and the HTTP app print and serialise the
-    shared part with the same functions (``legalrag.render``)."""
+    shared part with the same functions (``legalrag.serialize``)."""
 
     question: str = ""
     text: str = ""
