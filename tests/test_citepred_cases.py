@@ -112,7 +112,7 @@ def test_eval_cite_case_memory_dev_and_saved_model(tmp_path):
     assert rep["n_cases"] == 2 and rep["n_dev"] == 4
     assert [s["stage"] for s in rep["stages"]][-3:] == ["+ similar cases", "+ learned set", "+ verification"]
     assert (tmp_path / "model" / "cases" / "cases.jsonl").exists()
-    r = CliRunner().invoke(app, ["cite", "--index", str(tmp_path / "idx"), "--model", str(tmp_path / "model"),
+    r = CliRunner().invoke(app, ["cite", "--index", str(tmp_path / "idx"), "--model-dir", str(tmp_path / "model"),
                                  "--json", "The accused stole a scooter and confessed at once."])
     assert r.exit_code == 0, r.output
     pred = json.loads(r.output)

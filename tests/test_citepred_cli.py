@@ -59,7 +59,7 @@ def test_eval_cite_calibrates_and_saves_model(files):
     # The saved model is usable instead of the training citations; the table output works too.
     r = CliRunner().invoke(app, ["cite", "--index", str(files / "idx"), "--model", str(model), "He steals a phone."])
     assert r.exit_code == 0, r.output
-    assert "Predicted citations" in r.output and "always-add" in r.output
+    assert "Predicted citations" in r.output and "always-add" in r.output and "use --model-dir DIR" in r.output  # the old spelling
 
 
 def test_cli_bad_input(files):

@@ -12,22 +12,36 @@ from legalrag.cli import app
 runner = CliRunner()
 
 SHARED = {  # option -> (default, the help a user reads)
-    "--model": (None, "Embedded model: qwen2.5-1.5b (default), qwen2.5-0.5b or a GGUF path."),
+    "--model": (None, "Embedded model: qwen2.5-coder-1.5b (default), qwen2.5-coder-0.5b or a GGUF path."),
     "--endpoint": (None, "OpenAI-compatible endpoint URL (instead of the embedded model)."),
     "--endpoint-model": (None, "Model name at --endpoint."),
-    "--threads": (None, "CPU threads of the embedded model (default: all cores)."),
+    "--threads": (None, "CPU threads of the model or encoder (default: the runtime.threads setting, else all cores)."),
+    "--index": (None, "Index directory (default: the index.path setting)."),
+    "--json": (False, "Print JSON instead of text."),
 }
 COMMANDS = {  # command -> the shared options it takes
-    "ask": ["--model", "--endpoint", "--endpoint-model", "--threads"],
-    "chat": ["--model", "--endpoint", "--endpoint-model"],
-    "qa": ["--model", "--endpoint", "--endpoint-model"],
-    "eval mcq": ["--model", "--endpoint", "--endpoint-model"],
-    "judgment draft": ["--model", "--endpoint", "--endpoint-model"],
-    "cite": ["--endpoint", "--endpoint-model"],
+    "ask": ["--model", "--endpoint", "--endpoint-model", "--threads", "--json"],
+    "chat": ["--model", "--endpoint", "--endpoint-model", "--json"],
+    "qa": ["--model", "--endpoint", "--endpoint-model", "--json"],
+    "search": ["--model", "--endpoint", "--endpoint-model", "--index", "--json"],
+    "eval retrieval": ["--model", "--endpoint", "--endpoint-model", "--index", "--json"],
+    "eval mcq": ["--model", "--endpoint", "--endpoint-model", "--json"],
+    "eval conversation": ["--model", "--endpoint", "--index", "--json"],
+    "eval consultation-judge": ["--model", "--endpoint", "--endpoint-model", "--threads"],
+    "judgment draft": ["--model", "--endpoint", "--endpoint-model", "--threads", "--json"],
+    "judgment predict": ["--model", "--endpoint", "--endpoint-model", "--threads"],
+    "cite": ["--model", "--endpoint", "--endpoint-model", "--index", "--json"],
+    "eval cite": ["--model", "--endpoint", "--endpoint-model", "--index", "--json"],
     "eval consultation-generate": ["--model", "--endpoint", "--endpoint-model", "--threads"],
-    "agents rollouts": ["--endpoint", "--endpoint-model", "--threads"],
-    "serve": ["--endpoint-model", "--threads"],
+    "agents rollouts": ["--model", "--endpoint", "--endpoint-model", "--threads", "--index", "--json"],
+    "serve": ["--model", "--endpoint", "--endpoint-model", "--threads"],
+    "index build": ["--threads"],
+    "index info": ["--index", "--json"],
+    "ranker train": ["--index", "--json"],
+    "train encoder": ["--index", "--json"],
     "llm serve": ["--threads"],
+    "llm info": ["--json"],
+    "config show": ["--json"],
 }
 
 
@@ -67,3 +81,46 @@ def test_progress_switch_is_shared():
         params = {p.name: p for p in _command(path).params}
         assert params["progress"].opts == ["--progress"] and params["progress"].secondary_opts == ["--no-progress"]
         assert params["progress"].default is True
+
+
+def test_json_always_means_the_output_format():
+    """`--json` is a flag printing JSON in every command, never an option taking a file."""
+    import typer.main
+
+    def walk(group, prefix=()):
+        for name, cmd in group.commands.items():
+            if hasattr(cmd, "commands"):
+                yield from walk(cmd, prefix + (name,))
+            else:
+                yield " ".join(prefix + (name,)), cmd
+
+    for path, cmd in walk(typer.main.get_command(app)):
+        for p in cmd.params:
+            if "--json" in getattr(p, "opts", []):
+                assert p.is_flag and p.default is False, path
+
+
+def test_trained_folders_are_model_dir_and_old_spellings_still_work(tmp_path):
+    for path in ["cite", "eval cite", "judgment predict", "judgment draft"]:
+        opts = {o for p in _command(path).params for o in getattr(p, "opts", [])}
+        assert "--model-dir" in opts, path
+    serve = {o for p in _command("serve").params for o in getattr(p, "opts", [])}
+    assert {"--cite-model-dir", "--judgment-model-dir"} <= serve
+    hidden = {p.opts[0] for p in _command("serve").params if getattr(p, "hidden", False)}
+    assert {"--cite-model", "--judgment-model"} <= hidden  # kept, undocumented, with a note when used
+
+    from legalrag.cli.cite import _model_and_dir
+
+    folder = tmp_path / "citepred"
+    folder.mkdir()
+    (folder / "rules.json").write_text("{}", encoding="utf-8")
+    assert _model_and_dir(str(folder), None, None) == (None, folder)  # the old `cite --model DIR`
+    assert _model_and_dir("qwen2.5-coder-0.5b", None, folder) == ("qwen2.5-coder-0.5b", folder)
+    assert _model_and_dir(None, "qwen2.5-coder-0.5b", None) == ("qwen2.5-coder-0.5b", None)  # the old --llm
+
+
+def test_deprecated_spelling_says_what_to_use(capsys):
+    from legalrag.cli.common import deprecated
+
+    deprecated("--cite-model", "--cite-model-dir")
+    assert "--cite-model is deprecated; use --cite-model-dir" in capsys.readouterr().err

@@ -348,7 +348,7 @@ def test_consultation_compare_pairs_two_runs_turn_by_turn(turns, docs, tmp_path)
     assert same["rougeL"]["b_minus_a"] == 0.0 and same["rougeL"]["p"] == 1.0
 
     res = CliRunner().invoke(app, ["eval", "consultation-compare", str(runs["echo"]), str(runs["fixed"]),
-                                   "--json", str(tmp_path / "cmp.json")])
+                                   "--json-out", str(tmp_path / "cmp.json")])
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "cmp.json").read_text(encoding="utf-8")) == rows
 

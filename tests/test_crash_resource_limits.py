@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from legalrag.agents.qa import answer_question
+from legalrag.agents.qa import run_qa
 from legalrag.errors import EndpointError, InputError
 from legalrag.llm.base import ChatRequest
 from legalrag.llm.openai_compat import OpenAICompatLLM
@@ -78,7 +78,7 @@ def test_qa_run_continues_and_records_a_hung_model(hung, tmp_path):
     (tmp_path / "a.md").write_text("# 民法典\n\n诉讼时效期间为三年。\n", encoding="utf-8")
     llm = OpenAICompatLLM(hung.url, "m", timeout=0.5, api_key_env=None)
     t0 = time.perf_counter()
-    result = answer_question("诉讼时效期间为几年？", llm, {"local": LocalDocumentsSource(tmp_path)})
+    result = run_qa("诉讼时效期间为几年？", llm, {"local": LocalDocumentsSource(tmp_path)})
     assert time.perf_counter() - t0 < 15.0  # two 0.5 s timeouts and the Chinese tokenizer's first load
     assert result.evidence  # the question itself was still searched
     errors = [(s.agent, s.error) for s in result.steps if s.error]
@@ -92,7 +92,7 @@ def test_ten_megabyte_question_is_refused_at_once(tmp_path):
     (tmp_path / "a.md").write_text("# x\n\ny\n", encoding="utf-8")
     t0 = time.perf_counter()
     with pytest.raises(InputError, match="the limit is 20,000") as err:
-        answer_question("问" * (10 * 2**20 // 3), ScriptedLLM(["{}"]), {"local": LocalDocumentsSource(tmp_path)})
+        run_qa("问" * (10 * 2**20 // 3), ScriptedLLM(["{}"]), {"local": LocalDocumentsSource(tmp_path)})
     assert err.value.field == "question" and time.perf_counter() - t0 < 1.0
 
 

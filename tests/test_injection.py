@@ -5,7 +5,7 @@ bench/bench_injection.py measures real models on 30+ cases."""
 
 from __future__ import annotations
 
-from legalrag.agents.qa import answer_question
+from legalrag.agents.qa import run_qa
 from legalrag.agents.qa.injection import instructions_in, screen
 from legalrag.agents.qa.pipeline import answer_with_evidence
 from legalrag.search.base import SearchResult, SourceType
@@ -52,7 +52,7 @@ def test_user_document_and_web_page_injections_through_the_pipeline(tmp_path):
     (tmp_path / "合同.md").write_text("# 劳动合同\n\n" + HOSTILE + "\n", encoding="utf-8")
     plan = '{"intents": [{"query": "试用期", "source": "local", "priority": 1}]}'
     llm = ScriptedLLM([plan, "试用期不得超过二个月[1]。另见[7]。"])
-    result = answer_question("劳动合同两年，试用期最长多久？", llm, {"local": LocalDocumentsSource(tmp_path)})
+    result = run_qa("劳动合同两年，试用期最长多久？", llm, {"local": LocalDocumentsSource(tmp_path)})
     assert result.injections and "九百条" not in llm.last_prompt()
     assert {c.text: c.resolved for c in result.citations} == {"[1]": True, "[7]": False}
     ids = {s.id for s in result.evidence}

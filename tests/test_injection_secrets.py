@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from legalrag.agents.qa import answer_question
+from legalrag.agents.qa import run_qa
 from legalrag.agents.qa.pipeline import save_trace
 from legalrag.errors import EndpointError
 from legalrag.llm.base import ChatRequest
@@ -97,7 +97,7 @@ def test_qa_result_trace_logs_and_cache_hold_no_key(echo, tmp_path, monkeypatch,
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     caplog.set_level(logging.DEBUG)
     plan = '{"intents": [{"query": "limitation period contract", "source": "web", "priority": 1}]}'
-    result = answer_question("How long is the limitation period for contract claims?", ScriptedLLM([plan]),
+    result = run_qa("How long is the limitation period for contract claims?", ScriptedLLM([plan]),
                              {"web": SerperSearch(SECRET, base_url=echo.url)})
     assert any(s.error and "Serper" in s.error for s in result.steps)  # the failure is recorded...
     save_trace(tmp_path / "trace.jsonl", result)

@@ -12,7 +12,7 @@ import json
 import pytest
 from qa_http import LocalServer
 
-from legalrag.agents.qa import answer_mcq, answer_question
+from legalrag.agents.qa import answer_mcq, run_qa
 from legalrag.agents.qa.pipeline import save_trace
 from legalrag.search.local import LocalDocumentsSource
 from legalrag.search.web import SearxngSearch
@@ -44,7 +44,7 @@ def _check_invariants(result):
 
 
 def test_simple_mode_over_local_documents(llm, docs, tmp_path):
-    result = answer_question("劳动合同期限两年，试用期最长可以约定多久？", llm, {"local": LocalDocumentsSource(docs)},
+    result = run_qa("劳动合同期限两年，试用期最长可以约定多久？", llm, {"local": LocalDocumentsSource(docs)},
                              mode="simple")
     _check_invariants(result)
     assert any(s.title == "劳动合同法第十九条" for s in result.evidence)
@@ -64,7 +64,7 @@ def test_multi_mode_drops_error_pages_and_bounds_rounds(llm):
              "engines": ["brave"], "score": 1.0, "category": "general"}]})
         server.add("/js", "<html><body><p>JavaScript is disabled in your browser. Please enable JavaScript to "
                           "continue.</p></body></html>")
-        result = answer_question("What is the probation limit for a two-year contract?", llm,
+        result = run_qa("What is the probation limit for a two-year contract?", llm,
                                  {"web": SearxngSearch(server.url)}, mode="multi", max_rounds=2)
     finally:
         server.close()
@@ -77,11 +77,11 @@ def test_multi_mode_drops_error_pages_and_bounds_rounds(llm):
 
 
 def test_no_source_and_failing_source_still_return_results(llm):
-    nothing = answer_question("Is a verbal lease valid?", llm, {}, mode="multi",
+    nothing = run_qa("Is a verbal lease valid?", llm, {}, mode="multi",
                               problems=["web: no web search is configured: set SERPER_API_KEY"])
     assert nothing.llm_calls == 0 and "SERPER_API_KEY" in nothing.answer
     assert any("No search source" in n for n in nothing.not_established)
-    dead = answer_question("Is a verbal lease valid?", llm, {"web": SearxngSearch("http://127.0.0.1:9")},
+    dead = run_qa("Is a verbal lease valid?", llm, {"web": SearxngSearch("http://127.0.0.1:9")},
                            mode="simple")
     errors = [s for s in dead.steps if s.error and s.agent == "search"]
     assert errors and "cannot reach" in errors[0].error

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from legalrag.agents.qa import answer_question
+from legalrag.agents.qa import run_qa
 from legalrag.agents.qa.language import text_lang
 from legalrag.agents.qa.query_agent import plan_queries
 from legalrag.search.local import LocalDocumentsSource
@@ -40,7 +40,7 @@ def _searched(result) -> list[str]:
 def test_english_intent_for_chinese_folder_is_dropped_and_question_searched(zh_docs):
     plan = '{"intents": [{"query": "What is the statute of limitations for civil rights?", "source": "local", "priority": 1}]}'
     llm = ScriptedLLM([plan, "诉讼时效期间为三年[1]。"])
-    result = answer_question(ZH_QUESTION, llm, {"local": LocalDocumentsSource(zh_docs)})
+    result = run_qa(ZH_QUESTION, llm, {"local": LocalDocumentsSource(zh_docs)})
     assert _searched(result) == [ZH_QUESTION]
     assert "dropped 'What is the statute" in (result.steps[0].error or "")
     assert result.evidence and "第一百八十八条" in result.evidence[0].text
@@ -58,20 +58,20 @@ def test_chinese_intents_are_kept_after_the_question(zh_docs):
 def test_answer_in_the_wrong_language_is_rewritten_once(zh_docs):
     plan = '{"intents": [{"query": "诉讼时效", "source": "local", "priority": 1}]}'
     llm = ScriptedLLM([plan, "The limitation period is three years [1].", "诉讼时效期间为三年[1]。"])
-    result = answer_question(ZH_QUESTION, llm, {"local": LocalDocumentsSource(zh_docs)})
+    result = run_qa(ZH_QUESTION, llm, {"local": LocalDocumentsSource(zh_docs)})
     assert result.answer == "诉讼时效期间为三年[1]。" and llm.calls == 3
 
 
 def test_nothing_found_is_said_in_the_question_language(tmp_path):
     (tmp_path / "other.md").write_text("# 无关\n\n本文件讨论天气。\n", encoding="utf-8")
     llm = ScriptedLLM(['{"intents": [{"query": "合同", "source": "local", "priority": 1}]}'])
-    result = answer_question("什么是不可抗力？", llm, {"local": LocalDocumentsSource(tmp_path)})
+    result = run_qa("什么是不可抗力？", llm, {"local": LocalDocumentsSource(tmp_path)})
     assert not result.evidence and text_lang(result.answer) == "zh"
 
 
 @pytest.mark.llm
 def test_chinese_question_over_chinese_file_real_model(llm, zh_docs):
-    result = answer_question(ZH_QUESTION, llm, {"local": LocalDocumentsSource(zh_docs)}, max_answer_tokens=120)
+    result = run_qa(ZH_QUESTION, llm, {"local": LocalDocumentsSource(zh_docs)}, max_answer_tokens=120)
     assert ZH_QUESTION in _searched(result)
     assert all(text_lang(q) == "zh" for q in _searched(result))
     assert result.evidence and "第一百八十八条" in result.evidence[0].text
@@ -81,7 +81,7 @@ def test_chinese_question_over_chinese_file_real_model(llm, zh_docs):
 
 @pytest.mark.llm
 def test_english_question_over_english_file_real_model(llm, en_docs):
-    result = answer_question(EN_QUESTION, llm, {"local": LocalDocumentsSource(en_docs)}, max_answer_tokens=120)
+    result = run_qa(EN_QUESTION, llm, {"local": LocalDocumentsSource(en_docs)}, max_answer_tokens=120)
     assert EN_QUESTION in _searched(result)
     assert all(text_lang(q) == "en" for q in _searched(result))
     assert result.evidence and "six years" in result.evidence[0].text
@@ -90,8 +90,8 @@ def test_english_question_over_english_file_real_model(llm, en_docs):
 
 
 def test_citation_after_the_full_stop_supports_its_sentence(zh_docs):
-    from legalrag.agents.qa.summary_agent import check_citations
+    from legalrag.agents.qa.summary_agent import check_source_citations
 
     source = LocalDocumentsSource(zh_docs).search(ZH_QUESTION, k=1)
-    citations, unsupported = check_citations("向人民法院请求保护民事权利的诉讼时效期间是三年。[1]", source)
+    citations, unsupported = check_source_citations("向人民法院请求保护民事权利的诉讼时效期间是三年。[1]", source)
     assert [c.resolved for c in citations] == [True] and unsupported == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from legalrag.agents.qa import answer_question
+from legalrag.agents.qa import run_qa
 from legalrag.llm.base import ChatRequest
 from legalrag.llm.usage import MeteredLLM
 from legalrag.search.local import LocalDocumentsSource
@@ -26,8 +26,8 @@ def test_summary_streams_in_pieces_and_is_metered_like_a_plain_call(tmp_path, ll
     (tmp_path / "民法典.md").write_text(STATUTE, encoding="utf-8")
     sources = {"local": LocalDocumentsSource(tmp_path)}
     pieces: list[str] = []
-    streamed = answer_question("诉讼时效期间是几年？", llm, sources, max_answer_tokens=40, on_text=pieces.append)
-    plain = answer_question("诉讼时效期间是几年？", llm, sources, max_answer_tokens=40)
+    streamed = run_qa("诉讼时效期间是几年？", llm, sources, max_answer_tokens=40, on_text=pieces.append)
+    plain = run_qa("诉讼时效期间是几年？", llm, sources, max_answer_tokens=40)
     assert len(pieces) > 1  # token by token, not one piece at the end
     assert "".join(pieces).strip() == streamed.answer == plain.answer  # greedy, seed 0: the same answer
     # the streamed summary call is counted with its tokens, as the plain one is

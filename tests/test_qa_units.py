@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from legalrag.agents.qa.evidence import evidence_block, usable
 from legalrag.agents.qa.mcq import _fallback_letter
 from legalrag.agents.qa.mcq_eval import load_mcq, summarise_rows
-from legalrag.agents.qa.summary_agent import check_citations
+from legalrag.agents.qa.summary_agent import check_source_citations
 from legalrag.errors import InputError
 from legalrag.search.base import SearchResult, SourceType
 
@@ -25,7 +25,7 @@ EVIDENCE = [
 def test_check_citations_resolves_and_flags():
     answer = ("试用期不得超过二个月 [1]。 The landlord must return the deposit within 21 days [2]. "
               "The tenant may also claim triple damages in every case [7]. Courts always side with tenants here.")
-    citations, unsupported = check_citations(answer, EVIDENCE)
+    citations, unsupported = check_source_citations(answer, EVIDENCE)
     by_text = {c.text: c for c in citations}
     assert by_text["[1]"].resolved and by_text["[1]"].document_id == EVIDENCE[0].id and by_text["[1]"].in_retrieved
     assert by_text["[2]"].canonical == "Civil Code 1950.5"
@@ -138,7 +138,7 @@ def test_cli_qa_without_configured_source_still_answers(tmp_path, monkeypatch):
 def test_written_article_citations_resolve_only_to_retrieved_articles():
     evidence = [SearchResult("中华人民共和国民法典第五百八十五条", "docs/585.txt", "", SourceType.LOCAL,
                              content="约定的违约金过分高于造成的损失的，人民法院或者仲裁机构可以根据当事人的请求予以适当减少。")]
-    citations, _ = check_citations("依照《民法典》第五百八十五条可以请求适当减少 [1]。《民法典》第九百九十九条另有规定。",
+    citations, _ = check_source_citations("依照《民法典》第五百八十五条可以请求适当减少 [1]。《民法典》第九百九十九条另有规定。",
                                    evidence)
     by_text = {c.text: c for c in citations}
     assert by_text["《民法典》第五百八十五条"].resolved and by_text["《民法典》第五百八十五条"].document_id == evidence[0].id

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from legalrag.agents.qa.pipeline import QAResult, answer_question, save_trace
+from legalrag.agents.qa.pipeline import QAResult, run_qa, save_trace
 from legalrag.cli._answer_output import TerminalStream
 from legalrag.wiring import Root, make_sources
 
@@ -52,7 +52,7 @@ def run_qa_cli(question: str, *, mode: str, sources: str, docs: Path | None, ind
     srcs, problems = make_sources([s for s in sources.split(",") if s.strip()], docs=docs, index=index)
     llm = root.make_llm(model, endpoint, endpoint_model)
     stream = TerminalStream() if show else None  # the summary as it is generated; the checks follow it
-    result = answer_question(question, llm, srcs, mode=mode, max_rounds=max_rounds, clarifications=clarifications,
+    result = run_qa(question, llm, srcs, mode=mode, max_rounds=max_rounds, clarifications=clarifications,
                              problems=problems, on_text=stream)
     if stream is not None and stream.pieces:
         sys.stdout.write("\n")

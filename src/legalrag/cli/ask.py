@@ -7,13 +7,13 @@ when one is up (`legalrag llm start`), else the embedded model loaded in this pr
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Optional
 
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import EndpointModelOption, EndpointOption, ModelOption, ThreadsOption, root
+from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption, ModelOption,
+                                 ThreadsOption, root)
 
 StyleOption = typer.Option(None, "--style", help="guided (default: conclusion, legal basis with the decisive "
                            "clause, what to do, when to see a lawyer) or brief (conclusion and reasons).")
@@ -25,13 +25,12 @@ LocalOption = typer.Option(False, "--local", help="Load the model in this proces
 def ask(
     ctx: typer.Context,
     question: str = typer.Argument(..., help="The legal question."),
-    index: Optional[Path] = typer.Option(None, "--index", help="Index directory (default: the saved index.path, "
-                                         "else the bundled demo sample)."),
+    index: IndexOrDemoOption = None,
     k: Optional[int] = typer.Option(None, "--k", min=1, help="Articles retrieved and given to the model "
                                     "(default: the answer engine's, 6)."),
     retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the index's "
                                             "strongest, as `legalrag index info` shows)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the answer, checked citations and timings as JSON."),
+    as_json: JsonOption = False,
     model: ModelOption = None,
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,

@@ -9,7 +9,6 @@ consultation. The model is the local model server when one is up (`legalrag llm 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Optional
 
 import typer
@@ -17,15 +16,15 @@ import typer
 from legalrag.cli._answer_output import TerminalStream
 from legalrag.cli.apps import app
 from legalrag.cli.ask import LocalOption, StyleOption
-from legalrag.cli.common import EndpointModelOption, EndpointOption, ModelOption, ThreadsOption, root
+from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption, ModelOption,
+                                 ThreadsOption, root)
 from legalrag.conversation import DEFAULT_PROCESSOR, PROCESSORS, ProcessorName
 
 
 @app.command("chat")
 def chat(
     ctx: typer.Context,
-    index: Optional[Path] = typer.Option(None, "--index", help="Index directory (default: the saved index.path, "
-                                         "else the bundled demo sample)."),
+    index: IndexOrDemoOption = None,
     k: Optional[int] = typer.Option(None, "--k", min=1, help="Articles retrieved per turn (default: the answer "
                                     "engine's, 6)."),
     retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the index's "
@@ -43,8 +42,7 @@ def chat(
                                                   help="Token budget for the retrieved articles in each answer "
                                                   "prompt (default 400; 0: whole articles)."),
     local: bool = LocalOption,
-    as_json: bool = typer.Option(False, "--json", help="Print each turn as one line of JSON (the shape of `ask "
-                                 "--json` and POST /consult) instead of text."),
+    as_json: JsonOption = False,  # one line of JSON per turn (the shape of `ask --json`, POST /consult)
     threads: ThreadsOption = None,
 ) -> None:
     """Hold a multi-turn consultation: retrieval each turn, answers with checked citations."""

@@ -8,9 +8,23 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app, eval_app
-from legalrag.cli.common import EndpointModelOption, EndpointOption, ProgressOption, print_json, root
+from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOption, JsonOption, ModelOption,
+                                 ProgressOption, deprecated, print_json, root)
 
 _MODEL_HELP = "Citation model directory (rules.json, cocitation/, config.json); default INDEX/citepred."
+
+
+def _model_and_dir(model: Optional[str], llm_model: Optional[str], model_dir: Optional[Path]):
+    """``--model`` names the LLM, as in every command. Its old meaning here, the citation model's folder, still
+    works when the value is such a folder (with a note), and ``--llm`` is the old spelling of ``--model``."""
+    if llm_model is not None:
+        deprecated("--llm", "--model")
+        model = model or llm_model
+    if model is not None and model_dir is None and Path(model).is_dir() and \
+            any((Path(model) / f).exists() for f in ("rules.json", "config.json")):
+        deprecated("--model DIR (a citation model folder)", "--model-dir DIR")
+        return None, Path(model)
+    return model, model_dir
 
 
 def _collaborators(ctx: typer.Context, index: Path, rerank: bool, use_llm: bool, model: Optional[str],
@@ -30,9 +44,9 @@ def _collaborators(ctx: typer.Context, index: Path, rerank: bool, use_llm: bool,
 def cite(
     ctx: typer.Context,
     facts: str = typer.Argument(..., help="The facts of the case."),
-    index: Path = typer.Option(..., "--index", help="Statute index directory."),
+    index: IndexOption = None,
     train_citations: Optional[Path] = typer.Option(None, "--train-citations", help="Training citation sets (qrels or JSONL)."),
-    model_dir: Optional[Path] = typer.Option(None, "--model", help=_MODEL_HELP),
+    model_dir: Optional[Path] = typer.Option(None, "--model-dir", help=_MODEL_HELP),
     rules: Optional[Path] = typer.Option(None, "--rules", help="A (user-edited) rules file replacing the learned one."),
     labelled: Optional[Path] = typer.Option(None, "--cases", help="JSONL labelled cases (facts + cited provisions) "
                                             "whose nearest neighbours vote; replaces the model's case memory."),
@@ -47,15 +61,18 @@ def cite(
     case_first: Optional[bool] = typer.Option(None, "--case-first/--per-stage-prompts", help="Open every LLM call "
                                               "with the facts so the runtime reads them once per case (default: "
                                               "the model's setting, on unless it says otherwise)."),
-    llm_model: Optional[str] = typer.Option(None, "--llm", help="Embedded model name or GGUF path (default 1.5B)."),
+    model: ModelOption = None,
+    llm_model: Optional[str] = typer.Option(None, "--llm", hidden=True, help="Old spelling of --model."),
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: JsonOption = False,
 ) -> None:
     """Predict the set of provisions a court would cite for FACTS, with the provenance of each."""
+    index = root(ctx).index_path(index)
     from legalrag.citepred.service import build_predictor, result_to_dict
 
-    idx, llm, reranker = _collaborators(ctx, index, rerank, analysis or rerank or verify, llm_model, endpoint,
+    model, model_dir = _model_and_dir(model, llm_model, model_dir)
+    idx, llm, reranker = _collaborators(ctx, index, rerank, analysis or rerank or verify, model, endpoint,
                                         endpoint_model)
     memory = None
     if labelled is not None:
@@ -89,10 +106,10 @@ def cite(
 @eval_app.command("cite")
 def eval_cite(
     ctx: typer.Context,
-    index: Path = typer.Option(..., "--index", help="Statute index directory."),
+    index: IndexOption = None,
     cases: Path = typer.Option(..., "--cases", help="JSONL cases with facts (text) and gold citations (la/gold)."),
     train_citations: Optional[Path] = typer.Option(None, "--train-citations", help="Training citation sets."),
-    model_dir: Optional[Path] = typer.Option(None, "--model", help=_MODEL_HELP),
+    model_dir: Optional[Path] = typer.Option(None, "--model-dir", help=_MODEL_HELP),
     rules: Optional[Path] = typer.Option(None, "--rules", help="A (user-edited) rules file."),
     dev: int = typer.Option(0, "--dev", min=0, help="Calibrate on the first N cases by sorted id; evaluate the rest."),
     case_memory: Optional[str] = typer.Option(None, "--case-memory", help="'dev' (vote with the development cases, "
@@ -106,22 +123,25 @@ def eval_cite(
     verify: bool = typer.Option(False, "--verify/--no-verify"),
     verify_batch: Optional[bool] = typer.Option(None, "--verify-batch/--verify-each"),
     case_first: Optional[bool] = typer.Option(None, "--case-first/--per-stage-prompts"),
-    llm_model: Optional[str] = typer.Option(None, "--llm"),
+    model: ModelOption = None,
+    llm_model: Optional[str] = typer.Option(None, "--llm", hidden=True, help="Old spelling of --model."),
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
     save_model: Optional[Path] = typer.Option(None, "--save-model", help="Write rules, graph and calibrated config here."),
     progress: ProgressOption = True,
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: JsonOption = False,
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw P/R/F1 after each stage to this PNG."),
 ) -> None:
     """Precision, recall and F1 (micro and macro) after each stage of the citation pipeline."""
+    index = root(ctx).index_path(index)
     from legalrag.citepred.runner import run_eval
 
     if plot is not None:
         from legalrag.evaluation.plots import check_png_path
 
         check_png_path(plot)
-    idx, llm, reranker = _collaborators(ctx, index, rerank, analysis or rerank or verify, llm_model, endpoint,
+    model, model_dir = _model_and_dir(model, llm_model, model_dir)
+    idx, llm, reranker = _collaborators(ctx, index, rerank, analysis or rerank or verify, model, endpoint,
                                         endpoint_model)
     rep = run_eval(idx, cases, train_citations=train_citations, model_dir=model_dir, rules_path=rules, dev=dev,
                    limit=limit, retriever=retriever, llm=llm, reranker=reranker, save_model=save_model,

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import config_app
-from legalrag.cli.common import print_json, root
+from legalrag.cli.common import JsonOption, print_json, root
 
 ProfileOption = typer.Option(None, "--profile", help="Write into this named profile ([profiles.NAME.*]) instead "
                              "of the top-level tables.")
@@ -26,7 +26,7 @@ def path_cmd(ctx: typer.Context) -> None:
 
 
 @config_app.command("show")
-def show_cmd(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def show_cmd(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Every setting in effect, where its value came from, and the variable that overrides it."""
     from legalrag.settings import KEYS
 

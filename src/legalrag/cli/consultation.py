@@ -16,7 +16,8 @@ from typing import List, Optional
 import typer
 
 from legalrag.cli.apps import eval_app
-from legalrag.cli.common import EndpointModelOption, EndpointOption, ModelOption, ProgressOption, ThreadsOption, print_json, root
+from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOption, JsonOption, ModelOption,
+                                 ProgressOption, ThreadsOption, print_json, root)
 from legalrag.consultation.data import DataFormat
 
 _DATA_HELP = ("LexRAG data: dialogues (dataset.json) or per-turn items (turn_N.json), a JSON array or JSON Lines "
@@ -66,7 +67,7 @@ def _table(title: str, rows: list[dict]) -> None:
 def eval_conversation(
     ctx: typer.Context,
     data: Path = typer.Option(..., "--data", help=_DATA_HELP),
-    index: Path = typer.Option(..., "--index", help="Statute index; gold article names are resolved against it."),
+    index: IndexOption = None,
     retriever: List[str] = typer.Option(["bm25"], "--retriever", help="Index component(s): bm25, qld, dense, hybrid..."),
     processor: List[str] = typer.Option(["last", "all_questions", "full_context"], "--processor",
                                         help="Conversation processor(s): last, all_questions, full_context, rewrite."),
@@ -76,14 +77,15 @@ def eval_conversation(
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N dialogues."),
     out: Optional[Path] = typer.Option(None, "--out", help="Save one run per processor x retriever here."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw Recall@10 per turn to this PNG."),
-    model: Optional[str] = typer.Option(None, "--model", help="Embedded model for 'rewrite' (default 1.5B)."),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint for 'rewrite'."),
+    model: ModelOption = None,
+    endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
     threads: ThreadsOption = None,
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    as_json: JsonOption = False,
     progress: ProgressOption = True,
 ) -> None:
     """Conversational retrieval: each processor feeds each retriever on every turn; Recall/nDCG/MRR/Precision."""
+    index = root(ctx).index_path(index)
     from legalrag.consultation.retrieval import evaluate_conversation, plot_recall_by_turn, save_conversation_runs
     from legalrag.conversation import PROCESSORS, make_processor
     from legalrag.errors import InputError
@@ -134,7 +136,7 @@ def eval_conversation(
 def eval_consultation_generate(
     ctx: typer.Context,
     data: Path = typer.Option(..., "--data", help=_DATA_HELP),
-    index: Path = typer.Option(..., "--index", help="Statute index (retriever setting; gold lookup)."),
+    index: IndexOption = None,
     setting: List[str] = typer.Option(["zero_shot", "retriever", "reference"], "--setting",
                                       help="zero_shot, retriever, reference (repeatable)."),
     sample: Optional[int] = typer.Option(None, "--sample", min=1,
@@ -171,6 +173,7 @@ def eval_consultation_generate(
     progress: ProgressOption = True,
 ) -> None:
     """Answer consultation turns in LexRAG's three settings and score them (keywords, ROUGE, BLEU, METEOR)."""
+    index = root(ctx).index_path(index)
     from legalrag.consultation.data import sample_turns
     from legalrag.consultation.generate import parse_settings, run_generation
     from legalrag.consultation.report import save_generation_run, score_generations
@@ -229,7 +232,7 @@ def eval_consultation_score(
 def eval_consultation_compare(
     run_a: Path = typer.Argument(..., help="A run written by `eval consultation-generate` (the baseline)."),
     run_b: Path = typer.Argument(..., help="Another run over the same turns."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the table as JSON here."),
+    json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the table as JSON here."),
 ) -> None:
     """Paired comparison of two generation runs over the turns both answered: per setting and metric, both
     means, B - A and a paired randomization test's p-value."""
@@ -258,7 +261,7 @@ def eval_consultation_judge(
     retries: int = typer.Option(2, "--retries", min=0, help="Re-asks after a reply that does not validate."),
     max_tokens: int = typer.Option(400, "--max-tokens", min=32, help="Longest judge reply, in tokens."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw mean scores per dimension and setting (PNG)."),
-    model: Optional[str] = typer.Option(None, "--model", help="Judge: embedded model (default 1.5B) or a GGUF path."),
+    model: ModelOption = None,
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
     threads: ThreadsOption = None,

@@ -12,13 +12,13 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import ranker_app
-from legalrag.cli.common import ProgressOption, print_json, root
+from legalrag.cli.common import IndexOption, JsonOption, ProgressOption, print_json, root
 
 
 @ranker_app.command("train")
 def ranker_train(
     ctx: typer.Context,
-    index: Path = typer.Option(..., "--index", help="Index directory (with bm25 and/or dense components)."),
+    index: IndexOption = None,
     queries: Path = typer.Option(..., "--queries", help="TRAINING query JSONL (query_id, query, gold_ids or gold_names)."),
     depth: int = typer.Option(50, "--depth", min=2, help="Candidates per query taken from --candidates."),
     rounds: int = typer.Option(150, "--rounds", min=1, help="LightGBM boosting rounds."),
@@ -35,10 +35,11 @@ def ranker_train(
     candidates: Optional[str] = typer.Option(None, "--candidates", help="Index component whose top DEPTH it "
                                              "reranks (default: hybrid, else the index's default); e.g. a "
                                              "fine-tuned dense component that beats the hybrid."),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+    as_json: JsonOption = False,
     progress: ProgressOption = True,
 ) -> None:
     """Train the learned ranker on training queries and save it into INDEX/ranker."""
+    index = root(ctx).index_path(index)
     from legalrag.evaluation.datasets import load_queries
     from legalrag.rerank.learned import cross_validate_for_index, train_for_index
     from legalrag.rerank.neighbours import settings_or_none

@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from legalrag.cli.apps import eval_app
-from legalrag.cli.common import print_json
+from legalrag.cli.common import JsonOption, print_json
 
 
 @eval_app.command("fuse")
@@ -19,7 +19,7 @@ def eval_fuse(
     rrf_k: int = typer.Option(60, "--rrf-k", min=0, help="RRF constant: score = sum w / (k + rank)."),
     weights: Optional[str] = typer.Option(None, "--weights", help="Comma-separated weights, one per run, in order."),
     depth: int = typer.Option(100, "--depth", min=1, help="Fused documents kept per query."),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+    as_json: JsonOption = False,
 ) -> None:
     """Fuse saved runs with reciprocal-rank fusion into a new run directory."""
     from legalrag.errors import InputError

@@ -2,7 +2,8 @@
 
 Paths that are not given as options are read from the environment: ``LEGALRAG_LAW_CORPUS`` (statute corpus
 JSONL, e.g. JuDGE's ``data/law_corpus.jsonl``) and ``LEGALRAG_JUDGMENT_MODEL`` (a structure model directory
-written by ``legalrag judgment train``). The LLM is built here, through ``legalrag.wiring.make_llm``.
+written by ``legalrag judgment train``). The LLM is built through the command's ``wiring.Root``
+(``root(ctx).make_llm``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import eval_app, judgment_app
-from legalrag.cli.common import EndpointModelOption, EndpointOption, ModelOption, print_json
+from legalrag.cli.common import (EndpointModelOption, EndpointOption, JsonOption, ModelOption, ThreadsOption,
+                                 print_json, root)
 
 
 def _fmt(v) -> str:
@@ -24,7 +26,7 @@ def _fmt(v) -> str:
 def eval_judgment(
     pred: Path = typer.Option(..., "--pred", help="Generated judgments, JSONL lines {id, document}."),
     gold: Path = typer.Option(..., "--gold", help="Reference judgments, JSONL lines {id, document}."),
-    as_json: bool = typer.Option(False, "--json", help="Print the figures (and per-document scores) as JSON."),
+    as_json: JsonOption = False,
     text_metrics: bool = typer.Option(True, "--text-metrics/--no-text-metrics",
                                       help="Also compute METEOR and BERTScore-style F1 (needs the metrics, zh "
                                            "and dense extras; slower)."),
@@ -147,6 +149,7 @@ def train(
 
 @judgment_app.command("predict")
 def predict(
+    ctx: typer.Context,
     facts: Optional[str] = typer.Option(None, "--facts", help="One case: a text file path or the facts themselves."),
     cases: Optional[Path] = typer.Option(None, "--cases", help="Many cases: JSONL {text_id|id, text|facts}."),
     skip_first: int = typer.Option(0, "--skip-first", help="With --cases: leave out the first N ids in sorted "
@@ -159,7 +162,7 @@ def predict(
     model: ModelOption = None,
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
-    threads: Optional[int] = typer.Option(None, "--threads", help="llama.cpp threads for the embedded model."),
+    threads: ThreadsOption = None,
     encoder: Optional[str] = typer.Option(None, "--encoder", envvar="LEGALRAG_JUDGMENT_ENCODER", help=ENCODER_HELP),
 ) -> None:
     """Predict the structure of the judgment (charges, articles, term, fine, probation) with its evidence, as JSON."""
@@ -175,9 +178,8 @@ def predict(
     reader = None
     if check_charges:
         from legalrag.judgment.charge_llm import ChargeReader
-        from legalrag.wiring import make_llm
 
-        reader = ChargeReader(make_llm(model, endpoint, endpoint_model, threads=threads))
+        reader = ChargeReader(root(ctx).make_llm(model, endpoint, endpoint_model, threads=threads))
     if facts is not None:
         print_json(predictor.predict(read_facts(facts), charge_reader=reader).to_dict())
         return
@@ -196,6 +198,7 @@ def predict(
 
 @judgment_app.command("draft")
 def draft(
+    ctx: typer.Context,
     facts: str = typer.Option(..., "--facts", help="Case facts: a text file path or the text itself."),
     model_dir: Optional[Path] = typer.Option(None, "--model-dir", envvar="LEGALRAG_JUDGMENT_MODEL",
                                              help=MODEL_DIR_HELP + " With it the structure is predicted and the "
@@ -207,8 +210,8 @@ def draft(
     model: ModelOption = None,
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
-    threads: Optional[int] = typer.Option(None, "--threads", help="llama.cpp threads for the embedded model."),
-    as_json: bool = typer.Option(False, "--json", help="Print the draft, structure and checks as JSON."),
+    threads: ThreadsOption = None,
+    as_json: JsonOption = False,
     max_tokens: int = typer.Option(500, "--max-tokens", help="Upper bound on generated tokens."),
     check_charges: bool = typer.Option(False, "--check-charges", help="With --model-dir: " + CHECK_CHARGES_HELP),
     encoder: Optional[str] = typer.Option(None, "--encoder", envvar="LEGALRAG_JUDGMENT_ENCODER", help=ENCODER_HELP),
@@ -224,9 +227,7 @@ def draft(
         raise InputError("--check-charges needs --model-dir and an LLM (leave out --no-llm)")
     llm = None
     if not no_llm:
-        from legalrag.wiring import make_llm
-
-        llm = make_llm(model, endpoint, endpoint_model, threads=threads)
+        llm = root(ctx).make_llm(model, endpoint, endpoint_model, threads=threads)
     if model_dir is None:
         result = draft_from_cli(text, llm, law_corpus=_need(law_corpus, "statute corpus"), case_corpus=case_corpus,
                                 stream=not as_json, max_tokens=max_tokens)

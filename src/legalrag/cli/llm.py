@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import llm_app
-from legalrag.cli.common import ThreadsOption, is_loopback, root
+from legalrag.cli.common import JsonOption, ThreadsOption, is_loopback, root
 
 
 @llm_app.command("serve")
@@ -52,7 +52,7 @@ def serve_cmd(
 @llm_app.command("info")
 def info_cmd(
     ctx: typer.Context,
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: JsonOption = False,
     cache: Optional[Path] = typer.Option(None, "--cache", help="Call-cache file (default: the shared one)."),
 ) -> None:
     """Bundled models (parts installed, assembled file, verified digest) and call-cache statistics."""

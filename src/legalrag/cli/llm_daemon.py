@@ -3,23 +3,21 @@ without loading the model each time (they use it whenever it is up at the `llm.s
 
 from __future__ import annotations
 
-from typing import Optional
 
 import typer
 
 from legalrag.cli.apps import llm_app
-from legalrag.cli.common import ThreadsOption, print_json, root
+from legalrag.cli.common import JsonOption, ModelOption, ThreadsOption, print_json, root
 
 
 @llm_app.command("start")
 def start_cmd(
     ctx: typer.Context,
-    model: Optional[str] = typer.Option(None, "--model", help="qwen2.5-coder-1.5b (default), qwen2.5-coder-0.5b or "
-                                        "a .gguf path."),
+    model: ModelOption = None,
     n_ctx: int = typer.Option(4096, "--n-ctx", min=64, help="Context window, in tokens."),
     timeout: float = typer.Option(300.0, "--timeout", min=1, help="Seconds to wait for the model to load."),
     threads: ThreadsOption = None,
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: JsonOption = False,
 ) -> None:
     """Start the model server in the background at the `llm.server` address and wait until it answers."""
     from legalrag.llm.local import start
@@ -38,7 +36,7 @@ def start_cmd(
 
 
 @llm_app.command("stop")
-def stop_cmd(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
+def stop_cmd(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Stop the model server that `legalrag llm start` started."""
     from legalrag.llm.local import stop
 
@@ -54,7 +52,7 @@ def stop_cmd(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) 
 
 
 @llm_app.command("status")
-def status_cmd(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
+def status_cmd(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Whether a model server is up at the `llm.server` address, and which model it serves."""
     from legalrag.llm.local import status
 

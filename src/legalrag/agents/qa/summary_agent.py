@@ -72,8 +72,9 @@ def statute_citations(answer: str, evidence: Sequence[SearchResult]) -> list[Cit
     return check_articles(answer, docs, [d.id for d in docs])
 
 
-def check_citations(answer: str, evidence: Sequence[SearchResult]) -> tuple[list[Citation], list[str]]:
-    """Citations found in ``answer`` (numbered [n] and written-out article citations, resolved or not) and
+def check_source_citations(answer: str, evidence: Sequence[SearchResult]) -> tuple[list[Citation], list[str]]:
+    """Citations found in ``answer`` (checked against the search results it was written from; statute citations
+    against a corpus are ``citations.check_citations``) (numbered [n] and written-out article citations, resolved or not) and
     the sentences flagged as unsupported."""
     citations: dict[str, Citation] = {}
     for m in _MARK.finditer(answer):
