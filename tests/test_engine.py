@@ -121,3 +121,17 @@ def test_the_default_answer_prompt_asks_for_basis_steps_and_a_lawyer(index):
     brief = ScriptedLLM([REPLY])
     answer_question(QUESTION, index, brief, style="brief")
     assert "何时找律师" not in brief.requests[0].messages[0]["content"]
+
+
+def test_a_processor_that_searches_itself_feeds_the_engine_its_hits(index):
+    from legalrag.answer import resolver_for
+    from legalrag.conversation import Consultation
+
+    llm = ScriptedLLM([REPLY, "结论：可以。"])
+    chat = Consultation(_search(index), llm, processor="fused", resolver=resolver_for(index))
+    chat.ask(QUESTION)
+    second = chat.ask("那要多少钱？")
+    fused = second.steps[1]
+    assert fused.agent == "retriever" and fused.action == "fused"
+    assert fused.output[:len(second.sources)] == [h.id for h in second.sources]  # the engine answered from them
+    assert second.sources and all(h.retriever == "fused" for h in second.sources)
