@@ -28,10 +28,6 @@ pytestmark = pytest.mark.ray
 # Workers unpickle this module's helpers by value (they cannot import a test module).
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
-# Slower end-to-end checks (a real encoder, Ray workers behind the CLI): run with LEGALRAG_SLOW_TESTS=1.
-SLOW = pytest.mark.skipif(os.environ.get("LEGALRAG_SLOW_TESTS") != "1",
-                          reason="slow end-to-end check; set LEGALRAG_SLOW_TESTS=1 to run it")
-
 TEXTS = [f"第{i}条 {'盗窃 抢劫 合同 离婚 工资 交通 赔偿 租赁'.split()[i % 8]} 条文 {i}" for i in range(200)]
 
 
@@ -139,7 +135,6 @@ def test_sharded_evaluation_equals_the_single_process_run(tmp_path):
         {q: [(h.id, h.score) for h in hs] for q, hs in single.hits.items()}
 
 
-@SLOW
 def test_cli_eval_retrieval_with_workers_equals_the_single_process_run(tmp_path, test_data, monkeypatch, capsys):
     import json
 

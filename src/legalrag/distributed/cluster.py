@@ -76,8 +76,7 @@ def run_batches(fn: Callable[..., Any], batches: Sequence[Any], *args: Any, work
         from tqdm import tqdm
 
         bar = tqdm(total=len(batches), desc=desc, unit="batch")
-    crashed = (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
-               getattr(ray.exceptions, "OutOfMemoryError", ray.exceptions.WorkerCrashedError))
+    crashed = _lost_work_errors(ray)
     while pending:
         done, _ = ray.wait(list(pending), num_returns=1)
         for ref in done:
@@ -89,8 +88,13 @@ def run_batches(fn: Callable[..., Any], batches: Sequence[Any], *args: Any, work
                 report.retries += 1
                 report.errors.append(f"batch {i}: {type(exc).__name__}")
                 if attempts[i] > max_retries:
-                    raise LegalRagError(f"batch {i} failed {attempts[i]} times (its worker died each time); "
-                                        "check the workers' memory and logs") from None
+                    if bar is not None:
+                        bar.close()
+                    raise LegalRagError(
+                        f"batch {i} of {len(batches)} failed {attempts[i]} times ({type(exc).__name__}: its worker "
+                        f"or node died each time) on the Ray cluster at {report.address}; nothing was written from "
+                        "this run; check the nodes' memory and logs (a node that was stopped or lost) and run "
+                        "again: work already finished is kept where the caller caches it") from None
                 pending[remote.remote(batches[i], *shared)] = i
                 continue
             except ray.exceptions.RayTaskError as exc:
@@ -102,6 +106,13 @@ def run_batches(fn: Callable[..., Any], batches: Sequence[Any], *args: Any, work
         bar.close()
     report.seconds = time.perf_counter() - started
     return results, report
+
+
+def _lost_work_errors(ray) -> tuple[type[BaseException], ...]:
+    """What Ray raises when a batch's work is lost with its process or node (not an error of the batch itself):
+    the batch is submitted again. ObjectLostError covers a result that lived only on a node that died."""
+    names = ("WorkerCrashedError", "NodeDiedError", "LocalRayletDiedError", "OutOfMemoryError", "ObjectLostError")
+    return tuple(getattr(ray.exceptions, n) for n in names if hasattr(ray.exceptions, n))
 
 
 _PER_PROCESS: dict[Any, Any] = {}
