@@ -12,8 +12,8 @@ scored from those lists; ``fused`` runs the shipped :class:`legalrag.conversatio
 them with its defaults, and ``fused-cv`` with the weights chosen on the other folds (5 folds of whole dialogues,
 the grid below, Recall@10 then nDCG@10), so no turn is scored with weights chosen on it.
 
-``--pool DIR`` adds ``pool-dense`` and ``pool-hybrid``: a dense retriever over a candidate pool only (the
-vectors of ``DIR/pool.json``'s documents and texts, e.g. base e5-small), fused with full-corpus BM25 by
+``--pool DIR --pool-model M`` adds ``pool-M`` and ``pool-hybrid-M``: a dense retriever over a candidate pool only
+(the vectors of ``DIR/pool_M.json``'s documents and texts, e.g. untrained USE or e5-small), fused with BM25 by
 reciprocal rank. Pool figures are not full-corpus figures: the pool holds the gold and BM25's top hits, so a
 dense ranking over it meets far fewer distractors than over the 55k articles.
 
@@ -32,8 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-GRID = {"question_decay": (0.0, 0.2, 0.35, 0.5, 0.7), "answer_weight": (0.0, 0.1, 0.2, 0.35, 0.5),
-        "law_prior": (0.0, 0.5, 1.0, 2.0, 4.0)}
+GRID = {"question_decay": (0.0, 0.1, 0.2, 0.35, 0.5), "answer_weight": (0.0, 0.25, 0.5, 0.75, 1.0),
+        "law_prior": (0.0, 1.0, 2.0, 4.0, 8.0, 16.0)}
 RULES = ("last", "all_questions", "full_context")
 FOLDS = 5
 DEPTH = 100
@@ -70,13 +70,15 @@ def search_lists(idx, name: str, texts: list[str], path: Path) -> dict[str, list
     return cached
 
 
-def pool_lists(pool_dir: Path, bm25: dict, texts: list[str]) -> tuple[dict, dict]:
+def pool_lists(pool_dir: Path, model: str, bm25: dict, texts: list[str]) -> tuple[dict, dict]:
     """pool-dense and pool-hybrid (RRF of full-corpus BM25 and pool dense) lists from saved pool vectors."""
     import numpy as np
 
-    meta = json.loads((pool_dir / "pool.json").read_text(encoding="utf-8"))
-    docs = np.load(pool_dir / "pool_e5_docs.npy")
-    queries = dict(zip(meta["texts"], np.load(pool_dir / "pool_e5_queries.npy")))
+    meta = json.loads((pool_dir / f"pool_{model}.json").read_text(encoding="utf-8"))
+    docs = np.load(pool_dir / f"pool_{model}_docs.npy")
+    queries = {}
+    for x, v in zip(meta["texts"], np.load(pool_dir / f"pool_{model}_queries.npy")):
+        queries[x] = queries[" ".join(x.split())] = v
     ids = meta["pool"]
     dense, hybrid = {}, {}
     for x in texts:
@@ -91,6 +93,32 @@ def pool_lists(pool_dir: Path, bm25: dict, texts: list[str]) -> tuple[dict, dict
                 fused[d] = fused.get(d, 0.0) + 1.0 / (60 + rank)
         hybrid[x] = sorted(fused.items(), key=lambda kv: -kv[1])[:DEPTH]
     return dense, hybrid
+
+
+def make_pool(idx, turns, texts: list[str], bm25: dict, pool_dir: Path, model: str, depth: int = 10) -> None:
+    """Encode the pool (gold + BM25's top ``depth`` for the last question, all questions and the dialogue of
+    every turn) and every text with encoder ``model``; skipped when the files exist."""
+    import numpy as np
+
+    from legalrag.conversation import all_questions, full_context
+    from legalrag.retrieval.dense import passage_text
+    from legalrag.wiring import make_encoder
+
+    if (pool_dir / f"pool_{model}_docs.npy").is_file():
+        return
+    pool = {g for t in turns for g in t.gold_ids}
+    for t in turns:
+        for q in (" ".join(t.question.split()), all_questions(t.turns), full_context(t.turns)):
+            pool |= {d for d, _ in bm25[q][:depth]}
+    ids = sorted(pool, key=lambda d: (len(d), d))
+    enc = make_encoder(model, threads=1)
+    docs = enc.encode_documents([passage_text(idx.get(d)) for d in ids])
+    queries = enc.encode_queries(texts)
+    pool_dir.mkdir(parents=True, exist_ok=True)
+    np.save(pool_dir / f"pool_{model}_docs.npy", docs)
+    np.save(pool_dir / f"pool_{model}_queries.npy", queries)
+    (pool_dir / f"pool_{model}.json").write_text(json.dumps({"pool": ids, "texts": texts}, ensure_ascii=False),
+                                                 encoding="utf-8")
 
 
 class Lookup:
@@ -191,7 +219,10 @@ def main() -> None:
     ap.add_argument("--index", required=True)
     ap.add_argument("--data", default="bench/data/consultations")
     ap.add_argument("--retriever", action="append", default=[])
-    ap.add_argument("--pool", type=Path, default=None, help="Folder with pool.json and pool vectors.")
+    ap.add_argument("--pool", type=Path, default=None, help="Folder with pool_MODEL.json and pool_MODEL_{docs,queries}.npy.")
+    ap.add_argument("--pool-model", default="use", help="MODEL of the pool files (e.g. use, e5).")
+    ap.add_argument("--cv", action="append", default=None,
+                    help="Cross-validate the fused weights for these retrievers only (default: every one).")
     ap.add_argument("--baseline", default="last+hybrid", help="PROCESSOR+RETRIEVER the paired tests compare with.")
     ap.add_argument("--cost", action="append", default=[], help="Time a live consultation with this retriever.")
     ap.add_argument("--out", type=Path, default=Path("runs/consultation/query"))
@@ -209,7 +240,9 @@ def main() -> None:
     texts = texts_of(turns)
     lists = {r: search_lists(idx, r, texts, a.out / f"lists-{r}.json") for r in a.retriever}
     if a.pool is not None:
-        lists["pool-dense"], lists["pool-hybrid"] = pool_lists(a.pool, lists["bm25"], texts)
+        make_pool(idx, turns, texts, lists["bm25"], a.pool, a.pool_model)
+        dense, hybrid = pool_lists(a.pool, a.pool_model, lists["bm25"], texts)
+        lists[f"pool-{a.pool_model}"], lists[f"pool-hybrid-{a.pool_model}"] = dense, hybrid
     rule_text = {"last": lambda t: " ".join(t.question.split()), "all_questions": lambda t: all_questions(t.turns),
                  "full_context": lambda t: full_context(t.turns)}
     results, per_turn, chosen = {}, {}, {}
@@ -220,10 +253,11 @@ def main() -> None:
         search = Lookup(idx, lst)
         ranked = fused_rankings(turns, search, {})
         per_turn[f"fused+{r}"] = {t.id: metrics_of(ranked[t.id], gold[t.id]) for t in turns}
-        held, folds, overall = cross_validate(turns, search)
-        per_turn[f"fused-cv+{r}"] = held
-        chosen[r] = {"folds": folds, "all_turns": overall}
-        print(f"# {r}: weights per fold {folds}; on all turns {overall}", flush=True)
+        if a.cv is None or r in a.cv:
+            held, folds, overall = cross_validate(turns, search)
+            per_turn[f"fused-cv+{r}"] = held
+            chosen[r] = {"folds": folds, "all_turns": overall}
+            print(f"# {r}: weights per fold {folds}; on all turns {overall}", flush=True)
     base = per_turn.get(a.baseline)
     for name, pt in per_turn.items():
         results[name] = summarise(turns, pt)
@@ -239,7 +273,9 @@ def main() -> None:
         turns_r = " / ".join(f"{v['recall@10']:.3f}" for v in m["by_turn"].values())
         print(f"| {name} | {m['recall@10']:.3f} | {m['mrr@10']:.3f} | {m['ndcg@10']:.3f} | {ps} | {turns_r} |")
     if a.json is not None:
-        payload = {"command": "python " + " ".join(sys.argv), "machine": f"{platform.machine()}, "
+        payload = {"name": f"Consultation: the query for turn N ({a.index}, {'/'.join(lists)})",
+                   "date": time.strftime("%Y-%m-%d", time.gmtime()),
+                   "command": "python " + " ".join(sys.argv), "machine": f"{platform.machine()}, "
                    f"{__import__('os').cpu_count()} cores, shared with other jobs", "index": a.index,
                    "turns": len(turns), "grid": GRID, "folds": FOLDS, "baseline": a.baseline, "results": results,
                    "weights": chosen, "cost_seconds_per_turn": costs, "gold": report.to_dict()}

@@ -120,3 +120,20 @@ def test_cli_eval_conversation_takes_fused(test_data, sample_index, tmp_path, mo
     assert code == 0, err
     assert "fused" in out and "last" in out
 
+
+def test_a_consultation_with_fused_answers_from_the_fused_articles(sample_index):
+    from legalrag.conversation import Consultation
+    from legalrag.retrieval.pipeline import build_pipeline
+    from legalrag.testing import ScriptedLLM
+
+    pipe = build_pipeline(sample_index, retriever="bm25")
+    search = lambda q, k: pipe.search(q, k=k)  # noqa: E731
+    llm = ScriptedLLM(["可以要求返还。", "没有约定的，视为没有利息。"])
+    chat = Consultation(search, llm, documents=sample_index.documents, processor="fused", k=3)
+    chat.ask("同事借了我一万元不还，可以要求返还吗？")
+    answer = chat.ask("那利息呢？")
+    expected = ContextFusion().retrieve(search, chat.turns[:3], 3)
+    assert [h.id for h in answer.sources] == [h.id for h in expected]
+    fused_step = next(s for s in answer.steps if s.agent == "retriever")
+    assert fused_step.action == "fused" and fused_step.output == [h.id for h in expected]
+    assert "那利息呢？" in llm.last_prompt()
