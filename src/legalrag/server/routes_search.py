@@ -27,13 +27,13 @@ def agents_search(ctx: AppContext, body: AgentSearchBody, emit: Emit | None = No
 
     ctx.check_k(body.k)
     llm = ctx.need_agents_llm()
-    pipe, flt = ctx.pipeline(body.retriever, body.laws)
     config = PlannerConfig(lang=ctx.lang, max_rounds=body.max_rounds, pool_k=max(10, min(body.k, 30)),
                            first_stage_k=30, fused=body.fused)
     on_step = None if emit is None else (lambda step: emit("step", step_to_dict(step)))
     with ctx.gate.slot(cancel, None if emit is None else (lambda n: emit("queued", {"position": n}))) as queue_s:
-        if emit is not None:
+        if emit is not None:  # before the retriever loads: on a cold server that alone takes seconds
             emit("started", {"queue_s": round(queue_s, 4), "max_rounds": body.max_rounds})
+        pipe, flt = ctx.pipeline(body.retriever, body.laws)
         result = PlannerLoop(llm, pipe.retriever, config=config).run(body.query, filter=flt, on_step=on_step)
     return {"query": body.query, "retriever": f"mas({pipe.retriever.name})", "terms": ctx.terms(body.query),
             "hits": [hit_to_dict(h) for h in result.hits[: body.k]],
