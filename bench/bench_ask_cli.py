@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LAST = re.compile(r"retrieval ([\d.]+) s, first token after ([\d.]+) s, generation ([\d.]+) s \((\d+) tokens.*?\), "
-                  r"citation check ([\d.]+) s(?:; model: (.*))?")
+LAST = re.compile(r"retrieval ([\d.]+) s, first token after ([\d.]+) s, generation ([\d.]+) s \((\d+) tokens.*?\),"
+                  r"\s*citation check ([\d.]+) s(?:; model: (.*))?")
 
 
 def questions(data_dir: Path, n: int) -> list[dict]:
