@@ -180,8 +180,9 @@ def _assemble(spec: ModelSpec, dest: Path, progress: bool) -> None:
     h = hashlib.sha256()
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
     try:
+        name = DISPLAY_NAMES.get(spec.name, spec.name)
         with os.fdopen(fd, "wb") as out, tqdm(total=total, unit="B", unit_scale=True, file=sys.stderr,
-                                               desc=f"assembling {DISPLAY_NAMES.get(spec.name, spec.name)}", disable=not progress) as bar:
+                                               desc=f"assembling {name}", disable=not progress) as bar:
             for p in parts:
                 with open(p, "rb") as fh:
                     while block := fh.read(8 << 20):
