@@ -59,6 +59,30 @@ def seen_by_encoder(model_dir: Path, train_queries: Path) -> set[str]:
     return ids - dev
 
 
+class FactsAsGiven:
+    """The retriever's encoder, fed each case's facts as ``test.json`` gives them (case files are read stripped):
+    query vectors computed by earlier runs on the same texts come from the vector cache."""
+
+    def __init__(self, inner):
+        self.inner, self.model_id, self.dimension = inner, inner.model_id, inner.dimension
+        self.raw = {json.loads(x)["text"].strip(): json.loads(x)["text"]
+                    for x in (DATA / "test.json").read_text(encoding="utf-8").splitlines() if x.strip()}
+
+    def encode_queries(self, texts):
+        return self.inner.encode_queries([self.raw.get(t, t) for t in texts])
+
+    def encode_documents(self, texts):
+        return self.inner.encode_documents(texts)
+
+
+def facts_as_given(index, retriever: str):
+    """The index's component ``retriever``, its encoder (if dense) wrapped in :class:`FactsAsGiven`."""
+    first = index.retriever(retriever)
+    if hasattr(first, "encoder") and not isinstance(first.encoder, FactsAsGiven):
+        first.encoder = FactsAsGiven(first.encoder)
+    return first
+
+
 def predictor(index, retriever, memory_cases, memory_kind, overrides, set_model=None):
     from legalrag.citepred.cases import CaseMemory
     from legalrag.citepred.service import build_predictor
@@ -67,8 +91,8 @@ def predictor(index, retriever, memory_cases, memory_kind, overrides, set_model=
     if memory_kind == "bm25":
         memory = CaseMemory.build(memory_cases)
     elif memory_kind == "dense":
-        enc = index.retriever(retriever).encoder
-        memory = CaseMemory.build(memory_cases, encoder=enc, max_chars=600)
+        memory = CaseMemory.build(memory_cases, encoder=facts_as_given(index, retriever).encoder, max_chars=20_000)
+    facts_as_given(index, retriever)
     return build_predictor(index, train_citations=DATA / "qrels_file_train", retriever=retriever,
                            overrides=overrides, cases=memory, set_model=set_model)
 
@@ -134,7 +158,8 @@ def cmd_split(args):
     out["before"] = base_rep.to_dict()
     # after
     over = {**BASELINE, "candidates": max(DEPTHS), "case_neighbours": args.case_neighbours,
-            "case_weight": args.case_weight, "retriever": args.retriever}
+            "case_weight": args.case_weight, "retriever": args.retriever,
+            "max_query_chars": 20_000 if args.memory == "dense" else 600}
     exclude = seen_by_encoder(args.exclude_seen, args.train_queries) if args.exclude_seen else set()
     out["excluded_from_set_model"] = len(exclude)
     pred = predictor(index, args.retriever, train, args.memory, over)
@@ -164,6 +189,18 @@ def cmd_split(args):
     for row, v in tests.items():
         print(f"| {row} | {v['macro_f1_after_minus_before']:+.4f} | {v['p']:.4f} |")
     out["seconds_per_case_after"] = round(secs / len(ev), 4)
+    if exclude:  # ablation: the same set model trained on every training case, encoder scores of its own included
+        from legalrag.citepred.setmodel import SetModel
+        from legalrag.evaluation.metrics import micro_prf
+
+        leaky = SetModel.train(train_res, [c.gold for c in train], [c.id for c in train], prior_of(pred),
+                               depth=model.depth)
+        sets = [{p for p, v in leaky.decision(r).items() if v >= 0.5} for r in res]
+        fl = per_case_f1(sets, gold)
+        out["ablation_not_excluding_seen"] = {
+            "cv": leaky.cv, "micro": {k: round(v, 4) for k, v in micro_prf(sets, gold).items()},
+            "p_vs_excluding": paired(fl, per_case_f1(sa["+ learned set"], gold))}
+        print("set model trained on all 200 (seen cases included):", out["ablation_not_excluding_seen"], flush=True)
     if args.save_model:
         from legalrag.citepred.model import save_model
 
@@ -178,7 +215,9 @@ def cmd_folds(args):
     """5-fold cross-validation over all 501 cases (a different protocol from the paper's)."""
     from legalrag.citepred.data import load_cases
     from legalrag.citepred.evaluate import calibrate, report, run_cases, stage_sets
-    from legalrag.citepred.setmodel import fold_of
+    from dataclasses import replace
+
+    from legalrag.citepred.setmodel import SetModel, fold_of
     from legalrag.wiring import open_index
 
     index = open_index(args.index)
@@ -186,19 +225,27 @@ def cmd_folds(args):
     assign = fold_of([c.id for c in cases], 5)
     all_sets: dict[str, dict[str, set]] = {"before": {}, "after": {}}
     over = {**BASELINE, "candidates": max(DEPTHS), "case_neighbours": args.case_neighbours,
-            "case_weight": args.case_weight, "retriever": args.retriever}
+            "case_weight": args.case_weight, "retriever": args.retriever,
+            "max_query_chars": 20_000 if args.memory == "dense" else 600}
     t_start = time.perf_counter()
     for f in range(5):
         train = [c for c in cases if assign[c.id] != f]
         test = [c for c in cases if assign[c.id] == f]
         base = predictor(index, "bm25", train, "bm25", BASELINE)
-        base_rules = calibrate(run_cases(base, train), [c.gold for c in train])
-        for c, s in zip(test, stage_sets(run_cases(base, test), base_rules)["+ similar cases"]):
+        base_train = run_cases(base, train)
+        base_rules = calibrate(base_train, [c.gold for c in train])
+        base_test = run_cases(base, test)
+        for c, s in zip(test, stage_sets(base_test, base_rules)["+ similar cases"]):
             all_sets["before"][c.id] = s
-        pred = predictor(index, args.retriever, train, args.memory, over)
-        model, _, _ = train_set_model(pred, train, progress=False)
-        pred.set_model = model
-        res = run_cases(pred, test)
+        if args.retriever == "bm25" and args.memory == "bm25":  # the same pipeline up to the set decision
+            model = max((SetModel.train(base_train, [c.gold for c in train], [c.id for c in train], prior_of(base),
+                                        depth=d) for d in DEPTHS), key=lambda m: (m.cv["oof_micro_f1"], -m.depth))
+            res = [replace(r, pools={**r.pools, "learned-set": model.decision(r)}) for r in base_test]
+        else:
+            pred = predictor(index, args.retriever, train, args.memory, over)
+            model, _, _ = train_set_model(pred, train, progress=False)
+            pred.set_model = model
+            res = run_cases(pred, test)
         for c, r in zip(test, res):
             all_sets["after"][c.id] = {p for p, s in r.pools["learned-set"].items() if s >= 0.5}
         print(f"fold {f}: {len(train)} training, {len(test)} test cases; depth {model.depth}, rule {model.rule} "

@@ -43,7 +43,9 @@ def build(labels_cases, statutes, data: Path, index=None, retriever=None, exclud
     if index is None:
         return StructurePredictor(labels_cases, statutes, cite=build_cite(statutes, train_citations=qrels),
                                   select=select)
-    first = index.retriever(retriever)
+    from bench_judgment_cite import facts_as_given
+
+    first = facts_as_given(index, retriever)
     encoder = getattr(first, "encoder", None)  # None: a BM25 component (BM25 similar cases and neighbours)
     cite = train_cite(statutes, labels_cases, train_citations=qrels, retriever=first, encoder=encoder,
                       exclude=exclude, progress=True)
@@ -62,7 +64,7 @@ def cmd_train(args):
     exclude = seen_by_encoder(args.exclude_seen, args.train_queries) if args.exclude_seen else set()
     t0 = time.perf_counter()
     model = build(labels.cases, statutes, args.data, index, args.retriever, exclude,
-                  neighbours=not args.bm25_neighbours)
+                  neighbours=not args.bm25_neighbours, select=not args.no_select)
     model.skipped = list(labels.skipped)
     model.train(progress=True)
     secs = time.perf_counter() - t0
@@ -98,7 +100,7 @@ def cmd_eval(args):
            "n": rep.n, "prison_n": rep.prison_n, "fine_n": rep.fine_n, "seconds_per_case": round(secs, 3),
            "targets": TARGETS}
     if args.before:
-        recs = [json.loads(x) for x in args.before.read_text(encoding="utf-8").splitlines() if x.strip()]
+        recs = [json.loads(x) for x in args.before.read_text(encoding="utf-8").split("\n") if x.strip()]
         before = evaluate({r["id"]: r["document"] for r in recs}, g)
         b = before.summary()
         out["before"] = {k: round(b[k], 4) for k in KEYS}
@@ -176,7 +178,7 @@ def main() -> None:
     ap.add_argument("--before", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--json-out", type=Path, default=None)
-    ap.add_argument("--no-select", action="store_true", help="folds: no feature-group selection (faster)")
+    ap.add_argument("--no-select", action="store_true", help="train/folds: no feature-group selection (faster)")
     args = ap.parse_args()
     {"train": cmd_train, "eval": cmd_eval, "folds": cmd_folds}[args.what](args)
 
