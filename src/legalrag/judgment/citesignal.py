@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Collection, Sequence
 
+from legalrag.judgment.signals import DENSE_CHARS
 from legalrag.types import Document
 def build_cite(statutes: Sequence[Document], *, train_citations: str | Path | None = None,
                model_dir: str | Path | None = None, encoder=None, articles_dir: str | Path | None = None):
@@ -49,8 +50,10 @@ def train_cite(statutes: Sequence[Document], cases, *, train_citations: str | Pa
 
     labelled = [Case(c.id, c.facts.strip(), frozenset(str(a) for a in c.articles)) for c in cases if c.articles]
     rules, graph, config = resolve_parts(train_citations=train_citations, overrides={
-        "core_k": 2, "prior_weight": 2.0, "candidates": max(depth or 30, 30), "rerank_top": 0})
-    memory = CaseMemory.build(labelled, encoder=encoder, max_chars=600 if encoder is not None else 1500)
+        "core_k": 2, "prior_weight": 2.0, "candidates": max(depth or 30, 30), "rerank_top": 0,
+        # an encoder reads the whole facts (it truncates them itself); BM25 the first 600 characters
+        "max_query_chars": DENSE_CHARS if encoder is not None else 600})
+    memory = CaseMemory.build(labelled, encoder=encoder, max_chars=DENSE_CHARS if encoder is not None else 1500)
     first = retriever if retriever is not None else BM25Retriever.from_documents(list(statutes), tokenizer_for("zh"))
     predictor = CitationPredictor(statutes, first, rules, graph, config=config, cases=memory)
     return FoldedCite.train(predictor, labelled, exclude=exclude, depth=depth, progress=progress)

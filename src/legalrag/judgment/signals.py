@@ -118,7 +118,7 @@ def keyword_hits(facts: str) -> dict[str, list[int]]:
 
 # -------------------------------------------------------------------------------------- similar cases
 
-DENSE_CHARS = 600  # the facts an encoder reads (the citation pipeline's query length: one vector cache entry)
+DENSE_CHARS = 20_000  # the facts as given: the encoder truncates them to its own input length
 DENSE_TAU = 0.05
 
 @dataclass(frozen=True)
