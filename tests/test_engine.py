@@ -103,10 +103,10 @@ def test_cli_json_and_http_json_have_one_shape_for_ask_and_chat(index):
                          obj=Root(llm=ScriptedLLM([REPLY])))
     assert chat.exit_code == 0, chat.output
     chat_json = json.loads(chat.output.strip().splitlines()[-1])
-    consult = client.post("/consult", json={"question": QUESTION, "processor": "last"})
+    consult = client.post("/consult", json={"question": QUESTION})  # both take the default processor
     assert consult.status_code == 200, consult.text
     assert _shape(chat_json) == _shape(consult.json())
-    assert chat_json["processor"] == consult.json()["processor"] == "last"
+    assert chat_json["processor"] == consult.json()["processor"] == "fused"
     assert chat_json["answer"] == consult.json()["answer"] == REPLY
 
 

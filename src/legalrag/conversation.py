@@ -234,7 +234,7 @@ def retrieve_turn(processor: Callable, search: Search, turns: Sequence[Turn], k:
     return query, list(search(query, k))
 
 
-DEFAULT_PROCESSOR = "last"  # measured best on the consultation turns without an LLM call (docs/results.md)
+DEFAULT_PROCESSOR = "fused"  # measured best on the consultation turns, with no LLM call (docs/lab/consultation.md)
 
 
 class Consultation:

@@ -39,6 +39,7 @@ class Processor(str, enum.Enum):
     last = "last"
     all_questions = "all_questions"
     full_context = "full_context"
+    fused = "fused"
 
 
 class Role(str, enum.Enum):
@@ -79,7 +80,7 @@ class ConsultBody(Closed):
     question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS)
     history: list[TurnBody] = Field(default_factory=list, max_length=MAX_TURNS,
                                     description="earlier turns, oldest first (the server keeps no state)")
-    processor: Processor = Processor.last
+    processor: Processor = Processor.fused  # measured best without an LLM call (docs/results.md)
     retriever: str | None = Field(None, max_length=100)
     laws: list[str] = Field(default_factory=list, max_length=MAX_LAWS)
     k: int = Field(ANSWER.k, ge=1, le=MAX_K)
