@@ -60,9 +60,9 @@ def test_answer_prompts_in_both_languages_with_and_without_history_and_sources(n
     zh = p.render(question="违约金过高怎么办？", sources="[1] 《中华人民共和国民法典》第五百八十五条 ……", history="",
                   language="zh")
     en = p.render(question="What is theft?", sources="[1] 18 U.S.C. § 1030 ...", history="User: hi", language="en")
-    assert "只根据" in zh[0]["content"] and zh[1]["content"].endswith("问题：违约金过高怎么办？")
+    assert "只根据" in zh[0]["content"] and "问题：违约金过高怎么办？" in zh[1]["content"]
     assert "对话历史" not in zh[1]["content"]
-    assert "only from the provisions" in en[0]["content"] and en[1]["content"].endswith("Question: What is theft?")
+    assert "only from the provisions" in en[0]["content"] and "Question: What is theft?" in en[1]["content"]
     assert en[1]["content"].index("User: hi") < en[1]["content"].index("Provisions:")
     zero = p.render(question="借钱不还可以起诉吗？", sources="", history="", language="zh")
     assert "只根据" not in zero[0]["content"] and "可用的法条" not in zero[1]["content"]  # no articles: no claim

@@ -59,10 +59,10 @@ def test_stopword_list_is_package_data_and_jieba_cache_is_ours(tmp_path, monkeyp
     assert "的" in chinese_stopwords() and len(chinese_stopwords()) > 700
     from legalrag.retrieval import tokenize
 
-    monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path))  # the library reads no settings: legalrag's cache dir under $HOME
     tokenize._jieba.cache_clear()
     try:
         tokenize._jieba()
-        assert (tmp_path / "jieba" / "jieba.cache").exists()
+        assert (tmp_path / ".cache" / "legalrag" / "jieba" / "jieba.cache").exists()
     finally:
         tokenize._jieba.cache_clear()
