@@ -166,7 +166,8 @@ def vm_hwm_mib(pid: int) -> float:
 
 
 def milvus_bench(n: int, engines: list[str]) -> None:
-    rows = []
+    saved = ROOT / "bench" / "results" / f"scale-milvus-n{n}.json"
+    rows = [r for r in json.loads(saved.read_text())["rows"] if r["engine"] not in engines] if saved.exists() else []
     for engine in engines:
         server, tmp = None, Path(tempfile.mkdtemp(prefix="bench-milvus-"))
         try:
@@ -260,8 +261,9 @@ def ray_bench(n: int) -> None:
 def save(name: str, payload: dict) -> None:
     out = ROOT / "bench" / "results" / f"scale-{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"command": "python " + " ".join([str(Path(sys.argv[0]).relative_to(ROOT))] + sys.argv[1:])
-               if Path(sys.argv[0]).resolve().is_relative_to(ROOT) else " ".join(sys.argv),
+    script = Path(sys.argv[0]).resolve()
+    payload = {"command": "python " + " ".join([str(script.relative_to(ROOT)) if script.is_relative_to(ROOT)
+                                                else str(script)] + sys.argv[1:]),
                "machine": MACHINE, "date": time.strftime("%Y-%m-%d"), **payload}
     out.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"saved {out.relative_to(ROOT)}")
