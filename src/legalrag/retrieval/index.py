@@ -42,6 +42,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from legalrag.errors import IndexError_, InputError
 from legalrag.io import atomic_dir
 from legalrag.retrieval import bm25, dense, hybrid, qld
+from legalrag.retrieval.strength import component_strength, default_component  # noqa: F401 (re-exported)
 from legalrag.retrieval.build import DEFAULT_CHUNK_DOCS, BuildContext, check_chunk_docs, write_documents
 from legalrag.types import Document
 
@@ -119,25 +120,6 @@ def _build_components(ctx: BuildContext, specs: Sequence[ComponentSpec], compone
         recorded = builder(ctx, directory, **spec.params)
         components[spec.dirname] = {"kind": spec.kind, "dir": spec.dirname, "params": recorded}
         ctx.built[spec.dirname] = recorded
-
-
-def component_strength(kind: str, params: Mapping[str, Any]) -> int:
-    """How good a component is expected to be, by what was measured on STARD and JuDGE: a dense component with a
-    trained encoder (4) over an untrained one (3) over the hybrid (2) over a lexical one (1). Fusing BM25 into a
-    trained encoder costs Recall@10 on both benchmarks, which is why the trained dense component wins over the
-    hybrid. A manifest with ``default_chosen: true`` keeps its ``default`` when components are added."""
-    if kind == "dense":
-        return 4 if params.get("trained") else 3
-    if kind == "hybrid":
-        return 2
-    return 1 if kind in ("bm25", "qld") else 0
-
-
-def default_component(components: Mapping[str, Mapping[str, Any]]) -> str:
-    """The strongest component (the first built among equals)."""
-    names = list(components)
-    return max(names, key=lambda n: (component_strength(components[n]["kind"], components[n].get("params") or {}),
-                                     -names.index(n)))
 
 
 def build_index(out: str | Path, documents: Iterable[Document],
