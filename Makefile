@@ -37,8 +37,11 @@ browser:
 	      fonts-noto-cjk >/dev/null) || echo "could not install chromium: the browser tests will skip"; \
 	  else echo "no chromium (apt-get install -y chromium chromium-driver fonts-noto-cjk): the browser tests will skip"; fi; }
 
+# The multi-node Ray tests run in a pytest process of their own: a driver that started a local Ray earlier in
+# the same process cannot serve its objects to another cluster's workers.
 test: $(VENV)/.test-installed browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m "not ray_cluster"
+	$(BIN)/python -m pytest -m ray_cluster
 
 clean:
 	rm -rf $(VENV)

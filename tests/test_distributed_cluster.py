@@ -26,7 +26,9 @@ from legalrag.distributed.cluster import ensure_ray  # noqa: E402
 from legalrag.errors import LegalRagError  # noqa: E402
 from legalrag.testing import FakeEncoder  # noqa: E402
 
-pytestmark = pytest.mark.ray
+# A driver process that earlier ran a local Ray cluster gets OwnerDiedError on this cluster's workers for the
+# objects it puts, so these run in a pytest process of their own (`make test` runs `-m ray_cluster` apart).
+pytestmark = [pytest.mark.ray, pytest.mark.ray_cluster]
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import a test module
 
