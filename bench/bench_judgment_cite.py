@@ -204,8 +204,16 @@ def cmd_split(args):
     if args.save_model:
         from legalrag.citepred.model import save_model
 
-        save_model(args.save_model, pred.rules, pred.graph, pred.config, pred.cases, model)
-        out["saved_model"] = str(args.save_model)
+        if args.save_stage == "similar-cases":  # the pipeline up to similar cases, with that row's calibrated cut
+            kind, cut = calibrate(train_res, [c.gold for c in train])["+ similar cases"]
+            assert kind == "threshold", kind
+            config, set_model = pred.config.model_copy(update={"threshold": round(cut, 4)}), None
+        else:
+            config, set_model = pred.config, model
+        save_model(args.save_model, pred.rules, pred.graph, config, pred.cases, set_model,
+                   case_texts=args.case_texts)
+        out["saved_model"] = {"path": str(args.save_model), "stage": args.save_stage,
+                              "threshold": config.threshold, "case_texts": args.case_texts}
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
@@ -269,9 +277,40 @@ def cmd_folds(args):
         args.json.write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
 
 
+def cmd_saved(args):
+    """A saved (or shipped) citation model as `legalrag cite` runs it: the 301 evaluation cases, micro P/R/F1 of
+    the provisions it predicts, against the per-case F1 of a reference run's row (``--compare``)."""
+    from legalrag.citepred.data import load_cases, split_dev_eval
+    from legalrag.citepred.service import build_predictor
+    from legalrag.evaluation.metrics import micro_prf
+    from legalrag.wiring import open_index
+    from tqdm import tqdm
+
+    index = open_index(args.index)
+    _, ev = split_dev_eval(load_cases(DATA / "test.json"), 200)
+    pred = build_predictor(index, model_dir=args.model_dir)
+    t0 = time.perf_counter()
+    sets = [set(pred.predict(c.facts).provisions) for c in tqdm(ev, desc="cite (saved model)")]
+    secs = time.perf_counter() - t0
+    gold = [c.gold for c in ev]
+    micro = {k: round(v, 4) for k, v in micro_prf(sets, gold).items()}
+    out = {"name": f"citation model {args.model_dir} as `legalrag cite` runs it, 301 JuDGE evaluation cases",
+           "machine": MACHINE, "command": "python " + " ".join(sys.argv), "model_dir": str(args.model_dir),
+           "index": str(args.index), "micro": micro, "seconds_per_case": round(secs / len(ev), 4)}
+    print(f"saved model: micro P/R/F1 {micro['precision']:.4f}/{micro['recall']:.4f}/{micro['f1']:.4f}; "
+          f"{out['seconds_per_case']} s per case", flush=True)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("saved", help="a saved or shipped citation model, as `legalrag cite` runs it")
+    p.add_argument("--index", type=Path, required=True)
+    p.add_argument("--model-dir", required=True, help="model directory or shipped name (judge-cite)")
+    p.add_argument("--json", type=Path, default=None)
     for name in ("split", "folds"):
         p = sub.add_parser(name)
         p.add_argument("--index", type=Path, required=True)
@@ -286,10 +325,15 @@ def main() -> None:
                            help="trained encoder directory: its training cases give the set model no rows")
             p.add_argument("--train-queries", type=Path, default=REPO / "runs" / "judge-split" / "train.jsonl")
             p.add_argument("--save-model", type=Path, default=None)
+            p.add_argument("--save-stage", choices=("learned-set", "similar-cases"), default="learned-set",
+                           help="what --save-model keeps: the whole pipeline, or the pipeline up to similar cases "
+                                "with that row's threshold calibrated on the training cases (no set model)")
+            p.add_argument("--case-texts", action=argparse.BooleanOptionalAction, default=True,
+                           help="--no-case-texts: the saved dense case memory keeps digests of the facts only")
             p.add_argument("--limit", type=int, default=0)
     args = ap.parse_args()
     print("machine:", platform.machine(), os.cpu_count(), "cores;", MACHINE, flush=True)
-    {"split": cmd_split, "folds": cmd_folds}[args.cmd](args)
+    {"split": cmd_split, "folds": cmd_folds, "saved": cmd_saved}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -117,6 +117,20 @@ def test_dense_case_memory_votes_saves_and_checks_its_encoder(tmp_path):
         CaseMemory.load(tmp_path / "mem")
 
 
+def test_a_dense_case_memory_saved_without_texts_votes_the_same_and_still_skips_its_own_case(tmp_path):
+    enc = FakeEncoder()
+    mem = CaseMemory.build(CASES, encoder=enc)
+    mem.save(tmp_path / "mem", texts=False)
+    stored = (tmp_path / "mem" / "cases.jsonl").read_text(encoding="utf-8")
+    assert "bicycle" not in stored and "facts_sha256" in stored  # the facts are not shipped
+    again = CaseMemory.load(tmp_path / "mem", enc)
+    for q in ("A fraud: she deceived a buyer to obtain money.", CASES[0].facts, "  " + CASES[2].facts + "\n"):
+        assert again.propose(q, k=3) == mem.propose(q, k=3)
+    assert all("c1" not in v.cases for v in again.propose(CASES[0].facts, k=3))
+    with pytest.raises(ValueError, match="only a dense case memory"):
+        CaseMemory.build(CASES, lang="en").save(tmp_path / "bm25", texts=False)
+
+
 def test_pipeline_stage_and_model_directory(tmp_path):
     from legalrag.citepred.model import save_model
     from legalrag.citepred.service import build_predictor

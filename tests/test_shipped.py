@@ -122,3 +122,45 @@ def test_an_encoder_that_is_gone_is_named_with_the_fix(tmp_path):
     message = str(err.value)
     assert str(gone) in message and "not available" in message and "rebuild the index" in message
     assert "stard-e5" in message or not any(m.kind == "encoder" for m in shipped_models())
+
+
+CRIMINAL_LAW = [  # a few articles of the Criminal Law, ids as in the JuDGE law corpus
+    ("264", "盗窃公私财物，数额较大的，或者多次盗窃、入户盗窃、携带凶器盗窃、扒窃的，处三年以下有期徒刑、拘役或者管制，并处或者单处"
+            "罚金；数额巨大或者有其他严重情节的，处三年以上十年以下有期徒刑，并处罚金。"),
+    ("133", "违反交通运输管理法规，因而发生重大事故，致人重伤、死亡或者使公私财产遭受重大损失的，处三年以下有期徒刑或者拘役。"),
+    ("67", "犯罪以后自动投案，如实供述自己的罪行的，是自首。对于自首的犯罪分子，可以从轻或者减轻处罚。"),
+    ("52", "判处罚金，应当根据犯罪情节决定罚金数额。"),
+    ("53", "罚金在判决指定的期限内一次或者分期缴纳。"),
+    ("234", "故意伤害他人身体的，处三年以下有期徒刑、拘役或者管制。"),
+]
+
+
+def test_cite_on_a_fresh_index_uses_the_shipped_citation_model(tmp_path, monkeypatch, capsys):
+    """No INDEX/citepred and no training data: an index built with --encoder judge-e5 gets the shipped judge-cite
+    model; every provision it predicts is marked resolved or not against the corpus; a damaged copy is refused."""
+    if not any(m.name == "judge-cite" for m in shipped_models()):
+        pytest.skip("judge-cite does not ship in this checkout")
+    from cli_runner import run_cli
+
+    corpus = tmp_path / "law.jsonl"
+    corpus.write_text("".join(json.dumps({"text_id": i, "text": t, "name": f"中华人民共和国刑法第{i}条"}, ensure_ascii=False)
+                              + "\n" for i, t in CRIMINAL_LAW), encoding="utf-8")
+    monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path / "home"))
+    code, _, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", corpus, "--out", tmp_path / "idx",
+                           "--lang", "zh", "--retriever", "bm25", "--retriever", "dense", "--encoder", "judge-e5",
+                           "--no-progress")
+    assert code == 0, err
+    facts = "公诉机关指控：被告人张某在超市盗窃商品，价值人民币三千元。被告人张某到案后如实供述，当庭自愿认罪。"
+    code, out, err = run_cli(monkeypatch, capsys, "cite", "--index", tmp_path / "idx", "--json", facts)
+    assert code == 0, err
+    result = json.loads(out)
+    ids = {p["id"]: p for p in result["provisions"]}
+    assert "264" in ids and ids["264"]["resolved"]  # theft
+    assert any(v["stage"] == "similar-cases" for p in result["provisions"] for v in p["provenance"])
+    for p in result["provisions"]:  # provisions outside the tiny corpus are flagged, never dropped
+        assert p["resolved"] == (p["id"] in dict(CRIMINAL_LAW))
+    copy = tmp_path / "judge-cite"
+    shutil.copytree(checked("judge-cite").path, copy)
+    (copy / "config.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(ModelError, match="config.json.*truncated or corrupted"):
+        checked("judge-cite", "citation-model", tmp_path)

@@ -12,7 +12,9 @@ encoder's query vectors (facts against facts: :class:`DenseCases`); a dense neig
 ``exp((cos - cos_best) / tau)``, since cosines of one encoder all lie close together.
 
 Saved as a directory: ``cases.jsonl`` (id, facts as indexed, cited provisions) and ``bm25/`` or ``dense/``
-(``vectors.npy`` + ``meta.json`` naming the encoder's model id; no pickle).
+(``vectors.npy`` + ``meta.json`` naming the encoder's model id; no pickle). A dense memory can be saved without
+the case texts (``save(..., texts=False)``: each case keeps the SHA-256 of its facts instead, enough to skip
+the query's own case), so a model that ships does not carry the labelled cases' facts.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import numpy as np
 
 from legalrag.citepred.data import Case
 from legalrag.errors import InputError
-from legalrag.io import atomic_dir, read_jsonl
+from legalrag.io import atomic_dir, read_jsonl, sha256_text
 from legalrag.retrieval.bm25 import BM25Retriever
 from legalrag.types import Document, Hit
 
@@ -82,10 +84,13 @@ class CaseVote:
 
 
 class CaseMemory:
-    def __init__(self, cases: Sequence[Case], retriever: BM25Retriever | DenseCases, max_chars: int = 1500):
+    def __init__(self, cases: Sequence[Case], retriever: BM25Retriever | DenseCases, max_chars: int = 1500,
+                 digests: dict[str, str] | None = None):
         self.cases = {c.id: c for c in cases}
         self.retriever = retriever
         self.max_chars = max_chars
+        # the SHA-256 of each case's facts (stripped): how a query is recognised as one of the cases
+        self.digests = {c.id: sha256_text(c.facts.strip()) for c in cases} | dict(digests or {})
 
     def __len__(self) -> int:
         return len(self.cases)
@@ -109,7 +114,8 @@ class CaseMemory:
     def propose(self, facts: str, k: int = 10) -> list[CaseVote]:
         """Provisions cited by the ``k`` most similar labelled cases, best first."""
         query = facts[: self.max_chars]
-        hits = [h for h in self.retriever.retrieve(query, k=k + 1) if self.cases[h.id].facts != query.strip()][:k]
+        own = sha256_text(query.strip())
+        hits = [h for h in self.retriever.retrieve(query, k=k + 1) if self.digests[h.id] != own][:k]
         hits = [h for h in hits if h.score > 0]
         if not hits:
             return []
@@ -124,12 +130,15 @@ class CaseMemory:
         votes = [CaseVote(p, w / total, tuple(voters[p])) for p, w in weight.items()]
         return sorted(votes, key=lambda v: (-v.score, v.provision))
 
-    def save(self, path: str | Path) -> None:
+    def save(self, path: str | Path, *, texts: bool = True) -> None:
+        """Write the memory; ``texts=False`` (dense memories only) keeps each case's facts as their SHA-256."""
+        if not texts and not self.dense:
+            raise ValueError("only a dense case memory can be saved without its texts (BM25 searches the texts)")
         with atomic_dir(path) as tmp:
             with (tmp / CASES_FILE).open("w", encoding="utf-8") as fh:
                 for c in self.cases.values():
-                    fh.write(json.dumps({"id": c.id, "facts": c.facts, "cited": sorted(c.gold)}, ensure_ascii=False)
-                             + "\n")
+                    facts = {"facts": c.facts} if texts else {"facts_sha256": self.digests[c.id]}
+                    fh.write(json.dumps({"id": c.id, **facts, "cited": sorted(c.gold)}, ensure_ascii=False) + "\n")
             self.retriever.save(tmp / ("dense" if self.dense else "bm25"))
             (tmp / "meta.json").write_text(json.dumps({"max_chars": self.max_chars, "n_cases": len(self.cases)}),
                                            encoding="utf-8")
@@ -145,14 +154,20 @@ class CaseMemory:
         p = Path(path)
         if not (p / CASES_FILE).exists():
             raise InputError(f"not a case memory directory ({CASES_FILE} missing)", path=str(p))
-        cases = []
+        cases, digests = [], {}
         for line, rec in read_jsonl(p / CASES_FILE):
             try:
-                cases.append(Case(str(rec["id"]), rec["facts"], frozenset(map(str, rec["cited"]))))
+                facts = rec["facts"] if "facts" in rec or "facts_sha256" not in rec else ""
+                cases.append(Case(str(rec["id"]), facts, frozenset(map(str, rec["cited"]))))
             except KeyError as exc:
                 raise InputError(f"missing field {exc.args[0]!r}", path=str(p / CASES_FILE), line=line) from None
+            if "facts" not in rec:
+                digests[str(rec["id"])] = str(rec["facts_sha256"])
         meta = json.loads((p / "meta.json").read_text(encoding="utf-8"))
         docs = [Document(id=c.id, text=c.facts) for c in cases]
         if (p / "dense").is_dir():
-            return cls(cases, DenseCases.load(p / "dense", docs, encoder), int(meta.get("max_chars", 1500)))
+            return cls(cases, DenseCases.load(p / "dense", docs, encoder), int(meta.get("max_chars", 1500)), digests)
+        if digests:
+            raise InputError("a BM25 case memory needs the cases' facts; this one holds only their digests",
+                             path=str(p / CASES_FILE))
         return cls(cases, BM25Retriever.load(p / "bm25", docs), int(meta.get("max_chars", 1500)))

@@ -24,12 +24,13 @@ from legalrag.io import atomic_dir
 
 
 def save_model(path: str | Path, rules: RuleSet, graph: CoCitationGraph, config: CiteConfig,
-               cases: CaseMemory | None = None, set_model=None) -> None:
+               cases: CaseMemory | None = None, set_model=None, *, case_texts: bool = True) -> None:
+    """Write a citation model directory; ``case_texts=False`` keeps a dense case memory without its facts."""
     with atomic_dir(path) as tmp:
         save_rules(tmp / "rules.json", rules)
         graph.save(tmp / "cocitation")
         if cases is not None:
-            cases.save(tmp / "cases")
+            cases.save(tmp / "cases", texts=case_texts)
         if set_model is not None:
             set_model.save(tmp / "setmodel")
         (tmp / "config.json").write_text(json.dumps(config.model_dump(), indent=2) + "\n", encoding="utf-8")
@@ -91,8 +92,10 @@ def resolve_parts(*, train_citations: str | Path | None = None, model_dir: str |
         rules, graph = learn_model(train_citations)
         config = CiteConfig()
     else:
-        raise InputError("pass --train-citations FILE (training decision -> provisions) or --model DIR "
-                         "(written by `legalrag eval cite --save-model DIR`)")
+        raise InputError("no citation model for this index: build it with `--encoder judge-e5` to use the shipped "
+                         "model judge-cite (Chinese criminal law), or pass --train-citations FILE (training "
+                         "decision -> provisions) or --model-dir DIR (written by `legalrag eval cite --save-model "
+                         "DIR`)")
     if rules_path is not None:
         rules = load_rules(rules_path)
     if overrides:

@@ -27,8 +27,10 @@ def build_predictor(index: Any, *, train_citations: str | Path | None = None,
         from legalrag.retrieval.index import open_index
 
         index = open_index(index)
-    if model_dir is None and train_citations is None and (index.path / "citepred").is_dir():
-        model_dir = index.path / "citepred"
+    if model_dir is None and train_citations is None:
+        model_dir = default_model_dir(index)
+    elif model_dir is not None:
+        model_dir = model_path(model_dir)
     rules, graph, config = resolve_parts(train_citations=train_citations, model_dir=model_dir, rules_path=rules_path,
                                          overrides=overrides)
     if index.manifest.get("lang") in ("zh", "en") and not (overrides or {}).get("language"):
@@ -42,6 +44,35 @@ def build_predictor(index: Any, *, train_citations: str | Path | None = None,
         set_model = load_set_model(model_dir)
     return CitationPredictor(index.documents, first, rules, graph, config=config, llm=llm,
                              reranker=reranker, cases=cases, set_model=set_model)
+
+
+def model_path(model_dir: str | Path) -> Path:
+    """A citation model directory, or the name of one that ships with legalrag (checked against its card)."""
+    p = Path(model_dir)
+    if p.exists() or p.parent != Path("."):
+        return p
+    from legalrag.shipped import checked, find_shipped
+
+    return checked(str(model_dir), "citation-model").path if find_shipped(str(model_dir), "citation-model") else p
+
+
+def default_model_dir(index: Any) -> Path | None:
+    """``INDEX/citepred`` when it exists; else a shipped citation model calibrated on a component this index has
+    (``judge-cite`` on an index built with ``--encoder judge-e5``), its files checked; else None."""
+    if (index.path / "citepred").is_dir():
+        return index.path / "citepred"
+    import json
+
+    from legalrag.shipped import checked, shipped_models
+
+    components = set(index.manifest.get("components", {}))
+    for m in shipped_models():
+        if m.kind == "citation-model":
+            config = json.loads((m.path / "config.json").read_text(encoding="utf-8")) \
+                if (m.path / "config.json").is_file() else {}
+            if config.get("retriever") in components:
+                return checked(m.name, "citation-model").path
+    return None
 
 
 def result_to_dict(result: CiteResult) -> dict[str, Any]:

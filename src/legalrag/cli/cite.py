@@ -11,7 +11,9 @@ from legalrag.cli.apps import app, eval_app
 from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOption, JsonOption, ModelOption,
                                  ProgressOption, deprecated, print_json, root)
 
-_MODEL_HELP = "Citation model directory (rules.json, cocitation/, config.json); default INDEX/citepred."
+_MODEL_HELP = ("Citation model directory (rules.json, cocitation/, config.json) or the name of a shipped one "
+               "(judge-cite); default INDEX/citepred, else the shipped model calibrated on one of the index's "
+               "components.")
 
 
 def _model_and_dir(model: Optional[str], llm_model: Optional[str], model_dir: Optional[Path]):

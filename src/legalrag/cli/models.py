@@ -58,3 +58,33 @@ def pack_encoder_cmd(model: Path = typer.Argument(..., help="A fine-tuned e5-sma
     fields = json.loads(card.read_text(encoding="utf-8")) if card else {}
     pack_encoder(model, out, name=name, card=fields)
     typer.echo(f"wrote {out}; use it with --encoder {out}")
+
+
+@train_app.command("pack-model")
+def pack_model_cmd(model: Path = typer.Argument(..., help="A trained model directory (e.g. from `eval cite "
+                                                "--save-model`)."),
+                   out: Path = typer.Argument(..., help="Output directory (a folder under legalrag/data/models/ "
+                                              "to ship it)."),
+                   name: str = typer.Option(..., "--name", help="The model's name, e.g. judge-cite."),
+                   kind: str = typer.Option(..., "--kind", help="citation-model or judgment-model."),
+                   card: Optional[Path] = typer.Option(None, "--card", help="JSON with the model card's fields "
+                                                       "(data, licence, command, figures).")) -> None:
+    """Copy a trained model directory into its shipped form with a model card (the SHA-256 of every file)."""
+    import json
+    import shutil
+
+    from legalrag.errors import InputError
+    from legalrag.io import atomic_dir
+    from legalrag.training.pack import write_card
+
+    if kind not in ("citation-model", "judgment-model"):
+        raise InputError(f"--kind must be citation-model or judgment-model, got {kind!r}")
+    if not model.is_dir():
+        raise InputError("not a model directory", path=str(model))
+    fields = json.loads(card.read_text(encoding="utf-8")) if card else {}
+    with atomic_dir(out) as tmp:
+        shutil.copytree(model, tmp, dirs_exist_ok=True)
+        for stale in ("legalrag_model.json", "README.md"):
+            (tmp / stale).unlink(missing_ok=True)
+        write_card(tmp, name=name, kind=kind, card=fields)
+    typer.echo(f"wrote {out} ({kind} {name!r})")

@@ -91,10 +91,10 @@ def serve_cmd(
         # the policy's own base model (it refuses another); answers keep --model / --endpoint
         agents_llm = make_policy_llm(policy, cache=llm_cache, threads=threads)
     predictor = None
-    model_dir = cite_model or (idx.path / "citepred" if (idx.path / "citepred").is_dir() else None)
-    if model_dir is not None:
-        from legalrag.citepred.service import build_predictor
+    from legalrag.citepred.service import build_predictor, default_model_dir
 
+    model_dir = cite_model or default_model_dir(idx)
+    if model_dir is not None:
         predictor = build_predictor(idx, model_dir=model_dir)
     settings = Settings(max_k=max_k, api_keys=keys, rate_limit=rate_limit, cors_origins=tuple(cors_origin),
                         max_waiting=max_waiting, evidence_tokens=evidence_tokens or None)
