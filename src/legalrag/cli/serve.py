@@ -74,14 +74,13 @@ def serve_cmd(
                     "the server (and its model). Pass --api-key-file FILE.", fg="yellow", err=True)
     structure = None
     if judgment_model is not None:
+        from legalrag.cli.judgment import load_structure
         from legalrag.errors import InputError
-        from legalrag.judgment.predict import StructurePredictor
-        from legalrag.judgment.service import load_statutes_file
 
         if law_corpus is None:
             raise InputError("--judgment-model-dir needs --law-corpus FILE (the statute corpus it was trained with) or "
                              "LEGALRAG_LAW_CORPUS")
-        structure = StructurePredictor.load(judgment_model, load_statutes_file(law_corpus))
+        structure = load_structure(judgment_model, law_corpus)  # with the encoder its manifest names, if any
     idx = root(ctx).open_index_or_demo(index, progress=True)
     llm = None if no_llm else root(ctx).make_llm(model, endpoint, endpoint_model, llm_cache, threads=threads)
     agents_llm = None
