@@ -90,6 +90,24 @@ def test_a_shipped_encoder_loads_by_name_and_a_corrupted_copy_is_refused(tmp_pat
         checked(name, "encoder", tmp_path)
 
 
+def test_a_packed_encoder_is_assembled_once_and_a_damaged_cached_copy_is_replaced(tmp_path, monkeypatch):
+    import numpy as np
+
+    from legalrag.wiring import make_encoder
+
+    monkeypatch.setenv("HOME", str(tmp_path))  # legalrag's cache dir is under ~/.cache
+    name = next(m.name for m in shipped_models() if m.kind == "encoder")
+    q = ["借款合同没有约定利息的，要付利息吗？"]
+    first = make_encoder(name, cache=False, progress=False).encode_queries(q)
+    (cached,) = (tmp_path / ".cache" / "legalrag" / "onnx").glob(f"onnx-{name}-*.onnx")
+    stamp = cached.stat().st_mtime_ns
+    np.testing.assert_array_equal(make_encoder(name, cache=False, progress=False).encode_queries(q), first)
+    assert cached.stat().st_mtime_ns == stamp  # read, not assembled again
+    cached.write_bytes(cached.read_bytes()[:1000])  # truncated
+    np.testing.assert_array_equal(make_encoder(name, cache=False, progress=False).encode_queries(q), first)
+    assert cached.stat().st_size > 1_000_000  # replaced by a whole model
+
+
 def test_an_index_defaults_to_its_strongest_component(tmp_path):
     from legalrag.retrieval.index import build_index, component_strength, default_component
     from legalrag.testing import FakeEncoder

