@@ -91,6 +91,11 @@ def _median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
+# per page: result key, page, input, its text, a toggle to switch on first, the button, the first progress stage
+PAGES = [("agents", "/search.html", "query", QUESTION, "agents", "search", "st_retrieve_original"),
+         ("draft", "/draft.html", "facts", FACTS, None, "draft", "st_retrieve_laws")]
+
+
 def idle(gate, seconds: float = 600) -> None:
     """Wait until a job whose stream was closed has left the model (it stops at its next event)."""
     end = time.perf_counter() + seconds
@@ -114,27 +119,19 @@ def browser_times(base: str, runs: int, gate) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {"agents": [], "draft": []}
     try:
         for _ in range(runs):
-            d.get(base + "/search.html")
-            d.find_element(By.ID, "query").send_keys(QUESTION)
-            d.find_element(By.ID, "agents").click()
-            t0 = time.perf_counter()
-            d.find_element(By.ID, "search").click()
-            WebDriverWait(d, 120, poll_frequency=0.02).until(
-                lambda x: x.find_elements(By.CSS_SELECTOR, "#progress li[data-stage=st_retrieve_original]"))
-            out["agents"].append(round(time.perf_counter() - t0, 3))
-            d.find_element(By.CSS_SELECTOR, "#progress button.cancel").click()
-            time.sleep(0.5)
-            idle(gate)
-            d.get(base + "/draft.html")
-            d.find_element(By.ID, "facts").send_keys(FACTS)
-            t0 = time.perf_counter()
-            d.find_element(By.ID, "draft").click()
-            WebDriverWait(d, 120, poll_frequency=0.02).until(
-                lambda x: x.find_elements(By.CSS_SELECTOR, "#progress li[data-stage=st_retrieve_laws]"))
-            out["draft"].append(round(time.perf_counter() - t0, 3))
-            d.find_element(By.CSS_SELECTOR, "#progress button.cancel").click()
-            time.sleep(0.5)
-            idle(gate)
+            for name, page, field, text, toggle, button, stage in PAGES:
+                d.get(base + page)
+                d.find_element(By.ID, field).send_keys(text)
+                if toggle:
+                    d.find_element(By.ID, toggle).click()
+                t0 = time.perf_counter()
+                d.find_element(By.ID, button).click()
+                WebDriverWait(d, 120, poll_frequency=0.02).until(
+                    lambda x: x.find_elements(By.CSS_SELECTOR, f"#progress li[data-stage={stage}]"))
+                out[name].append(round(time.perf_counter() - t0, 3))
+                d.find_element(By.CSS_SELECTOR, "#progress button.cancel").click()
+                time.sleep(0.5)
+                idle(gate)
     finally:
         d.quit()
     return out

@@ -94,19 +94,9 @@ def test_index_build_with_ray_address_equals_the_local_build(connected, stard_co
 
 def test_eval_retrieval_with_ray_address_equals_the_single_process_run(connected, tmp_path, test_data, monkeypatch,
                                                                        capsys):
-    from cli_runner import run_cli
+    from cli_runner import lexical_eval_args, run_cli
 
-    out = tmp_path / "idx"
-    code, _, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", test_data / "lexical_statutes.jsonl",
-                           "--out", out, "--retriever", "bm25", "--lang", "zh", "--no-progress")
-    assert code == 0, err
-    q = tmp_path / "queries.jsonl"
-    q.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in [
-        {"query_id": 1, "query": "出租人不维修租赁物", "gold_ids": [711]},
-        {"query_id": 2, "query": "公司不签书面劳动合同要赔双倍工资吗", "gold_ids": [13578]},
-        {"query_id": 3, "query": "撞了人要赔偿吗", "gold_ids": [10069]},
-    ]) + "\n", encoding="utf-8")
-    args = ["eval", "retrieval", "--index", out, "--queries", q, "--k", "5", "--json", "--no-progress"]
+    args = lexical_eval_args(monkeypatch, capsys, tmp_path, test_data)
     code, single, err = run_cli(monkeypatch, capsys, *args, "--run-out", tmp_path / "r1")
     assert code == 0, err
     code, spread, err = run_cli(monkeypatch, capsys, *args, "--ray-address", connected.address, "--run-out",
