@@ -71,7 +71,7 @@ def cmd_train(args):
     spec = index.component_params(args.retriever).get("encoder")
     model.save(args.model_dir, {"trained_on": "JuDGE data/test.json, first 200 text_ids", "train_seconds": secs,
                                 "encoder_spec": spec, "excluded_from_set_model": len(exclude),
-                                "command": "python " + " ".join(sys.argv)})
+                                "command": "python " + " ".join(sys.argv)}, case_texts=not args.no_case_texts)
     print(f"trained in {secs:.1f} s on {len(model.cases)} cases; thresholds {model.thresholds}; out-of-fold F1 "
           f"{model.cv_f1}; citation signal {model.cite.describe() if hasattr(model.cite, 'describe') else None}; "
           f"saved to {args.model_dir}")
@@ -84,7 +84,10 @@ def cmd_eval(args):
     from legalrag.judgment.predict import StructurePredictor
     from legalrag.wiring import make_encoder
 
+    from legalrag.cli.judgment import structure_model_dir
+
     facts, gold, train_ids, eval_ids, labels, statutes = load_data(args.data)
+    args.model_dir = structure_model_dir(args.model_dir)  # a directory or a shipped model's name
     man = json.loads((args.model_dir / "manifest.json").read_text(encoding="utf-8"))
     spec = args.encoder or man.get("encoder_spec")
     encoder = make_encoder(spec) if man.get("encoder") else None
@@ -178,6 +181,8 @@ def main() -> None:
     ap.add_argument("--before", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--json-out", type=Path, default=None)
+    ap.add_argument("--no-case-texts", action="store_true", help="train: save the labelled cases without their "
+                    "facts (digests, circumstance keys and encoder vectors instead), as a shipped model is")
     ap.add_argument("--no-select", action="store_true", help="train/folds: no feature-group selection (faster)")
     args = ap.parse_args()
     {"train": cmd_train, "eval": cmd_eval, "folds": cmd_folds}[args.what](args)

@@ -192,3 +192,25 @@ def test_encoder_signal_cross_fitted_citation_pool_and_round_trip(tmp_path):
     assert again.predict(new).to_dict() == s.to_dict()
     with pytest.raises(InputError, match="reads encoder 'fake-hash-encoder'"):
         StructurePredictor.load(tmp_path / "m", STATUTES)
+
+    # saved without the case texts (as a shipped model is): the same predictions, for a new case and for a
+    # training case (never its own neighbour: its digest matches), and no fact of any labelled case on disk
+    model.save(tmp_path / "bare", case_texts=False)
+    on_disk = "".join(p.read_text(encoding="utf-8", errors="ignore") for p in (tmp_path / "bare").rglob("*")
+                      if p.is_file() and p.suffix in (".jsonl", ".json"))
+    assert not any(c.facts[:30] in on_disk for c in labels.cases)
+    bare = StructurePredictor.load(tmp_path / "bare", STATUTES, enc)
+    assert bare.predict(new).to_dict() == s.to_dict()
+    own_case = labels.cases[3]
+    assert bare.predict(own_case.facts).to_dict() == again.predict(own_case.facts).to_dict()
+    assert own_case.id not in [n.id for n in bare.context(own_case.facts).neighbours]
+    # used with another statute corpus, the citation first stage is encoded afresh rather than refused
+    other = StructurePredictor.load(tmp_path / "bare", STATUTES[:3], enc)
+    assert other.predict(new).charges[0].name == "盗窃罪"
+    rows = (tmp_path / "bare" / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+    (tmp_path / "bare" / "cases.jsonl").write_text("\n".join([rows[0].replace('"facts_sha256"', '"x"')] + rows[1:]),
+                                                   encoding="utf-8")
+    with pytest.raises(InputError, match="facts_sha256.*retrain or restore"):
+        StructurePredictor.load(tmp_path / "bare", STATUTES, enc)
+    with pytest.raises(ValueError, match="without the case texts"):
+        StructurePredictor(labels.cases, STATUTES, select=False).save(tmp_path / "bm25", case_texts=False)

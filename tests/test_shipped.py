@@ -182,3 +182,36 @@ def test_cite_on_a_fresh_index_uses_the_shipped_citation_model(tmp_path, monkeyp
     (copy / "config.json").write_text("{}", encoding="utf-8")
     with pytest.raises(ModelError, match="config.json.*truncated or corrupted"):
         checked("judge-cite", "citation-model", tmp_path)
+
+
+def test_judgment_predict_and_draft_use_the_shipped_structure_model(tmp_path, monkeypatch, capsys):
+    """No --model-dir and nothing trained: `judgment predict` and `judgment draft` decide the judgment with the
+    shipped judge-structure (the structure-first drafter), over the user's own statute file; a damaged copy is
+    refused naming the file and the fix."""
+    if not any(m.name == "judge-structure" for m in shipped_models()):
+        pytest.skip("judge-structure does not ship in this checkout")
+    pytest.importorskip("lightgbm")
+    from cli_runner import run_cli
+
+    corpus = tmp_path / "law.jsonl"
+    corpus.write_text("".join(json.dumps({"text_id": i, "text": t, "name": f"中华人民共和国刑法第{i}条"}, ensure_ascii=False)
+                              + "\n" for i, t in CRIMINAL_LAW), encoding="utf-8")
+    monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("LEGALRAG_JUDGMENT_MODEL", raising=False)
+    facts = "公诉机关指控：被告人张某在超市盗窃商品，价值人民币三千元。被告人张某到案后如实供述，当庭自愿认罪。"
+    code, out, err = run_cli(monkeypatch, capsys, "judgment", "predict", "--facts", facts, "--law-corpus", corpus)
+    assert code == 0, err
+    s = json.loads(out)
+    assert s["charges"][0]["name"] == "盗窃罪" and "264" in [a["name"] for a in s["articles"]]
+    assert s["prison_months"]["value"] >= 1
+    code, out, err = run_cli(monkeypatch, capsys, "judgment", "draft", "--facts", facts, "--law-corpus", corpus,
+                             "--no-llm", "--json")
+    assert code == 0, err
+    draft = json.loads(out)
+    assert "盗窃罪" in draft["document"] and draft["structure"]["charges"][0]["name"] == "盗窃罪"
+    copy = tmp_path / "judge-structure"
+    shutil.copytree(checked("judge-structure").path, copy)
+    with (copy / "prison.lgb.txt").open("r+b") as fh:
+        fh.truncate(100)
+    with pytest.raises(ModelError, match="prison.lgb.txt.*truncated or corrupted"):
+        checked("judge-structure", "judgment-model", tmp_path)

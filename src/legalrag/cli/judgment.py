@@ -83,7 +83,22 @@ def eval_judgment(
 LAW_CORPUS_HELP = "Statute corpus JSONL (STARD or JuDGE shape; env LEGALRAG_LAW_CORPUS)."
 CHECK_CHARGES_HELP = ("Where the structure model is not confident about the charge, the LLM (--model / --endpoint) "
                       "reads the facts and names it; its reply and the model's choice are kept in the evidence.")
-MODEL_DIR_HELP = "Structure model directory from `legalrag judgment train` (env LEGALRAG_JUDGMENT_MODEL)."
+MODEL_DIR_HELP = ("Structure model: a directory from `legalrag judgment train` or the name of a shipped one (default: "
+                  "the shipped judge-structure; env LEGALRAG_JUDGMENT_MODEL).")
+SHIPPED_STRUCTURE = "judge-structure"
+
+
+def structure_model_dir(model_dir: Optional[Path]) -> Optional[Path]:
+    """``--model-dir`` as given (a directory, or the name of a shipped judgment model, its files checked); without
+    it the shipped ``judge-structure`` model when this install carries it, else None."""
+    from legalrag.shipped import checked, find_shipped
+
+    name = SHIPPED_STRUCTURE if model_dir is None else str(model_dir)
+    if model_dir is not None and (Path(model_dir).exists() or Path(model_dir).parent != Path(".")):
+        return Path(model_dir)
+    if find_shipped(name, "judgment-model") is None:
+        return None if model_dir is None else Path(model_dir)
+    return checked(name, "judgment-model").path
 
 
 ENCODER_HELP = ("Encoder of a structure model trained on an encoder's signal (default: the spec its manifest records; "
@@ -174,7 +189,8 @@ def predict(
         raise InputError("pass exactly one of --facts (one case) or --cases (a JSONL file)")
     if not check_charges and (model or endpoint or endpoint_model):
         raise InputError("--model / --endpoint choose the LLM of --check-charges; add --check-charges")
-    predictor = load_structure(_need(model_dir, "model directory"), _need(law_corpus, "statute corpus"), encoder)
+    predictor = load_structure(_need(structure_model_dir(model_dir), "model directory"),
+                               _need(law_corpus, "statute corpus"), encoder)
     reader = None
     if check_charges:
         from legalrag.judgment.charge_llm import ChargeReader
@@ -206,7 +222,9 @@ def draft(
     law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", envvar="LEGALRAG_LAW_CORPUS", help=LAW_CORPUS_HELP),
     case_corpus: Optional[Path] = typer.Option(None, "--case-corpus",
                                                help="Free drafting only: past judgments, JSONL {id, document}."),
-    no_llm: bool = typer.Option(False, "--no-llm", help="With --model-dir: a template reasoning, no model."),
+    no_llm: bool = typer.Option(False, "--no-llm", help="With a structure model: a template reasoning, no model."),
+    free: bool = typer.Option(False, "--free", help="Let the LLM draft the whole judgment freely, even when a "
+                              "structure model is available (by default the structure model decides it)."),
     model: ModelOption = None,
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
@@ -221,10 +239,15 @@ def draft(
     from legalrag.judgment.draft import draft_from_cli, read_facts
 
     text = read_facts(facts)
+    if free and model_dir is not None:
+        raise InputError("--free drafts without a structure model; leave out --model-dir (or --free)")
+    model_dir = None if free else structure_model_dir(model_dir)
     if model_dir is None and no_llm:
-        raise InputError("--no-llm needs --model-dir (the structure model that decides the judgment)")
+        raise InputError("--no-llm needs a structure model (the one that decides the judgment): pass --model-dir "
+                         "or leave out --free" if free else "--no-llm needs --model-dir (no structure model ships "
+                         "with this install)")
     if check_charges and (model_dir is None or no_llm):
-        raise InputError("--check-charges needs --model-dir and an LLM (leave out --no-llm)")
+        raise InputError("--check-charges needs a structure model and an LLM (leave out --no-llm and --free)")
     llm = None
     if not no_llm:
         llm = root(ctx).make_llm(model, endpoint, endpoint_model, threads=threads)

@@ -73,14 +73,18 @@ def serve_cmd(
         typer.secho(f"warning: serving on {host} without an API key: anyone who can reach this address can use "
                     "the server (and its model). Pass --api-key-file FILE.", fg="yellow", err=True)
     structure = None
+    from legalrag.cli.judgment import load_structure, structure_model_dir
+
+    if judgment_model is None and law_corpus is not None:
+        judgment_model = structure_model_dir(None)  # the shipped structure model, when this install has one
     if judgment_model is not None:
-        from legalrag.cli.judgment import load_structure
         from legalrag.errors import InputError
 
         if law_corpus is None:
             raise InputError("--judgment-model-dir needs --law-corpus FILE (the statute corpus it was trained with) or "
                              "LEGALRAG_LAW_CORPUS")
-        structure = load_structure(judgment_model, law_corpus)  # with the encoder its manifest names, if any
+        # with the encoder its manifest names, if any
+        structure = load_structure(structure_model_dir(judgment_model), law_corpus)
     idx = root(ctx).open_index_or_demo(index, progress=True)
     llm = None if no_llm else root(ctx).make_llm(model, endpoint, endpoint_model, llm_cache, threads=threads)
     agents_llm = None

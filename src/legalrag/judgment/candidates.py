@@ -48,7 +48,10 @@ class CaseRows:
     ``disabled`` names feature groups (``features.GROUPS``) or signals switched off."""
 
     def __init__(self, cases: Sequence[LabelledCase], *, cite=None, charge_text=None, disabled: Iterable[str] = (),
-                 encoder=None, neighbour_vectors=None):
+                 encoder=None, neighbour_vectors=None, digests: Mapping[str, str] | None = None,
+                 circumstances: Mapping[str, Sequence[str]] | None = None):
+        """``digests`` and ``circumstances`` (id -> SHA-256 of the facts the neighbour index compares, and the
+        circumstance keys of :meth:`_circ_keys`) stand in for the facts of cases saved without their texts."""
         self.cases = {c.id: c for c in cases}
         # a citepred CitationPredictor, or a citepred.crossfit.FoldedCite (labelled cases answered out of fold),
         # or None: no citation-pipeline signal
@@ -58,9 +61,10 @@ class CaseRows:
         self.columns = [c for g, cols in GROUPS.items() if g not in self.disabled for c in cols]
         self.encoder = encoder  # similar cases by this encoder's vectors (None: BM25)
         self.neighbours = NeighbourIndex(list(self.cases), [c.facts for c in cases], encoder=encoder,
-                                         vectors=neighbour_vectors)
+                                         vectors=neighbour_vectors, digests=digests)
         self.ranges: dict[str, tuple[int, int]] = {}  # statutory ranges by article (set by the predictor)
-        self._circ_of = {c.id: self._circ_keys(extract_features(c.facts)) for c in cases}
+        self._circ_of = {c.id: list(circumstances[c.id]) if circumstances is not None else
+                         self._circ_keys(extract_features(c.facts)) for c in cases}
         self.full = self._build_tables(cases)
         # Training rows read tables counted without their own fold: a leave-one-out count would reveal the
         # row's own label to the model (the count drops by one exactly when the label is positive).

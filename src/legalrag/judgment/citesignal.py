@@ -23,14 +23,26 @@ def build_cite(statutes: Sequence[Document], *, train_citations: str | Path | No
                                          overrides={"core_k": 2, "prior_weight": 2.0, "use_cases": False}
                                          if model_dir is None else None)
     if articles_dir is not None and Path(articles_dir).is_dir():
-        from legalrag.retrieval.dense import DenseRetriever
-
-        retriever = DenseRetriever.load(articles_dir, list(statutes), encoder)
+        retriever = _articles(Path(articles_dir), statutes, encoder)
     else:
         retriever = BM25Retriever.from_documents(list(statutes), tokenizer_for("zh"))
     cases = load_case_memory(model_dir, encoder) if model_dir is not None else None
     set_model = load_set_model(model_dir) if model_dir is not None else None
     return CitationPredictor(statutes, retriever, rules, graph, config=config, cases=cases, set_model=set_model)
+
+
+def _articles(directory: Path, statutes: Sequence[Document], encoder):
+    """The saved dense first stage when it holds exactly these statutes' ids; otherwise (a model used with another
+    statute corpus) the statutes encoded afresh by the same encoder, at the saved passage length."""
+    import numpy as np
+
+    from legalrag.retrieval.dense import DenseRetriever
+
+    ids = {str(i) for i in np.load(directory / "ids.npy", allow_pickle=False)}
+    if ids == {d.id for d in statutes}:
+        return DenseRetriever.load(directory, list(statutes), encoder)
+    max_chars = int(DenseRetriever.read_meta(directory).get("max_chars", 512))
+    return DenseRetriever.build(list(statutes), encoder, max_chars=max_chars)
 
 
 def train_cite(statutes: Sequence[Document], cases, *, train_citations: str | Path, retriever=None, encoder=None,

@@ -60,7 +60,7 @@ class StructurePredictor(CaseRows):
 
     def __init__(self, cases: Sequence[LabelledCase], statutes: Sequence[Document], *, cite=None,
                  disabled: Iterable[str] = (), select: bool = True, per_defendant: bool = True, encoder=None,
-                 neighbour_vectors=None):
+                 neighbour_vectors=None, digests=None, circumstances=None):
         unknown = set(disabled) - set(GROUPS) - set(SIGNALS)
         if unknown:
             raise InputError(f"unknown ablation {sorted(unknown)}; choose from {sorted(GROUPS) + list(SIGNALS)}")
@@ -70,7 +70,8 @@ class StructurePredictor(CaseRows):
 
         super().__init__(cases, cite=cite, disabled=disabled,
                          charge_text=ChargeText(statutes) if "charge_text" not in set(disabled) else None,
-                         encoder=encoder, neighbour_vectors=neighbour_vectors)
+                         encoder=encoder, neighbour_vectors=neighbour_vectors, digests=digests,
+                         circumstances=circumstances)
         self.statutes = list(statutes)
         self.ranges = statutory_ranges(self.statutes)
         self.models: dict[str, Any] = {}
@@ -313,9 +314,14 @@ class StructurePredictor(CaseRows):
                                  for n, c, v in pairs if c != 0]}
 
     # ------------------------------------------------------------------------------------- persistence
-    def save(self, path: str | Path, extra: Mapping[str, Any] | None = None) -> None:
+    def save(self, path: str | Path, extra: Mapping[str, Any] | None = None, *, case_texts: bool = True) -> None:
+        """``case_texts=False`` (a model that reads an encoder) keeps each labelled case's labels, the SHA-256 of
+        its facts and the circumstance keys the tables count, not the facts: enough to predict, not to retrain."""
         from legalrag.io import atomic_dir
 
+        if not case_texts and self.encoder is None:
+            raise ValueError("only a structure model that reads an encoder can be saved without the case texts "
+                             "(BM25 neighbours search the texts)")
         with atomic_dir(path) as tmp:
             manifest = {"format": FORMAT, "n_cases": len(self.cases), "disabled": sorted(self.disabled),
                         "columns": self.columns, "thresholds": self.thresholds, "cv_f1": self.cv_f1, "rounds": ROUNDS,
@@ -331,7 +337,9 @@ class StructurePredictor(CaseRows):
             (tmp / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
             with (tmp / "cases.jsonl").open("w", encoding="utf-8") as fh:
                 for c in self.cases.values():
-                    fh.write(json.dumps({**c.to_dict(), "facts": c.facts}, ensure_ascii=False) + "\n")
+                    facts = {"facts": c.facts} if case_texts else {
+                        "facts_sha256": self.neighbours.digests[c.id], "circumstances": self._circ_of[c.id]}
+                    fh.write(json.dumps({**c.to_dict(), **facts}, ensure_ascii=False) + "\n")
             for kind, model in self.models.items():
                 model.save_model(str(tmp / f"{kind}.lgb.txt"))
             if self.encoder is not None:
@@ -342,7 +350,8 @@ class StructurePredictor(CaseRows):
                 from legalrag.citepred.model import save_model
 
                 save_model(tmp / "citepred", self.cite.rules, self.cite.graph, self.cite.config,
-                           getattr(self.cite, "cases", None), getattr(self.cite, "set_model", None))
+                           getattr(self.cite, "cases", None), getattr(self.cite, "set_model", None),
+                           case_texts=case_texts)
                 first = self.cite.predictor.retriever if hasattr(self.cite, "predictor") else self.cite.retriever
                 if hasattr(first, "encoder"):  # a dense first stage: keep its article vectors
                     first.save(tmp / "citepred-articles")
@@ -364,13 +373,23 @@ class StructurePredictor(CaseRows):
             got = "none" if encoder is None else repr(encoder.model_id)
             raise InputError(f"this structure model reads encoder {wanted!r} (got {got}); pass --encoder with that "
                              "encoder's directory", path=str(man_path))
-        cases = []
+        cases, digests, circumstances = [], {}, {}
         from legalrag.io import read_jsonl
 
-        for _, r in read_jsonl(p / "cases.jsonl"):
-            cases.append(LabelledCase(r["id"], r["facts"], tuple(r["charges"]), tuple(r["articles"]),
-                                      r["prison_months"], r["fine_yuan"], r["probation"],
-                                      tuple(tuple(d) for d in r.get("defendants", ()))))
+        for line, r in read_jsonl(p / "cases.jsonl"):
+            try:
+                cases.append(LabelledCase(r["id"], r.get("facts", ""), tuple(r["charges"]), tuple(r["articles"]),
+                                          r["prison_months"], r["fine_yuan"], r["probation"],
+                                          tuple(tuple(d) for d in r.get("defendants", ()))))
+                if "facts" not in r:  # saved without the case texts
+                    digests[r["id"]], circumstances[r["id"]] = r["facts_sha256"], r["circumstances"]
+            except KeyError as exc:
+                raise InputError(f"missing field {exc.args[0]!r}; the model is damaged: retrain or restore it",
+                                 path=str(p / "cases.jsonl"), line=line) from None
+        if digests and (len(digests) != len(cases) or not wanted):
+            raise InputError("cases saved without their facts need every case's digest and the encoder's saved "
+                             "neighbour vectors; the model is damaged: retrain or restore it",
+                             path=str(p / "cases.jsonl"))
         cite = None
         if man.get("uses_citepred") and (p / "citepred").is_dir():
             cite = build_cite(statutes, model_dir=p / "citepred", encoder=encoder,
@@ -382,7 +401,7 @@ class StructurePredictor(CaseRows):
             vectors = np.load(p / "neighbours.npy", allow_pickle=False)
         self = cls(cases, statutes, cite=cite, disabled=man.get("disabled", ()),
                    select=man.get("feature_selection", {}).get("enabled", False), encoder=encoder if wanted else None,
-                   neighbour_vectors=vectors)
+                   neighbour_vectors=vectors, digests=digests or None, circumstances=circumstances or None)
         self.model_groups = {k: tuple(v) for k, v in man.get("model_groups", {}).items()}
         self.selection = man.get("feature_selection", {}).get("models", {})
         self.per_defendant = man.get("per_defendant", {}).get("models", {})

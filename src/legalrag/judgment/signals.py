@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
+from legalrag.io import sha256_text
 from legalrag.judgment.extract import charge_names, normalize_charge
 from legalrag.types import Document
 
@@ -132,17 +133,25 @@ class NeighbourIndex:
     query vectors (facts cut to ``DENSE_CHARS``; weight ``exp((cos - cos_best) / DENSE_TAU)``). A case is never
     its own neighbour. ``vectors`` (the cases' query vectors, in ``ids`` order) spare re-encoding a saved model."""
 
-    def __init__(self, ids: Sequence[str], facts: Sequence[str], max_chars: int = 1500, encoder=None, vectors=None):
+    def __init__(self, ids: Sequence[str], facts: Sequence[str], max_chars: int = 1500, encoder=None, vectors=None,
+                 digests: Mapping[str, str] | None = None):
         self.encoder = encoder
         self.ids = list(ids)
+        self.digests: dict[str, str] = dict(digests or {})  # id -> SHA-256 of its cut facts (a model without texts)
         if encoder is not None:
             import numpy as np
 
             self.max_chars = DENSE_CHARS
             self.facts = {i: f[:DENSE_CHARS] for i, f in zip(ids, facts)}
+            if vectors is None and self.digests:
+                raise ValueError("the neighbours of cases without their facts need the saved vectors")
             self.vectors = np.asarray(vectors if vectors is not None else
                                       encoder.encode_queries([self.facts[i] for i in self.ids]), dtype=np.float32)
+            if not self.digests:
+                self.digests = {i: sha256_text(f) for i, f in self.facts.items()}
             return
+        if digests:
+            raise ValueError("BM25 neighbours search the cases' facts; these cases hold only their digests")
         from legalrag.retrieval.bm25 import BM25Retriever
         from legalrag.retrieval.tokenize import tokenizer_for
 
@@ -169,8 +178,9 @@ class NeighbourIndex:
         import numpy as np
 
         cos = self.vectors @ np.asarray(self.encoder.encode_queries([query]), dtype=np.float32)[0]
+        own = sha256_text(query)  # a case is never its own neighbour, even under another id
         order = [int(j) for j in np.argsort(-cos, kind="stable")
-                 if self.ids[j] not in skip and self.facts[self.ids[j]] != query][:k]
+                 if self.ids[j] not in skip and self.digests[self.ids[j]] != own][:k]
         if not order:
             return []
         best = float(cos[order[0]])
