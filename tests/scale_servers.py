@@ -255,6 +255,31 @@ def _start_node_once(name: str, role: list[str], num_cpus: int, temp_dir: Path,
     raise TimeoutError(f"the Ray node {name} did not start in {RAY_START_TIMEOUT:.0f} s: {node.tail()}")
 
 
+_DROVE_A_CLUSTER: list[bool] = []
+_EXIT_STATUS: list[int] = []
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    _EXIT_STATUS.append(int(exitstatus))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    """A pytest process that drove the two-node cluster ends without the interpreter's teardown: after every test
+    had passed and the summary was printed, Ray's native threads crashed one such process at exit (a
+    segmentation fault, which failed `make test`). Everything is reported by now; the test session's call cache
+    (conftest) is removed here since atexit handlers do not run."""
+    if not _DROVE_A_CLUSTER or not _EXIT_STATUS:
+        return
+    cache = os.environ.get("LEGALRAG_LLM_CACHE", "")
+    if Path(cache).parent.name.startswith("legalrag-tests-"):
+        shutil.rmtree(Path(cache).parent, ignore_errors=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(_EXIT_STATUS[-1])
+
+
 @pytest.fixture(scope="session")
 def ray_cluster(tmp_path_factory):
     """A Ray cluster of two nodes on 127.0.0.1 (head and ``node-2``, one CPU each), shared by the session.
@@ -278,6 +303,7 @@ def ray_cluster(tmp_path_factory):
         shutil.rmtree(temp_dir, ignore_errors=True)
         pytest.skip(f"could not start a two-node Ray cluster: {exc}")
     cluster.start_seconds = time.perf_counter() - started
+    _DROVE_A_CLUSTER.append(True)
     yield cluster
     for n in reversed(cluster.nodes):
         n.stop()
