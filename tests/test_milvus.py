@@ -224,3 +224,86 @@ def test_cli_builds_searches_and_evaluates_on_milvus(tmp_path, test_data, monkey
 
 # The CLI with a real encoder (dense and hybrid, on Milvus Lite and on a Milvus server, against the local index)
 # is tests/test_milvus_server.py::test_cli_with_a_real_encoder_on_the_server_and_lite_matches_the_local_index.
+
+
+def test_a_streamed_build_from_a_generator_and_a_memmap_equals_the_encoded_one(tmp_path, monkeypatch):
+    """Documents from a generator and precomputed vectors from a .npy memmap are consumed a batch at a time (3
+    here): when each batch is sent, no more documents have been read than that batch needs. The collection
+    searches like one built by encoding; a vector count that does not match drops the half-written collection."""
+    import numpy as np
+
+    from legalrag.retrieval.dense import passage_text
+
+    uri = str(tmp_path / "stream.db")
+    enc = FakeEncoder(dimension=64)
+    path = tmp_path / "vectors.npy"
+    mm = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(len(DOCS), 64))
+    mm[:] = enc.encode_documents([passage_text(d, 512) for d in DOCS])
+    mm.flush()
+    del mm
+    consumed, at_insert = [0], []
+
+    def docs(n=len(DOCS)):
+        for d in DOCS[:n]:
+            consumed[0] += 1
+            yield d
+
+    encoded, streamed = milvus.MilvusStore(uri, "encoded"), milvus.MilvusStore(uri, "streamed")
+    try:
+        milvus.build_collection(encoded, DOCS, enc)
+        send = streamed.client.insert
+        monkeypatch.setattr(streamed.client, "insert", lambda name, rows: (at_insert.append(consumed[0]),
+                                                                            send(name, rows))[1])
+        first = milvus.build_collection(streamed, docs(), enc, vectors=np.load(path, mmap_mode="r"), batch_size=3)
+        assert at_insert == [3, 6, 8]
+        a = milvus.MilvusRetriever(encoded, "dense", encoder=enc)
+        b = milvus.MilvusRetriever(streamed, "dense", encoder=enc)
+        assert len(b) == len(DOCS)
+        for q in QUERIES:
+            assert _ranked(b.retrieve(q, k=5)) == _ranked(a.retrieve(q, k=5))
+        with pytest.raises(InputError, match="8 vectors for 7 documents"):  # found after the last batch
+            milvus.build_collection(streamed, docs(7), enc, vectors=np.load(path, mmap_mode="r"))
+        with pytest.raises(InputError, match="8 precomputed vectors for 7 documents"):  # found before writing
+            milvus.build_collection(streamed, DOCS[:7], enc, vectors=np.load(path, mmap_mode="r"))
+        with pytest.raises(InputError, match="shape"):
+            milvus.build_collection(streamed, DOCS, FakeEncoder(dimension=32), vectors=np.load(path))
+        assert streamed.current() == first and len(b) == len(DOCS)
+        assert sorted(streamed.client.list_collections()) == sorted([first, encoded.current()])
+    finally:
+        encoded.client.close()
+        streamed.client.close()
+        milvus.release(uri)
+
+
+def test_index_and_search_parameters_are_recorded_and_used(indexes, tmp_path):
+    faiss_idx, _ = indexes
+    register_backends()
+    spec = {"encoder": "hash", "engine_index": "IVF_FLAT", "index_params": {"nlist": 4},
+            "search_params": {"nprobe": len(DOCS)}}  # at least one list per document: every list is searched
+    idx = build_index(tmp_path / "ivf", DOCS, [ComponentSpec("milvus", spec, name="dense-fake")], lang="zh",
+                      make_encoder=fake_factory)
+    try:
+        params = idx.component_params("dense-fake")
+        assert params["engine_index"] == "IVF_FLAT" and params["index_params"] == {"nlist": 4}
+        assert params["search_params"] == {"nprobe": len(DOCS)}
+        r, f = idx.retriever("dense-fake"), faiss_idx.retriever("dense")
+        assert r.search_params == {"nprobe": len(DOCS)}
+        for q in QUERIES:
+            assert _ranked(r.retrieve(q, k=5)) == _ranked(f.retrieve(q, k=5))
+        # the parameters reach the engine: one list searched finds fewer documents (Milvus Lite clusters these
+        # 8 documents into 8 lists whatever nlist says; a server uses nlist, see test_milvus_server.py)
+        one = milvus.MilvusRetriever(r.store, "dense", encoder=r.encoder, search_params={"nprobe": 1})
+        assert all(len(one.retrieve(q, k=5)) < 5 for q in QUERIES)
+        with pytest.raises(InputError, match="search parameters must be numbers"):
+            milvus.MilvusRetriever(r.store, "dense", encoder=r.encoder, search_params={"nprobe": "all"})
+    finally:
+        milvus.release(str(idx.path / milvus.EMBEDDED))
+    assert milvus.index_params_for("HNSW", {"M": 16}) == {"M": 16, "efConstruction": 200}
+    assert milvus.index_params_for("FLAT") == {}
+    for bad, match in ((("IVF_FLAT", {"nlist": "many"}), "must be numbers"), (("FLAT", {"nlist": 4}), "no param"),
+                       (("IVF_PQ", None), "unknown Milvus index type")):
+        with pytest.raises(InputError, match=match):  # refused before anything is encoded or written
+            build_index(tmp_path / "bad", DOCS, [ComponentSpec("milvus", {"encoder": "hash", "engine_index": bad[0],
+                                                                          "index_params": bad[1]})],
+                        lang="zh", make_encoder=fake_factory)
+        assert not (tmp_path / "bad").exists()

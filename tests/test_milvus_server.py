@@ -218,3 +218,31 @@ def test_cli_with_a_real_encoder_on_the_server_and_lite_matches_the_local_index(
                 assert "13578" in found["lite"][:3] and "13578" in found["local"][:3]  # 劳动合同法第八十二条
     finally:
         milvus.release(str(tmp_path / "lite.db"))
+
+
+def test_index_parameters_reach_the_server_and_a_streamed_build_searches_like_an_encoded_one(milvus_server,
+                                                                                            milvus_token):
+    """IVF_FLAT and HNSW with their build parameters as the server records them; documents from a generator with
+    precomputed vectors (the streamed build) search as the encoded FLAT build does (8 rows are below the
+    server's 1,024-row threshold for building an index, so every search here is exact)."""
+    from legalrag.retrieval.dense import passage_text
+
+    enc = FakeEncoder(dimension=64)
+    vectors = enc.encode_documents([passage_text(d, 512) for d in DOCS])
+    flat = milvus.MilvusStore(milvus_server.uri, alias("flat"), token=milvus_token)
+    milvus.build_collection(flat, DOCS, enc)
+    exact = milvus.MilvusRetriever(flat, "dense", encoder=enc)
+    for kind, params, search in (("IVF_FLAT", {"nlist": 4}, {"nprobe": 4}),
+                                 ("HNSW", {"M": 16, "efConstruction": 100}, {"ef": 16})):
+        store = milvus.MilvusStore(milvus_server.uri, alias(kind.lower()), token=milvus_token)
+        milvus.build_collection(store, (d for d in DOCS), enc, vectors=vectors, engine_index=kind,
+                                index_params=params)
+        info = store.client.describe_index(store.alias, "vec")
+        assert info["index_type"] == kind and {k: str(info[k]) for k in params} == {k: str(v) for k, v in
+                                                                                   params.items()}, info
+        r = milvus.MilvusRetriever(store, "dense", encoder=enc, search_params=search)
+        assert len(r) == len(DOCS)
+        for q in QUERIES:
+            assert _ranked(r.retrieve(q, k=5)) == _ranked(exact.retrieve(q, k=5))
+        store.client.close()
+    flat.client.close()

@@ -23,9 +23,11 @@ from legalrag.retrieval.milvus.components import (build_bm25_component, build_co
 from legalrag.retrieval.milvus.retriever import FilterTranslator, MilvusRetriever
 from legalrag.retrieval.milvus.store import (EMBEDDED, ENGINE_INDEXES, PROP_DIM, PROP_MODEL, PROP_SCHEMA,
                                              SCHEMA_VERSION, MilvusStore, build_collection, connect, content_text,
-                                             doc_sha, has_full_text, is_embedded, release, rows_for, token_from_env)
+                                             doc_sha, has_full_text, index_params_for, is_embedded, iter_rows,
+                                             release, rows_for, token_from_env)
 
 __all__ = ["EMBEDDED", "ENGINE_INDEXES", "PROP_DIM", "PROP_MODEL", "PROP_SCHEMA", "SCHEMA_VERSION",
            "FilterTranslator", "MilvusRetriever", "MilvusStore", "build_bm25_component", "build_collection",
-           "build_component", "connect", "content_text", "doc_sha", "has_full_text", "is_embedded",
-           "load_bm25_component", "load_component", "release", "rows_for", "token_from_env"]
+           "build_component", "connect", "content_text", "doc_sha", "has_full_text", "index_params_for",
+           "is_embedded", "iter_rows", "load_bm25_component", "load_component", "release", "rows_for",
+           "token_from_env"]

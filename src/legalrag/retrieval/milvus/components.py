@@ -8,8 +8,8 @@ from typing import Any, Callable
 
 from legalrag.errors import InputError
 from legalrag.retrieval.milvus.retriever import FilterTranslator, MilvusRetriever
-from legalrag.retrieval.milvus.store import (EMBEDDED, SCHEMA_VERSION, MilvusStore, build_collection, release,
-                                             token_from_env)
+from legalrag.retrieval.milvus.store import (EMBEDDED, SCHEMA_VERSION, MilvusStore, build_collection,
+                                             index_params_for, release, token_from_env)
 from legalrag.types import Document
 
 
@@ -23,15 +23,23 @@ def _token(params: dict[str, Any]) -> str:
 
 def build_component(ctx, directory: Path, *, uri: str | None = None, collection: str = "legalrag",
                     encoder: str | None = None, max_chars: int = 512, engine_index: str = "FLAT",
+                    index_params: dict[str, Any] | None = None, search_params: dict[str, Any] | None = None,
                     bm25_k1: float = 1.2, bm25_b: float = 0.75, token_env: str | None = None,
                     connect_timeout: float = 10.0, threads: int = 1) -> dict[str, Any]:
     """Write the index's documents to a new collection behind the alias ``collection`` at ``uri`` (default: an
-    embedded Milvus Lite database inside the index directory). Records where it is, never a secret."""
+    embedded Milvus Lite database inside the index directory). Records where it is, never a secret.
+
+    ``index_params``: the vector index's build parameters over its type's defaults (e.g. ``{"nlist": 2048}`` for
+    IVF_FLAT, ``{"M": 16, "efConstruction": 100}`` for HNSW); ``search_params``: what every dense search on it
+    passes (``{"nprobe": 32}``, ``{"ef": 64}``). Both are recorded in the manifest; a search uses the recorded
+    ones."""
+    effective = index_params_for(engine_index, index_params)  # refused before anything is encoded
     enc = ctx.encoder(encoder, progress=ctx.progress, threads=threads) if encoder else None
     params: dict[str, Any] = {"uri": uri or "", "collection": collection, "encoder": encoder,
                               "model_id": getattr(enc, "model_id", None),
                               "dimension": int(enc.dimension) if enc is not None else None,
-                              "max_chars": max_chars, "engine_index": engine_index, "bm25_k1": bm25_k1,
+                              "max_chars": max_chars, "engine_index": engine_index, "index_params": effective,
+                              "search_params": dict(search_params or {}), "bm25_k1": bm25_k1,
                               "bm25_b": bm25_b, "schema": SCHEMA_VERSION}
     if token_env:
         params["token_env"] = token_env
@@ -40,7 +48,8 @@ def build_component(ctx, directory: Path, *, uri: str | None = None, collection:
     params["server_version"], params["full_text"] = store.version, store.full_text
     try:
         params["physical"] = build_collection(store, ctx.documents, enc, max_chars=max_chars,
-                                              engine_index=engine_index, bm25_k1=bm25_k1, bm25_b=bm25_b,
+                                              engine_index=engine_index, index_params=index_params,
+                                              bm25_k1=bm25_k1, bm25_b=bm25_b,
                                               progress=ctx.progress)
     finally:
         store.client.close()
@@ -95,7 +104,8 @@ def _open(index, params: dict[str, Any], mode: str, encoder: Any, threads: int, 
         encoder = None
     store = MilvusStore(_uri(params, index.path), params["collection"], token=_token(params))
     return MilvusRetriever(store, mode, encoder=encoder, max_chars=params.get("max_chars", 512),
-                           lookup=_lookup(index), filters=FilterTranslator(index.documents), name=name)
+                           lookup=_lookup(index), filters=FilterTranslator(index.documents), name=name,
+                           search_params=params.get("search_params") if mode == "dense" else None)
 
 
 def load_component(index, directory: Path, params: dict[str, Any], mode: str | None = None, encoder: Any = None,

@@ -55,11 +55,12 @@ class MilvusRetriever:
 
     Hits carry the index's own ``Document`` objects (``lookup``); documents added after the index was built
     (``add``/``sync``) are rebuilt from the engine's stored fields. Scores: cosine for dense, the engine's BM25
-    score (positive) for full text."""
+    score (positive) for full text. ``search_params``: the dense index's search parameters (``nprobe`` for
+    IVF_FLAT, ``ef`` for HNSW); none means the engine's defaults."""
 
     def __init__(self, store: MilvusStore, mode: str, *, encoder: Any = None, max_chars: int = 512,
                  lookup: Callable[[str], Document | None] | None = None, filters: FilterTranslator | None = None,
-                 name: str | None = None):
+                 name: str | None = None, search_params: dict[str, Any] | None = None):
         if mode not in ("dense", "bm25"):
             raise InputError(f"unknown Milvus search mode {mode!r}; use dense or bm25")
         if mode == "dense" and encoder is None:
@@ -71,6 +72,10 @@ class MilvusRetriever:
                              "the index's local bm25 component")
         self.store, self.mode, self.encoder, self.max_chars = store, mode, encoder, max_chars
         self.dimension = meta["dimension"]
+        bad = {k: v for k, v in (search_params or {}).items() if isinstance(v, bool) or not isinstance(v, (int, float))}
+        if bad:
+            raise InputError(f"Milvus search parameters must be numbers (nprobe, ef), got {bad}")
+        self.search_params = dict(search_params or {})  # dense only: nprobe (IVF_FLAT), ef (HNSW)
         self.lookup = lookup or (lambda _id: None)
         self.filters = filters
         self.name = name or (f"dense:{encoder.model_id}" if mode == "dense" else "bm25")
@@ -100,6 +105,8 @@ class MilvusRetriever:
         if self.mode == "dense":
             data: list[Any] = [v.tolist() for v in self.encoder.encode_queries(queries)]
             field, params = "vec", {"metric_type": "IP"}
+            if self.search_params:
+                params["params"] = dict(self.search_params)
         else:
             data = [q if q.strip() else " " for q in queries]
             field, params = "sparse", {"metric_type": "BM25"}

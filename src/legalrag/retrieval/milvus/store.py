@@ -6,11 +6,12 @@ See the package docstring for the collection layout and the build protocol.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -28,6 +29,7 @@ INSERT_BATCH = 500
 HASH_PAGE = 1000
 DROP_GRACE_S = 2.0  # seconds between moving a server's alias and dropping the collection it left
 ENGINE_INDEXES = ("FLAT", "HNSW", "IVF_FLAT")
+DEFAULT_INDEX_PARAMS = {"FLAT": {}, "HNSW": {"M": 32, "efConstruction": 200}, "IVF_FLAT": {"nlist": 128}}
 
 
 def _pymilvus():
@@ -112,6 +114,21 @@ def release(uri: str) -> None:
         except ImportError:
             return
         server_manager_instance.release_server(uri)
+
+
+def index_params_for(engine_index: str, index_params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The build parameters of the vector index: ``index_params`` over the type's defaults (HNSW: M 32,
+    efConstruction 200; IVF_FLAT: nlist 128, the engine's own default). Unknown types and non-numeric values are
+    refused before anything is written."""
+    if engine_index not in ENGINE_INDEXES:
+        raise InputError(f"unknown Milvus index type {engine_index!r}; use one of {', '.join(ENGINE_INDEXES)}")
+    params = {**DEFAULT_INDEX_PARAMS[engine_index], **(index_params or {})}
+    bad = {k: v for k, v in params.items() if isinstance(v, bool) or not isinstance(v, (int, float))}
+    if bad:
+        raise InputError(f"Milvus {engine_index} index parameters must be numbers, got {bad}")
+    if engine_index == "FLAT" and params:
+        raise InputError(f"a Milvus FLAT index takes no parameters, got {params}")
+    return params
 
 
 def _short(exc: BaseException) -> str:
@@ -203,11 +220,11 @@ class MilvusStore:
 
     # -- building -------------------------------------------------------------------------------------------
     def create(self, *, model_id: str | None, dimension: int | None, engine_index: str = "FLAT",
-               analyzer: dict[str, Any] | None = None, bm25_k1: float = 1.2, bm25_b: float = 0.75) -> str:
+               index_params: dict[str, Any] | None = None, analyzer: dict[str, Any] | None = None,
+               bm25_k1: float = 1.2, bm25_b: float = 0.75) -> str:
         """A new, empty physical collection for this alias (not yet serving); returns its name."""
         pm = _pymilvus()
-        if engine_index not in ENGINE_INDEXES:
-            raise InputError(f"unknown Milvus index type {engine_index!r}; use one of {', '.join(ENGINE_INDEXES)}")
+        vec_params = index_params_for(engine_index, index_params)
         name = f"{self.alias}__{time.time_ns() // 1_000_000}"
         schema = self.client.create_schema(auto_id=False, enable_dynamic_field=False,
                                            description="legalrag index collection")
@@ -229,8 +246,7 @@ class MilvusStore:
             schema.add_field("content", pm.DataType.VARCHAR, max_length=VARCHAR_MAX)
         if dimension:
             schema.add_field("vec", pm.DataType.FLOAT_VECTOR, dim=int(dimension))
-            params = {"M": 32, "efConstruction": 200} if engine_index == "HNSW" else {}
-            index_params.add_index(field_name="vec", index_type=engine_index, metric_type="IP", params=params)
+            index_params.add_index(field_name="vec", index_type=engine_index, metric_type="IP", params=vec_params)
         if not dimension and not self.full_text:
             raise InputError(f"Milvus {self.version} at {self.uri} has no server-side BM25 (it needs Milvus "
                              f"{'.'.join(map(str, FULL_TEXT_SINCE))}) and no encoder was given: there is nothing "
@@ -240,20 +256,25 @@ class MilvusStore:
         self.client.create_collection(name, schema=schema, index_params=index_params, properties=props)
         return name
 
-    def insert(self, collection: str, rows: Sequence[dict[str, Any]], progress: bool = False) -> int:
+    def insert(self, collection: str, rows: Iterable[dict[str, Any]], progress: bool = False,
+               total: int | None = None, batch_size: int | None = None) -> int:
+        """Write ``rows`` (any iterable, consumed once) in batches of ``batch_size`` (default
+        :data:`INSERT_BATCH`); returns how many."""
         bar = None
         if progress:
             from tqdm import tqdm
 
-            bar = tqdm(total=len(rows), desc=f"milvus insert ({collection})", unit="doc")
-        for start in range(0, len(rows), INSERT_BATCH):
-            chunk = rows[start:start + INSERT_BATCH]
-            self.client.insert(collection, list(chunk))
+            bar = tqdm(total=total if total is not None else _len(rows), desc=f"milvus insert ({collection})",
+                       unit="doc")
+        written, it = 0, iter(rows)
+        while chunk := list(itertools.islice(it, batch_size or INSERT_BATCH)):
+            self.client.insert(collection, chunk)
+            written += len(chunk)
             if bar is not None:
                 bar.update(len(chunk))
         if bar is not None:
             bar.close()
-        return len(rows)
+        return written
 
     def publish(self, collection: str, expected: int) -> None:
         """Check ``collection`` holds ``expected`` rows, load it, point the alias at it, drop the old one."""
@@ -312,39 +333,89 @@ class MilvusStore:
         return out
 
 
+def _len(x: Any) -> int | None:
+    try:
+        return len(x)
+    except TypeError:
+        return None
+
+
+def _row(d: Document, vector: np.ndarray | None) -> dict[str, Any]:
+    row = {"id": d.id, "law": _cut_bytes(str(d.metadata.get("law", "") or ""), 1024),
+           "article": _cut_bytes(str(d.metadata.get("article", "") or ""), 128),
+           "title": _cut_bytes(d.title, 4096), "sha": doc_sha(d), "content": content_text(d)}
+    if vector is not None:
+        row["vec"] = vector.tolist()
+    return row
+
+
 def rows_for(documents: Sequence[Document], vectors: np.ndarray | None) -> list[dict[str, Any]]:
-    rows = []
-    for i, d in enumerate(documents):
-        row = {"id": d.id, "law": _cut_bytes(str(d.metadata.get("law", "") or ""), 1024),
-               "article": _cut_bytes(str(d.metadata.get("article", "") or ""), 128),
-               "title": _cut_bytes(d.title, 4096), "sha": doc_sha(d), "content": content_text(d)}
+    return [_row(d, None if vectors is None else vectors[i]) for i, d in enumerate(documents)]
+
+
+def iter_rows(documents: Iterable[Document], vectors: Any = None, *, batch: int | None = None
+              ) -> Iterator[dict[str, Any]]:
+    """The rows of ``documents`` one at a time, the documents consumed lazily and the vectors (aligned with
+    them: an array, a ``np.memmap`` or anything sliced by row ranges) read ``batch`` rows (default
+    :data:`INSERT_BATCH`) at a time, so only one batch is ever held as Python lists. A count mismatch between
+    documents and vectors is an InputError."""
+    it, start, batch = iter(documents), 0, batch or INSERT_BATCH
+    while docs := list(itertools.islice(it, batch)):
+        vecs = None
         if vectors is not None:
-            row["vec"] = vectors[i].tolist()
-        rows.append(row)
-    return rows
+            vecs = np.asarray(vectors[start:start + len(docs)], dtype=np.float32)
+            if len(vecs) != len(docs):
+                raise InputError(f"{start + len(vecs)} vectors for at least {start + len(docs)} documents")
+        for i, d in enumerate(docs):
+            yield _row(d, None if vecs is None else vecs[i])
+        start += len(docs)
+    n = _len(vectors) if vectors is not None else None
+    if n is not None and n != start:
+        raise InputError(f"{n} vectors for {start} documents")
 
 
-def build_collection(store: MilvusStore, documents: Sequence[Document], encoder: Any = None, *,
-                     max_chars: int = 512, engine_index: str = "FLAT", bm25_k1: float = 1.2, bm25_b: float = 0.75,
-                     progress: bool = False) -> str:
+def build_collection(store: MilvusStore, documents: Iterable[Document], encoder: Any = None, *,
+                     vectors: Any = None, max_chars: int = 512, engine_index: str = "FLAT",
+                     index_params: dict[str, Any] | None = None, bm25_k1: float = 1.2, bm25_b: float = 0.75,
+                     progress: bool = False, batch_size: int | None = None) -> str:
     """Encode (when ``encoder`` is given) and write ``documents`` to a new collection, then swap the alias to it.
+
+    ``documents`` may be any iterable: it is consumed once, batch by batch, and rows are built and sent a batch at
+    a time. ``vectors`` (precomputed, aligned with the documents: an array or a ``np.memmap``, read a batch at a
+    time) replaces the encoding; ``encoder`` then only names the model and dimension the collection records.
+    ``index_params``: the vector index's build parameters (see :func:`index_params_for`). ``batch_size``: rows
+    per insert call (default :data:`INSERT_BATCH`); the client holds one batch of rows at a time.
 
     On any failure the new collection is dropped and the alias keeps serving the previous one."""
     from legalrag.retrieval.dense import passage_text
 
     store.check_replaceable()
-    vectors = None
-    if encoder is not None:  # encode first: a long encoding failure then leaves nothing in the engine
+    index_params_for(engine_index, index_params)  # refuse bad parameters before anything is encoded
+    if batch_size is not None and batch_size < 1:
+        raise InputError(f"batch_size must be at least 1, got {batch_size}")
+    if vectors is not None:
+        if encoder is None:
+            raise InputError("precomputed vectors need the encoder they came from (its model id and dimension)")
+        shape = tuple(getattr(vectors, "shape", ()))
+        if len(shape) != 2 or shape[1] != int(encoder.dimension):
+            raise InputError(f"precomputed vectors of shape {shape} for encoder {encoder.model_id!r}, expected "
+                             f"(n, {encoder.dimension})")
+        n, m = _len(documents), _len(vectors)
+        if n is not None and m is not None and n != m:
+            raise InputError(f"{m} precomputed vectors for {n} documents")
+    elif encoder is not None:  # encode first: a long encoding failure then leaves nothing in the engine
+        documents = documents if isinstance(documents, Sequence) else list(documents)
         vectors = encoder.encode_documents([passage_text(d, max_chars) for d in documents])
         if vectors.ndim != 2 or vectors.shape[1] != int(encoder.dimension):
             raise InputError(f"encoder {encoder.model_id!r} gave vectors of shape {tuple(vectors.shape)}, "
                              f"expected (n, {encoder.dimension})")
     name = store.create(model_id=getattr(encoder, "model_id", None),
                         dimension=int(encoder.dimension) if encoder is not None else None,
-                        engine_index=engine_index, bm25_k1=bm25_k1, bm25_b=bm25_b)
+                        engine_index=engine_index, index_params=index_params, bm25_k1=bm25_k1, bm25_b=bm25_b)
     try:
-        store.insert(name, rows_for(documents, vectors), progress=progress)
-        store.publish(name, len(documents))
+        written = store.insert(name, iter_rows(documents, vectors, batch=batch_size), progress=progress,
+                               total=_len(documents), batch_size=batch_size)
+        store.publish(name, written)
     except BaseException:
         store.discard(name)
         raise
