@@ -50,7 +50,8 @@ def load_data(data: Path, n_train: int = 200):
 
 
 def train_model(data: Path, disabled=(), progress=True, select=True, per_defendant=True):
-    from legalrag.judgment.predict import StructurePredictor, build_cite
+    from legalrag.judgment.citesignal import build_cite
+    from legalrag.judgment.predict import StructurePredictor
 
     facts, gold, train_ids, eval_ids, labels, statutes = load_data(data)
     cite = None if "citepred" in disabled else build_cite(statutes, train_citations=data / "data" / "qrels_file_train")

@@ -209,13 +209,6 @@ def _wait_indexed(store, n: int, limit_s: float = 3600.0) -> dict:
     return {"indexed_rows": info.get("indexed_rows"), "wait_s": round(time.perf_counter() - t, 1)}
 
 
-def rss_mib() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024, 0)
-    return float("nan")
-
-
 def one(n: int, engine: str, uri: str, token: str, server_pid: int | None, a) -> dict:
     import numpy as np
 
@@ -273,8 +266,8 @@ def one(n: int, engine: str, uri: str, token: str, server_pid: int | None, a) ->
         out["searches"] = runs_by
     out["client_peak_rss_mib"] = round(peak_rss_mib(), 0)
     if server_pid:
-        out["server_peak_rss_mib"] = vm_hwm_mib(server_pid)
-        out["server_rss_end_mib"] = vm_rss_mib(server_pid)
+        out["server_peak_rss_mib"] = proc_mib(server_pid)
+        out["server_rss_end_mib"] = proc_mib(server_pid, "VmRSS")
     store.client.close()
     if milvus.is_embedded(uri):
         milvus.release(uri)
@@ -305,16 +298,10 @@ def exact_top(n: int, refresh: bool = False):
     return best_i
 
 
-def vm_rss_mib(pid: int) -> float:
+def proc_mib(pid: int, field: str = "VmHWM") -> float:
+    """A memory figure of a process from /proc (VmHWM: its peak resident set; VmRSS: the current one), MiB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024, 0)
-    return float("nan")
-
-
-def vm_hwm_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(f"{field}:"):
             return round(int(line.split()[1]) / 1024, 0)
     return float("nan")
 

@@ -84,3 +84,16 @@ def checked(name: str, kind: str | None = None, root: Path | None = None) -> Shi
     if problems:
         raise ModelError(f"refusing the shipped model {name!r}: {'; '.join(problems)}; {model.restore_hint}")
     return model
+
+
+def model_dir(value: str | Path | None, kind: str, default: str | None = None) -> Path | None:
+    """A model directory option: an existing path (or any path with a folder part) as given; a bare name of a
+    shipped model of ``kind``, its files checked; ``None``: the shipped ``default`` when this install carries it,
+    else None. A bare name that is neither is returned as a path, for the caller's own "not found" message."""
+    if value is not None and (Path(value).exists() or Path(value).parent != Path(".")):
+        return Path(value)
+    name = default if value is None else str(value)
+    if name is None or find_shipped(name, kind) is None:
+        return None if value is None else Path(value)
+    return checked(name, kind).path
+

@@ -48,12 +48,9 @@ def build_predictor(index: Any, *, train_citations: str | Path | None = None,
 
 def model_path(model_dir: str | Path) -> Path:
     """A citation model directory, or the name of one that ships with legalrag (checked against its card)."""
-    p = Path(model_dir)
-    if p.exists() or p.parent != Path("."):
-        return p
-    from legalrag.shipped import checked, find_shipped
+    from legalrag.shipped import model_dir as resolve
 
-    return checked(str(model_dir), "citation-model").path if find_shipped(str(model_dir), "citation-model") else p
+    return resolve(model_dir, "citation-model")
 
 
 def default_model_dir(index: Any) -> Path | None:

@@ -91,14 +91,9 @@ SHIPPED_STRUCTURE = "judge-structure"
 def structure_model_dir(model_dir: Optional[Path]) -> Optional[Path]:
     """``--model-dir`` as given (a directory, or the name of a shipped judgment model, its files checked); without
     it the shipped ``judge-structure`` model when this install carries it, else None."""
-    from legalrag.shipped import checked, find_shipped
+    from legalrag.shipped import model_dir as resolve
 
-    name = SHIPPED_STRUCTURE if model_dir is None else str(model_dir)
-    if model_dir is not None and (Path(model_dir).exists() or Path(model_dir).parent != Path(".")):
-        return Path(model_dir)
-    if find_shipped(name, "judgment-model") is None:
-        return None if model_dir is None else Path(model_dir)
-    return checked(name, "judgment-model").path
+    return resolve(model_dir, "judgment-model", default=SHIPPED_STRUCTURE)
 
 
 ENCODER_HELP = ("Encoder of a structure model trained on an encoder's signal (default: the spec its manifest records; "

@@ -29,28 +29,25 @@ Ablations: ``disabled`` names feature groups (``features.GROUPS``) or signals (`
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from legalrag.errors import InputError
-from legalrag.judgment.boosting import FOLDS, PARAMS, ROUNDS, cross_fit_threshold, fit, lightgbm, out_of_fold
+from legalrag.judgment.boosting import cross_fit_threshold, fit, out_of_fold
 from legalrag.judgment.candidates import GENERAL_PART, CaseRows
 from legalrag.judgment.charge_llm import check_charges
-from legalrag.judgment.citesignal import build_cite
 from legalrag.judgment.defendants import defendant_rows
 from legalrag.judgment.features import GROUPS, extract_features
 from legalrag.judgment.labels import LabelledCase
+from legalrag.judgment.model_dir import load_structure, save_structure
 from legalrag.judgment.per_defendant import choose_per_defendant, round_fine
-from legalrag.judgment.selection import REPEATS, TOL, backward_eliminate, column_index, fold_assignments, \
+from legalrag.judgment.selection import backward_eliminate, column_index, fold_assignments, \
     logloss_cv, nested_check, penalty_cv, set_f1_cv
 from legalrag.judgment.signals import charge_mentions, share, statutory_ranges
 from legalrag.judgment.structure import Amount, Scored, Structure
 from legalrag.types import Document
 
-FORMAT = 3  # 2: defendant and charge-text columns, per-model feature groups; 3: article-derived charge and range
-# columns, encoder neighbours, the citation model's memory and set decision
 SIGNALS = ("explicit", "keywords", "neighbours", "citepred", "tables", "statutory", "charge_text")
 SELECTED = ("prison", "fine_present", "fine", "probation", "article")  # models whose feature groups are chosen
 
@@ -315,101 +312,10 @@ class StructurePredictor(CaseRows):
 
     # ------------------------------------------------------------------------------------- persistence
     def save(self, path: str | Path, extra: Mapping[str, Any] | None = None, *, case_texts: bool = True) -> None:
-        """``case_texts=False`` (a model that reads an encoder) keeps each labelled case's labels, the SHA-256 of
-        its facts and the circumstance keys the tables count, not the facts: enough to predict, not to retrain."""
-        from legalrag.io import atomic_dir
-
-        if not case_texts and self.encoder is None:
-            raise ValueError("only a structure model that reads an encoder can be saved without the case texts "
-                             "(BM25 neighbours search the texts)")
-        with atomic_dir(path) as tmp:
-            manifest = {"format": FORMAT, "n_cases": len(self.cases), "disabled": sorted(self.disabled),
-                        "columns": self.columns, "thresholds": self.thresholds, "cv_f1": self.cv_f1, "rounds": ROUNDS,
-                        "params": PARAMS, "skipped": self.skipped, "uses_citepred": self.cite is not None,
-                        "encoder": self.encoder.model_id if self.encoder is not None else None,
-                        "model_groups": {k: list(v) for k, v in self.model_groups.items()},
-                        "per_defendant": {"enabled": self.per_defendant_enabled, "models": self.per_defendant},
-                        "feature_selection": {"enabled": self.select, "folds": FOLDS, "repeats": REPEATS, "tol": TOL,
-                                              "models": self.selection},
-                        **(extra or {})}
-            if self.cite is not None and hasattr(self.cite, "describe"):
-                manifest["citepred"] = self.cite.describe()
-            (tmp / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
-            with (tmp / "cases.jsonl").open("w", encoding="utf-8") as fh:
-                for c in self.cases.values():
-                    facts = {"facts": c.facts} if case_texts else {
-                        "facts_sha256": self.neighbours.digests[c.id], "circumstances": self._circ_of[c.id]}
-                    fh.write(json.dumps({**c.to_dict(), **facts}, ensure_ascii=False) + "\n")
-            for kind, model in self.models.items():
-                model.save_model(str(tmp / f"{kind}.lgb.txt"))
-            if self.encoder is not None:
-                import numpy as np
-
-                np.save(tmp / "neighbours.npy", self.neighbours.vectors, allow_pickle=False)
-            if self.cite is not None:
-                from legalrag.citepred.model import save_model
-
-                save_model(tmp / "citepred", self.cite.rules, self.cite.graph, self.cite.config,
-                           getattr(self.cite, "cases", None), getattr(self.cite, "set_model", None),
-                           case_texts=case_texts)
-                first = self.cite.predictor.retriever if hasattr(self.cite, "predictor") else self.cite.retriever
-                if hasattr(first, "encoder"):  # a dense first stage: keep its article vectors
-                    first.save(tmp / "citepred-articles")
+        """Write the model directory (``model_dir.save_structure``)."""
+        save_structure(self, path, extra, case_texts=case_texts)
 
     @classmethod
     def load(cls, path: str | Path, statutes: Sequence[Document], encoder=None) -> "StructurePredictor":
-        """``encoder``: the encoder the model was trained with, when its manifest names one (neighbours and a
-        dense citation first stage read it)."""
-        p = Path(path)
-        man_path = p / "manifest.json"
-        if not man_path.exists():
-            raise InputError("not a judgment structure model (manifest.json missing); train one with "
-                             "`legalrag judgment train`", path=str(p))
-        man = json.loads(man_path.read_text(encoding="utf-8"))
-        if man.get("format") != FORMAT:
-            raise InputError(f"model format {man.get('format')} is not {FORMAT}; retrain it", path=str(man_path))
-        wanted = man.get("encoder")
-        if wanted and (encoder is None or encoder.model_id != wanted):
-            got = "none" if encoder is None else repr(encoder.model_id)
-            raise InputError(f"this structure model reads encoder {wanted!r} (got {got}); pass --encoder with that "
-                             "encoder's directory", path=str(man_path))
-        cases, digests, circumstances = [], {}, {}
-        from legalrag.io import read_jsonl
-
-        for line, r in read_jsonl(p / "cases.jsonl"):
-            try:
-                cases.append(LabelledCase(r["id"], r.get("facts", ""), tuple(r["charges"]), tuple(r["articles"]),
-                                          r["prison_months"], r["fine_yuan"], r["probation"],
-                                          tuple(tuple(d) for d in r.get("defendants", ()))))
-                if "facts" not in r:  # saved without the case texts
-                    digests[r["id"]], circumstances[r["id"]] = r["facts_sha256"], r["circumstances"]
-            except KeyError as exc:
-                raise InputError(f"missing field {exc.args[0]!r}; the model is damaged: retrain or restore it",
-                                 path=str(p / "cases.jsonl"), line=line) from None
-        if digests and (len(digests) != len(cases) or not wanted):
-            raise InputError("cases saved without their facts need every case's digest and the encoder's saved "
-                             "neighbour vectors; the model is damaged: retrain or restore it",
-                             path=str(p / "cases.jsonl"))
-        cite = None
-        if man.get("uses_citepred") and (p / "citepred").is_dir():
-            cite = build_cite(statutes, model_dir=p / "citepred", encoder=encoder,
-                              articles_dir=p / "citepred-articles")
-        vectors = None
-        if wanted:
-            import numpy as np
-
-            vectors = np.load(p / "neighbours.npy", allow_pickle=False)
-        self = cls(cases, statutes, cite=cite, disabled=man.get("disabled", ()),
-                   select=man.get("feature_selection", {}).get("enabled", False), encoder=encoder if wanted else None,
-                   neighbour_vectors=vectors, digests=digests or None, circumstances=circumstances or None)
-        self.model_groups = {k: tuple(v) for k, v in man.get("model_groups", {}).items()}
-        self.selection = man.get("feature_selection", {}).get("models", {})
-        self.per_defendant = man.get("per_defendant", {}).get("models", {})
-        self.per_defendant_enabled = man.get("per_defendant", {}).get("enabled", False)
-        lgb = lightgbm()
-        for f in p.glob("*.lgb.txt"):
-            self.models[f.name[: -len(".lgb.txt")]] = lgb.Booster(model_file=str(f))
-        self.thresholds = {k: float(v) for k, v in man["thresholds"].items()}
-        self.skipped = [tuple(s) for s in man.get("skipped", [])]
-        return self
-
+        """Read a model directory (``model_dir.load_structure``)."""
+        return load_structure(cls, path, statutes, encoder)

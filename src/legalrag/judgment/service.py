@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from legalrag.errors import InputError
+from legalrag.judgment.citesignal import build_cite
 from legalrag.judgment.labels import label_cases, load_facts, split_by_id
-from legalrag.judgment.predict import StructurePredictor, build_cite
+from legalrag.judgment.predict import StructurePredictor
 
 
 def load_statutes_file(law_corpus: str | Path):

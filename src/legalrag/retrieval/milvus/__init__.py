@@ -21,10 +21,10 @@ collection, so a ``hybrid`` component fuses the two exactly as it fuses local ``
 from legalrag.retrieval.milvus.components import (build_bm25_component, build_component, load_bm25_component,
                                                   load_component)
 from legalrag.retrieval.milvus.retriever import FilterTranslator, MilvusRetriever
+from legalrag.retrieval.milvus.rows import content_text, doc_sha, iter_rows, rows_for
 from legalrag.retrieval.milvus.store import (EMBEDDED, ENGINE_INDEXES, PROP_DIM, PROP_MODEL, PROP_SCHEMA,
-                                             SCHEMA_VERSION, MilvusStore, build_collection, connect, content_text,
-                                             doc_sha, has_full_text, index_params_for, is_embedded, iter_rows,
-                                             release, rows_for, token_from_env)
+                                             SCHEMA_VERSION, MilvusStore, build_collection, connect, has_full_text,
+                                             index_params_for, is_embedded, release, token_from_env)
 
 __all__ = ["EMBEDDED", "ENGINE_INDEXES", "PROP_DIM", "PROP_MODEL", "PROP_SCHEMA", "SCHEMA_VERSION",
            "FilterTranslator", "MilvusRetriever", "MilvusStore", "build_bm25_component", "build_collection",

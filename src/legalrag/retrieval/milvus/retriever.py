@@ -7,7 +7,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 from legalrag.errors import InputError
 from legalrag.retrieval.base import DocumentFilter
-from legalrag.retrieval.milvus.store import MilvusStore, doc_sha, rows_for
+from legalrag.retrieval.milvus.rows import doc_sha, rows_for
+from legalrag.retrieval.milvus.store import MilvusStore
 from legalrag.types import Document, Hit
 
 QUERY_BATCH = 64  # queries per search call

@@ -5,27 +5,23 @@ See the package docstring for the collection layout and the build protocol.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import re
 import time
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
-
-import numpy as np
+from typing import Any, Iterable, Sequence
 
 from legalrag._optional import require
 from legalrag.errors import IndexError_, InputError
+from legalrag.retrieval.milvus.rows import INSERT_BATCH, VARCHAR_MAX, iter_rows, size_of
 from legalrag.types import Document
 
 SCHEMA_VERSION = 1
 EMBEDDED = "milvus.db"  # the Milvus Lite database inside the index directory when no URI is given
-VARCHAR_MAX = 65535  # bytes, Milvus's largest VARCHAR
 PROP_SCHEMA, PROP_MODEL, PROP_DIM = "legalrag.schema", "legalrag.model_id", "legalrag.dimension"
 PROP_FULL_TEXT = "legalrag.full_text"  # "1" when the collection holds the engine's BM25 field
 FULL_TEXT_SINCE = (2, 5)  # Milvus server versions before 2.5 have no BM25 function (Milvus Lite has one)
-INSERT_BATCH = 500
 HASH_PAGE = 1000
 DROP_GRACE_S = 2.0  # seconds between moving a server's alias and dropping the collection it left
 ENGINE_INDEXES = ("FLAT", "HNSW", "IVF_FLAT")
@@ -134,21 +130,6 @@ def index_params_for(engine_index: str, index_params: dict[str, Any] | None = No
 def _short(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text[:300]
-
-
-def doc_sha(doc: Document) -> str:
-    return hashlib.sha256(json.dumps(doc.to_dict(), ensure_ascii=False, sort_keys=True).encode()).hexdigest()
-
-
-def _cut_bytes(text: str, limit: int) -> str:
-    raw = text.encode("utf-8")
-    return text if len(raw) <= limit else raw[:limit].decode("utf-8", errors="ignore")
-
-
-def content_text(doc: Document) -> str:
-    """What the engine's BM25 indexes: the law title and the text (as the local BM25's default title mode)."""
-    law = str(doc.metadata.get("law", "") or "")
-    return _cut_bytes(f"{law}\n{doc.text}" if law and not doc.text.startswith(law) else doc.text, VARCHAR_MAX)
 
 
 class MilvusStore:
@@ -264,7 +245,7 @@ class MilvusStore:
         if progress:
             from tqdm import tqdm
 
-            bar = tqdm(total=total if total is not None else _len(rows), desc=f"milvus insert ({collection})",
+            bar = tqdm(total=total if total is not None else size_of(rows), desc=f"milvus insert ({collection})",
                        unit="doc")
         written, it = 0, iter(rows)
         while chunk := list(itertools.islice(it, batch_size or INSERT_BATCH)):
@@ -333,47 +314,6 @@ class MilvusStore:
         return out
 
 
-def _len(x: Any) -> int | None:
-    try:
-        return len(x)
-    except TypeError:
-        return None
-
-
-def _row(d: Document, vector: np.ndarray | None) -> dict[str, Any]:
-    row = {"id": d.id, "law": _cut_bytes(str(d.metadata.get("law", "") or ""), 1024),
-           "article": _cut_bytes(str(d.metadata.get("article", "") or ""), 128),
-           "title": _cut_bytes(d.title, 4096), "sha": doc_sha(d), "content": content_text(d)}
-    if vector is not None:
-        row["vec"] = vector.tolist()
-    return row
-
-
-def rows_for(documents: Sequence[Document], vectors: np.ndarray | None) -> list[dict[str, Any]]:
-    return [_row(d, None if vectors is None else vectors[i]) for i, d in enumerate(documents)]
-
-
-def iter_rows(documents: Iterable[Document], vectors: Any = None, *, batch: int | None = None
-              ) -> Iterator[dict[str, Any]]:
-    """The rows of ``documents`` one at a time, the documents consumed lazily and the vectors (aligned with
-    them: an array, a ``np.memmap`` or anything sliced by row ranges) read ``batch`` rows (default
-    :data:`INSERT_BATCH`) at a time, so only one batch is ever held as Python lists. A count mismatch between
-    documents and vectors is an InputError."""
-    it, start, batch = iter(documents), 0, batch or INSERT_BATCH
-    while docs := list(itertools.islice(it, batch)):
-        vecs = None
-        if vectors is not None:
-            vecs = np.asarray(vectors[start:start + len(docs)], dtype=np.float32)
-            if len(vecs) != len(docs):
-                raise InputError(f"{start + len(vecs)} vectors for at least {start + len(docs)} documents")
-        for i, d in enumerate(docs):
-            yield _row(d, None if vecs is None else vecs[i])
-        start += len(docs)
-    n = _len(vectors) if vectors is not None else None
-    if n is not None and n != start:
-        raise InputError(f"{n} vectors for {start} documents")
-
-
 def build_collection(store: MilvusStore, documents: Iterable[Document], encoder: Any = None, *,
                      vectors: Any = None, max_chars: int = 512, engine_index: str = "FLAT",
                      index_params: dict[str, Any] | None = None, bm25_k1: float = 1.2, bm25_b: float = 0.75,
@@ -400,7 +340,7 @@ def build_collection(store: MilvusStore, documents: Iterable[Document], encoder:
         if len(shape) != 2 or shape[1] != int(encoder.dimension):
             raise InputError(f"precomputed vectors of shape {shape} for encoder {encoder.model_id!r}, expected "
                              f"(n, {encoder.dimension})")
-        n, m = _len(documents), _len(vectors)
+        n, m = size_of(documents), size_of(vectors)
         if n is not None and m is not None and n != m:
             raise InputError(f"{m} precomputed vectors for {n} documents")
     elif encoder is not None:  # encode first: a long encoding failure then leaves nothing in the engine
@@ -414,7 +354,7 @@ def build_collection(store: MilvusStore, documents: Iterable[Document], encoder:
                         engine_index=engine_index, index_params=index_params, bm25_k1=bm25_k1, bm25_b=bm25_b)
     try:
         written = store.insert(name, iter_rows(documents, vectors, batch=batch_size), progress=progress,
-                               total=_len(documents), batch_size=batch_size)
+                               total=size_of(documents), batch_size=batch_size)
         store.publish(name, written)
     except BaseException:
         store.discard(name)
