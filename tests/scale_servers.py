@@ -217,12 +217,14 @@ def _ray_exe() -> str:
 def _start_node(name: str, role: list[str], num_cpus: int, temp_dir: Path, env: dict[str, str] | None,
                 attempts: int = 3) -> RayNode:
     """`ray start` gives a raylet 30 s (hard-coded) to register; on a loaded machine it may need longer, so a
-    start that timed out that way is tried again."""
+    start that timed out that way is tried again, as is one whose chosen port was taken meanwhile."""
     for attempt in range(1, attempts + 1):
         try:
             return _start_node_once(name, role, num_cpus, temp_dir, env)
         except RuntimeError as exc:
-            if "timed out during startup" not in str(exc) or attempt == attempts:
+            # a raylet slow to register, or a chosen port taken by another process in the meantime
+            retry = "timed out during startup" in str(exc) or "is trying to use a port number" in str(exc)
+            if not retry or attempt == attempts:
                 raise
     raise AssertionError("unreachable")
 
@@ -230,10 +232,17 @@ def _start_node(name: str, role: list[str], num_cpus: int, temp_dir: Path, env: 
 def _start_node_once(name: str, role: list[str], num_cpus: int, temp_dir: Path,
                      env: dict[str, str] | None) -> RayNode:
     log = temp_dir / f"{name}.log"
-    ports = ["--node-manager-port", free_port(), "--object-manager-port", free_port(),
-             "--dashboard-agent-listen-port", free_port(), "--dashboard-agent-grpc-port", free_port(),
-             "--runtime-env-agent-port", free_port(), "--metrics-export-port", free_port()]
     base = free_port() // 100 * 100  # a block of worker ports per node, away from the others
+
+    def single() -> int:  # a free port outside the worker block (Ray refuses a port used twice)
+        while True:
+            port = free_port()
+            if not base <= port <= base + 99:
+                return port
+
+    ports = ["--node-manager-port", single(), "--object-manager-port", single(),
+             "--dashboard-agent-listen-port", single(), "--dashboard-agent-grpc-port", single(),
+             "--runtime-env-agent-port", single(), "--metrics-export-port", single()]
     cmd = [_ray_exe(), "start", "--block", *role, "--node-ip-address", "127.0.0.1", "--num-cpus", str(num_cpus),
            "--disable-usage-stats", *map(str, ports), "--min-worker-port", str(base),
            "--max-worker-port", str(min(base + 99, 65535))]
