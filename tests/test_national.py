@@ -10,6 +10,7 @@ import lzma
 
 import numpy as np
 import pytest
+from cli_runner import run_cli
 
 from legalrag.errors import IndexError_, InputError
 from legalrag.io import sha256_file
@@ -145,3 +146,27 @@ def test_a_fresh_install_answers_a_criminal_question_from_the_criminal_law(natio
     q = Query(id="x", text="起诉需要什么条件")
     assert any(h.document.metadata["law"] == "中华人民共和国民事诉讼法"
                for h in build_pipeline(national_index).search(q.text, k=10))
+
+
+def test_a_user_corpus_with_a_repeated_article_name_is_refused_by_line(tmp_path, monkeypatch, capsys):
+    corpus = tmp_path / "laws.jsonl"
+    rows = [{"id": 1, "name": "劳动合同法第十条", "content": "建立劳动关系，应当订立书面劳动合同。"},
+            {"id": 2, "name": "劳动合同法第十条", "content": "用人单位与劳动者在用工前订立劳动合同的。"}]
+    corpus.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    code, _, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", corpus, "--out", tmp_path / "idx",
+                           "--lang", "zh", "--no-progress")
+    assert code == 1
+    assert "appears twice (lines 1 and 2)" in err and f"{corpus}:2" in err
+    assert not (tmp_path / "idx").exists()
+
+
+def test_a_user_corpus_with_names_that_are_not_citations_is_indexed_with_a_warning_by_line(tmp_path, monkeypatch,
+                                                                                          capsys):
+    corpus = tmp_path / "laws.jsonl"
+    rows = [{"id": 1, "name": "劳动合同法第十条", "content": "建立劳动关系，应当订立书面劳动合同。"},
+            {"id": 2, "name": "劳动合同法 附则", "content": "本法自2008年1月1日起施行。"}]
+    corpus.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    code, _, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", corpus, "--out", tmp_path / "idx",
+                           "--lang", "zh", "--no-progress")
+    assert code == 0, err
+    assert "1 of 2 records have a name that is not an article citation (lines 2)" in err
