@@ -170,3 +170,19 @@ def test_a_user_corpus_with_names_that_are_not_citations_is_indexed_with_a_warni
                            "--lang", "zh", "--no-progress")
     assert code == 0, err
     assert "1 of 2 records have a name that is not an article citation (lines 2)" in err
+
+
+def test_a_law_index_holds_only_that_law_and_is_reused(tmp_path):
+    from legalrag.national import CRIMINAL_LAW, ensure_law_index
+
+    enc = FakeEncoder(dimension=64)
+    law = write_law(tmp_path / "data", enc)
+    components = lambda: ["bm25", ComponentSpec("dense", {"encoder": "fake"}, name="dense-fake")]  # noqa: E731
+    idx = ensure_law_index(tmp_path / "crim", law, [CRIMINAL_LAW], components, lambda spec, **_: enc)
+    assert {d.title for d in idx.documents} == {"中华人民共和国刑法第二百六十四条", "中华人民共和国刑法第一百三十三条之一"}
+    assert idx.documents[1].metadata["article"] == "133-1"
+    built = (idx.path / "manifest.json").stat().st_mtime_ns
+    again = ensure_law_index(tmp_path / "crim", law, [CRIMINAL_LAW], components, lambda spec, **_: enc)
+    assert (again.path / "manifest.json").stat().st_mtime_ns == built
+    with pytest.raises(InputError, match="no article of 不存在的法"):
+        ensure_law_index(tmp_path / "none", law, ["不存在的法"], components, lambda spec, **_: enc)

@@ -198,3 +198,34 @@ def ensure_index(directory: str | Path, law: NationalLaw, components: Callable[[
     build_index(directory, law.documents(), retrievers=components(), lang="zh", progress=progress, source=source,
                 corpus_info=law.coverage(), make_encoder=build_factory)
     return open_index(directory, make_encoder)
+
+
+CRIMINAL_LAW = "中华人民共和国刑法"
+
+
+def ensure_law_index(directory: str | Path, law: NationalLaw, laws: Sequence[str], components: Callable[[], Sequence[Any]],
+                     make_encoder: Callable[..., Any], *, progress: bool = False,
+                     announce: Callable[[str], None] | None = None):
+    """An index over the articles of ``laws`` only (e.g. the criminal law, the statute set the judgment and
+    citation models decide over), built once from the shipped corpus; its components are encoded here (a few
+    hundred articles), unlike the full index's."""
+    from legalrag.retrieval.index import build_index, open_index
+
+    directory = Path(directory)
+    wanted = set(laws)
+    source = f"legalrag:{law.name} sha256={law.digest} laws={'|'.join(sorted(wanted))}"
+    try:
+        index = open_index(directory, make_encoder)
+        if index.manifest["corpus"].get("source") == source:
+            return index
+    except IndexError_:
+        pass
+    law.verify()
+    docs = [d for d in law.documents() if d.metadata.get("law") in wanted]
+    if not docs:
+        raise InputError(f"the national-law data has no article of {', '.join(sorted(wanted))}")
+    if announce:
+        announce(f"building the index of {', '.join(sorted(wanted))} ({len(docs)} articles) once into {directory}")
+    build_index(directory, docs, retrievers=components(), lang="zh", progress=progress, source=source,
+                corpus_info={**law.coverage(), "laws": sorted(wanted)}, make_encoder=make_encoder)
+    return open_index(directory, make_encoder)
