@@ -178,11 +178,28 @@ def test_a_law_index_holds_only_that_law_and_is_reused(tmp_path):
     enc = FakeEncoder(dimension=64)
     law = write_law(tmp_path / "data", enc)
     components = lambda: ["bm25", ComponentSpec("dense", {"encoder": "fake"}, name="dense-fake")]  # noqa: E731
-    idx = ensure_law_index(tmp_path / "crim", law, [CRIMINAL_LAW], components, lambda spec, **_: enc)
+    idx = ensure_law_index(tmp_path / "crim", law, [CRIMINAL_LAW], components, lambda spec, **_: enc,
+                           article_ids=True)
     assert {d.title for d in idx.documents} == {"中华人民共和国刑法第二百六十四条", "中华人民共和国刑法第一百三十三条之一"}
-    assert idx.documents[1].metadata["article"] == "133-1"
+    assert [d.id for d in idx.documents] == ["264", "133-1"]  # the provision ids of the judgment models
     built = (idx.path / "manifest.json").stat().st_mtime_ns
-    again = ensure_law_index(tmp_path / "crim", law, [CRIMINAL_LAW], components, lambda spec, **_: enc)
+    again = ensure_law_index(tmp_path / "crim", law, [CRIMINAL_LAW], components, lambda spec, **_: enc,
+                             article_ids=True)
     assert (again.path / "manifest.json").stat().st_mtime_ns == built
     with pytest.raises(InputError, match="no article of 不存在的法"):
         ensure_law_index(tmp_path / "none", law, ["不存在的法"], components, lambda spec, **_: enc)
+
+
+def test_cite_and_judgment_work_out_of_the_box_over_the_national_criminal_law(national_index, monkeypatch, capsys):
+    """No --index, no --law-corpus: the shipped citation and structure models decide over the criminal law of the
+    national-law data (an index of its articles, ids = article numbers, built once)."""
+    facts = "被告人张某于2023年5月在某超市盗窃价值3000元的商品，到案后如实供述。"
+    code, out, err = run_cli(monkeypatch, capsys, "cite", facts, "--json")
+    assert code == 0, err
+    provisions = {p["id"]: p for p in json.loads(out)["provisions"]}
+    assert provisions["264"]["title"] == "中华人民共和国刑法第二百六十四条" and provisions["264"]["resolved"]
+    code, out, err = run_cli(monkeypatch, capsys, "judgment", "predict", "--facts", facts)
+    assert code == 0, err
+    structure = json.loads(out)
+    assert structure["charges"][0]["name"] == "盗窃罪"
+    assert "264" in [a["name"] for a in structure["articles"]]

@@ -204,16 +204,21 @@ CRIMINAL_LAW = "中华人民共和国刑法"
 
 
 def ensure_law_index(directory: str | Path, law: NationalLaw, laws: Sequence[str], components: Callable[[], Sequence[Any]],
-                     make_encoder: Callable[..., Any], *, progress: bool = False,
+                     make_encoder: Callable[..., Any], *, article_ids: bool = False, progress: bool = False,
                      announce: Callable[[str], None] | None = None):
     """An index over the articles of ``laws`` only (e.g. the criminal law, the statute set the judgment and
     citation models decide over), built once from the shipped corpus; its components are encoded here (a few
-    hundred articles), unlike the full index's."""
+    hundred articles), unlike the full index's. ``article_ids`` (one law only): each document's id is its
+    article number (``264``, ``133-1``), the provision ids the judgment and citation models use (JuDGE's)."""
+    from dataclasses import replace
+
     from legalrag.retrieval.index import build_index, open_index
 
     directory = Path(directory)
     wanted = set(laws)
-    source = f"legalrag:{law.name} sha256={law.digest} laws={'|'.join(sorted(wanted))}"
+    if article_ids and len(wanted) != 1:
+        raise InputError("article numbers are ids only within one law; pass one law with article_ids")
+    source = f"legalrag:{law.name} sha256={law.digest} laws={'|'.join(sorted(wanted))} ids={'article' if article_ids else 'corpus'}"
     try:
         index = open_index(directory, make_encoder)
         if index.manifest["corpus"].get("source") == source:
@@ -222,6 +227,8 @@ def ensure_law_index(directory: str | Path, law: NationalLaw, laws: Sequence[str
         pass
     law.verify()
     docs = [d for d in law.documents() if d.metadata.get("law") in wanted]
+    if article_ids:
+        docs = [replace(d, id=d.metadata["article"]) for d in docs if d.metadata.get("article")]
     if not docs:
         raise InputError(f"the national-law data has no article of {', '.join(sorted(wanted))}")
     if announce:

@@ -134,7 +134,7 @@ class Root:
         tag = hashlib.sha256("|".join(sorted(laws)).encode()).hexdigest()[:8]
         return ensure_law_index(home / f"{law.name}-{law.digest[:12]}-{tag}", law, laws,
                                 lambda: expand_components(["bm25", "dense"], ["judge-e5"]),
-                                _encoder_factory(threads, self.settings), progress=progress,
+                                _encoder_factory(threads, self.settings), article_ids=len(laws) == 1, progress=progress,
                                 announce=(lambda m: print(m, file=sys.stderr)) if progress else None)
 
     def open_index_or_demo(self, path: str | Path | None, *, progress: bool = False, threads: int | None = None):
