@@ -153,6 +153,29 @@ def test_ablation_names_are_checked():
         StructurePredictor([], STATUTES)
 
 
+def test_the_prison_term_is_capped_by_the_charges_own_article_when_the_month_model_runs_high():
+    """Drunk-driving cases labelled with terms of two years and more teach the month model to predict far above
+    what art. 133-1 (拘役 only: at most six months) allows; the predictor must cap the term there, not at the
+    range of art. 133 (交通肇事, up to fifteen years), the number JuDGE's corpus cites such cases under."""
+    traffic = statute_document("133", "违反交通运输管理法规，因而发生重大事故，致人重伤、死亡或者使公私财产遭受重大损失的，"
+                                      "处三年以下有期徒刑或者拘役；交通运输肇事后逃逸或者有其他特别恶劣情节的，处三年以上"
+                                      "七年以下有期徒刑；因逃逸致人死亡的，处七年以上有期徒刑。", "中华人民共和国刑法第一百三十三条")
+    statutes = [STATUTES[0], traffic, *STATUTES[2:]]
+    facts, gold = _cases()
+    for i in range(8):
+        gold[f"d{i}"] = _gold(f"李{i}", "危险驾驶罪", 24 + i, 2000, [133, 67, 52])
+    high = StructurePredictor(label_cases(facts, gold).cases, statutes, select=False).train()
+    s = high.predict("公诉机关指控：被告人王某醉酒驾驶机动车，血液中乙醇含量为180mg/100ml。被告人王某主动投案。")
+    assert s.charge_names == ["危险驾驶罪"]
+    assert s.prison.raw > 12, f"the month model was meant to run high; raw {s.prison.raw:.1f}"
+    assert s.prison.value <= 6, (f"prison {s.prison.value} months exceeds art. 133-1's 拘役 (at most 6); "
+                                 f"evidence {s.prison.evidence.get('statutory_range')}")
+    assert s.prison.evidence["statutory_range"] == {"article": "133-1", "months": [1, 6], "clipped": True}
+    # several charges: the combined range of art. 69 over each charge's own article
+    assert high._range_for(["盗窃罪", "危险驾驶罪"]) == ("264+133-1", (1, 126))
+    assert high._range_for(["危险驾驶罪"]) == ("133-1", (1, 6))
+
+
 def test_statutory_range_reads_tiers():
     assert statutory_range(STATUTES[0].text) == (1, 120)
     assert statutory_range("处十年以上有期徒刑、无期徒刑或者死刑") == (120, 240)
