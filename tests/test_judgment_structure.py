@@ -75,7 +75,8 @@ def test_labels_come_from_the_benchmark_extractor_and_unreadable_ones_are_counte
 def test_predictions_follow_the_facts_and_carry_evidence(model):
     s = model.predict("公诉机关指控：被告人王某醉酒驾驶机动车，血液中乙醇含量为180mg/100ml。被告人王某主动投案。")
     assert s.charge_names == ["危险驾驶罪"]
-    assert s.charges[0].evidence.get("keyword_positions") or s.charges[0].evidence.get("vote")
+    assert s.charges[0].evidence.get("keyword_positions"), "the facts' own words (醉酒驾驶) name the conduct"
+    assert s.charges[0].evidence.get("vote", 0) > 0.5, "similar drunk-driving cases vote for the charge"
     assert 133 in s.article_numbers
     assert 1 <= s.prison.value <= 6  # clipped to the statutory range of art. 133 (拘役)
     assert s.prison.evidence["top_features"] is not None and s.prison.evidence["neighbours"]
@@ -83,6 +84,16 @@ def test_predictions_follow_the_facts_and_carry_evidence(model):
     assert t.charge_names == ["盗窃罪"] and 264 in t.article_numbers
     assert t.features.values["amount_max"] == 12000.0
     json.dumps(t.to_dict(), ensure_ascii=False)  # fully serialisable evidence
+
+
+def test_similar_cases_vote_for_a_charge_the_facts_do_not_name(model):
+    """Facts with no charge keyword and no named charge (拿走, not 盗窃): the charge comes from the similar cases."""
+    facts = "公诉机关指控：被告人钱某趁店主不备拿走超市货架上的商品，价值人民币6000元。被告人钱某到案后如实供述，当庭自愿认罪。"
+    s = model.predict(facts)
+    top = s.charges[0]
+    assert not top.evidence.get("keyword_positions") and not top.evidence.get("mentions")
+    assert top.evidence.get("vote", 0) > 0.5, f"no neighbour vote behind {top.name}: evidence {top.evidence}"
+    assert s.charge_names == ["盗窃罪"]
 
 
 def test_the_composed_result_parses_to_exactly_the_prediction(model):
