@@ -12,7 +12,8 @@ candidate and feature rows of ``candidates.py``, built from rule features (``fea
   same selection;
 - **prison months** and **fine** (quantile regression at the median of the log amount, which suits the
   benchmark's relative score), the fine behind a yes/no model; the term is clipped to the statutory range of
-  the charge's article where the statute corpus states one;
+  the predicted charge's own article (an amended ``第X条之一`` article in the national corpus's wording where the
+  charge has one, ``signals.AMENDED_CHARGES``), or for several charges to the combined range of art. 69;
 - **probation** (缓刑) yes/no.
 
 Every prediction (``structure.py``) carries its evidence: the spans, neighbours and table counts behind a
@@ -44,7 +45,8 @@ from legalrag.judgment.model_dir import load_structure, save_structure
 from legalrag.judgment.per_defendant import choose_per_defendant, round_fine
 from legalrag.judgment.selection import backward_eliminate, column_index, fold_assignments, \
     logloss_cv, nested_check, penalty_cv, set_f1_cv
-from legalrag.judgment.signals import charge_mentions, share, statutory_ranges
+from legalrag.judgment.signals import AMENDED_ARTICLES, AMENDED_CHARGES, charge_mentions, combined_range, share, \
+    statutory_range, statutory_ranges
 from legalrag.judgment.structure import Amount, Scored, Structure
 from legalrag.types import Document
 
@@ -71,6 +73,7 @@ class StructurePredictor(CaseRows):
                          circumstances=circumstances)
         self.statutes = list(statutes)
         self.ranges = statutory_ranges(self.statutes)
+        self.texts = {str(d.id): d.text for d in self.statutes}
         self.models: dict[str, Any] = {}
         self.thresholds: dict[str, float] = {}
         self.cv_f1: dict[str, float] = {}  # out-of-fold F1 on the training cases at the chosen threshold
@@ -238,7 +241,7 @@ class StructurePredictor(CaseRows):
         prison_raw = raws[0]
         each = [max(1, int(round(r))) for r in raws]
         prison_ev = self._contributions("prison", X_def[:1] if self._uses_per_defendant("prison") else X)
-        rng = self._range_for(charges) or self.predicted_range(ctx)
+        rng = self._range_for(charges) or (self.predicted_range(ctx) if len(charges) == 1 else None)
         if rng and self._on("statutory"):
             lo, hi = rng[1]
             clipped = [min(max(m, lo), hi) for m in each]
@@ -287,16 +290,30 @@ class StructurePredictor(CaseRows):
                          Amount(fine_value, fine_raw, p_fine, fine_ev), probation, names,
                          ctx.features, tuple(notes), low, sentences)
 
-    def _range_for(self, charges: Sequence[str]) -> tuple[str, tuple[int, int]] | None:
-        """The statutory range of the single predicted charge's own article (the most co-cited one)."""
-        if len(charges) != 1:
-            return None
-        row = self.full.charge_articles.pairs.get(charges[0], {})
+    def _own_article(self, charge: str) -> tuple[str, str] | None:
+        """(article, text) of the article that defines ``charge``: an amended article (``第X条之一``) from the
+        national corpus's wording when the charge is one (``signals.AMENDED_CHARGES``), else the specific-part
+        article the labelled cases cite most often with the charge, where the statute corpus states its range."""
+        if charge in AMENDED_CHARGES:
+            art = AMENDED_CHARGES[charge]
+            return art, AMENDED_ARTICLES[art]
+        row = self.full.charge_articles.pairs.get(charge, {})
         specific = [(n, a) for a, n in row.items() if int(a) > GENERAL_PART and a in self.ranges]
         if not specific:
             return None
         art = max(specific)[1]
-        return art, self.ranges[art]
+        return art, self.texts[art]
+
+    def _range_for(self, charges: Sequence[str]) -> tuple[str, tuple[int, int]] | None:
+        """The statutory range keyed by the predicted charges' own articles: one charge, its article's range;
+        several, the combined range of art. 69 (``signals.combined_range``). None when a charge's article is
+        unknown."""
+        own = [self._own_article(c) for c in dict.fromkeys(charges)]
+        if not own or any(o is None for o in own):
+            return None
+        texts = [t for _, t in own]
+        rng = statutory_range(texts[0]) if len(own) == 1 else combined_range(texts)
+        return ("+".join(a for a, _ in own), rng) if rng else None
 
     def _predict(self, kind: str, X):
         return self.models[kind].predict(X[:, self._idx(kind)])
