@@ -14,9 +14,11 @@ import typer
 from legalrag.cli.apps import app
 from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption, ModelOption,
                                  ThreadsOption, root)
+from legalrag.engine import DEFAULTS
 
-StyleOption = typer.Option(None, "--style", help="guided (default: conclusion, legal basis with the decisive "
-                           "clause, what to do, when to see a lawyer) or brief (conclusion and reasons).")
+StyleOption = typer.Option(None, "--style", help="guided (conclusion, legal basis with the decisive clause, what to "
+                           "do, when to see a lawyer) or brief (conclusion and reasons); default: the answer.style "
+                           f"setting, else {DEFAULTS.style}.")
 LocalOption = typer.Option(False, "--local", help="Load the model in this process even when a local model "
                            "server is up.")
 
@@ -27,7 +29,7 @@ def ask(
     question: str = typer.Argument(..., help="The legal question."),
     index: IndexOrDemoOption = None,
     k: Optional[int] = typer.Option(None, "--k", min=1, help="Articles retrieved and given to the model "
-                                    "(default: the answer engine's, 6)."),
+                                    f"(default: the answer.k setting, else {DEFAULTS.k})."),
     retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the index's "
                                             "strongest, as `legalrag index info` shows)."),
     as_json: JsonOption = False,
@@ -35,14 +37,16 @@ def ask(
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=16, help="Longest answer, in tokens "
-                                             "(default 512)."),
+                                             f"(default: the answer.max_tokens setting, else {DEFAULTS.max_tokens})."),
     lang: Optional[str] = typer.Option(None, "--lang", help="zh or en (default: the index's language)."),
     style: Optional[str] = StyleOption,
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the LLM call cache."),
     evidence_tokens: Optional[int] = typer.Option(None, "--evidence-tokens", min=0,
                                                   help="Token budget for the retrieved articles in the prompt: each "
-                                                  "is cut to the clauses matching the question (default 400; 0: "
-                                                  "whole articles, 600 characters each)."),
+                                                  "is cut to the clauses matching the question (default: the "
+                                                  f"answer.evidence_tokens setting, else {DEFAULTS.evidence_tokens}; "
+                                                  f"0: whole articles, {DEFAULTS.max_article_chars} characters "
+                                                  "each)."),
     local: bool = LocalOption,
     threads: ThreadsOption = None,
 ) -> None:
@@ -60,9 +64,9 @@ def ask(
             sys.stdout.write(piece)
             sys.stdout.flush()
 
-    extra = {} if evidence_tokens is None else {"evidence_tokens": evidence_tokens or None}
-    answer = answer_question(question, idx, llm, k=k, retriever=retriever, lang=lang, max_tokens=max_tokens,
-                             style=style, on_text=on_text, **extra)
+    s = root(ctx).answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)
+    answer = answer_question(question, idx, llm, k=s.k, retriever=retriever, lang=lang, max_tokens=s.max_tokens,
+                             style=s.style, evidence_tokens=s.evidence_tokens, on_text=on_text)
     route = getattr(llm, "route", "in-process")
     if as_json:
         from legalrag.cli.common import print_json

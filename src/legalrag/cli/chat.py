@@ -19,14 +19,15 @@ from legalrag.cli.ask import LocalOption, StyleOption
 from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption, ModelOption,
                                  ThreadsOption, root)
 from legalrag.conversation import DEFAULT_PROCESSOR, PROCESSORS, ProcessorName
+from legalrag.engine import DEFAULTS
 
 
 @app.command("chat")
 def chat(
     ctx: typer.Context,
     index: IndexOrDemoOption = None,
-    k: Optional[int] = typer.Option(None, "--k", min=1, help="Articles retrieved per turn (default: the answer "
-                                    "engine's, 6)."),
+    k: Optional[int] = typer.Option(None, "--k", min=1, help="Articles retrieved per turn (default: the answer.k "
+                                    f"setting, else {DEFAULTS.k})."),
     retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the index's "
                                             "strongest)."),
     processor: ProcessorName = typer.Option(ProcessorName(DEFAULT_PROCESSOR), "--processor",
@@ -36,25 +37,22 @@ def chat(
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=16, help="Longest answer, in tokens "
-                                             "(default 512)."),
+                                             f"(default: the answer.max_tokens setting, else {DEFAULTS.max_tokens})."),
     style: Optional[str] = StyleOption,
     evidence_tokens: Optional[int] = typer.Option(None, "--evidence-tokens", min=0,
                                                   help="Token budget for the retrieved articles in each answer "
-                                                  "prompt (default 400; 0: whole articles)."),
+                                                  "prompt (default: the answer.evidence_tokens setting, else "
+                                                  f"{DEFAULTS.evidence_tokens}; 0: whole articles)."),
     local: bool = LocalOption,
     as_json: JsonOption = False,  # one line of JSON per turn (the shape of `ask --json`, POST /consult)
     threads: ThreadsOption = None,
 ) -> None:
     """Hold a multi-turn consultation: retrieval each turn, answers with checked citations."""
-    from dataclasses import replace
-
     from legalrag.conversation import Consultation
-    from legalrag.engine import DEFAULTS, AnswerEngine
+    from legalrag.engine import AnswerEngine
     idx = root(ctx).open_index_or_demo(index, threads=threads)
     llm = root(ctx).make_answer_llm(model, endpoint, endpoint_model, threads=threads, local=local)
-    settings = DEFAULTS.but(k=k, max_tokens=max_tokens, style=style)
-    if evidence_tokens is not None:
-        settings = replace(settings, evidence_tokens=evidence_tokens or None)
+    settings = root(ctx).answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)
     engine = AnswerEngine.from_index(idx, llm, retriever=retriever, settings=settings)
     consultation = Consultation(engine=engine, processor=processor.value)
     if not as_json:

@@ -1,8 +1,9 @@
 """``legalrag eval judgment`` (JuDGE metrics) and ``legalrag judgment train / predict / draft``.
 
-Paths that are not given as options are read from the environment: ``LEGALRAG_LAW_CORPUS`` (statute corpus
-JSONL, e.g. JuDGE's ``data/law_corpus.jsonl``) and ``LEGALRAG_JUDGMENT_MODEL`` (a structure model directory
-written by ``legalrag judgment train``). The LLM is built through the command's ``wiring.Root``
+Paths that are not given as options come from the saved settings (``legalrag config show``):
+``judgment.law_corpus`` (statute corpus JSONL, e.g. JuDGE's ``data/law_corpus.jsonl``; ``$LEGALRAG_LAW_CORPUS``),
+``judgment.model`` (a structure model directory written by ``legalrag judgment train``, or a shipped one's name;
+``$LEGALRAG_JUDGMENT_MODEL``) and ``judgment.encoder`` (``$LEGALRAG_JUDGMENT_ENCODER``). The LLM is built through the command's ``wiring.Root``
 (``root(ctx).make_llm``).
 """
 
@@ -80,12 +81,12 @@ def eval_judgment(
                       f"(no 判决如下 / result section; scored on what could be read): {shown}")
 
 
-LAW_CORPUS_HELP = ("Statute corpus JSONL (STARD or JuDGE shape; env LEGALRAG_LAW_CORPUS); default: the criminal law "
-                   "of the national-law data shipped with legalrag.")
+LAW_CORPUS_HELP = ("Statute corpus JSONL (STARD or JuDGE shape; default: the judgment.law_corpus setting, "
+                   "$LEGALRAG_LAW_CORPUS, else the criminal law of the national-law data shipped with legalrag).")
 CHECK_CHARGES_HELP = ("Where the structure model is not confident about the charge, the LLM (--model / --endpoint) "
                       "reads the facts and names it; its reply and the model's choice are kept in the evidence.")
 MODEL_DIR_HELP = ("Structure model: a directory from `legalrag judgment train` or the name of a shipped one (default: "
-                  "the shipped judge-structure; env LEGALRAG_JUDGMENT_MODEL).")
+                  "the judgment.model setting, $LEGALRAG_JUDGMENT_MODEL, else the shipped judge-structure).")
 SHIPPED_STRUCTURE = "judge-structure"
 
 
@@ -97,8 +98,8 @@ def structure_model_dir(model_dir: Optional[Path]) -> Optional[Path]:
     return resolve(model_dir, "judgment-model", default=SHIPPED_STRUCTURE)
 
 
-ENCODER_HELP = ("Encoder of a structure model trained on an encoder's signal (default: the spec its manifest records; "
-                "env LEGALRAG_JUDGMENT_ENCODER).")
+ENCODER_HELP = ("Encoder of a structure model trained on an encoder's signal (default: the judgment.encoder setting, "
+                "$LEGALRAG_JUDGMENT_ENCODER, else the spec its manifest records).")
 
 
 def law_statutes(ctx_root, law_corpus: Optional[Path]):
@@ -145,9 +146,10 @@ def _need(path: Optional[Path], what: str) -> Path:
 
 @judgment_app.command("train")
 def train(
+    ctx: typer.Context,
     facts: Path = typer.Option(..., "--facts", help="Cases, JSONL {text_id|id, text|facts} (e.g. JuDGE data/test.json)."),
     judgments: Path = typer.Option(..., "--judgments", help="Gold judgments, JSONL {id, document}."),
-    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", envvar="LEGALRAG_LAW_CORPUS", help=LAW_CORPUS_HELP),
+    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", help=LAW_CORPUS_HELP),
     train_citations: Optional[Path] = typer.Option(None, "--train-citations",
                                                    help="Training citation sets (qrels or JSONL) for the citation "
                                                         "pipeline signal; without it the articles use cases only."),
@@ -165,7 +167,7 @@ def train(
     """Train the judgment structure predictors (charges, articles, prison, fine, probation) on labelled cases."""
     from legalrag.judgment.service import train_from_files
 
-    model = train_from_files(facts, judgments, _need(law_corpus, "statute corpus"), out,
+    model = train_from_files(facts, judgments, _need(root(ctx).law_corpus(law_corpus), "statute corpus"), out,
                              train_citations=train_citations, first=first,
                              disabled=[w.strip() for w in (without or "").split(",") if w.strip()], progress=True,
                              select=select, per_defendant=per_defendant)
@@ -182,14 +184,14 @@ def predict(
                                                            "order (the training cases)."),
     out: Optional[Path] = typer.Option(None, "--out", help="With --cases: write JSONL {id, document, structure} "
                                                            "here (scorable with `legalrag eval judgment`)."),
-    model_dir: Optional[Path] = typer.Option(None, "--model-dir", envvar="LEGALRAG_JUDGMENT_MODEL", help=MODEL_DIR_HELP),
-    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", envvar="LEGALRAG_LAW_CORPUS", help=LAW_CORPUS_HELP),
+    model_dir: Optional[Path] = typer.Option(None, "--model-dir", help=MODEL_DIR_HELP),
+    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", help=LAW_CORPUS_HELP),
     check_charges: bool = typer.Option(False, "--check-charges", help=CHECK_CHARGES_HELP),
     model: ModelOption = None,
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
     threads: ThreadsOption = None,
-    encoder: Optional[str] = typer.Option(None, "--encoder", envvar="LEGALRAG_JUDGMENT_ENCODER", help=ENCODER_HELP),
+    encoder: Optional[str] = typer.Option(None, "--encoder", help=ENCODER_HELP),
 ) -> None:
     """Predict the structure of the judgment (charges, articles, term, fine, probation) with its evidence, as JSON."""
     from legalrag.errors import InputError
@@ -200,8 +202,9 @@ def predict(
         raise InputError("pass exactly one of --facts (one case) or --cases (a JSONL file)")
     if not check_charges and (model or endpoint or endpoint_model):
         raise InputError("--model / --endpoint choose the LLM of --check-charges; add --check-charges")
-    predictor = load_structure(_need(structure_model_dir(model_dir), "model directory"),
-                               law_statutes(root(ctx), law_corpus), encoder)
+    predictor = load_structure(_need(structure_model_dir(root(ctx).judgment_model(model_dir)), "model directory"),
+                               law_statutes(root(ctx), root(ctx).law_corpus(law_corpus)),
+                               encoder or root(ctx).settings.judgment_encoder)
     reader = None
     if check_charges:
         from legalrag.judgment.charge_llm import ChargeReader
@@ -227,10 +230,11 @@ def predict(
 def draft(
     ctx: typer.Context,
     facts: str = typer.Option(..., "--facts", help="Case facts: a text file path or the text itself."),
-    model_dir: Optional[Path] = typer.Option(None, "--model-dir", envvar="LEGALRAG_JUDGMENT_MODEL",
-                                             help=MODEL_DIR_HELP + " With it the structure is predicted and the "
-                                                  "model writes only the reasoning; without it the LLM drafts freely."),
-    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", envvar="LEGALRAG_LAW_CORPUS", help=LAW_CORPUS_HELP),
+    model_dir: Optional[Path] = typer.Option(None, "--model-dir",
+                                             help=MODEL_DIR_HELP + " The structure model decides the judgment and "
+                                                  "the LLM writes only the reasoning; --free lets the LLM draft it "
+                                                  "all."),
+    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", help=LAW_CORPUS_HELP),
     case_corpus: Optional[Path] = typer.Option(None, "--case-corpus",
                                                help="Free drafting only: past judgments, JSONL {id, document}."),
     no_llm: bool = typer.Option(False, "--no-llm", help="With a structure model: a template reasoning, no model."),
@@ -243,7 +247,7 @@ def draft(
     as_json: JsonOption = False,
     max_tokens: int = typer.Option(500, "--max-tokens", help="Upper bound on generated tokens."),
     check_charges: bool = typer.Option(False, "--check-charges", help="With --model-dir: " + CHECK_CHARGES_HELP),
-    encoder: Optional[str] = typer.Option(None, "--encoder", envvar="LEGALRAG_JUDGMENT_ENCODER", help=ENCODER_HELP),
+    encoder: Optional[str] = typer.Option(None, "--encoder", help=ENCODER_HELP),
 ) -> None:
     """Draft a complete criminal judgment from case facts."""
     from legalrag.errors import InputError
@@ -252,7 +256,9 @@ def draft(
     text = read_facts(facts)
     if free and model_dir is not None:
         raise InputError("--free drafts without a structure model; leave out --model-dir (or --free)")
-    model_dir = None if free else structure_model_dir(model_dir)
+    model_dir = None if free else structure_model_dir(root(ctx).judgment_model(model_dir))
+    law_corpus = root(ctx).law_corpus(law_corpus)
+    encoder = encoder or root(ctx).settings.judgment_encoder
     if model_dir is None and no_llm:
         raise InputError("--no-llm needs a structure model (the one that decides the judgment): pass --model-dir "
                          "or leave out --free" if free else "--no-llm needs --model-dir (no structure model ships "

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from legalrag.answer import DEFAULT_EVIDENCE_TOKENS
+from legalrag.engine import DEFAULTS
 from legalrag.cli.apps import app
 from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, ModelOption, ThreadsOption,
                                  deprecated, is_loopback, root)
@@ -31,13 +31,15 @@ def serve_cmd(
                                    "LLM call cache."),
     cite_model: Optional[Path] = typer.Option(None, "--cite-model-dir", help="Citation model directory for /cite "
                                               "(default INDEX/citepred when it exists)."),
-    judgment_model: Optional[Path] = typer.Option(None, "--judgment-model-dir", envvar="LEGALRAG_JUDGMENT_MODEL",
+    judgment_model: Optional[Path] = typer.Option(None, "--judgment-model-dir",
                                                   help="Judgment structure model directory (`legalrag judgment "
-                                                       "train`) for /judgment/structure; needs --law-corpus."),
+                                                       "train`) for /judgment/structure (default: the judgment.model "
+                                                       "setting, $LEGALRAG_JUDGMENT_MODEL); needs --law-corpus."),
     old_cite_model: Optional[Path] = typer.Option(None, "--cite-model", hidden=True, help="Old spelling."),
     old_judgment_model: Optional[Path] = typer.Option(None, "--judgment-model", hidden=True, help="Old spelling."),
-    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", envvar="LEGALRAG_LAW_CORPUS",
-                                              help="The statute corpus the judgment model was trained with (JSONL)."),
+    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus",
+                                              help="The statute corpus the judgment model was trained with (JSONL; "
+                                              "default: the judgment.law_corpus setting, $LEGALRAG_LAW_CORPUS)."),
     api_key_file: Optional[Path] = typer.Option(None, "--api-key-file", help="File of accepted API keys, one per "
                                                 "line; without it no key is needed."),
     rate_limit: int = typer.Option(120, "--rate-limit", min=0, help="Requests per minute per key (0: no limit)."),
@@ -47,10 +49,12 @@ def serve_cmd(
     max_waiting: int = typer.Option(16, "--max-waiting", min=0, help="Generations that may queue for the model."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="A trained agents' policy directory (`legalrag "
                                           "train policy`): /agents/search runs the embedded model with its adapter."),
-    evidence_tokens: int = typer.Option(DEFAULT_EVIDENCE_TOKENS, "--evidence-tokens", min=0, max=8192,
-                                        help="Token budget for the retrieved articles in /ask and /consult prompts: "
-                                             "each is cut to the clauses matching the question (0: whole "
-                                             "articles); a request may ask for less."),
+    evidence_tokens: Optional[int] = typer.Option(None, "--evidence-tokens", min=0, max=8192,
+                                                  help="Token budget for the retrieved articles in /ask and /consult "
+                                                  "prompts: each is cut to the clauses matching the question "
+                                                  "(default: the answer.evidence_tokens setting, else "
+                                                  f"{DEFAULTS.evidence_tokens}; 0: whole articles); a request may "
+                                                  "ask for less."),
 ) -> None:
     """Serve the web application (consultation, search, drafting, citation prediction) and its JSON API."""
     import logging
@@ -75,6 +79,8 @@ def serve_cmd(
     structure = None
     from legalrag.cli.judgment import load_structure, structure_model_dir
 
+    judgment_model = root(ctx).judgment_model(judgment_model)
+    law_corpus = root(ctx).law_corpus(law_corpus)
     # the criminal law of the shipped national-law data: the statutes the judgment and citation models decide over
     criminal = root(ctx).law_index(progress=True) if law_corpus is None else None
     if judgment_model is None and (law_corpus is not None or criminal is not None):
@@ -105,7 +111,8 @@ def serve_cmd(
     elif criminal is not None and default_model_dir(criminal) is not None:  # the shipped judge-cite, out of the box
         predictor = build_predictor(criminal, model_dir=default_model_dir(criminal))
     settings = Settings(max_k=max_k, api_keys=keys, rate_limit=rate_limit, cors_origins=tuple(cors_origin),
-                        max_waiting=max_waiting, evidence_tokens=evidence_tokens or None)
+                        max_waiting=max_waiting,
+                        evidence_tokens=root(ctx).answer_settings(evidence_tokens=evidence_tokens).evidence_tokens)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     typer.echo(f"legalrag: http://{host}:{port}/  (API schema /openapi.json, routes /docs)", err=True)
     uvicorn.run(create_app(idx, llm, settings, predictor=predictor, agents_llm=agents_llm, structure=structure),
