@@ -8,7 +8,10 @@ Processors (the LexRAG conversation strategies), each ``processor(turns) -> str`
 - ``LLMRewrite(llm)``: the model rewrites the last question into a standalone one (prompt template
   ``conversation_rewrite_<lang>``); an empty or failed rewrite falls back to ``all_questions``;
 - ``ContextFusion`` (``fused``): no LLM; one search for the last question and one for each earlier turn, fused
-  with decaying weights, with the earlier turns' laws as a prior (``retrieve_turn`` runs any processor).
+  with decaying weights, with the earlier turns' laws as a prior (``retrieve_turn`` runs any processor);
+- ``FollowUp`` (``carry``, :mod:`legalrag.followup`): no LLM; ``fused`` plus the last question with its context
+  and the articles the consultation has established (retrieved or cited earlier), carried at full weight while a
+  follow-up detector says the topic holds and at a low weight when the question moves on.
 
 ``make_processor(name, llm=None)`` builds one by name, as the CLI does. ``Consultation`` holds a multi-turn
 consultation: each question is turned into a query by the processor, retrieved, and answered from the
@@ -42,6 +45,7 @@ class ProcessorName(str, enum.Enum):
     FULL_CONTEXT = "full_context"  # the whole dialogue
     REWRITE = "rewrite"  # the LLM rewrites the dialogue into one standalone question
     FUSED = "fused"  # one search per earlier turn, fused with decaying weights and a prior for their laws
+    CARRY = "carry"  # fused, plus the articles the consultation established, carried while the topic holds
 
 
 PROCESSORS = tuple(p.value for p in ProcessorName)
@@ -99,9 +103,15 @@ class LLMRewrite:
 
 
 def make_processor(name: str, llm: LLM | None = None, lang: str = "zh", **options: Any) -> Processor:
-    """The processor called ``name``; ``options`` go to :class:`ContextFusion` for ``fused``."""
+    """The processor called ``name``; ``options`` go to :class:`ContextFusion` for ``fused`` and to
+    :class:`legalrag.followup.FollowUp` for ``carry`` (e.g. ``cited``: answer text -> the documents it cites)."""
     if name == "fused":
+        options.pop("cited", None)
         return ContextFusion(**options)
+    if name == "carry":
+        from legalrag.followup import FollowUp
+
+        return FollowUp(**options)
     if name in ("last", "last_question"):  # last_question: the LexRAG name
         return last_question
     if name == "all_questions":
