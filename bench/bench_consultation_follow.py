@@ -37,12 +37,12 @@ sys.path.insert(0, str(ROOT / "src"))
 
 KS = (10,)
 DEPTH = 100
-FUSED_GRID = {"question_decay": (0.0, 0.1, 0.2, 0.35, 0.5), "answer_weight": (0.0, 0.25, 0.5, 1.0),
-              "law_prior": (0.0, 1.0, 2.0, 4.0, 8.0)}
-CARRY_GRID = {"context_weight": (0.0, 0.25, 0.5, 0.75, 1.0), "question_decay": (0.0, 0.1, 0.2, 0.35),
-              "answer_weight": (0.0, 0.1, 0.25, 0.5), "law_prior": (0.0, 1.0, 2.0, 4.0, 8.0),
-              "carry_same": (0.0, 0.5, 1.0, 2.0, 4.0), "carry_new": (0.0, 0.1, 0.25, 0.5, 1.0),
-              "carry_top": (1, 2, 3, 5), "short_question": (0, 4, 6, 8, 10)}
+FUSED_GRID = {"question_decay": (0.0, 0.2, 0.5), "answer_weight": (0.0, 0.25, 1.0), "law_prior": (0.0, 2.0, 4.0, 8.0)}
+CARRY_GRID = {"context_weight": (0.0, 0.25, 0.5, 1.0), "law_prior": (0.0, 1.0, 2.0, 4.0),
+              "carry_same": (0.0, 0.5, 1.0, 2.0), "carry_new": (0.0, 0.1, 0.25, 0.5),
+              "history_new": (0.0, 0.25, 0.5, 1.0), "law_prior_new": (0.0, 0.5, 1.0, 2.0),
+              "short_question": (0, 4, 6, 8), "carry_top": (1, 3, 5),
+              "question_decay": (0.1, 0.2, 0.35), "answer_weight": (0.0, 0.25, 0.5)}
 
 
 def load(path: Path, docs) -> list:
@@ -127,7 +127,7 @@ def objective(scores, turns) -> tuple[float, float]:
             sum(scores[t.id]["mrr@10"] for t in later) / len(later))
 
 
-def tune(make, grid, start, turns, lookup, passes: int = 2) -> tuple[dict, tuple[float, float], int]:
+def tune(make, grid, start, turns, lookup, passes: int = 1) -> tuple[dict, tuple[float, float], int]:
     """Coordinate search: each parameter in turn over its grid values, the others held; ``passes`` rounds."""
     best = dict(start)
     best_score = objective(per_turn(rankings(make(best), turns, lookup), turns), turns)
@@ -143,6 +143,7 @@ def tune(make, grid, start, turns, lookup, passes: int = 2) -> tuple[dict, tuple
                 tried += 1
                 if score > best_score:
                     best, best_score, changed = cand, score, True
+                    print(f"  carry {best} -> {score[0]:.4f} / {score[1]:.4f}", file=sys.stderr, flush=True)
         if not changed:
             break
     return best, best_score, tried

@@ -57,7 +57,7 @@ def law_of(name: str) -> tuple[str, int]:
 
 
 def clauses(text: str) -> list[str]:
-    parts = re.split(r"[。？！?!；;\n]", text)
+    parts = re.split(r"[。？！?!；;/\n]", text)
     return [p.strip(" ，,、") for p in parts if p.strip(" ，,、")]
 
 
@@ -79,18 +79,20 @@ def question_clause(text: str) -> str:
 
 
 def elide(text: str, context: str, rng: random.Random) -> str:
-    """``text`` as a follow-up: words the dialogue already used become a pronoun (the first) or are dropped."""
+    """``text`` as a follow-up: words the dialogue already used (the questions and the lawyer's answers: people
+    refer back to what was said) become a pronoun (the first) or are dropped (up to two more)."""
     import jieba.posseg as pseg
 
     words = list(pseg.cut(text))
     out, replaced = [], 0
     for w in words:
         word, flag = w.word, w.flag
-        if len(word) >= 2 and flag.startswith("n") and word in context and replaced < 2:
+        known = len(word) >= 2 and word in context and flag.startswith("n")
+        if known and replaced < 3:
             replaced += 1
             if replaced == 1:
                 out.append("他" if word.endswith(PERSON) else "这个")
-            continue  # a second known noun is simply dropped, as people do
+            continue  # later known words are simply dropped, as people do
         out.append(word)
     s = "".join(out)
     s = re.sub(r"(这个|他)的?(这个|他)", r"\1", s)
@@ -103,7 +105,7 @@ def follow_up(question: str, context: str, rng: random.Random) -> str:
     core = re.sub(r"^(我|本人|我们)(想|想要)?(问|咨询)?", "", core)
     short = elide(core, context, rng)
     r = rng.random()
-    if r < 0.2 and len(short) > 12:  # cut to its last sub-clause: "那他这样合法吗" style
+    if r < 0.35 and len(short) > 10:  # cut to its last sub-clause: "那他这样合法吗" style
         last = [s for s in re.split(r"[，,]", short) if s][-1]
         short = last if len(last) >= 5 else short
     short = short.rstrip("？?。 ")
@@ -125,7 +127,8 @@ def tfidf(texts: list[str]):
 
 
 def build(train: list[dict], corpus: dict[int, str], n: int, seed: int) -> list[dict]:
-    rng = random.Random(seed)
+    rng = random.Random(seed)  # which questions make a dialogue
+    wording = random.Random(seed + 7)  # how the follow-ups are worded (its own stream: rewording keeps the dialogues)
     texts = [r["query"] + " " + str(r.get("keywords") or "") for r in train]
     m = tfidf(texts)
     sim = (m @ m.T).toarray()
@@ -187,8 +190,8 @@ def build(train: list[dict], corpus: dict[int, str], n: int, seed: int) -> list[
         conversation, context = [], ""
         for t, c in enumerate(chosen, 1):
             q = train[c]["query"].strip()
-            user = q if t == 1 else follow_up(q, context, rng)
-            context += " " + q  # what the user has said so far, in full
+            user = q if t == 1 else follow_up(q, context, wording)
+            context += " " + q + " " + train[c]["answer"]  # what was said so far: question and answer
             kws = [k for k in re.split(r"[；;，,、\s]+", str(train[c].get("keywords") or "")) if k]
             conversation.append({"user": user, "assistant": train[c]["answer"].strip(),
                                  "article": [corpus[g] for g in train[c]["gold_ids"]], "keywords": kws,
