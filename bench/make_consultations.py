@@ -56,6 +56,13 @@ def law_of(name: str) -> tuple[str, int]:
         return name[: m.start()], -1
 
 
+def bracketed(name: str) -> str:
+    """A corpus article name as LexRAG writes gold: the title in 《》 (``劳动合同法第八十二条`` ->
+    ``《劳动合同法》第八十二条``), which the citation parser reads without guessing where the title ends."""
+    m = ARTICLE.search(name)
+    return f"《{name[:m.start()]}》{name[m.start():]}" if m and m.start() else name
+
+
 def clauses(text: str) -> list[str]:
     parts = re.split(r"[。？！?!；;/\n]", text)
     return [p.strip(" ，,、") for p in parts if p.strip(" ，,、")]
@@ -194,7 +201,7 @@ def build(train: list[dict], corpus: dict[int, str], n: int, seed: int) -> list[
             context += " " + q + " " + train[c]["answer"]  # what was said so far: question and answer
             kws = [k for k in re.split(r"[；;，,、\s]+", str(train[c].get("keywords") or "")) if k]
             conversation.append({"user": user, "assistant": train[c]["answer"].strip(),
-                                 "article": [corpus[g] for g in train[c]["gold_ids"]], "keywords": kws,
+                                 "article": [bracketed(corpus[g]) for g in train[c]["gold_ids"]], "keywords": kws,
                                  "source_query_id": train[c]["query_id"], "source_question": q})
         dialogues.append({"id": f"sd-{len(dialogues) + 1:03d}", "conversation": conversation})
     return dialogues
@@ -208,11 +215,11 @@ def statistics(dialogues: list[dict]) -> dict:
     for d in dialogues:
         seen: set[str] = set()
         all_laws: set[str] = set()
-        first_laws = {law_of(a)[0] for a in d["conversation"][0]["article"]}
+        first_laws = {law_of(a.replace("《", "").replace("》", ""))[0] for a in d["conversation"][0]["article"]}
         outside = False
         for t, turn in enumerate(d["conversation"], 1):
             names = set(turn["article"])
-            turn_laws = {law_of(a)[0] for a in names}
+            turn_laws = {law_of(a.replace("《", "").replace("》", ""))[0] for a in names}
             all_laws |= turn_laws
             (first_len if t == 1 else later_len).append(len(turn["user"]))
             if t > 1:
