@@ -81,16 +81,26 @@ def chat(
 
             queries: list[str] = []
             answer = consultation.ask(question, on_query=queries.append)
+            trace = consultation.last_trace
             typer.echo(json.dumps(answer_to_dict(answer, model=llm.model_id, llm=getattr(llm, "route", "in-process"),
-                                                 query=queries[-1], processor=processor.value), ensure_ascii=False))
+                                                 query=(trace.get("searched") or queries)[0], processor=processor.value,
+                                                 searched=trace.get("searched", []), carried=trace.get("carried", []),
+                                                 follow_up={"same_issue": trace.get("same_issue"),
+                                                            "reason": trace.get("reason", "")}),
+                                  ensure_ascii=False))
             continue
 
-        def on_query(query: str, question: str = question) -> None:  # before the answer starts to stream
-            if query != question:
-                typer.echo(f"[query] {query}")
+        def on_retrieved(query: str, hits, question: str = question) -> None:  # before the answer streams
+            trace = consultation.last_trace
+            searched = trace.get("searched") or [query]
+            if searched != [question]:
+                typer.echo("[searched] " + " | ".join(searched))
+            if trace.get("carried"):
+                typer.echo("[carried from earlier turns] " + "; ".join(c["title"] for c in trace["carried"])
+                           + (f" ({trace['reason']})" if trace.get("reason") else ""))
 
         stream = TerminalStream()  # the answer as it is generated; sources and the citation check follow
-        answer = consultation.ask(question, on_text=stream, on_query=on_query)
+        answer = consultation.ask(question, on_text=stream, on_retrieved=on_retrieved)
         if not stream.showed(answer.text):
             typer.echo(("\n" if stream.pieces else "") + answer.text, nl=False)
         typer.echo("")

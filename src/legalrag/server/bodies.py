@@ -12,6 +12,7 @@ import enum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from legalrag.conversation import DEFAULT_PROCESSOR
 from legalrag.engine import DEFAULTS as ANSWER
 
 MAX_QUESTION_CHARS = 4000
@@ -40,6 +41,7 @@ class Processor(str, enum.Enum):
     all_questions = "all_questions"
     full_context = "full_context"
     fused = "fused"
+    carry = "carry"
 
 
 class Role(str, enum.Enum):
@@ -80,7 +82,7 @@ class ConsultBody(Closed):
     question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS)
     history: list[TurnBody] = Field(default_factory=list, max_length=MAX_TURNS,
                                     description="earlier turns, oldest first (the server keeps no state)")
-    processor: Processor = Processor.fused  # measured best without an LLM call (docs/results.md)
+    processor: Processor = Processor(DEFAULT_PROCESSOR)  # chat's default: measured best without an LLM call
     retriever: str | None = Field(None, max_length=100)
     laws: list[str] = Field(default_factory=list, max_length=MAX_LAWS)
     k: int = Field(ANSWER.k, ge=1, le=MAX_K)

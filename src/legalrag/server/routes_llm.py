@@ -59,7 +59,7 @@ def ask(ctx: AppContext, body: AskBody, emit: Emit | None = None, cancel: thread
 def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
             cancel: threading.Event | None = None) -> dict:
     from legalrag.answer import question_language, resolver_for
-    from legalrag.conversation import Consultation, make_processor
+    from legalrag.conversation import Consultation
     from legalrag.types import Turn
 
     ctx.check_k(body.k)
@@ -71,22 +71,29 @@ def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
     def search(query: str, k: int) -> list:
         hits = pipe.search(query, k=k, filter=flt)
         queries.append(query)
-        if emit is not None:
-            emit("retrieved", {"query": query, "hits": [hit_to_dict(h) for h in hits]})
         return hits
 
+    def retrieved(query: str, hits: list) -> None:  # once per turn: the fused results, not each search behind them
+        if emit is not None:
+            trace = consultation.last_trace
+            emit("retrieved", {"query": (trace.get("searched") or [query])[0], "hits": [hit_to_dict(h) for h in hits],
+                               "searched": trace.get("searched", [query]), "carried": trace.get("carried", [])})
+
     lang = question_language(body.question, ctx.index)
-    consultation = Consultation(search, llm, processor=make_processor(body.processor.value, llm, lang), k=body.k,
+    consultation = Consultation(search, llm, processor=body.processor.value, k=body.k,
                                 lang=lang, max_tokens=body.max_tokens, evidence_tokens=budget,
                                 resolver=resolver_for(ctx.index))
     consultation.turns = [Turn(t.role.value, t.content) for t in body.history]
     with ctx.gate.slot(cancel, _queued(emit)) as queue_s:
         if emit is not None:
             emit("started", {"queue_s": round(queue_s, 4)})
-        answer = consultation.ask(body.question, on_text=_tokens(emit))
-    payload = answer_payload(body.question, answer, query=queries[-1] if queries else None,
+        answer = consultation.ask(body.question, on_text=_tokens(emit), on_retrieved=retrieved)
+    trace = consultation.last_trace
+    searched = trace.get("searched") or queries[-1:]
+    payload = answer_payload(body.question, answer, query=searched[0] if searched else None,
                              model=ctx.model or "", queue_s=queue_s)
-    payload["processor"] = body.processor.value
+    payload.update(processor=body.processor.value, searched=searched, carried=trace.get("carried", []),
+                   follow_up={"same_issue": trace.get("same_issue"), "reason": trace.get("reason", "")})
     return payload
 
 

@@ -68,7 +68,8 @@ async function ask(event) {
     }, controller.signal);
     ui.status.remove();
     showAnswer(ui, done, question);
-    turns.push({question, answer: done.answer, query: done.query, citations: done.citations,
+    turns.push({question, answer: done.answer, query: done.query, searched: done.searched, carried: done.carried,
+      citations: done.citations,
       retrieved: done.retrieved, processor: body.processor, retriever: body.retriever, model: done.model,
       timings: done.timings, view: ui});
   } catch (err) {
@@ -82,8 +83,20 @@ async function ask(event) {
   }
 }
 
+// One line per turn: the query searched for it and the earlier turns' articles carried into its results.
+function traceLine(done, question) {
+  const searched = done.searched?.length ? done.searched : [done.query];
+  const line = h('p', {class: 'turn-trace muted small'}, `${t('query_used')}: `, h('q', {translate: 'no'}, searched[0] || question));
+  if (done.carried?.length) {
+    line.append(' · ', `${t('carried')}: `, h('span', {translate: 'no'}, done.carried.map(c => c.title).join('；')));
+  }
+  return line;
+}
+
 function showAnswer(ui, done, question) {
   ui.text.replaceChildren(linkedText(done.answer, done.citations));
+  ui.view.querySelector('.turn-trace')?.remove();
+  ui.text.before(traceLine(done, question));
   ui.cits.replaceChildren(h('h3', {class: 'small-head'}, t('citations')), citationList(done.citations));
   showRetrieved(ui.retrieved, done.query, done.retrieved, question);
 }
@@ -104,6 +117,7 @@ function markdown() {
   turns.forEach((turn, i) => {
     lines.push(`## ${i + 1}. ${turn.question}`, '');
     if (turn.query !== turn.question) lines.push(`*Search query (${turn.processor}):* ${turn.query}`, '');
+    if (turn.carried?.length) lines.push(`*Carried from earlier turns:* ${turn.carried.map(c => c.title).join('; ')}`, '');
     lines.push(turn.answer, '', '**Citations**', '');
     if (!turn.citations.length) lines.push('- (none)');
     for (const c of turn.citations) {
