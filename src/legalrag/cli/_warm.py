@@ -28,15 +28,13 @@ def server_url(settings: Any) -> str:
 
 
 def choose_server(settings: Any, *, local: bool = False, model: str | None = None, endpoint: str | None = None,
-                  no_cache: bool = False, evidence_tokens: int | None = None, index: str | None = None,
-                  injected_llm: bool = False) -> tuple[WarmServer | None, str]:
+                  no_cache: bool = False, evidence_tokens: int | None = None,
+                  index: str | None = None) -> tuple[WarmServer | None, str]:
     """The warm server to answer through, or None and the reason this process answers instead."""
     from legalrag.warm.build import build_id
 
     if local:
         return None, "--local"
-    if injected_llm:
-        return None, "the caller handed in its own model"
     if endpoint or settings.llm.endpoint:
         return None, "the model is an endpoint"
     if no_cache:
@@ -176,6 +174,8 @@ def fallback_note(exc: Exception, printer: AnswerPrinter) -> str:
     """Why the server's answer was not used, said before this process answers instead."""
     if isinstance(exc, ServerGone) and printer.pieces:
         why = f"the server stopped in the middle of the answer ({exc}); answering again in this process"
+    elif isinstance(exc, ServerGone) and printer.sources_shown:
+        why = f"the server stopped before the answer began ({exc}); answering in this process"
     elif isinstance(exc, ServerGone):
         why = f"the server did not answer ({exc}); answering in this process"
     elif isinstance(exc, ServerError) and exc.kind == "Busy":

@@ -54,8 +54,7 @@ def ask(
     r = root(ctx)
     printer = AnswerPrinter(quiet=as_json)
     server, why = choose_server(r.settings, local=local, model=model, endpoint=endpoint, no_cache=no_cache,
-                                evidence_tokens=evidence_tokens or None, index=index_arg(index, r.settings),
-                                injected_llm=r.llm is not None)
+                                evidence_tokens=evidence_tokens or None, index=index_arg(index, r.settings))
     if server is not None:
         body = {"question": question, "k": k, "retriever": retriever, "max_tokens": max_tokens, "lang": lang,
                 "style": style, "evidence_tokens": evidence_tokens or None, "index": index_arg(index, r.settings)}

@@ -52,8 +52,7 @@ def chat(
 
     r = root(ctx)
     server, why = choose_server(r.settings, local=local, model=model, endpoint=endpoint,
-                                evidence_tokens=evidence_tokens or None, index=index_arg(index, r.settings),
-                                injected_llm=r.llm is not None)
+                                evidence_tokens=evidence_tokens or None, index=index_arg(index, r.settings))
     turns: list[tuple[str, str]] = []  # the dialogue so far (the server keeps none: it is sent each turn)
     in_process: list = []  # the consultation of this process, built on the first turn the server does not answer
 

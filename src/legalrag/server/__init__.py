@@ -56,8 +56,10 @@ def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *,
     from legalrag.server import routes_llm, routes_search
     from legalrag.server.security import Guard, KeyRing, RateLimiter
 
+    from legalrag.warm.build import build_id
+
     settings = settings or Settings()
-    ctx = AppContext(index=index, llm=llm, settings=settings, predictor=predictor, drafter=drafter,
+    ctx = AppContext(build=build_id(), index=index, llm=llm, settings=settings, predictor=predictor, drafter=drafter,
                      agents_llm=agents_llm, structure=structure, open_index=open_index,
                      gate=LLMGate(settings.llm_slots, settings.max_waiting))
     app = fastapi.FastAPI(title="legalrag", version=_version(), docs_url=None, redoc_url=None,

@@ -51,6 +51,7 @@ class AppContext:
     structure: Any = None  # a judgment StructurePredictor for /judgment/structure
     gate: LLMGate = field(default_factory=LLMGate)
     open_index: Callable[[Path], Any] | None = None  # opens another index a request names (the launcher's)
+    build: str = ""  # the legalrag build this server runs (``warm.build.build_id`` when it started)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _index_lock: threading.Lock = field(default_factory=threading.Lock)
     _others: "OrderedDict[str, Any]" = field(default_factory=OrderedDict)

@@ -53,9 +53,8 @@ def router(ctx: AppContext) -> Any:
         import os
 
         from legalrag import __version__
-        from legalrag.warm.build import build_id
 
-        return {"status": "ok", "service": "legalrag", "version": __version__, "build": build_id(),
+        return {"status": "ok", "service": "legalrag", "version": __version__, "build": ctx.build,
                 "pid": os.getpid(), "llm": ctx.model, "index": str(ctx.index.path), "indexes": ctx.held_indexes(),
                 "max_indexes": ctx.settings.max_indexes if ctx.open_index is not None else 0,
                 "evidence_tokens": ctx.settings.evidence_tokens,
