@@ -23,7 +23,7 @@ from legalrag.retrieval.index import build_index, open_index
 from legalrag.server import Settings, create_app
 from legalrag.testing import ScriptedLLM
 from legalrag.types import Document
-from legalrag.warm.client import probe
+from legalrag.warm.client import ServerError, probe, stream
 from legalrag.wiring import Root
 
 REPO = Path(__file__).resolve().parents[1]
@@ -131,9 +131,18 @@ def test_a_server_of_another_build_is_stale_and_not_used(server, indexes, monkey
     assert "legalrag serve --stop" in out
 
 
+def occupy(url: str) -> None:
+    """Another client's question, holding the server's model (sent from a thread: CliRunner swaps sys.stdout,
+    so two CLI runs at once would share it)."""
+    try:
+        stream(url, "/ask/stream", {"question": QUESTION}, lambda name, data: None)
+    except ServerError:
+        pass
+
+
 def test_a_busy_server_queues_the_request_and_shows_the_wait(server, indexes):
     url, served = server(llm=StreamingLLM(pieces=60, delay=0.02))
-    first = threading.Thread(target=ask, args=("--index", str(indexes[0])))
+    first = threading.Thread(target=occupy, args=(url,))
     first.start()
     for _ in range(200):  # until the first request holds the model
         if probe(url).busy.get("active"):
@@ -148,7 +157,7 @@ def test_a_busy_server_queues_the_request_and_shows_the_wait(server, indexes):
 
 def test_a_full_server_is_answered_in_process(server, indexes):
     url, _ = server(Settings(rate_limit=0, max_waiting=0), llm=StreamingLLM(pieces=200, delay=0.02))
-    first = threading.Thread(target=ask, args=("--index", str(indexes[0])))
+    first = threading.Thread(target=occupy, args=(url,))
     first.start()
     for _ in range(200):
         if probe(url).busy.get("active"):
