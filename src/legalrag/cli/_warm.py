@@ -151,7 +151,9 @@ class AnswerPrinter:
             typer.secho(f"Note: {line}", fg="yellow")
         t, usage = payload.get("timings") or {}, payload.get("usage") or {}
         cached = ", cached" if usage.get("cached_calls") else ""
-        typer.secho(f"retrieval {t.get('retrieval_s', 0):.2f} s, first token after {t.get('ttft_s', 0):.2f} s, "
+        prefill = (f" (the model read {int(t['prompt_tokens_evaluated'])} prompt tokens in {t['prefill_s']:.2f} s)"
+                   if "prefill_s" in t and "prompt_tokens_evaluated" in t else "")
+        typer.secho(f"retrieval {t.get('retrieval_s', 0):.2f} s, first token after {t.get('ttft_s', 0):.2f} s{prefill}, "
                     f"generation {t.get('generation_s', 0):.2f} s ({usage.get('completion_tokens', 0)} tokens"
                     f"{cached}), citation check {t.get('citation_check_s', 0):.2f} s; answered by {route}", dim=True)
 

@@ -68,7 +68,7 @@ def serve_cmd(
     if background or stop or status:
         return _manage(ctx, background=background, stop=stop, status=status, index=index, host=host, port=port,
                        model=model, endpoint=endpoint, endpoint_model=endpoint_model, threads=threads,
-                       no_llm=no_llm, evidence_tokens=evidence_tokens, max_indexes=max_indexes)
+                       no_llm=no_llm, llm_cache=llm_cache, evidence_tokens=evidence_tokens, max_indexes=max_indexes)
     import logging
 
     import uvicorn
@@ -149,7 +149,7 @@ def _warm_up(idx, llm) -> None:
 
 
 def _manage(ctx: typer.Context, *, background: bool, stop: bool, status: bool, index, host, port, model, endpoint,
-            endpoint_model, threads, no_llm, evidence_tokens, max_indexes) -> None:
+            endpoint_model, threads, no_llm, llm_cache, evidence_tokens, max_indexes) -> None:
     """--background, --stop, --status: the detached server (``legalrag.warm.daemon``)."""
     import sys
 
@@ -190,6 +190,8 @@ def _manage(ctx: typer.Context, *, background: bool, stop: bool, status: bool, i
             cmd += [flag, str(Path(value).resolve()) if flag == "--index" else str(value)]
     if no_llm:
         cmd.append("--no-llm")
+    if not llm_cache:
+        cmd.append("--no-llm-cache")
     typer.echo(f"starting the legalrag server at {url} (loading the index and the model)...", err=True)
     info = daemon.start(url, s.home, cmd)
     if info.get("already_running"):
