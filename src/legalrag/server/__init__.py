@@ -4,8 +4,10 @@
 returns the app. Collaborators are passed in (an opened ``Index``, an ``LLM``, a ``CitationPredictor``, a
 ``JudgmentDrafter``; without a drafter one is made from the LLM and the index's documents; ``agents_llm``, a
 trained policy's model, runs ``/agents/search`` instead of ``llm``; ``structure``, a judgment
-``StructurePredictor``, answers ``/judgment/structure``); ``legalrag serve`` builds them with
-``legalrag.wiring``. Routes (the schema is at ``/openapi.json``, listed for people at ``/docs``):
+``StructurePredictor``, answers ``/judgment/structure``; ``open_index(path)``, when given, opens another index
+a request names, up to ``Settings.max_indexes`` kept); ``legalrag serve`` builds them with ``legalrag.wiring``.
+``legalrag ask`` and ``legalrag chat`` answer through a running server (``legalrag.warm``): ``GET /health`` says
+its version and build, its model and the indexes it holds. Routes (the schema is at ``/openapi.json``, listed for people at ``/docs``):
 
 - ``GET  /health``, ``/index``, ``/capabilities``, ``/laws``, ``/documents/{id}``
 - ``POST /search`` {query, k, retriever?, laws?}; ``POST /agents/search`` (+ planner trajectory)
@@ -42,7 +44,8 @@ __all__ = ["Settings", "create_app", "hit_to_dict"]
 
 
 def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *, predictor: Any = None,
-               drafter: Any = None, agents_llm: Any = None, structure: Any = None) -> Any:
+               drafter: Any = None, agents_llm: Any = None, structure: Any = None,
+               open_index: Any = None) -> Any:
     fastapi = require("fastapi", "server")
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse
@@ -53,9 +56,11 @@ def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *,
     from legalrag.server import routes_llm, routes_search
     from legalrag.server.security import Guard, KeyRing, RateLimiter
 
+    from legalrag.warm.build import build_id
+
     settings = settings or Settings()
-    ctx = AppContext(index=index, llm=llm, settings=settings, predictor=predictor, drafter=drafter,
-                     agents_llm=agents_llm, structure=structure,
+    ctx = AppContext(build=build_id(), index=index, llm=llm, settings=settings, predictor=predictor, drafter=drafter,
+                     agents_llm=agents_llm, structure=structure, open_index=open_index,
                      gate=LLMGate(settings.llm_slots, settings.max_waiting))
     app = fastapi.FastAPI(title="legalrag", version=_version(), docs_url=None, redoc_url=None,
                           openapi_url="/openapi.json",

@@ -9,6 +9,7 @@ server's ``Settings.evidence_tokens`` (a request may lower the evidence budget, 
 from __future__ import annotations
 
 import enum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,6 +28,12 @@ EVIDENCE_DOC = ("evidence budget of the prompt, in tokens: each retrieved articl
                 "model). Default: the server's budget (GET /capabilities, evidence_tokens); a larger value than "
                 "the server's is a 400; one too small for the first article's name and a clause is a 400 too (an "
                 "error event on the /stream routes, which only know the articles once retrieval has run)")
+
+
+INDEX_DOC = ("an index directory on the server's machine (default: the server's own); the server opens and keeps "
+             "it when started with --max-indexes N (the `done` payload's server.index_load says `loaded` or "
+             "`held`), else the request is a 409 IndexNotHeld")
+STYLE_DOC = "guided (default: conclusion, legal basis, what to do, when to see a lawyer) or brief"
 
 
 class Closed(BaseModel):
@@ -71,6 +78,9 @@ class AskBody(Closed):
     max_tokens: int = Field(ANSWER.max_tokens, ge=16, le=4096)
     retriever: str | None = Field(None, max_length=100)
     evidence_tokens: int | None = Field(None, ge=1, le=MAX_EVIDENCE_TOKENS, description=EVIDENCE_DOC)
+    index: str | None = Field(None, min_length=1, max_length=1000, description=INDEX_DOC)
+    style: Literal["guided", "brief"] | None = Field(None, description=STYLE_DOC)
+    lang: Literal["zh", "en"] | None = Field(None, description="answer language (default: the index's)")
 
 
 class TurnBody(Closed):
@@ -88,6 +98,8 @@ class ConsultBody(Closed):
     k: int = Field(ANSWER.k, ge=1, le=MAX_K)
     max_tokens: int = Field(ANSWER.max_tokens, ge=16, le=4096)
     evidence_tokens: int | None = Field(None, ge=1, le=MAX_EVIDENCE_TOKENS, description=EVIDENCE_DOC)
+    index: str | None = Field(None, min_length=1, max_length=1000, description=INDEX_DOC)
+    style: Literal["guided", "brief"] | None = Field(None, description=STYLE_DOC)
 
 
 class DraftBody(Closed):

@@ -47,9 +47,18 @@ def router(ctx: AppContext) -> Any:
     api = APIRouter(responses=ERRORS)
     open_api = APIRouter(responses={})  # routes that need no key and have no rate limit
 
-    @open_api.get("/health", summary="Liveness (no API key needed)")
+    @open_api.get("/health", summary="Liveness and what this server runs (no API key needed): `legalrag ask` "
+                  "and `chat` read it to decide whether to answer through this server")
     def health() -> dict[str, Any]:
-        return {"status": "ok", "llm": ctx.model}
+        import os
+
+        from legalrag import __version__
+
+        return {"status": "ok", "service": "legalrag", "version": __version__, "build": ctx.build,
+                "pid": os.getpid(), "llm": ctx.model, "index": str(ctx.index.path), "indexes": ctx.held_indexes(),
+                "max_indexes": ctx.settings.max_indexes if ctx.open_index is not None else 0,
+                "evidence_tokens": ctx.settings.evidence_tokens,
+                "busy": {"active": ctx.gate.active, "waiting": ctx.gate.waiting}}
 
     @api.get("/index", summary="What the index holds")
     def index_info() -> dict[str, Any]:

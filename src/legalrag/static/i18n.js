@@ -40,7 +40,7 @@ const STRINGS = {
     elapsed: '{s} s', now: 'Now', cancel: 'Cancel',
     nf_title: 'Page not found', nf_text: 'There is no page at this address.', nf_home: 'Go to the consultation',
     // progress stages
-    st_started: 'Started', st_queued: 'Waiting for the model (position {n})', st_retrieve_laws: 'Retrieving the statutes for the facts', st_retrieve_original: 'Searching with your query', st_laws: '{n} statutes retrieved',
+    st_started: 'Started', st_chat_search: 'Searching the articles', st_chat_articles: 'Articles found', st_chat_read: 'The model reads the articles and the question', st_load_index: 'Opening the index', st_queued: 'Waiting for the model (position {n})', st_retrieve_laws: 'Retrieving the statutes for the facts', st_retrieve_original: 'Searching with your query', st_laws: '{n} statutes retrieved',
     st_generate: 'Writing the judgment (the model reads the prompt first)', st_first_text: 'Writing', st_plan: 'The planner chooses round {n}',
     st_rewrite: 'Agent {agent} rewrites the query', st_search: 'Searching with the new queries', st_merge: 'Merging the results', st_done: 'Done in {s} s',
     // agents and stop reasons
@@ -104,7 +104,7 @@ const STRINGS = {
     empty_question: '请先输入问题（不能为空或只有空格）。', empty_facts: '请先粘贴案件事实（不能为空或只有空格）。',
     elapsed: '{s} 秒', now: '当前', cancel: '取消',
     nf_title: '页面不存在', nf_text: '此地址没有页面。', nf_home: '前往法律咨询',
-    st_started: '已开始', st_queued: '排队等待模型（位置 {n}）', st_retrieve_laws: '正在根据事实检索法条', st_retrieve_original: '正在用原始查询检索', st_laws: '检索到 {n} 条法条',
+    st_started: '已开始', st_chat_search: '正在检索法条', st_chat_articles: '检索到的法条', st_chat_read: '模型正在阅读法条和问题', st_load_index: '正在打开索引', st_queued: '排队等待模型（位置 {n}）', st_retrieve_laws: '正在根据事实检索法条', st_retrieve_original: '正在用原始查询检索', st_laws: '检索到 {n} 条法条',
     st_generate: '正在撰写判决书（模型先读取提示）', st_first_text: '正在撰写', st_plan: '规划器正在决定第 {n} 轮',
     st_rewrite: '智能体“{agent}”正在改写查询', st_search: '正在用新查询检索', st_merge: '正在合并结果', st_done: '完成，用时 {s} 秒',
     ag_single_element: '单要素', ag_supplementary_element: '补充要素', ag_multi_element: '多要素',
