@@ -47,6 +47,8 @@ def serve_cmd(
     max_waiting: int = typer.Option(16, "--max-waiting", min=0, help="Generations that may queue for the model."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="A trained agents' policy directory (`legalrag "
                                           "train policy`): /agents/search runs the embedded model with its adapter."),
+    mcp: bool = typer.Option(True, "--mcp/--no-mcp", help="Serve the MCP tools at /mcp (streamable HTTP; needs "
+                             "the mcp extra), with the same API key and rate limit."),
     evidence_tokens: int = typer.Option(DEFAULT_EVIDENCE_TOKENS, "--evidence-tokens", min=0, max=8192,
                                         help="Token budget for the retrieved articles in /ask and /consult prompts: "
                                              "each is cut to the clauses matching the question (0: whole "
@@ -100,8 +102,9 @@ def serve_cmd(
     if model_dir is not None:
         predictor = build_predictor(idx, model_dir=model_dir)
     settings = Settings(max_k=max_k, api_keys=keys, rate_limit=rate_limit, cors_origins=tuple(cors_origin),
-                        max_waiting=max_waiting, evidence_tokens=evidence_tokens or None)
+                        max_waiting=max_waiting, evidence_tokens=evidence_tokens or None, mcp=mcp, host=host)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    typer.echo(f"legalrag: http://{host}:{port}/  (API schema /openapi.json, routes /docs)", err=True)
+    typer.echo(f"legalrag: http://{host}:{port}/  (API schema /openapi.json, routes /docs; OpenAI-compatible chat "
+               f"/v1/chat/completions{', MCP /mcp' if mcp else ''})", err=True)
     uvicorn.run(create_app(idx, llm, settings, predictor=predictor, agents_llm=agents_llm, structure=structure),
                 host=host, port=port, log_level="info", access_log=False)
