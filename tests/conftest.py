@@ -16,6 +16,12 @@ if "LEGALRAG_LLM_CACHE" not in os.environ:
     _CACHE_DIR = tempfile.mkdtemp(prefix="legalrag-tests-")
     atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
     os.environ["LEGALRAG_LLM_CACHE"] = os.path.join(_CACHE_DIR, "llm-cache.sqlite")
+# The default index (national law, built once from the shipped data: about a minute) is built once per test
+# session, not once per test that starts from a fresh LEGALRAG_HOME.
+if "LEGALRAG_NATIONAL_INDEX" not in os.environ:
+    _NATIONAL_DIR = tempfile.mkdtemp(prefix="legalrag-tests-national-")
+    atexit.register(shutil.rmtree, _NATIONAL_DIR, ignore_errors=True)
+    os.environ["LEGALRAG_NATIONAL_INDEX"] = os.path.join(_NATIONAL_DIR, "cn-law")
 # Nor do they read the user's saved settings (`legalrag config path`): a saved endpoint or index would change
 # what commands do. A settings file that does not exist is an empty one.
 os.environ["LEGALRAG_CONFIG"] = os.path.join(tempfile.gettempdir(), f"legalrag-tests-{os.getpid()}-no-config.toml")

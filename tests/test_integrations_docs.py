@@ -32,12 +32,16 @@ def blocks(lang: str) -> list[str]:
 
 @pytest.fixture
 def legalrag_on_path(tmp_path, monkeypatch):
-    """A `legalrag` command on PATH that runs this checkout's CLI with the tests' settings and a temp home."""
+    """A `legalrag` command on PATH that runs this checkout's CLI with the tests' settings, a temp home, and the
+    statute sample's index saved as the default index (LEGALRAG_INDEX, as `legalrag config set index.path`
+    would), so the examples run as written without building the national-law index."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     shim = bin_dir / "legalrag"
+    sample_index(tmp_path / "idx")
     env = {"PYTHONPATH": str(REPO / "src"), "LEGALRAG_HOME": str(tmp_path / "home"),
-           "LEGALRAG_CONFIG": os.environ["LEGALRAG_CONFIG"], "LEGALRAG_LLM_CACHE": os.environ["LEGALRAG_LLM_CACHE"]}
+           "LEGALRAG_CONFIG": os.environ["LEGALRAG_CONFIG"], "LEGALRAG_LLM_CACHE": os.environ["LEGALRAG_LLM_CACHE"],
+           "LEGALRAG_INDEX": str(tmp_path / "idx")}
     shim.write_text("#!/bin/sh\n" + "".join(f"export {k}='{v}'\n" for k, v in env.items())
                     + f"exec '{sys.executable}' -m legalrag \"$@\"\n")
     shim.chmod(0o755)
@@ -49,8 +53,7 @@ def test_the_host_config_block_starts_a_working_server(legalrag_on_path):
     from mcp import Client, StdioServerParameters
 
     config = json.loads(blocks("json")[0])["mcpServers"]["legalrag"]
-    index = sample_index(legalrag_on_path / "idx")
-    args = [str(index.path) if a == "indexes/stard" else a for a in config["args"]]
+    args = [str(legalrag_on_path / "idx") if a == "indexes/stard" else a for a in config["args"]]
 
     async def session():
         async with Client(StdioServerParameters(command=config["command"], args=args),

@@ -80,7 +80,8 @@ def eval_judgment(
                       f"(no 判决如下 / result section; scored on what could be read): {shown}")
 
 
-LAW_CORPUS_HELP = "Statute corpus JSONL (STARD or JuDGE shape; env LEGALRAG_LAW_CORPUS)."
+LAW_CORPUS_HELP = ("Statute corpus JSONL (STARD or JuDGE shape; env LEGALRAG_LAW_CORPUS); default: the criminal law "
+                   "of the national-law data shipped with legalrag.")
 CHECK_CHARGES_HELP = ("Where the structure model is not confident about the charge, the LLM (--model / --endpoint) "
                       "reads the facts and names it; its reply and the model's choice are kept in the evidence.")
 MODEL_DIR_HELP = ("Structure model: a directory from `legalrag judgment train` or the name of a shipped one (default: "
@@ -100,14 +101,29 @@ ENCODER_HELP = ("Encoder of a structure model trained on an encoder's signal (de
                 "env LEGALRAG_JUDGMENT_ENCODER).")
 
 
-def load_structure(model_dir: Path, law_corpus: Path, encoder: Optional[str] = None):
-    """The structure model with its statutes and, when its manifest names one, the encoder it reads."""
+def law_statutes(ctx_root, law_corpus: Optional[Path]):
+    """The statutes the judgment models decide over: ``--law-corpus`` (a JSONL file) when given, else the criminal
+    law of the national-law data shipped with legalrag."""
+    from legalrag.judgment.service import load_statutes_file
+
+    if law_corpus is not None:
+        return load_statutes_file(law_corpus)
+    index = ctx_root.law_index(progress=True)
+    if index is None:
+        return load_statutes_file(_need(law_corpus, "statute corpus"))
+    return list(index.documents)
+
+
+def load_structure(model_dir: Path, statutes, encoder: Optional[str] = None):
+    """The structure model with its statutes (documents, or a corpus file) and, when its manifest names one, the
+    encoder it reads."""
     import json
 
     from legalrag.judgment.predict import StructurePredictor
     from legalrag.judgment.service import load_statutes_file
 
-    statutes = load_statutes_file(law_corpus)
+    if isinstance(statutes, (str, Path)):
+        statutes = load_statutes_file(statutes)
     man = model_dir / "manifest.json"
     enc = None
     if man.exists():
@@ -185,7 +201,7 @@ def predict(
     if not check_charges and (model or endpoint or endpoint_model):
         raise InputError("--model / --endpoint choose the LLM of --check-charges; add --check-charges")
     predictor = load_structure(_need(structure_model_dir(model_dir), "model directory"),
-                               _need(law_corpus, "statute corpus"), encoder)
+                               law_statutes(root(ctx), law_corpus), encoder)
     reader = None
     if check_charges:
         from legalrag.judgment.charge_llm import ChargeReader
@@ -247,14 +263,14 @@ def draft(
     if not no_llm:
         llm = root(ctx).make_llm(model, endpoint, endpoint_model, threads=threads)
     if model_dir is None:
-        result = draft_from_cli(text, llm, law_corpus=_need(law_corpus, "statute corpus"), case_corpus=case_corpus,
+        result = draft_from_cli(text, llm, law_corpus=law_statutes(root(ctx), law_corpus), case_corpus=case_corpus,
                                 stream=not as_json, max_tokens=max_tokens)
         if as_json:
             print_json(result.to_dict())
         return
     from legalrag.judgment.reasoned import ReasonedDrafter
 
-    predictor = load_structure(model_dir, _need(law_corpus, "statute corpus"), encoder)
+    predictor = load_structure(model_dir, law_statutes(root(ctx), law_corpus), encoder)
     from legalrag.judgment.charge_llm import ChargeReader
 
     res = ReasonedDrafter(predictor, llm, max_tokens=min(max_tokens, 500),

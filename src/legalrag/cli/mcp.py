@@ -33,9 +33,10 @@ def mcp_cmd(
                                               "index was built for)."),
     judgment_model: Optional[Path] = typer.Option(None, "--judgment-model-dir", envvar="LEGALRAG_JUDGMENT_MODEL",
                                                   help="Judgment structure model directory for predict_verdict "
-                                                       "(default: the shipped judge-structure); needs --law-corpus."),
+                                                       "(default: the shipped judge-structure)."),
     law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", envvar="LEGALRAG_LAW_CORPUS",
-                                              help="The statute corpus the judgment model was trained with (JSONL)."),
+                                              help="The statute corpus the judgment model was trained with (JSONL; "
+                                                   "default: the criminal law of the shipped national-law data)."),
 ) -> None:
     """Serve legalrag's tools (search_statutes, get_article, check_citations, predict_citations, predict_verdict,
     ask) to an MCP host over stdio."""
@@ -54,14 +55,24 @@ def mcp_cmd(
         from legalrag.citepred.service import build_predictor, default_model_dir
 
         model_dir = cite_model or default_model_dir(idx)
-        return build_predictor(idx, model_dir=model_dir) if model_dir is not None else None
+        if model_dir is not None:
+            return build_predictor(idx, model_dir=model_dir)
+        criminal = r.law_index(threads=threads)  # the shipped judge-cite over the shipped criminal law, as serve does
+        if criminal is not None and default_model_dir(criminal) is not None:
+            return build_predictor(criminal, model_dir=default_model_dir(criminal))
+        return None
 
     def make_structure():
         from legalrag.cli.judgment import load_structure, structure_model_dir
 
-        if law_corpus is None:
+        statutes = law_corpus
+        if statutes is None:  # the criminal law of the shipped national-law data, which judge-structure decides over
+            criminal = r.law_index(threads=threads)
+            statutes = list(criminal.documents) if criminal is not None else None
+        model_dir = structure_model_dir(judgment_model)
+        if statutes is None or model_dir is None:
             return None
-        return load_structure(structure_model_dir(judgment_model), law_corpus)
+        return load_structure(model_dir, statutes)
 
     tools = LegalTools(Collaborators(index=open_index, llm=None if no_llm else make_llm, predictor=make_predictor,
                                      structure=make_structure))

@@ -77,16 +77,19 @@ def serve_cmd(
     structure = None
     from legalrag.cli.judgment import load_structure, structure_model_dir
 
-    if judgment_model is None and law_corpus is not None:
+    # the criminal law of the shipped national-law data: the statutes the judgment and citation models decide over
+    criminal = root(ctx).law_index(progress=True) if law_corpus is None else None
+    if judgment_model is None and (law_corpus is not None or criminal is not None):
         judgment_model = structure_model_dir(None)  # the shipped structure model, when this install has one
     if judgment_model is not None:
         from legalrag.errors import InputError
 
-        if law_corpus is None:
+        if law_corpus is None and criminal is None:
             raise InputError("--judgment-model-dir needs --law-corpus FILE (the statute corpus it was trained with) or "
                              "LEGALRAG_LAW_CORPUS")
         # with the encoder its manifest names, if any
-        structure = load_structure(structure_model_dir(judgment_model), law_corpus)
+        structure = load_structure(structure_model_dir(judgment_model),
+                                   law_corpus if law_corpus is not None else list(criminal.documents))
     idx = root(ctx).open_index_or_demo(index, progress=True)
     llm = None if no_llm else root(ctx).make_llm(model, endpoint, endpoint_model, llm_cache, threads=threads)
     agents_llm = None
@@ -101,6 +104,8 @@ def serve_cmd(
     model_dir = cite_model or default_model_dir(idx)
     if model_dir is not None:
         predictor = build_predictor(idx, model_dir=model_dir)
+    elif criminal is not None and default_model_dir(criminal) is not None:  # the shipped judge-cite, out of the box
+        predictor = build_predictor(criminal, model_dir=default_model_dir(criminal))
     settings = Settings(max_k=max_k, api_keys=keys, rate_limit=rate_limit, cors_origins=tuple(cors_origin),
                         max_waiting=max_waiting, evidence_tokens=evidence_tokens or None, mcp=mcp, host=host)
     logging.basicConfig(level=logging.INFO, format="%(message)s")

@@ -42,8 +42,8 @@ NEEDS = {
            "or --endpoint URL --endpoint-model NAME)",
     "predictor": "predict_citations needs a citation model; start the server with --cite-model-dir DIR (written by "
                  "`legalrag eval cite --save-model DIR`) or use an index that has one (INDEX/citepred)",
-    "structure": "predict_verdict needs a judgment structure model; start the server with --law-corpus FILE (the "
-                 "statute corpus the shipped judge-structure was trained with) and optionally --judgment-model-dir DIR",
+    "structure": "predict_verdict needs a judgment structure model and its statutes; start the server with "
+                 "--judgment-model-dir DIR and --law-corpus FILE (the statute corpus the model was trained with)",
 }
 
 
@@ -146,10 +146,13 @@ class LegalTools:
         predictor = self._get("predictor")
         with self._slot() if getattr(predictor, "llm", None) is not None else nullcontext():
             result = predictor.predict(facts)
+        # the predictor's own statutes (it may decide over another index than the search one, e.g. the criminal law)
+        docs = getattr(predictor, "documents", None)
+        docs = docs if isinstance(docs, dict) else {}
         index = self.index
         provisions = []
         for c in result.predictions:
-            doc = index.get(c.provision) if c.provision in index else None
+            doc = docs.get(c.provision) or (index.get(c.provision) if c.provision in index else None)
             provisions.append(Provision(id=c.provision, citation=article(doc).citation if doc is not None else c.title,
                                         score=round(float(c.score), 4), resolved=c.resolved,
                                         stages=list(dict.fromkeys(v.stage for v in c.provenance))))

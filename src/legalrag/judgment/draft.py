@@ -218,13 +218,13 @@ def read_facts(facts: str) -> str:
     return p.read_text(encoding="utf-8") if len(facts) < 512 and p.is_file() else facts
 
 
-def draft_from_cli(text: str, llm, *, law_corpus: Path, case_corpus: Path | None, stream: bool,
+def draft_from_cli(text: str, llm, *, law_corpus: Path | Sequence[Document], case_corpus: Path | None, stream: bool,
                    max_tokens: int) -> DraftResult:
     """What ``legalrag judgment draft`` does without a structure model: the LLM drafts reasoning and result
     freely. ``llm`` and the corpus paths come from the caller (the CLI builds them)."""
     from legalrag.judgment.io import load_judgments
 
-    statutes = load_law_corpus(law_corpus)
+    statutes = load_law_corpus(law_corpus) if isinstance(law_corpus, (str, Path)) else list(law_corpus)
     cases = cases_from_judgments(load_judgments(case_corpus)) if case_corpus else []
     drafter = JudgmentDrafter(llm, statutes, cases, max_tokens=max_tokens)
     out = sys.stdout
