@@ -76,5 +76,10 @@ def mcp_cmd(
 
     tools = LegalTools(Collaborators(index=open_index, llm=None if no_llm else make_llm, predictor=make_predictor,
                                      structure=make_structure))
+    import logging
+    import sys
+
+    # standard output is the protocol: every log line goes to standard error (the host's log)
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
     typer.echo("legalrag mcp: serving on stdio (tools load on first use)", err=True)
     create_mcp_server(tools).run("stdio")

@@ -11,6 +11,7 @@ errors rather than protocol errors, because the calling model reads them and can
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 from pydantic import Field, ValidationError
@@ -94,7 +95,13 @@ def create_mcp_server(tools: LegalTools, *, name: str = "legalrag") -> Any:
                     raise ToolError(argument_help(name, exc.__cause__, self._tool_manager.get_tool(name))) from None
                 raise
 
+    # MCPServer's constructor configures the root logger (logging.basicConfig with a rich handler); a library
+    # call must not change the application's logging, so its state is put back (`legalrag mcp` sets its own)
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
     server = Server(name, instructions=INSTRUCTIONS, version=__version__)
+    root.setLevel(level)
+    root.handlers[:] = handlers
 
     def run(call: Any) -> Any:
         try:
