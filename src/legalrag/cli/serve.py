@@ -52,6 +52,8 @@ def serve_cmd(
     max_waiting: int = typer.Option(16, "--max-waiting", min=0, help="Generations that may queue for the model."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="A trained agents' policy directory (`legalrag "
                                           "train policy`): /agents/search runs the embedded model with its adapter."),
+    mcp: bool = typer.Option(True, "--mcp/--no-mcp", help="Serve the MCP tools at /mcp (streamable HTTP; needs "
+                             "the mcp extra), with the same API key and rate limit."),
     evidence_tokens: Optional[int] = typer.Option(None, "--evidence-tokens", min=0, max=8192,
                                                   help="Token budget for the retrieved articles in /ask and /consult "
                                                   "prompts: each is cut to the clauses matching the question "
@@ -131,14 +133,15 @@ def serve_cmd(
     settings = Settings(max_k=max_k, api_keys=keys, rate_limit=rate_limit, cors_origins=tuple(cors_origin),
                         max_waiting=max_waiting,
                         evidence_tokens=root(ctx).answer_settings(evidence_tokens=evidence_tokens).evidence_tokens,
-                        max_indexes=max_indexes)
+                        max_indexes=max_indexes, mcp=mcp, host=host)
     _warm_up(idx, llm)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     app = create_app(idx, llm, settings, predictor=predictor, agents_llm=agents_llm, structure=structure,
                      open_index=lambda path: _open_warm(root(ctx), path, threads))
     from legalrag.warm.build import build_id
 
-    typer.echo(f"legalrag {build_id()}: http://{host}:{port}/  (API schema /openapi.json, routes /docs)", err=True)
+    typer.echo(f"legalrag {build_id()}: http://{host}:{port}/  (API schema /openapi.json, routes /docs; OpenAI-compatible "
+               f"chat /v1/chat/completions{', MCP /mcp' if mcp else ''})", err=True)
     uvicorn.run(app, host=host, port=port, log_level="info", access_log=False)
 
 

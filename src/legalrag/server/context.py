@@ -32,6 +32,9 @@ class Settings(BaseModel):
                                           "empty: CORS off")
     llm_slots: int = Field(1, ge=1, description="generations that run at once")
     max_waiting: int = Field(16, ge=0, description="generations that may wait for a slot; more get 503")
+    mcp: bool = Field(True, description="serve the MCP tools at /mcp (needs the mcp extra)")
+    host: str = Field("127.0.0.1", description="the address the server binds; a loopback one turns on the MCP "
+                      "route's DNS-rebinding check (Host and Origin headers)")
     evidence_tokens: int | None = Field(DEFAULT_EVIDENCE_TOKENS, ge=1, le=MAX_EVIDENCE_TOKENS,
                                         description="evidence budget of /ask and /consult prompts, in tokens: each "
                                         "retrieved article cut to the clauses matching the question (fewer tokens, "

@@ -120,8 +120,11 @@ def error_payload(exc: BaseException) -> tuple[int, dict[str, Any]]:
     return 500, {"error": {"type": "InternalError", "message": "internal error; the server log has the details"}}
 
 
-def sse_response(job: Callable[[Emit, threading.Event], Any]) -> Any:
-    """A streaming response of the events ``job(emit, cancel)`` emits, then ``done`` (its return value)."""
+def sse_response(job: Callable[[Emit, threading.Event], Any], render: Callable[[str, Any], str] = sse,
+                 headers: dict[str, str] | None = None) -> Any:
+    """A streaming response of the events ``job(emit, cancel)`` emits, then ``done`` (its return value).
+    ``render(event, data)`` writes each event (default: ``event: NAME`` / ``data: JSON``); another wire format
+    (the OpenAI-compatible route's chunks) passes its own."""
     from fastapi.responses import StreamingResponse
 
     cancel = threading.Event()
@@ -162,9 +165,9 @@ def sse_response(job: Callable[[Emit, threading.Event], Any]) -> Any:
                     continue
                 if not event:
                     break
-                yield sse(event, data)
+                yield render(event, data)
         finally:
             cancel.set()
 
     return StreamingResponse(events(), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no", **(headers or {})})
