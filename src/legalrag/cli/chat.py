@@ -14,6 +14,7 @@ from typing import Optional
 import typer
 
 from legalrag.cli._answer_output import TerminalStream
+from legalrag.citations.marks import mark_line as _mark_line
 from legalrag.cli.apps import app
 from legalrag.cli.ask import LocalOption, StyleOption
 from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption, ModelOption,
@@ -98,14 +99,10 @@ def chat(
         typer.echo("")
         if answer.hits:
             typer.echo("Sources: " + "; ".join(f"[{i}] {h.document.title or h.id}" for i, h in enumerate(answer.hits, 1)))
+        if not answer.citations:
+            typer.echo("  the answer cites no article: nothing in it is shown to be supported")
         for c in answer.citations:
-            if not c.resolved:
-                mark = "UNRESOLVED: not in the corpus" + (f" ({c.note})" if c.note else "")
-            elif not c.in_retrieved:
-                mark = "in the corpus, but not among the retrieved sources"
-            else:
-                mark = "verified"
-            typer.echo(f"  citation {c.text} -> {mark}")
+            typer.echo(f"  citation {c.text} -> {'✓ ' if c.mark == 'supported' else ''}{_mark_line(c)}")
         u = answer.usage
         typer.echo(f"  [{answer.timings.get('total_s', 0):.1f} s, {u.calls} model call(s), {u.completion_tokens} "
                    f"tokens; model: {getattr(llm, 'route', 'in-process')}]")

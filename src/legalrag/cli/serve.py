@@ -103,5 +103,9 @@ def serve_cmd(
                         max_waiting=max_waiting, evidence_tokens=evidence_tokens or None)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     typer.echo(f"legalrag: http://{host}:{port}/  (API schema /openapi.json, routes /docs)", err=True)
-    uvicorn.run(create_app(idx, llm, settings, predictor=predictor, agents_llm=agents_llm, structure=structure),
+    from legalrag.wiring import make_support_scorer
+
+    support = make_support_scorer("stard-e5", threads=threads, settings=root(ctx).settings)
+    uvicorn.run(create_app(idx, llm, settings, predictor=predictor, agents_llm=agents_llm, structure=structure,
+                           support=support),
                 host=host, port=port, log_level="info", access_log=False)

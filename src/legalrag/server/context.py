@@ -44,6 +44,7 @@ class AppContext:
     drafter: Any = None
     agents_llm: Any = None  # a trained policy's model for /agents/search (default: ``llm``)
     structure: Any = None  # a judgment StructurePredictor for /judgment/structure
+    support: Any = None  # a citations.support.SupportScorer for /citations/check (default: the lexical model)
     gate: LLMGate = field(default_factory=LLMGate)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _laws: list[dict[str, Any]] | None = None
