@@ -248,3 +248,45 @@ def test_encoder_signal_cross_fitted_citation_pool_and_round_trip(tmp_path):
         StructurePredictor.load(tmp_path / "bare", STATUTES, enc)
     with pytest.raises(ValueError, match="without the case texts"):
         StructurePredictor(labels.cases, STATUTES, select=False).save(tmp_path / "bm25", case_texts=False)
+
+
+# ---------------------------------------------------------------------------- unknown charges, short facts, drafts
+
+def test_a_charge_never_seen_in_training_is_reported_as_unknown_not_mapped(model):
+    s = model.predict("公诉机关指控：被告人王某非法运输核材料出境，构成走私核材料罪。被告人王某到案后如实供述。")
+    unknown = [c for c in s.charges if c.name == "走私核材料罪"]
+    assert unknown and not unknown[0].listed and unknown[0].evidence["flag"].startswith("unknown")
+    assert unknown[0].evidence["nearest_known"] and \
+        {d["name"] for d in unknown[0].evidence["nearest_known"]} <= {"盗窃罪", "危险驾驶罪"}
+    assert s.low_confidence and any("never seen in training" in n for n in s.notes)
+    assert "走私核材料罪" not in [c.name for c in s.charges if c.listed]
+
+
+def test_facts_too_short_give_the_top_charges_and_no_sentence(model):
+    from legalrag.judgment.reasoned import ReasonedDrafter
+
+    s = model.predict("张某偷了东西。")
+    assert s.undecided and s.low_confidence and any("too short" in n for n in s.notes)
+    assert s.prison.value is None and s.fine.value is None and s.probation.value is None and not s.articles
+    assert s.charges and all(0.0 <= c.prob <= 1.0 for c in s.charges)
+    with pytest.raises(InputError, match="too short"):
+        ReasonedDrafter(model).draft("张某偷了东西。")
+
+
+def test_a_draft_never_states_zishou_when_neither_facts_nor_structure_hold_it(model):
+    from legalrag.judgment.grounding import repeated_paragraphs
+    from legalrag.judgment.reasoned import ReasonedDrafter
+    from legalrag.testing import ScriptedLLM
+
+    facts = "公诉机关指控：被告人张某于2023年5月在某超市盗窃价值3000元的商品，到案后如实供述。"
+    reply = json.dumps({"reasoning": "本院认为，被告人张某以非法占有为目的秘密窃取他人财物，其行为已构成盗窃罪。其主动投案，"
+                                     "系自首，可以从轻处罚；被告人系累犯，应当从重处罚；到案后如实供述，系坦白。\n判决结果：被告人张某"
+                                     "犯盗窃罪，判处有期徒刑六个月，并处罚金人民币二千元。"}, ensure_ascii=False)
+    structure = model.predict(facts)
+    assert not structure.features.present("自首")
+    d = ReasonedDrafter(model, ScriptedLLM([reply])).draft(facts, structure=structure)
+    assert d.source == "llm" and "自首" not in d.document and "累犯" not in d.document and "坦白" in d.document
+    assert any("自首" in n for n in d.notes)
+    assert repeated_paragraphs(d.document) == 0 and d.document.count("判处") == 1
+    assert "公诉机关XX人民检察院" in d.document  # the facts name no procuratorate: a marked placeholder
+    assert "自首" not in ReasonedDrafter(model).draft(facts, structure=structure).document  # the template too

@@ -346,6 +346,17 @@ def make_encoder(spec: str | None = None, *, cache: bool | str | Path = True, pr
 # -- indexes ----------------------------------------------------------------------------------------------
 
 
+def make_support_scorer(encoder: str | None = "stard-e5", *, threads: int | None = None, progress: bool = False,
+                        settings: Settings | None = None):
+    """The citation support model (``citations.support``): with ``encoder`` (the shipped ``stard-e5``, which the
+    model was calibrated with) its cosine is a feature; ``encoder=None`` gives the lexical model."""
+    from legalrag.citations.support import SupportScorer
+
+    if encoder is None:
+        return SupportScorer()
+    return SupportScorer(make_encoder(encoder, threads=threads, progress=progress, settings=settings))
+
+
 def register_backends() -> None:
     """Index component kinds beyond the built-in ones: the Milvus backend (``milvus``, ``milvus-bm25``).
     Registering imports only the module; pymilvus is imported when such a component is built or loaded."""

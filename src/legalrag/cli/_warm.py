@@ -134,19 +134,11 @@ class AnswerPrinter:
         self._out("\n\n")
         citations = payload.get("citations") or []
         if not citations:
-            typer.secho("The answer cites no article.", fg="yellow")
+            typer.secho("The answer cites no article: nothing in it is shown to be supported.", fg="yellow")
         else:
             typer.secho("Citations checked against the corpus:", bold=True)
         for c in citations:
-            name = c.get("canonical") or c.get("text")
-            if not c.get("resolved"):
-                why = f" ({c['note']})" if c.get("note") else ""
-                typer.echo(typer.style("  UNRESOLVED   ", fg="red", bold=True) + f"  {name}{why}")
-            elif not c.get("in_retrieved"):
-                typer.echo(typer.style("  NOT RETRIEVED", fg="yellow", bold=True) + f"  {name} -> "
-                           f"{c.get('document_id')} (in the corpus, but not among the retrieved articles)")
-            else:
-                typer.echo(typer.style("  OK           ", fg="green") + f"  {name} -> {c.get('document_id')}")
+            typer.echo("  " + citation_line(c))
         for line in list(payload.get("notes") or []) + list(notes):
             typer.secho(f"Note: {line}", fg="yellow")
         t, usage = payload.get("timings") or {}, payload.get("usage") or {}
@@ -156,6 +148,33 @@ class AnswerPrinter:
         typer.secho(f"retrieval {t.get('retrieval_s', 0):.2f} s, first token after {t.get('ttft_s', 0):.2f} s{prefill}, "
                     f"generation {t.get('generation_s', 0):.2f} s ({usage.get('completion_tokens', 0)} tokens"
                     f"{cached}), citation check {t.get('citation_check_s', 0):.2f} s; answered by {route}", dim=True)
+
+
+MARKS = {"supported": ("green", "✓ SUPPORTED"), "exists": ("yellow", "? EXISTS"),
+         "not_found": ("red", "✗ NOT FOUND"), "repealed": ("red", "↻ REPEALED"), "no_corpus": ("blue", "∅ NO CORPUS")}
+REASONS = {"not_retrieved": "not among the retrieved articles the answer was given",
+           "does_not_bear": "its text does not bear on the sentence that cites it",
+           "no_claim": "the text states no claim to check it against",
+           "unknown_format": "a citation format the resolver does not know"}
+
+
+def citation_line(c: dict) -> str:
+    """One line for a checked citation of an answer's JSON: its mark (✓ only for supported) and why."""
+    name = c.get("canonical") or c.get("text")
+    target = f" -> {c['document_id']}" if c.get("document_id") else ""
+    mark = c.get("mark")
+    if mark in MARKS:
+        colour, label = MARKS[mark]
+        why = REASONS.get(str(c.get("mark_reason")), c.get("mark_reason") or "")
+        if mark == "repealed" and c.get("successor"):
+            why = f"replaced by {c['successor']}"
+        elif mark == "not_found" and not why:
+            why = c.get("note") or ""
+        return typer.style(f"{label:<13}", fg=colour, bold=mark != "supported") + f"  {name}{target}" + \
+            (f" ({why})" if why else "")
+    if not c.get("resolved"):  # checked for existence only
+        return typer.style("✗ NOT FOUND    ", fg="red", bold=True) + f" {name}" + (f" ({c['note']})" if c.get("note") else "")
+    return typer.style("? EXISTS       ", fg="yellow") + f" {name}{target} (support not checked)"
 
 
 def server_route(server: WarmServer, payload: dict) -> str:

@@ -136,8 +136,11 @@ def serve_cmd(
                         max_indexes=max_indexes, mcp=mcp, host=host)
     _warm_up(idx, llm)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    from legalrag.wiring import make_support_scorer
+
+    support = make_support_scorer("stard-e5", threads=threads, settings=root(ctx).settings)
     app = create_app(idx, llm, settings, predictor=predictor, agents_llm=agents_llm, structure=structure,
-                     open_index=lambda path: _open_warm(root(ctx), path, threads))
+                     open_index=lambda path: _open_warm(root(ctx), path, threads), support=support)
     from legalrag.warm.build import build_id
 
     typer.echo(f"legalrag {build_id()}: http://{host}:{port}/  (API schema /openapi.json, routes /docs; OpenAI-compatible "

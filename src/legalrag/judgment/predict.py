@@ -48,8 +48,10 @@ from legalrag.judgment.selection import backward_eliminate, column_index, fold_a
 from legalrag.judgment.signals import AMENDED_ARTICLES, AMENDED_CHARGES, charge_mentions, combined_range, share, \
     statutory_range, statutory_ranges
 from legalrag.judgment.structure import Amount, Scored, Structure
+from legalrag.judgment.undecided import mark_unseen, undecided
 from legalrag.types import Document
 
+MIN_DECIDE_CHARS = 15  # shorter facts get their top charges with probabilities and no sentence (undecided.py)
 SIGNALS = ("explicit", "keywords", "neighbours", "citepred", "tables", "statutory", "charge_text")
 SELECTED = ("prison", "fine_present", "fine", "probation", "article")  # models whose feature groups are chosen
 
@@ -59,7 +61,7 @@ class StructurePredictor(CaseRows):
 
     def __init__(self, cases: Sequence[LabelledCase], statutes: Sequence[Document], *, cite=None,
                  disabled: Iterable[str] = (), select: bool = True, per_defendant: bool = True, encoder=None,
-                 neighbour_vectors=None, digests=None, circumstances=None):
+                 neighbour_vectors=None, digests=None, circumstances=None, lexical=None, lexical_vectors=None):
         unknown = set(disabled) - set(GROUPS) - set(SIGNALS)
         if unknown:
             raise InputError(f"unknown ablation {sorted(unknown)}; choose from {sorted(GROUPS) + list(SIGNALS)}")
@@ -70,7 +72,7 @@ class StructurePredictor(CaseRows):
         super().__init__(cases, cite=cite, disabled=disabled,
                          charge_text=ChargeText(statutes) if "charge_text" not in set(disabled) else None,
                          encoder=encoder, neighbour_vectors=neighbour_vectors, digests=digests,
-                         circumstances=circumstances)
+                         circumstances=circumstances, lexical=lexical, lexical_vectors=lexical_vectors)
         self.statutes = list(statutes)
         self.ranges = statutory_ranges(self.statutes)
         self.texts = {str(d.id): d.text for d in self.statutes}
@@ -89,7 +91,9 @@ class StructurePredictor(CaseRows):
     def train(self, progress: bool = False) -> "StructurePredictor":
         import numpy as np
 
-        cases = list(self.cases.values())
+        # The five models learn from the cases with full labels; cases with partial labels (CAIL) enter through
+        # the neighbours, the count tables and the charge centroids every row reads.
+        cases = [c for c in self.cases.values() if c.complete or not self.lexical]
         it = cases
         if progress:
             from tqdm import tqdm
@@ -112,26 +116,33 @@ class StructurePredictor(CaseRows):
         mask = has_fine == 1
         fines = np.array([math.log1p(c.fine_yuan or 0) for c in cases])
         on_probation = np.array([int(c.probation) for c in cases])
+        # probation is known for complete cases only (CAIL has no probation label)
+        known = np.array([c.complete for c in cases])
         n_fined = int(mask.sum())
         self._choose("prison", lambda idx, cols, a: penalty_cv(X_num[:, idx], prison, cols, a), len(cases))
         self._choose("fine_present", lambda idx, cols, a: logloss_cv(X_num[:, idx], has_fine, cols, a), len(cases))
         if n_fined >= 10:
             self._choose("fine", lambda idx, cols, a: penalty_cv(X_num[mask][:, idx], fines[mask], cols, a), n_fined)
-        self._choose("probation", lambda idx, cols, a: logloss_cv(X_num[:, idx], on_probation, cols, a), len(cases))
+        self._choose("probation", lambda idx, cols, a: logloss_cv(X_num[known][:, idx], on_probation[known], cols, a),
+                     int(known.sum()))
         self.models["prison"] = self._fit("prison", X_num, prison, "quantile")
         self.models["fine_present"] = self._fit("fine_present", X_num, has_fine, "binary")
         if n_fined >= 10:
             self.models["fine"] = self._fit("fine", X_num[mask], fines[mask], "quantile")
-        self.models["probation"] = self._fit("probation", X_num, on_probation, "binary")
+        self.models["probation"] = self._fit("probation", X_num[known], on_probation[known], "binary")
         self._choose_per_defendant(cases, contexts, X_num)
         # The article model reads P(fine) and P(probation) (arts. 52/53, 72/73 follow them); training rows get
         # out-of-fold probabilities so the model learns how far to trust the predicted ones.
         fine_oof = out_of_fold(X_num[:, self._idx("fine_present")], has_fine, self._cols("fine_present"))
-        prob_oof = out_of_fold(X_num[:, self._idx("probation")], on_probation, self._cols("probation"))
+        prob_oof = self._predict("probation", X_num)  # cases without a probation label: the fitted model
+        prob_oof[known] = out_of_fold(X_num[known][:, self._idx("probation")], on_probation[known],
+                                      self._cols("probation"))
         for i, (c, ctx) in enumerate(zip(cases, contexts)):
             case_row = self._case_row(ctx)
             probs = {"fine": float(fine_oof[i]), "probation": float(prob_oof[i])}
             for art, e in self._article_candidates(ctx, c.charges).items():
+                if not c.complete and int(art) <= GENERAL_PART:
+                    continue  # the case's labels say nothing of the general-part articles
                 ar_rows.append(self._article_row(ctx, art, e, case_row, probs))
                 ar_y.append(int(int(art) in c.articles))
                 ar_case.append(i)
@@ -203,10 +214,12 @@ class StructurePredictor(CaseRows):
         # charges
         cands = self._charge_candidates(ctx)
         chosen: list[Scored] = []
+        ranked: list[tuple[str, float]] = []
         if cands:
             names = list(cands)
             probs = self.models["charge"].predict(np.array([self._charge_row(ctx, n, cands[n]) for n in names]))
             order = sorted(range(len(names)), key=lambda i: -probs[i])
+            ranked = [(names[i], float(probs[i])) for i in order]
             keep = [i for i in order if probs[i] >= self.thresholds["charge"]] or order[:1]
             chosen = [Scored(names[i], float(probs[i]), cands[names[i]]) for i in keep]
             best = cands[names[order[0]]]
@@ -231,6 +244,11 @@ class StructurePredictor(CaseRows):
             notes.append(f"charge {written!r} named in the facts is not in the charge list: kept and flagged")
         extra = tuple(Scored(w, 0.0, {"mentions": [{"text": m.written, "span": [m.start, m.end]}],
                                       "flag": "not in the charge list"}, listed=False) for w, m in unlisted.items())
+        chosen, unseen = mark_unseen(chosen, ranked, self.full.charge_counts, facts, notes)
+        extra += unseen
+        low = low or bool(unseen)
+        if len(facts.strip()) < MIN_DECIDE_CHARS:
+            return undecided(facts, ranked, tuple(chosen) + extra, ctx, notes)
         charges = [c.name for c in chosen]
         # numbers
         X = np.array([self._number_row(ctx, charges)])

@@ -160,11 +160,30 @@ class NeighbourIndex:
         docs = [Document(id=i, text=self.facts[i]) for i in ids]
         self.retriever = BM25Retriever.from_documents(docs, tokenizer_for("zh"))
 
-    def search(self, facts: str, k: int = 10, exclude: Iterable[str] = ()) -> list[Neighbour]:
+    def subset(self, ids: Sequence[str]) -> "NeighbourIndex":
+        """The same index restricted to ``ids`` (dense indexes only: the vectors are shared, not re-encoded)."""
+        import numpy as np
+
+        if self.encoder is None:
+            return NeighbourIndex(ids, [self.facts[i] for i in ids], self.max_chars)
+        pos = {i: j for j, i in enumerate(self.ids)}
+        rows = [pos[i] for i in ids]
+        return NeighbourIndex(list(ids), [self.facts.get(i, "") for i in ids], encoder=self.encoder,
+                              vectors=self.vectors[np.array(rows, dtype=int)] if rows else self.vectors[:0],
+                              digests={i: self.digests[i] for i in ids})
+
+    def query_vector(self, facts: str):
+        """The encoder's query vector of ``facts`` as :meth:`search` compares it."""
+        import numpy as np
+
+        return np.asarray(self.encoder.encode_queries([facts[: self.max_chars]]), dtype=np.float32)[0]
+
+    def search(self, facts: str, k: int = 10, exclude: Iterable[str] = (), vector=None) -> list[Neighbour]:
+        """``vector``: the facts' query vector when already computed (:meth:`query_vector`)."""
         query = facts[: self.max_chars]
         skip = set(exclude)
         if self.encoder is not None:
-            return self._dense(query, k, skip)
+            return self._dense(query, k, skip, vector)
         hits = [h for h in self.retriever.retrieve(query, k=k + len(skip) + 1)
                 if h.id not in skip and self.facts[h.id] != query and h.score > 0][:k]
         if not hits:
@@ -172,19 +191,71 @@ class NeighbourIndex:
         top = hits[0].score
         return [Neighbour(h.id, h.score / top) for h in hits]
 
-    def _dense(self, query: str, k: int, skip: set) -> list[Neighbour]:
+    def _dense(self, query: str, k: int, skip: set, vector=None) -> list[Neighbour]:
         import math
 
         import numpy as np
 
-        cos = self.vectors @ np.asarray(self.encoder.encode_queries([query]), dtype=np.float32)[0]
+        if not len(self.ids):
+            return []
+        vec = vector if vector is not None else self.query_vector(query)
+        cos = self.vectors @ vec
         own = sha256_text(query)  # a case is never its own neighbour, even under another id
-        order = [int(j) for j in np.argsort(-cos, kind="stable")
-                 if self.ids[j] not in skip and self.digests[self.ids[j]] != own][:k]
+        top = min(len(cos), k + len(skip) + 8)  # enough to drop the skipped ones and an exact repeat
+        cut = np.argpartition(-cos, top - 1)[:top] if top < len(cos) else np.arange(len(cos))
+        ranked = cut[np.lexsort((cut, -cos[cut]))]
+        order = [int(j) for j in ranked if self.ids[j] not in skip and self.digests[self.ids[j]] != own][:k]
         if not order:
             return []
         best = float(cos[order[0]])
         return [Neighbour(self.ids[j], math.exp((float(cos[j]) - best) / DENSE_TAU)) for j in order]
+
+
+class ChargeCentroids:
+    """A nearest-centroid charge classifier over the encoder's case vectors: per charge, the normalised mean of
+    the vectors of the cases that carry it. A labelled case's own fold is left out of the centroids it is scored
+    against (``fold`` of :meth:`scores`), as the count tables are."""
+
+    def __init__(self, cases, index: "NeighbourIndex", fold_of: Mapping[str, int]):
+        import numpy as np
+
+        self.names = sorted({ch for c in cases for ch in c.charges})
+        col = {n: j for j, n in enumerate(self.names)}
+        pos = {i: j for j, i in enumerate(index.ids)}
+        folds = sorted(set(fold_of.values()))
+        dim = index.vectors.shape[1]
+        self.sums = np.zeros((len(folds) + 1, len(self.names), dim), dtype=np.float64)  # last: all cases
+        self.counts = np.zeros((len(folds) + 1, len(self.names)))
+        for c in cases:
+            v = index.vectors[pos[c.id]]
+            for ch in set(c.charges):
+                self.sums[fold_of[c.id], col[ch]] += v
+                self.counts[fold_of[c.id], col[ch]] += 1
+        self.sums[-1] = self.sums[:-1].sum(axis=0)
+        self.counts[-1] = self.counts[:-1].sum(axis=0)
+        self._cache: dict = {}
+
+    def _centroids(self, fold):
+        import numpy as np
+
+        key = -1 if fold is None else fold
+        if key not in self._cache:
+            s = self.sums[-1] - (self.sums[fold] if fold is not None else 0)
+            n = self.counts[-1] - (self.counts[fold] if fold is not None else 0)
+            norm = np.linalg.norm(s, axis=1)
+            c = s / np.maximum(norm, 1e-9)[:, None]
+            c[n == 0] = 0.0
+            self._cache[key] = (c.astype(np.float32), n > 0)
+        return self._cache[key]
+
+    def scores(self, vector, fold: int | None = None) -> list[tuple[str, float]]:
+        """(charge, cosine to its centroid), best first; charges without a case outside ``fold`` left out."""
+        import numpy as np
+
+        cent, ok = self._centroids(fold)
+        cos = cent @ np.asarray(vector, dtype=np.float32)
+        order = np.argsort(-cos, kind="stable")
+        return [(self.names[j], float(cos[j])) for j in order if ok[j]]
 
 
 def vote(neighbours: Sequence[Neighbour], labels: Mapping[str, Iterable]) -> dict:

@@ -1,6 +1,6 @@
 """The legalrag HTTP service and its web application: a thin FastAPI app over the library.
 
-``create_app(index, llm=None, settings=None, *, predictor=None, drafter=None, agents_llm=None, structure=None)``
+``create_app(index, llm=None, settings=None, *, predictor=None, drafter=None, agents_llm=None, structure=None, support=None)``
 returns the app. Collaborators are passed in (an opened ``Index``, an ``LLM``, a ``CitationPredictor``, a
 ``JudgmentDrafter``; without a drafter one is made from the LLM and the index's documents; ``agents_llm``, a
 trained policy's model, runs ``/agents/search`` instead of ``llm``; ``structure``, a judgment
@@ -17,7 +17,7 @@ its version and build, its model and the indexes it holds. Routes (the schema is
 - ``POST /ask``, ``/consult``, ``/draft`` and their ``/stream`` forms (server-sent events); ``POST /cite``;
   ``POST /judgment/structure`` {facts, check_charges?} (the predicted verdict with its evidence);
   answers put at most ``Settings.evidence_tokens`` tokens of evidence in the prompt (a request may ask for less)
-- pages: ``/`` (consultation), ``/search.html``, ``/draft.html``, ``/cite.html``; assets under ``/static/``
+- pages: ``/`` (consultation), ``/search.html``, ``/draft.html``, ``/cite.html``, ``/check.html``; assets under ``/static/``
 
 Without a model, generating routes answer 503 with a message while search keeps working. Every error is JSON
 ``{"error": {"type", "message"}}`` (``type`` is a stable code the pages translate; 422s add ``fields``: field,
@@ -39,6 +39,7 @@ from legalrag.server.streaming import LLMGate, error_payload
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 PAGES = {"/": "index.html", "/search.html": "search.html", "/draft.html": "draft.html", "/cite.html": "cite.html",
+         "/check.html": "check.html",
          "/docs": "docs.html"}
 LOG = logging.getLogger("legalrag.server")
 
@@ -47,7 +48,7 @@ __all__ = ["Settings", "create_app", "hit_to_dict"]
 
 def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *, predictor: Any = None,
                drafter: Any = None, agents_llm: Any = None, structure: Any = None,
-               open_index: Any = None) -> Any:
+               open_index: Any = None, support: Any = None) -> Any:
     fastapi = require("fastapi", "server")
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse
@@ -62,7 +63,7 @@ def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *,
 
     settings = settings or Settings()
     ctx = AppContext(build=build_id(), index=index, llm=llm, settings=settings, predictor=predictor, drafter=drafter,
-                     agents_llm=agents_llm, structure=structure, open_index=open_index,
+                     agents_llm=agents_llm, structure=structure, open_index=open_index, support=support,
                      gate=LLMGate(settings.llm_slots, settings.max_waiting))
     mcp_app, lifespan = _mcp(ctx)
     app = fastapi.FastAPI(title="legalrag", version=_version(), docs_url=None, redoc_url=None,

@@ -68,8 +68,17 @@ class AgentSearchBody(SearchBody):
     fused: bool = Field(False, description="one LLM call per round: the planner writes the agent's queries")
 
 
+MAX_CHECK_BYTES = 5 * 1024 * 1024  # a document sent to /citations/check (text or file)
+
+
 class CheckBody(Closed):
-    text: str = Field(..., max_length=MAX_TEXT_CHARS, description="text whose citations are checked")
+    text: str | None = Field(None, max_length=MAX_CHECK_BYTES, description="text whose citations are checked")
+    file: str | None = Field(None, max_length=MAX_CHECK_BYTES * 4 // 3 + 4,
+                             description="instead of text: a .txt, .md, .pdf, .docx or .html file, base64-encoded "
+                                         "(at most 5 MB)")
+    filename: str | None = Field(None, max_length=255, description="the file's name (its extension gives the format)")
+    annotate: Literal["md", "html"] | None = Field(None, description="also return an annotated copy of the text "
+                                                   "(Markdown marks and notes, or highlighted HTML)")
 
 
 class AskBody(Closed):

@@ -3,7 +3,7 @@
 // reading them, writing) with a clock from the moment of sending; the answer streams token by token and stays
 // in view above the input area while it grows (unless the reader scrolls away); once done, every citation
 // becomes a button that opens the article beside the chat (or its unresolved flag with the reason).
-import {$, h, t, initFrame, loadCapabilities, postStream, showError, linkedText, citationList,
+import {$, h, t, initFrame, loadCapabilities, postStream, showError, linkedText, citationList, MARK_SYMBOLS, markOf, markText,
   hitList, download, showBanner, bannerError} from '/static/common.js';
 import {limitField, Progress} from '/static/progress.js';
 
@@ -164,8 +164,7 @@ function markdown() {
     lines.push(turn.answer, '', '**Citations**', '');
     if (!turn.citations.length) lines.push('- (none)');
     for (const c of turn.citations) {
-      lines.push(c.resolved ? `- ✓ ${c.canonical || c.text} (document ${c.document_id})${c.in_retrieved ? '' : ' - not among the retrieved articles'}`
-        : `- ⚠ UNRESOLVED ${c.canonical || c.text}: ${c.note}`);
+      lines.push(`- ${MARK_SYMBOLS[markOf(c)]} ${c.canonical || c.text}${c.document_id ? ` (document ${c.document_id})` : ''}: ${markText(c)}`);
     }
     lines.push('', '**Retrieved articles**', '', ...turn.retrieved.map(r => `${r.rank}. ${r.citation} (${r.id})`), '');
   });
