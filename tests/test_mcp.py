@@ -99,7 +99,9 @@ def test_stdio_server_lists_and_runs_every_tool(setup):
             listed = {t.name: t for t in (await client.list_tools()).tools}
             assert set(listed) >= TOOLS
             for t in listed.values():  # bilingual descriptions, typed inputs and outputs
-                assert any("\u4e00" <= ch <= "\u9fff" for ch in t.description) and " the " in t.description
+                chinese, english = t.description.split("\n", 1)  # a Chinese paragraph, then an English one
+                assert any("\u4e00" <= ch <= "\u9fff" for ch in chinese) and english[:1].isupper()
+                assert len(english.split()) > 10
                 assert t.output_schema and t.input_schema["properties"]
             assert listed["search_statutes"].input_schema["properties"]["k"]["maximum"] == 50
 
