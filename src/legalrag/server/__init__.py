@@ -162,7 +162,8 @@ def _mcp(ctx: AppContext) -> tuple[Any, Any]:
         return (lambda _index: value) if takes_index else (lambda: value)
 
     tools = LegalTools(Collaborators(index=lambda: ctx.index, llm=given(ctx.llm), predictor=given(ctx.predictor, True),
-                                     structure=given(ctx.structure), slot=ctx.gate.slot),
+                                     structure=given(ctx.structure), support=given(ctx.support),
+                                     slot=ctx.gate.slot),
                        max_k=min(ctx.settings.max_k, 50), evidence_tokens=ctx.settings.evidence_tokens)
     server = create_mcp_server(tools)
     # stateless: each POST is one exchange, so the route needs no session affinity behind a proxy; the
