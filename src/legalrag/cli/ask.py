@@ -39,7 +39,9 @@ def ask(
     endpoint_model: EndpointModelOption = None,
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=16, help="Longest answer, in tokens "
                                              f"(default: the answer.max_tokens setting, else {DEFAULTS.max_tokens})."),
-    lang: Optional[str] = typer.Option(None, "--lang", help="zh or en (default: the index's language)."),
+    lang: Optional[str] = typer.Option(None, "--lang", help="Answer language, zh or en (default: the question's "
+                                       "own; a question in another language than the index's is translated for "
+                                       "the search)."),
     style: Optional[str] = StyleOption,
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the LLM call cache."),
     evidence_tokens: Optional[int] = typer.Option(None, "--evidence-tokens", min=0,

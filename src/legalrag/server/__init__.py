@@ -69,7 +69,7 @@ def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *,
     app = fastapi.FastAPI(title="legalrag", version=_version(), docs_url=None, redoc_url=None,
                           openapi_url="/openapi.json", lifespan=lifespan,
                           description="Statute search, cited answers, consultations, judgment drafts and citation "
-                                      "prediction. Errors are JSON {error: {type, message}}. "
+                                      "prediction. Not legal advice; consult a lawyer for your case. Errors are JSON {error: {type, message}}. "
                                       + _evidence_doc(settings.evidence_tokens))
     app.state.context = ctx
 
