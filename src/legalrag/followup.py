@@ -4,7 +4,7 @@ the topic holds, and lets them go when the new question moves on.
 Real consultations move: each later turn tends to raise a new point in a few elliptical words ("那最多能要几个月？",
 "他这样合法吗？"). Searching the last question alone loses what "那" refers to; searching every question together
 drowns the new point in the old ones. ``carry`` (no LLM call) fuses, by weighted reciprocal rank
-(:func:`legalrag.conversation.fuse_turns`):
+(:func:`fuse_turns`, which ``fused`` uses too):
 
 - the last question (weight 1) and the last question behind the previous one (``context_weight``: what "那" and
   "他" refer to, in the words the user used);
@@ -27,11 +27,12 @@ costs the same per turn as a five-turn one.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from legalrag.errors import InputError
+from legalrag.engine import check_turns
 from legalrag.types import Document, Hit, Turn
 
 Search = Callable[[str, int], Sequence[Hit]]
@@ -42,6 +43,40 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 _FILLER = re.compile(r"那么|那如果|如果|还有|另外|对了|这样|这种|这个|那个|这些|他们|她们|它们|我们|什么|怎么|怎样|如何|"
                      r"哪些|多少|是否|能否|可以|可不可以|能不能|会不会|应该|需要|的话|情况|吗|呢|吧|啊|了|的|是|"
                      r"[那这他她它我你您要能会还又再也都就]|[\s，。？！?!,.、：:；;“”\"'（）()]")
+
+
+def questions_answers(turns: Sequence[Turn]) -> tuple[list[str], list[str]]:
+    """(user questions, assistant answers), oldest first, whitespace collapsed, empty ones dropped."""
+    turns = check_turns(turns)
+    questions = [" ".join(t.content.split()) for t in turns if t.role == "user" and t.content.strip()]
+    answers = [" ".join(t.content.split()) for t in turns if t.role == "assistant" and t.content.strip()]
+    return questions, answers
+
+
+def fuse_turns(runs: Sequence[tuple[Sequence[Hit], float, bool]], k: int, *, rrf_k: int = 60,
+               law_prior: float = 0.0, law_top: int = 5) -> list[Hit]:
+    """Weighted reciprocal-rank fusion of ``(hits, weight, is last question)`` runs; the runs that are not the
+    last question vote with their weights for the laws of their top ``law_top`` hits."""
+    scores: dict[str, float] = defaultdict(float)
+    docs, sources = {}, defaultdict(dict)
+    votes: dict[str, float] = defaultdict(float)
+    total = 0.0
+    for i, (hits, weight, last) in enumerate(runs):
+        for rank, h in enumerate(hits, 1):
+            scores[h.id] += weight / (rrf_k + rank)
+            docs.setdefault(h.id, h.document)
+            sources[h.id].setdefault("last" if last else f"turn-{i}", rank)
+        if not last and hits:
+            top = hits[:law_top]
+            for h in top:
+                votes[h.document.metadata.get("law", "")] += weight / len(top)
+            total += weight
+    votes.pop("", None)
+    if law_prior > 0 and total > 0:
+        for doc_id in scores:
+            scores[doc_id] *= 1.0 + law_prior * votes.get(docs[doc_id].metadata.get("law", ""), 0.0) / total
+    order = sorted(scores, key=lambda d: (-scores[d], min(sources[d].values()), d))[:k]
+    return [Hit(docs[d], scores[d], r, "fused", dict(sources[d])) for r, d in enumerate(order, 1)]
 
 
 def content_chars(question: str) -> int:
@@ -111,9 +146,7 @@ class FollowUp:
 
     # -- the query text (for processors that make one string; shown to the user) --------------------------------
     def __call__(self, turns: Sequence[Turn]) -> str:
-        from legalrag.conversation import _questions_answers
-
-        questions, _ = _questions_answers(turns)
+        questions, _ = questions_answers(turns)
         return self._context_query(questions) or questions[-1]
 
     def _context_query(self, questions: Sequence[str]) -> str | None:
@@ -123,9 +156,7 @@ class FollowUp:
 
     # -- every text a call searches (so a benchmark can run them once, in one batch) ----------------------------
     def queries(self, turns: Sequence[Turn]) -> list[tuple[str, float, bool]]:
-        from legalrag.conversation import _questions_answers
-
-        questions, answers = _questions_answers(turns)
+        questions, answers = questions_answers(turns)
         out: dict[str, tuple[str, float, bool]] = {}
         for n in range(max(1, len(questions) - self.max_turns), len(questions) + 1):
             for item in self._runs(questions[:n], answers[:n - 1]):
@@ -182,17 +213,13 @@ class FollowUp:
     # -- retrieval ----------------------------------------------------------------------------------------------
     def retrieve(self, search: Search, turns: Sequence[Turn], k: int = 10) -> list[Hit]:
         """The top ``k`` for the last question of ``turns``; :attr:`last_trace` says what was carried."""
-        from legalrag.conversation import _questions_answers
-
-        questions, answers = _questions_answers(turns)
+        questions, answers = questions_answers(turns)
         hits, trace = self._retrieve(search, tuple(questions), tuple(answers[:len(questions) - 1]), k)
         self.last_trace = trace
         return hits
 
     def _retrieve(self, search: Search, questions: tuple[str, ...], answers: tuple[str, ...],
                   k: int) -> tuple[list[Hit], FollowUpTrace]:
-        from legalrag.conversation import fuse_turns
-
         key = (id(search), questions, answers, k)
         if key in self._memo:
             self._memo.move_to_end(key)
