@@ -148,3 +148,79 @@ def test_dialogues_whose_roles_alternate_wrongly_or_ask_nothing_are_refused(tmp_
     rows = load_consultations(good, turns=None)
     assert [t.question for t in rows] == ["公司不签合同", "那最多几个月？"] and rows[0].articles == ("劳动合同法第八十二条",)
     assert rows[1].history == (Turn("user", "公司不签合同"), Turn("assistant", "可以"))
+
+
+def test_the_llm_rewrite_through_an_openai_endpoint_retrieves_article_82(sample):
+    """The rewrite processor over a user's endpoint: a local 127.0.0.1 server speaking the OpenAI wire format
+    receives the dialogue and returns the standalone question, which retrieval then runs."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from legalrag.llm.openai_compat import OpenAICompatLLM
+
+    seen = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (the http.server name)
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append(body)
+            reply = {"id": "c1", "object": "chat.completion", "model": body["model"],
+                     "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                         "role": "assistant", "content": "用人单位不签书面劳动合同，劳动者最多能要几个月的二倍工资？"}}],
+                     "usage": {"prompt_tokens": 120, "completion_tokens": 20, "total_tokens": 140}}
+            data = json.dumps(reply, ensure_ascii=False).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        llm = OpenAICompatLLM(f"http://127.0.0.1:{server.server_address[1]}/v1", "rewriter", max_retries=0)
+        search, _, _ = sample
+        proc = make_processor("rewrite", llm)
+        dialogue = [Turn("user", DOUBLE_WAGE), Turn("assistant", "可以要求二倍工资。"), Turn("user", FOLLOW)]
+        query = proc(dialogue)
+        assert query.startswith("用人单位不签书面劳动合同") and proc.tokens == 140
+        prompt = json.dumps(seen[0]["messages"], ensure_ascii=False)
+        assert DOUBLE_WAGE in prompt and FOLLOW in prompt and seen[0]["model"] == "rewriter"
+        assert "劳动合同法第八十二条" in _titles(search(query, 6))
+    finally:
+        server.shutdown()
+
+
+def test_eval_conversation_takes_every_chat_processor_and_reports_the_gold_repeat(tmp_path):
+    from typer.testing import CliRunner
+
+    from legalrag.cli import app
+    from legalrag.conversation import PROCESSORS
+
+    dialogues = [{"id": "dw", "conversation": [
+        {"user": DOUBLE_WAGE, "assistant": "可以，依据《劳动合同法》第八十二条。", "article": ["《劳动合同法》第八十二条"]},
+        {"user": FOLLOW, "assistant": "最多十一个月。", "article": ["《劳动合同法》第八十二条"]},
+        {"user": "那试用期最长能约定多久？", "assistant": "视合同期限而定。", "article": ["《劳动合同法》第十九条"]}]}]
+    data = tmp_path / "d.json"
+    data.write_text(json.dumps(dialogues, ensure_ascii=False), encoding="utf-8")
+    from legalrag.corpora.statutes import load_statutes
+    from legalrag.retrieval.index import build_index
+
+    index = build_index(tmp_path / "index", load_statutes(SAMPLE), ["bm25"], lang="zh")
+    base = ["eval", "conversation", "--data", str(data), "--index", str(index.path), "--turns", "0", "--no-progress"]
+    res = CliRunner().invoke(app, base + ["--json"])
+    assert res.exit_code == 0, res.output
+    payload = json.loads(res.stdout[res.stdout.index("{"):])
+    from legalrag.conversation import DEFAULT_PROCESSOR
+
+    assert [r["processor"] for r in payload["table"]] == [DEFAULT_PROCESSOR]  # chat's default
+    assert payload["gold_repeat"]["rate"] == 0.5 and payload["gold_repeat"]["by_turn"] == {"2": 1.0, "3": 0.0}
+    every = [x for p in PROCESSORS if p != "rewrite" for x in ("--processor", p)]
+    res = CliRunner().invoke(app, base + every)
+    assert res.exit_code == 0, res.output
+    assert "carry" in res.output and "gold repeats an earlier turn's article: all later turns 0.500" in res.output
+    help_text = CliRunner().invoke(app, ["eval", "consultation-generate", "--help"]).output
+    assert all(p in help_text for p in PROCESSORS)
