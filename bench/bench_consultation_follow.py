@@ -42,7 +42,8 @@ CARRY_GRID = {"context_weight": (0.0, 0.25, 0.5, 1.0), "law_prior": (0.0, 1.0, 2
               "carry_same": (0.0, 0.5, 1.0, 2.0), "carry_new": (0.0, 0.1, 0.25, 0.5),
               "history_new": (0.0, 0.25, 0.5, 1.0), "law_prior_new": (0.0, 0.5, 1.0, 2.0),
               "short_question": (0, 4, 6, 8), "carry_top": (1, 3, 5),
-              "question_decay": (0.1, 0.2, 0.35), "answer_weight": (0.0, 0.25, 0.5)}
+              "question_decay": (0.1, 0.2, 0.35), "answer_weight": (0.0, 0.25, 0.5),
+              "moved_share": (0.0, 0.1, 0.2, 0.3)}
 
 
 def load(path: Path, docs) -> list:

@@ -52,9 +52,11 @@ def test_the_double_wage_follow_up_retrieves_article_82(sample, answer):
     hits = proc.retrieve(search, dialogue, 6)  # 6: the answer engine's k
     assert "劳动合同法第八十二条" in _titles(hits)
     trace = proc.last_trace
-    assert trace.same_issue is True and "short" in trace.reason
     assert by_title["劳动合同法第八十二条"] in trace.carried  # shown to the user as carried
     assert trace.searched[0] == FOLLOW and DOUBLE_WAGE in trace.searched[1]
+    strict = FollowUp(short_question=6)  # a detector that counts "最多几个月" as too short to be a point of its own
+    assert "劳动合同法第八十二条" in _titles(strict.retrieve(search, dialogue, 6))
+    assert strict.last_trace.same_issue is True and "short" in strict.last_trace.reason
 
 
 def test_cited_articles_of_earlier_answers_are_carried(sample):
@@ -73,11 +75,15 @@ def test_a_new_point_lets_the_established_articles_go(sample):
     search, by_title, _ = sample
     dialogue = [Turn("user", DOUBLE_WAGE), Turn("assistant", "可以要求二倍工资。"),
                 Turn("user", "另外我借给朋友的五万元他一直不还，借款合同没有写利息，我能要利息吗？")]
-    proc = FollowUp()
+    proc = FollowUp(moved_share=0.2)  # at most 2 of its own top 10 in the established laws: it has moved
     hits = proc.retrieve(search, dialogue, 6)
-    assert proc.last_trace.same_issue is False
-    assert any("民法典" in t for t in _titles(hits[:3]))  # the loan articles lead
-    assert "劳动合同法第八十二条" not in _titles(hits[:3])
+    assert proc.last_trace.same_issue is None and proc.last_trace.reason.startswith("moved")
+    assert proc.last_trace.to_dict()["moved"] is True and proc.last_trace.carried == ()
+    assert [h.id for h in hits] == [h.id for h in search(dialogue[-1].content, 6)]  # its own search alone
+    assert "劳动合同法第八十二条" not in _titles(hits)
+    top3 = FollowUp(moved_share=0.0, overlap_top=3)  # judged on its top 3 (all loan law): moved at any share
+    top3.retrieve(search, dialogue, 6)
+    assert top3.last_trace.same_issue is None
 
 
 def test_a_follow_up_in_another_language_keeps_the_topic(sample):
