@@ -70,8 +70,8 @@ def chat(
                                   on_retrieved=lambda q, hits: printer.sources([hit_to_dict(h, text=False)
                                                                                 for h in hits], query=q))
         model_route = getattr(llm, "route", "in-process")
-        payload = answer_to_dict(answer, model=llm.model_id, llm=model_route, query=queries[-1] if queries else None,
-                                 processor=processor.value)
+        payload = answer_to_dict(answer, model=llm.model_id, llm=f"{model_route} (this process: {why})" if why
+                                 else model_route, query=queries[-1] if queries else None, processor=processor.value)
         return payload, f"this process ({why}); model: {model_route}" if why else f"this process; model: {model_route}"
 
     if server is None:  # built now, so a bad option or a missing model is said before the first question
@@ -106,7 +106,7 @@ def chat(
             try:
                 payload = through_server(server, "/consult/stream", body, printer)
                 payload["llm"] = f"server {server.url}"
-                route = server_route(server, payload)
+                route = server_route(server, printer)
             except (ServerError, ServerGone) as exc:
                 why = fallback_note(exc, printer)
                 if isinstance(exc, ServerGone):
@@ -119,7 +119,7 @@ def chat(
         if as_json:
             import json
 
-            typer.echo(json.dumps({**payload, "route": route}, ensure_ascii=False))
+            typer.echo(json.dumps(payload, ensure_ascii=False))
         else:
             printer.finish(payload, route)
 
