@@ -12,8 +12,8 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption, ModelOption,
-                                 ThreadsOption, root)
+from legalrag.cli.common import (CacheOption, EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption,
+                                 ModelOption, RetrieverOption, ThreadsOption, root)
 from legalrag.engine import DEFAULTS
 
 StyleOption = typer.Option(None, "--style", help="guided (conclusion, legal basis with the decisive clause, what to "
@@ -30,8 +30,7 @@ def ask(
     index: IndexOrDemoOption = None,
     k: Optional[int] = typer.Option(None, "--k", min=1, help="Articles retrieved and given to the model "
                                     f"(default: the answer.k setting, else {DEFAULTS.k})."),
-    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the index's "
-                                            "strongest, as `legalrag index info` shows)."),
+    retriever: RetrieverOption = None,
     as_json: JsonOption = False,
     model: ModelOption = None,
     endpoint: EndpointOption = None,
@@ -40,7 +39,7 @@ def ask(
                                              f"(default: the answer.max_tokens setting, else {DEFAULTS.max_tokens})."),
     lang: Optional[str] = typer.Option(None, "--lang", help="zh or en (default: the index's language)."),
     style: Optional[str] = StyleOption,
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the LLM call cache."),
+    cache: CacheOption = True,
     evidence_tokens: Optional[int] = typer.Option(None, "--evidence-tokens", min=0,
                                                   help="Token budget for the retrieved articles in the prompt: each "
                                                   "is cut to the clauses matching the question (default: the "
@@ -56,7 +55,7 @@ def ask(
     from legalrag.serialize import answer_to_dict
 
     idx = root(ctx).open_index_or_demo(index, progress=not as_json)
-    llm = root(ctx).make_answer_llm(model, endpoint, endpoint_model, cache=not no_cache, threads=threads,
+    llm = root(ctx).make_answer_llm(model, endpoint, endpoint_model, cache=cache, threads=threads,
                                     local=local)
 
     def on_text(piece: str) -> None:  # stream the answer as it is generated; the citation check follows it

@@ -16,8 +16,8 @@ import typer
 from legalrag.cli._answer_output import TerminalStream
 from legalrag.cli.apps import app
 from legalrag.cli.ask import LocalOption, StyleOption
-from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption, ModelOption,
-                                 ThreadsOption, root)
+from legalrag.cli.common import (CacheOption, EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption,
+                                 ModelOption, RetrieverOption, ThreadsOption, root)
 from legalrag.conversation import DEFAULT_PROCESSOR, PROCESSORS, ProcessorName
 from legalrag.engine import DEFAULTS
 
@@ -28,8 +28,7 @@ def chat(
     index: IndexOrDemoOption = None,
     k: Optional[int] = typer.Option(None, "--k", min=1, help="Articles retrieved per turn (default: the answer.k "
                                     f"setting, else {DEFAULTS.k})."),
-    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the index's "
-                                            "strongest)."),
+    retriever: RetrieverOption = None,
     processor: ProcessorName = typer.Option(ProcessorName(DEFAULT_PROCESSOR), "--processor",
                                   help=f"How the dialogue becomes a query: {', '.join(PROCESSORS)} (default: the "
                                   "one that measured best; rewrite costs an LLM call per turn)."),
@@ -44,6 +43,7 @@ def chat(
                                                   "prompt (default: the answer.evidence_tokens setting, else "
                                                   f"{DEFAULTS.evidence_tokens}; 0: whole articles)."),
     local: bool = LocalOption,
+    cache: CacheOption = True,
     as_json: JsonOption = False,  # one line of JSON per turn (the shape of `ask --json`, POST /consult)
     threads: ThreadsOption = None,
 ) -> None:
@@ -51,7 +51,8 @@ def chat(
     from legalrag.conversation import Consultation
     from legalrag.engine import AnswerEngine
     idx = root(ctx).open_index_or_demo(index, threads=threads)
-    llm = root(ctx).make_answer_llm(model, endpoint, endpoint_model, threads=threads, local=local)
+    llm = root(ctx).make_answer_llm(model, endpoint, endpoint_model, cache=cache, threads=threads,
+                                    local=local)
     settings = root(ctx).answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)
     engine = AnswerEngine.from_index(idx, llm, retriever=retriever, settings=settings)
     consultation = Consultation(engine=engine, processor=processor.value)
