@@ -57,6 +57,28 @@ def test_ask_chat_and_the_benchmark_send_the_same_prompt_and_get_the_same_answer
         assert t["citation_check_s"] >= 0 and t["retrieval_s"] >= 0 and a.seconds == t["total_s"]
 
 
+def test_time_to_first_token_includes_the_retrieval(index):
+    """A search that takes 0.3 s: the first token cannot come before it, so ttft_s >= retrieval_s >= 0.3."""
+    import time
+
+    from legalrag.answer import resolver_for
+    from legalrag.engine import AnswerEngine
+
+    search = _search(index)
+
+    def slow(q, k):
+        time.sleep(0.3)
+        return search(q, k)
+
+    for on_text in (None, lambda _t: None):  # the direct and the streamed path
+        engine = AnswerEngine(ScriptedLLM([REPLY]), slow, resolver=resolver_for(index))
+        t = engine.answer(QUESTION, on_text=on_text).timings
+        assert t["retrieval_s"] >= 0.3
+        assert t["ttft_s"] >= t["retrieval_s"], (f"time to first token {t['ttft_s']:.3f} s is under the retrieval's "
+                                                 f"{t['retrieval_s']:.3f} s: it must count from the question")
+        assert t["ttft_s"] <= t["total_s"]
+
+
 def test_a_follow_up_carries_the_history_and_the_processor_query(index):
     from legalrag.answer import resolver_for
     from legalrag.conversation import Consultation

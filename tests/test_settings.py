@@ -91,6 +91,25 @@ def test_settings_reach_caches_and_encoders(tmp_path):
     assert Path(enc._cache_opt) == tmp_path / "home" / "vectors"
 
 
+def test_the_largest_document_size_setting_reaches_the_corpus_reader(tmp_path):
+    """``documents.max_file_mb`` read by the composition root's ``read_corpus``: a 12 KiB file is refused under a
+    0.01 MiB setting, naming the file and the setting, and read under the default."""
+    from legalrag.wiring import read_corpus
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "big.txt").write_text("劳动合同条款。" * 600, encoding="utf-8")  # 12.6 KB
+    small = load_settings(env={"LEGALRAG_CONFIG": str(tmp_path / "none.toml"), "LEGALRAG_MAX_FILE_MB": "0.01"})
+    assert small.max_file_mb == 0.01
+    with pytest.raises(InputError, match="documents.max_file_mb") as err:
+        docs, _ = read_corpus(folder, settings=small)
+        list(docs)
+    assert "big.txt" in str(err.value), f"the refusal does not name the file: {err.value}"
+    default = load_settings(env={"LEGALRAG_CONFIG": str(tmp_path / "none.toml")})
+    docs, _ = read_corpus(folder, settings=default)
+    assert sum(len(d.text) for d in docs) >= 4200, "the default limit (100 MiB) reads the whole file"
+
+
 def test_root_needs_an_index_or_a_saved_one(tmp_path):
     root = Root(settings=load_settings(env={"LEGALRAG_CONFIG": str(tmp_path / "none.toml")}))
     with pytest.raises(InputError, match="legalrag config set index.path"):

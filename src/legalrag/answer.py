@@ -25,10 +25,12 @@ DEFAULT_EVIDENCE_TOKENS = 400  # prompt tokens of evidence: ~5 s of prefill on 2
 def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None, retriever: str | None = None,
                     lang: str | None = None, max_tokens: int | None = None, max_article_chars: int | None = None,
                     evidence_tokens: int | None | object = ..., style: str | None = None, search: Any = None,
-                    on_text: Callable[[str], None] | None = None) -> Answer:
+                    on_text: Callable[[str], None] | None = None,
+                    on_retrieved: Callable[[str, Sequence[Hit]], None] | None = None) -> Answer:
     """Retrieve, answer with citations, check them: :class:`legalrag.engine.AnswerEngine` over ``index`` with
     its defaults (arguments given override them; ``evidence_tokens=None`` gives whole articles).
-    ``search(question, k) -> hits`` overrides retrieval; ``on_text`` receives the answer as it is generated."""
+    ``search(question, k) -> hits`` overrides retrieval; ``on_retrieved(query, hits)`` is called when retrieval
+    ends (before the model starts); ``on_text`` receives the answer as it is generated."""
     from legalrag.engine import DEFAULTS, AnswerEngine
 
     settings = DEFAULTS.but(k=k, max_tokens=max_tokens, max_article_chars=max_article_chars, style=style)
@@ -41,7 +43,7 @@ def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None
         engine = AnswerEngine.from_index(index, llm, retriever=retriever, settings=settings, lang=lang)
     else:
         engine = AnswerEngine(llm, search, resolver=lambda: resolver_for(index), lang=lang, settings=settings)
-    return engine.answer(question, on_text=on_text)
+    return engine.answer(question, on_text=on_text, on_retrieved=on_retrieved)
 
 
 def answer_notes(answer: Answer) -> list[str]:

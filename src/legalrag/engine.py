@@ -169,13 +169,16 @@ def build_messages(question: str, hits: Sequence[Hit], *, lang: str, settings: A
 class AnswerEngine:
     """Answers questions over ``search(query, k) -> hits`` with ``llm``; ``resolver`` (or a zero-argument
     function returning one, called on a background thread so the corpus is read while the model generates)
-    checks the citations. Build one from an index with :meth:`from_index`."""
+    checks the citations and marks each supported / exists / not found / repealed (``support``: a
+    ``citations.support.SupportScorer``; default its lexical model). Build one from an index with
+    :meth:`from_index`."""
 
     def __init__(self, llm: LLM, search: Search | None = None, *, resolver: Any = None, lang: str = "zh",
-                 settings: AnswerSettings = DEFAULTS):
+                 settings: AnswerSettings = DEFAULTS, support: Any = None):
         if lang not in ("zh", "en"):
             raise InputError(f"lang must be 'zh' or 'en', got {lang!r}", field="lang")
         self.llm, self.search, self.lang, self.settings = llm, search, lang, settings
+        self.support = support
         self._resolver: Any = None
         self._resolver_error: BaseException | None = None
         self._ready = threading.Event()
@@ -187,7 +190,8 @@ class AnswerEngine:
 
     @classmethod
     def from_index(cls, index: Any, llm: LLM, *, retriever: str | None = None, settings: AnswerSettings = DEFAULTS,
-                   lang: str | None = None, pipeline: Any = None, filter: Any = None) -> "AnswerEngine":
+                   lang: str | None = None, pipeline: Any = None, filter: Any = None,
+                   support: Any = None) -> "AnswerEngine":
         """An engine over ``index`` (its default component unless ``retriever`` names another)."""
         if pipeline is None:
             from legalrag.retrieval.pipeline import build_pipeline
@@ -197,7 +201,7 @@ class AnswerEngine:
         search = (lambda q, k: list(pipeline.search(q, k=k, filter=filter))) if filter is not None else \
             (lambda q, k: list(pipeline.search(q, k=k)))
         return cls(llm, search, resolver=lambda: resolver_for(index), lang=lang if lang in ("zh", "en") else "zh",
-                   settings=settings)
+                   settings=settings, support=support)
 
     def _warm(self, make: Callable[[], Any]) -> None:
         try:
@@ -222,7 +226,7 @@ class AnswerEngine:
         """Answer ``question`` (after ``history``, the earlier turns): retrieve for ``query`` (default the
         question) unless ``hits`` are given, generate (``on_text`` receives the text as it is generated), check
         every citation. ``steps_before`` / ``usage_before``: what the caller spent first (a query rewrite)."""
-        from legalrag.citations import check_citations
+        from legalrag.citations.marks import mark_citations
 
         s = settings or self.settings
         lang = lang or self.lang
@@ -247,7 +251,7 @@ class AnswerEngine:
         steps += gen_steps
         hits = gen["hits"]
         t2 = time.perf_counter()
-        citations = tuple(check_citations(result.text, self.resolver, [h.id for h in hits]))
+        citations = tuple(mark_citations(result.text, self.resolver, self.support, [h.id for h in hits]))
         t3 = time.perf_counter()
         steps.append(Step("answer", "check_citations", output=[c.canonical or c.text for c in citations],
                           seconds=t3 - t2))

@@ -13,6 +13,7 @@ and in the CLI only: a value a caller does not give (``None``) is taken from the
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -129,10 +130,45 @@ class Root:
 
         return demo_index(self.settings.home / "demo-index", progress=progress)
 
-    def open_index_or_demo(self, path: str | Path | None, *, progress: bool = False, threads: int | None = None):
-        """``path`` (``--index``), else the ``index.path`` setting, else the demo index."""
-        if path is None and self.settings.index is None:
+    def default_index(self, *, progress: bool = False, threads: int | None = None):
+        """The national-law index of the data shipped in the package (``legalrag.national``: built once under
+        ``paths.home``, or ``$LEGALRAG_NATIONAL_INDEX``), else, in an install without that data, the sample's
+        demo index."""
+        from legalrag.national import ensure_index, national_law
+
+        law = national_law()
+        if law is None:
             return self.demo_index(progress=progress)
+        directory = os.environ.get("LEGALRAG_NATIONAL_INDEX") or (
+            self.settings.home / "indexes" / f"{law.name}-{law.digest[:12]}")
+        factory = _encoder_factory(threads, self.settings)
+        return ensure_index(directory, law, lambda: expand_components(["hybrid"], [law.encoder]), factory,
+                            progress=progress, announce=(lambda m: print(m, file=sys.stderr)) if progress else None)
+
+    def law_index(self, laws=None, *, progress: bool = False, threads: int | None = None):
+        """An index of some laws of the shipped national-law data (default: the criminal law, the statute set of
+        the judgment and citation models), with BM25 and the shipped judge-e5 dense component; None in an
+        install without that data."""
+        from legalrag.national import CRIMINAL_LAW, ensure_law_index, national_law
+
+        law = national_law()
+        if law is None:
+            return None
+        laws = list(laws or [CRIMINAL_LAW])
+        base = os.environ.get("LEGALRAG_NATIONAL_INDEX")
+        home = Path(base).parent if base else self.settings.home / "indexes"
+        import hashlib
+
+        tag = hashlib.sha256("|".join(sorted(laws)).encode()).hexdigest()[:8]
+        return ensure_law_index(home / f"{law.name}-{law.digest[:12]}-{tag}", law, laws,
+                                lambda: expand_components(["bm25", "dense"], ["judge-e5"]),
+                                _encoder_factory(threads, self.settings), article_ids=len(laws) == 1, progress=progress,
+                                announce=(lambda m: print(m, file=sys.stderr)) if progress else None)
+
+    def open_index_or_demo(self, path: str | Path | None, *, progress: bool = False, threads: int | None = None):
+        """``path`` (``--index``), else the ``index.path`` setting, else the default index (national law)."""
+        if path is None and self.settings.index is None:
+            return self.default_index(progress=progress, threads=threads)
         return self.open_index(path, threads=threads)
 
 
@@ -308,6 +344,17 @@ def make_encoder(spec: str | None = None, *, cache: bool | str | Path = True, pr
 
 
 # -- indexes ----------------------------------------------------------------------------------------------
+
+
+def make_support_scorer(encoder: str | None = "stard-e5", *, threads: int | None = None, progress: bool = False,
+                        settings: Settings | None = None):
+    """The citation support model (``citations.support``): with ``encoder`` (the shipped ``stard-e5``, which the
+    model was calibrated with) its cosine is a feature; ``encoder=None`` gives the lexical model."""
+    from legalrag.citations.support import SupportScorer
+
+    if encoder is None:
+        return SupportScorer()
+    return SupportScorer(make_encoder(encoder, threads=threads, progress=progress, settings=settings))
 
 
 def register_backends() -> None:

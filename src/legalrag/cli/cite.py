@@ -29,10 +29,13 @@ def _model_and_dir(model: Optional[str], llm_model: Optional[str], model_dir: Op
     return model, model_dir
 
 
-def _collaborators(ctx: typer.Context, index: Path, rerank: bool, use_llm: bool, model: Optional[str],
+def _collaborators(ctx: typer.Context, index: Optional[Path], rerank: bool, use_llm: bool, model: Optional[str],
                    endpoint: Optional[str], endpoint_model: Optional[str]):
-    """The opened index, the LLM (when an LLM stage is on) and the pointwise reranker (with --rerank)."""
-    idx = root(ctx).open_index(index)
+    """The opened index (default: the criminal law of the shipped national-law data, which the shipped citation
+    model judge-cite decides over), the LLM (when an LLM stage is on) and the pointwise reranker (with --rerank)."""
+    r = root(ctx)
+    idx = r.law_index(progress=True) if index is None and r.settings.index is None else None
+    idx = idx if idx is not None else r.open_index(index)
     llm = root(ctx).make_llm(model, endpoint, endpoint_model) if use_llm else None
     reranker = None
     if rerank:
@@ -75,7 +78,6 @@ def cite(
     as_json: JsonOption = False,
 ) -> None:
     """Predict the set of provisions a court would cite for FACTS, with the provenance of each."""
-    index = root(ctx).index_path(index)
     from legalrag.citepred.service import build_predictor, result_to_dict
 
     model, model_dir = _model_and_dir(model, llm_model, model_dir)

@@ -82,7 +82,7 @@ def eval_judgment(
 
 
 LAW_CORPUS_HELP = ("Statute corpus JSONL (STARD or JuDGE shape; default: the judgment.law_corpus setting, "
-                   "$LEGALRAG_LAW_CORPUS).")
+                   "$LEGALRAG_LAW_CORPUS, else the criminal law of the national-law data shipped with legalrag).")
 CHECK_CHARGES_HELP = ("Where the structure model is not confident about the charge, the LLM (--model / --endpoint) "
                       "reads the facts and names it; its reply and the model's choice are kept in the evidence.")
 MODEL_DIR_HELP = ("Structure model: a directory from `legalrag judgment train` or the name of a shipped one (default: "
@@ -102,14 +102,29 @@ ENCODER_HELP = ("Encoder of a structure model trained on an encoder's signal (de
                 "$LEGALRAG_JUDGMENT_ENCODER, else the spec its manifest records).")
 
 
-def load_structure(model_dir: Path, law_corpus: Path, encoder: Optional[str] = None):
-    """The structure model with its statutes and, when its manifest names one, the encoder it reads."""
+def law_statutes(ctx_root, law_corpus: Optional[Path]):
+    """The statutes the judgment models decide over: ``--law-corpus`` (a JSONL file) when given, else the criminal
+    law of the national-law data shipped with legalrag."""
+    from legalrag.judgment.service import load_statutes_file
+
+    if law_corpus is not None:
+        return load_statutes_file(law_corpus)
+    index = ctx_root.law_index(progress=True)
+    if index is None:
+        return load_statutes_file(_need(law_corpus, "statute corpus"))
+    return list(index.documents)
+
+
+def load_structure(model_dir: Path, statutes, encoder: Optional[str] = None):
+    """The structure model with its statutes (documents, or a corpus file) and, when its manifest names one, the
+    encoder it reads."""
     import json
 
     from legalrag.judgment.predict import StructurePredictor
     from legalrag.judgment.service import load_statutes_file
 
-    statutes = load_statutes_file(law_corpus)
+    if isinstance(statutes, (str, Path)):
+        statutes = load_statutes_file(statutes)
     man = model_dir / "manifest.json"
     enc = None
     if man.exists():
@@ -188,7 +203,7 @@ def predict(
     if not check_charges and (model or endpoint or endpoint_model):
         raise InputError("--model / --endpoint choose the LLM of --check-charges; add --check-charges")
     predictor = load_structure(_need(structure_model_dir(root(ctx).judgment_model(model_dir)), "model directory"),
-                               _need(root(ctx).law_corpus(law_corpus), "statute corpus"),
+                               law_statutes(root(ctx), root(ctx).law_corpus(law_corpus)),
                                encoder or root(ctx).settings.judgment_encoder)
     reader = None
     if check_charges:
@@ -254,14 +269,14 @@ def draft(
     if not no_llm:
         llm = root(ctx).make_llm(model, endpoint, endpoint_model, threads=threads)
     if model_dir is None:
-        result = draft_from_cli(text, llm, law_corpus=_need(law_corpus, "statute corpus"), case_corpus=case_corpus,
+        result = draft_from_cli(text, llm, law_corpus=law_statutes(root(ctx), law_corpus), case_corpus=case_corpus,
                                 stream=not as_json, max_tokens=max_tokens)
         if as_json:
             print_json(result.to_dict())
         return
     from legalrag.judgment.reasoned import ReasonedDrafter
 
-    predictor = load_structure(model_dir, _need(law_corpus, "statute corpus"), encoder)
+    predictor = load_structure(model_dir, law_statutes(root(ctx), law_corpus), encoder)
     from legalrag.judgment.charge_llm import ChargeReader
 
     res = ReasonedDrafter(predictor, llm, max_tokens=min(max_tokens, 500),

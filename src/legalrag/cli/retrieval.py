@@ -104,6 +104,12 @@ def index_build(
         typer.echo(f"folder: read {u['added']} added and {u['changed']} changed files, kept {u['unchanged']} "
                    f"unchanged, dropped {u['removed']} removed")
     n = index.manifest["corpus"]["n_documents"]  # the corpus was streamed: count it from the manifest
+    unparsed = getattr(docs, "n_unparsed", 0)
+    if unparsed:
+        lines = ", ".join(str(x) for x in docs.unparsed_names)
+        typer.secho(f"warning: {unparsed} of {n} records have a name that is not an article citation (lines {lines}"
+                    f"{' …' if unparsed > len(docs.unparsed_names) else ''}); citations to them cannot be checked. "
+                    "Name each article <law>第<number>条, e.g. 中华人民共和国民法典第六百八十条.", fg="yellow", err=True)
     typer.echo(f"indexed {n} documents ({index.manifest['lang']}; {', '.join(index.names)}) into {out}")
     if all(index.manifest["components"][c]["kind"] in LEXICAL for c in index.names) and index.manifest["lang"] == "zh":
         typer.echo("tip: for Chinese statutes, `--retriever hybrid --encoder stard-e5` (the dense extra) measured "
@@ -116,8 +122,9 @@ def index_info(
     index: IndexOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Show what an index holds: corpus, language, components and their parameters, and which component answers
-    when no --retriever is given, and why."""
+    """Show what an index holds: corpus (and, for the default national-law index, what it covers), language,
+    components and their parameters, and which component answers when no --retriever is given, and why. Without
+    --index: the index ask and chat use by default."""
     from legalrag.rerank.learned import ranker_summary
     from legalrag.retrieval.strength import default_reason
 
@@ -144,6 +151,10 @@ def index_info(
         table.add_row(name + (" (default)" if name == idx.default else ""), entry["kind"], params)
     console.print(table)
     console.print(f"answers by default (no --retriever): {answers['component']}, {answers['why']}")
+    if c.get("national"):
+        console.print(f"[bold]Coverage[/bold]: {c['title']}: {c['n_articles']:,} articles of {c['n_laws']:,} laws, "
+                      f"regulations and judicial interpretations; snapshot {c['snapshot']}.\n{c['note']}\n"
+                      f"Source: {c['provenance']}", highlight=False)
     if ranker is None:
         console.print("no trained ranker (`legalrag ranker train` adds one)")
         return
