@@ -12,14 +12,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from legalrag.engine import format_sources, question_language, resolver_for  # noqa: F401 (re-exported)
+from legalrag.engine import question_language, resolver_for
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM
 from legalrag.types import Answer, Hit
 
 
 
-DEFAULT_EVIDENCE_TOKENS = 400  # prompt tokens of evidence: ~5 s of prefill on 2 cores with the 1.5B
 
 
 def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None, retriever: str | None = None,

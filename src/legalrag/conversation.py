@@ -32,7 +32,7 @@ from legalrag.llm.base import LLM, ChatRequest
 from legalrag.engine import ROLE_LABELS as _ROLE_LABELS  # noqa: F401 (the LexRAG labels, kept for callers)
 from legalrag.engine import check_turns as _check
 from legalrag.engine import full_context
-from legalrag.types import Answer, Document, Hit, Step, Turn, Usage
+from legalrag.types import Answer, Document, Hit, Search, Step, Turn, Usage
 
 Processor = Callable[[Sequence[Turn]], str]
 
@@ -139,7 +139,6 @@ def make_processor(name: str, llm: LLM | None = None, lang: str = "zh", **option
 # search of the new question and of the last answer. The defaults were chosen by cross-validation over
 # dialogues on the 100 invented turns of bench/data/consultations (bench/bench_consultation_query.py).
 
-Search = Callable[[str, int], Sequence[Hit]]
 
 
 def _questions_answers(turns: Sequence[Turn]) -> tuple[list[str], list[str]]:

@@ -150,7 +150,7 @@ def _open_warm(r, path: Path, threads: int | None):
 def _warm_up(idx, llm) -> None:
     """Load now what the first request would otherwise wait for: the default retriever (its encoder and
     vectors), the citation resolver, the model."""
-    from legalrag.answer import resolver_for
+    from legalrag.engine import resolver_for
     from legalrag.retrieval.pipeline import build_pipeline
 
     build_pipeline(idx).search("合同", k=1)
