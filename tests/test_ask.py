@@ -8,7 +8,9 @@ import pytest
 from http_app import serve_app
 from typer.testing import CliRunner
 
-from legalrag.answer import answer_question, resolver_for
+from legalrag.answer import answer_question
+
+from legalrag.engine import resolver_for
 from legalrag.cli._answer_output import print_answer
 from legalrag.cli.apps import app
 from legalrag.serialize import answer_to_dict

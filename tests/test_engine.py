@@ -31,7 +31,8 @@ def _search(index):
 
 
 def test_ask_chat_and_the_benchmark_send_the_same_prompt_and_get_the_same_answer(index):
-    from legalrag.answer import answer_question, resolver_for
+    from legalrag.answer import answer_question
+    from legalrag.engine import resolver_for
     from legalrag.consultation.data import ConsultTurn
     from legalrag.consultation.generate import Setting, run_generation
     from legalrag.conversation import Consultation
@@ -61,7 +62,7 @@ def test_time_to_first_token_includes_the_retrieval(index):
     """A search that takes 0.3 s: the first token cannot come before it, so ttft_s >= retrieval_s >= 0.3."""
     import time
 
-    from legalrag.answer import resolver_for
+    from legalrag.engine import resolver_for
     from legalrag.engine import AnswerEngine
 
     search = _search(index)
@@ -80,7 +81,7 @@ def test_time_to_first_token_includes_the_retrieval(index):
 
 
 def test_a_follow_up_carries_the_history_and_the_processor_query(index):
-    from legalrag.answer import resolver_for
+    from legalrag.engine import resolver_for
     from legalrag.conversation import Consultation
 
     llm = ScriptedLLM([REPLY, "结论：可以在一年内申请仲裁。"])
@@ -146,7 +147,7 @@ def test_the_default_answer_prompt_asks_for_basis_steps_and_a_lawyer(index):
 
 
 def test_a_processor_that_searches_itself_feeds_the_engine_its_hits(index):
-    from legalrag.answer import resolver_for
+    from legalrag.engine import resolver_for
     from legalrag.conversation import Consultation
 
     llm = ScriptedLLM([REPLY, "结论：可以。"])

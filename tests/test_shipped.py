@@ -116,7 +116,12 @@ def test_an_index_defaults_to_its_strongest_component(tmp_path):
     assert default_component({"bm25": {"kind": "bm25", "params": {}}, "hybrid": {"kind": "hybrid", "params": {}},
                               "dense-a": {"kind": "dense", "params": {"trained": False}},
                               "dense-b": {"kind": "dense", "params": {"trained": True}}}) == "dense-b"
-    assert component_strength("dense", {}) > component_strength("hybrid", {}) > component_strength("bm25", {})
+    assert component_strength("dense", {"trained": True}) > component_strength("hybrid", {}) \
+        > component_strength("bm25", {}) > component_strength("dense", {"trained": False})
+    # an untrained encoder never answers over BM25; with BM25 and the hybrid beside it, the hybrid answers
+    untrained = {"bm25": {"kind": "bm25", "params": {}}, "dense-e5": {"kind": "dense", "params": {"trained": False}}}
+    assert default_component(untrained) == "bm25"
+    assert default_component({**untrained, "hybrid": {"kind": "hybrid", "params": {}}}) == "hybrid"
     docs = [Document(str(i), text, f"某法第{i}条") for i, text in
             enumerate(["借款合同对支付利息没有约定的，视为没有利息。", "盗窃公私财物，数额较大的，处三年以下有期徒刑。",
                        "用人单位应当与劳动者订立书面劳动合同。"], 1)]

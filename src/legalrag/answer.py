@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from legalrag.engine import format_sources, question_language, resolver_for  # noqa: F401 (re-exported)
+from legalrag.engine import question_language, resolver_for
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM
 from legalrag.types import Answer, Hit
@@ -22,8 +22,6 @@ from legalrag.types import Answer, Hit
 # shown under every answer (CLI footer, web page, API docs): what an answer from statute text cannot be
 NOTICE = {"zh": "仅供参考，不构成法律意见；具体案件请咨询律师。",
           "en": "Not legal advice; consult a lawyer for your case."}
-
-DEFAULT_EVIDENCE_TOKENS = 400  # prompt tokens of evidence: ~5 s of prefill on 2 cores with the 1.5B
 
 
 def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None, retriever: str | None = None,

@@ -32,8 +32,8 @@ from legalrag.llm.base import LLM, ChatRequest
 from legalrag.engine import ROLE_LABELS as _ROLE_LABELS  # noqa: F401 (the LexRAG labels, kept for callers)
 from legalrag.engine import check_turns as _check
 from legalrag.engine import full_context
-from legalrag.followup import fuse_turns  # noqa: F401 (weighted reciprocal-rank fusion; re-exported here)
-from legalrag.types import Answer, Document, Hit, Step, Turn, Usage
+from legalrag.followup import fuse_turns
+from legalrag.types import Answer, Document, Hit, Search, Step, Turn, Usage
 
 Processor = Callable[[Sequence[Turn]], str]
 
@@ -140,7 +140,6 @@ def make_processor(name: str, llm: LLM | None = None, lang: str = "zh", **option
 # search of the new question and of the last answer. The defaults were chosen by cross-validation over
 # dialogues on the 100 invented turns of bench/data/consultations (bench/bench_consultation_query.py).
 
-Search = Callable[[str, int], Sequence[Hit]]
 
 
 def _questions_answers(turns: Sequence[Turn]) -> tuple[list[str], list[str]]:

@@ -26,9 +26,9 @@ from legalrag.citations import citation_label
 from legalrag.errors import InputError
 from legalrag.lang import detect_language
 from legalrag.llm.base import LLM, ChatRequest, PromptTooLongError
-from legalrag.types import Answer, Hit, Step, Turn, Usage
+from legalrag.types import Answer, Hit, Search, Step, Turn, Usage
 
-Search = Callable[[str, int], Sequence[Hit]]
+DEFAULT_EVIDENCE_TOKENS = 400  # prompt tokens of evidence: ~5 s of prefill on 2 cores with the 1.5B
 STYLES = {"guided": "answer", "brief": "answer_brief"}
 
 
@@ -39,7 +39,7 @@ class AnswerSettings:
     lawyer) or ``brief`` (conclusion and reasons)."""
 
     k: int = 6
-    evidence_tokens: int | None = 400  # ~5 s of prefill on 2 cores with the 1.5B
+    evidence_tokens: int | None = DEFAULT_EVIDENCE_TOKENS
     max_article_chars: int = 600
     max_tokens: int = 512
     history_chars: int = 1500

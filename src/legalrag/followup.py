@@ -33,9 +33,8 @@ from typing import Any, Callable, Sequence
 
 from legalrag.errors import InputError
 from legalrag.engine import check_turns
-from legalrag.types import Document, Hit, Turn
+from legalrag.types import Document, Hit, Search, Turn
 
-Search = Callable[[str, int], Sequence[Hit]]
 Cited = Callable[[str], Sequence[Document]]
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -55,7 +55,7 @@ class Key:
     default: Any
     help: str
     path: bool = False  # a file or folder (or a name that may be one): stored absolute by `config set`
-    minimum: int = 1  # the smallest number accepted (0 where 0 means "none", as evidence_tokens)
+    minimum: int = 1  # 1: a number must be positive; 0: 0 is accepted too (evidence_tokens 0: whole articles)
     choices: tuple[str, ...] = ()
 
     @property
@@ -268,7 +268,7 @@ def convert(key: Key, value: Any) -> Any:
     except (TypeError, ValueError):
         raise InputError(f"{key.name} must be {'an integer' if key.type is int else 'a number'}, got {value!r}") \
             from None
-    if out < key.minimum or (key.minimum > 0 and out <= 0):
+    if out < 0 or (key.minimum > 0 and out == 0):
         raise InputError(f"{key.name} must be {'positive' if key.minimum > 0 else 'at least 0'}, got {value!r}")
     return out
 

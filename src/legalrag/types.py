@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 
 class DocumentKind(str, enum.Enum):
@@ -65,6 +65,10 @@ class Hit:
     def id(self) -> str:
         return self.document.id
 
+
+
+# A search function: (query, k) -> hits, best first. What the answer engine and the conversation processors call.
+Search = Callable[[str, int], Sequence["Hit"]]
 
 @dataclass(frozen=True)
 class Query:

@@ -13,8 +13,8 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption, ModelOption,
-                                 ThreadsOption, root)
+from legalrag.cli.common import (CacheOption, EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption,
+                                 ModelOption, RetrieverOption, ThreadsOption, root)
 from legalrag.engine import DEFAULTS
 
 StyleOption = typer.Option(None, "--style", help="guided (conclusion, legal basis with the decisive clause, what to "
@@ -31,8 +31,7 @@ def ask(
     index: IndexOrDemoOption = None,
     k: Optional[int] = typer.Option(None, "--k", min=1, help="Articles retrieved and given to the model "
                                     f"(default: the answer.k setting, else {DEFAULTS.k})."),
-    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the index's "
-                                            "strongest, as `legalrag index info` shows)."),
+    retriever: RetrieverOption = None,
     as_json: JsonOption = False,
     model: ModelOption = None,
     endpoint: EndpointOption = None,
@@ -43,7 +42,7 @@ def ask(
                                        "own; a question in another language than the index's is translated for "
                                        "the search)."),
     style: Optional[str] = StyleOption,
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the LLM call cache."),
+    cache: CacheOption = True,
     evidence_tokens: Optional[int] = typer.Option(None, "--evidence-tokens", min=0,
                                                   help="Token budget for the retrieved articles in the prompt: each "
                                                   "is cut to the clauses matching the question (default: the "
@@ -58,6 +57,7 @@ def ask(
     from legalrag.warm.client import ServerError, ServerGone
 
     r = root(ctx)
+    no_cache = not cache
     printer = AnswerPrinter(quiet=as_json)
     server, why = choose_server(r.settings, local=local, model=model, endpoint=endpoint, no_cache=no_cache,
                                 evidence_tokens=evidence_tokens or None, index=index_arg(index, r.settings))

@@ -18,7 +18,7 @@ import typer
 from legalrag.cli.apps import app
 from legalrag.cli.ask import LocalOption, StyleOption
 from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption, ModelOption,
-                                 ThreadsOption, root)
+                                 RetrieverOption, ThreadsOption, root)
 from legalrag.conversation import DEFAULT_PROCESSOR, PROCESSORS, ProcessorName
 from legalrag.engine import DEFAULTS
 
@@ -29,8 +29,7 @@ def chat(
     index: IndexOrDemoOption = None,
     k: Optional[int] = typer.Option(None, "--k", min=1, help="Articles retrieved per turn (default: the answer.k "
                                     f"setting, else {DEFAULTS.k})."),
-    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the index's "
-                                            "strongest)."),
+    retriever: RetrieverOption = None,
     processor: ProcessorName = typer.Option(ProcessorName(DEFAULT_PROCESSOR), "--processor",
                                   help=f"How the dialogue becomes a query: {', '.join(PROCESSORS)} (default: the "
                                   "one that measured best; rewrite costs an LLM call per turn)."),

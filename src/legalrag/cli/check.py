@@ -54,7 +54,7 @@ def check(
     """Check every citation in a text against the corpus (at most about 5 MB of text). Marks: ✓ supported (its
     article supports the sentence citing it), ? exists but not shown to support it, ✗ not found, ↻ repealed
     (with the successor law), ∅ no corpus for this jurisdiction."""
-    from legalrag.answer import resolver_for
+    from legalrag.engine import resolver_for
     from legalrag.citations.checker import annotate_html, annotate_markdown, check_text
     from legalrag.serialize import check_report_to_dict
     from legalrag.errors import InputError

@@ -17,7 +17,7 @@ import typer
 
 from legalrag.cli.apps import eval_app
 from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOption, JsonOption, ModelOption,
-                                 ProgressOption, ThreadsOption, print_json, root)
+                                 ProgressOption, RetrieverOption, ThreadsOption, print_json, renamed, root)
 from legalrag.consultation.data import DataFormat
 from legalrag.conversation import DEFAULT_PROCESSOR, PROCESSORS
 
@@ -148,16 +148,16 @@ def eval_conversation(
                    f"--queries {out}/queries.jsonl`")
 
 
-@eval_app.command("consultation-generate")
+@eval_app.command("consultation-generate", cls=renamed({"--sample": "--limit"}))
 def eval_consultation_generate(
     ctx: typer.Context,
     data: Path = typer.Option(..., "--data", help=_DATA_HELP),
     index: IndexOption = None,
     setting: List[str] = typer.Option(["zero_shot", "retriever", "reference"], "--setting",
                                       help="zero_shot, retriever, reference (repeatable)."),
-    sample: Optional[int] = typer.Option(None, "--sample", min=1,
-                                         help="Answer N turns spread over dialogues and turn positions (default: all)."),
-    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component for the retriever setting."),
+    sample: Optional[int] = typer.Option(None, "--limit", min=1, help="Answer N turns, spread over dialogues and "
+                                         "turn positions (default: all)."),
+    retriever: RetrieverOption = None,
     processor: str = typer.Option(DEFAULT_PROCESSOR, "--processor", help=_PROCESSOR_HELP.replace(
         "search each turn", "search in the retriever setting")),
     k: Optional[int] = typer.Option(None, "--k", min=1, help="Articles retrieved in the retriever setting "
@@ -210,7 +210,7 @@ def eval_consultation_generate(
     pipe = build_pipeline(idx, retriever=retriever)
     llm = _llm(ctx, model, endpoint, endpoint_model, threads)
     docs = {d.id: d for d in idx.documents}
-    from legalrag.answer import resolver_for
+    from legalrag.engine import resolver_for
 
     extra = {"evidence_tokens": evidence_tokens} if evidence_tokens is not None else {}
     responses = run_generation(rows, llm, settings, documents=docs, search=lambda q, n: pipe.search(q, k=n),
@@ -255,11 +255,11 @@ def eval_consultation_score(
     _table(f"scores of {generations.name}", scored["table"])
 
 
-@eval_app.command("consultation-compare")
+@eval_app.command("consultation-compare", cls=renamed({"--json-out": "--out"}))
 def eval_consultation_compare(
     run_a: Path = typer.Argument(..., help="A run written by `eval consultation-generate` (the baseline)."),
     run_b: Path = typer.Argument(..., help="Another run over the same turns."),
-    json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the table as JSON here."),
+    json_out: Optional[Path] = typer.Option(None, "--out", help="Also write the table as JSON here."),
 ) -> None:
     """Paired comparison of two generation runs over the turns both answered: per setting and metric, both
     means, B - A and a paired randomization test's p-value."""
@@ -273,13 +273,13 @@ def eval_consultation_compare(
         typer.echo(f"saved to {json_out}")
 
 
-@eval_app.command("consultation-judge")
+@eval_app.command("consultation-judge", cls=renamed({"--limit-turns": "--limit"}))
 def eval_consultation_judge(
     ctx: typer.Context,
     generations: Path = typer.Option(..., "--generations", help="A run written by `eval consultation-generate`."),
     out: Path = typer.Option(..., "--out", help="Judge run directory: judgements.jsonl, summary.json."),
     self_check: bool = typer.Option(False, "--self-check", help="Also judge each reference against itself."),
-    limit_turns: Optional[int] = typer.Option(None, "--limit-turns", min=1,
+    limit_turns: Optional[int] = typer.Option(None, "--limit", min=1,
                                               help="Judge only the first N turns of the run (every setting of each)."),
     against: Optional[Path] = typer.Option(None, "--against", help="Another judge run on the same generations: "
                                            "report agreement with it."),

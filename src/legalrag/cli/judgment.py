@@ -16,7 +16,7 @@ import typer
 
 from legalrag.cli.apps import eval_app, judgment_app
 from legalrag.cli.common import (EndpointModelOption, EndpointOption, JsonOption, ModelOption, ThreadsOption,
-                                 print_json, root)
+                                 print_json, renamed, root)
 
 
 def _fmt(v) -> str:
@@ -144,16 +144,16 @@ def _need(path: Optional[Path], what: str) -> Path:
     return path
 
 
-@judgment_app.command("train")
+@judgment_app.command("train", cls=renamed({"--facts": "--cases", "--first": "--limit"}))
 def train(
     ctx: typer.Context,
-    facts: Path = typer.Option(..., "--facts", help="Cases, JSONL {text_id|id, text|facts} (e.g. JuDGE data/test.json)."),
+    facts: Path = typer.Option(..., "--cases", help="Cases, JSONL {text_id|id, text|facts} (e.g. JuDGE data/test.json)."),
     judgments: Path = typer.Option(..., "--judgments", help="Gold judgments, JSONL {id, document}."),
     law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", help=LAW_CORPUS_HELP),
     train_citations: Optional[Path] = typer.Option(None, "--train-citations",
                                                    help="Training citation sets (qrels or JSONL) for the citation "
                                                         "pipeline signal; without it the articles use cases only."),
-    first: Optional[int] = typer.Option(None, "--first", help="Train on the first N ids in sorted order only."),
+    first: Optional[int] = typer.Option(None, "--limit", min=1, help="Train on the first N ids in sorted order only."),
     out: Path = typer.Option(..., "--out", help="Model directory to write (replaced atomically)."),
     without: Optional[str] = typer.Option(None, "--without", help="Ablation: comma-separated feature groups or "
                                           "signals to switch off (amounts, drugs, people, mitigating, aggravating, "
@@ -175,12 +175,12 @@ def train(
                f"thresholds {model.thresholds}; saved to {out}")
 
 
-@judgment_app.command("predict")
+@judgment_app.command("predict", cls=renamed({"--skip-first": "--skip", "--encoder": "--structure-encoder"}))
 def predict(
     ctx: typer.Context,
     facts: Optional[str] = typer.Option(None, "--facts", help="One case: a text file path or the facts themselves."),
     cases: Optional[Path] = typer.Option(None, "--cases", help="Many cases: JSONL {text_id|id, text|facts}."),
-    skip_first: int = typer.Option(0, "--skip-first", help="With --cases: leave out the first N ids in sorted "
+    skip_first: int = typer.Option(0, "--skip", min=0, help="With --cases: leave out the first N ids in sorted "
                                                            "order (the training cases)."),
     out: Optional[Path] = typer.Option(None, "--out", help="With --cases: write JSONL {id, document, structure} "
                                                            "here (scorable with `legalrag eval judgment`)."),
@@ -191,7 +191,7 @@ def predict(
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
     threads: ThreadsOption = None,
-    encoder: Optional[str] = typer.Option(None, "--encoder", help=ENCODER_HELP),
+    encoder: Optional[str] = typer.Option(None, "--structure-encoder", help=ENCODER_HELP),
 ) -> None:
     """Predict the structure of the judgment (charges, articles, term, fine, probation) with its evidence, as JSON."""
     from legalrag.errors import InputError
@@ -226,7 +226,7 @@ def predict(
     typer.echo(f"{len(rows)} predictions written to {out} ({low} with low confidence)")
 
 
-@judgment_app.command("draft")
+@judgment_app.command("draft", cls=renamed({"--encoder": "--structure-encoder"}))
 def draft(
     ctx: typer.Context,
     facts: str = typer.Option(..., "--facts", help="Case facts: a text file path or the text itself."),
@@ -247,7 +247,7 @@ def draft(
     as_json: JsonOption = False,
     max_tokens: int = typer.Option(500, "--max-tokens", help="Upper bound on generated tokens."),
     check_charges: bool = typer.Option(False, "--check-charges", help="With --model-dir: " + CHECK_CHARGES_HELP),
-    encoder: Optional[str] = typer.Option(None, "--encoder", help=ENCODER_HELP),
+    encoder: Optional[str] = typer.Option(None, "--structure-encoder", help=ENCODER_HELP),
 ) -> None:
     """Draft a complete criminal judgment from case facts."""
     from legalrag.errors import InputError

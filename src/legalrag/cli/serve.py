@@ -12,11 +12,12 @@ import typer
 
 from legalrag.engine import DEFAULTS
 from legalrag.cli.apps import app
-from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, ModelOption, ThreadsOption,
-                                 deprecated, is_loopback, root)
+from legalrag.cli.common import (CacheOption, EndpointModelOption, EndpointOption, IndexOrDemoOption, ModelOption,
+                                 ThreadsOption, is_loopback, renamed, root)
 
 
-@app.command("serve")
+@app.command("serve", cls=renamed({"--llm-cache": "--cache", "--no-llm-cache": "--no-cache",
+                                   "--cite-model": "--cite-model-dir", "--judgment-model": "--judgment-model-dir"}))
 def serve_cmd(
     ctx: typer.Context,
     index: IndexOrDemoOption = None,
@@ -30,16 +31,13 @@ def serve_cmd(
     endpoint_model: EndpointModelOption = None,
     threads: ThreadsOption = None,
     no_llm: bool = typer.Option(False, "--no-llm", help="Serve search and citation checks only (answers: 503)."),
-    llm_cache: bool = typer.Option(True, "--llm-cache/--no-llm-cache", help="Answer repeated prompts from the "
-                                   "LLM call cache."),
+    llm_cache: CacheOption = True,
     cite_model: Optional[Path] = typer.Option(None, "--cite-model-dir", help="Citation model directory for /cite "
                                               "(default INDEX/citepred when it exists)."),
     judgment_model: Optional[Path] = typer.Option(None, "--judgment-model-dir",
                                                   help="Judgment structure model directory (`legalrag judgment "
                                                        "train`) for /judgment/structure (default: the judgment.model "
                                                        "setting, $LEGALRAG_JUDGMENT_MODEL); needs --law-corpus."),
-    old_cite_model: Optional[Path] = typer.Option(None, "--cite-model", hidden=True, help="Old spelling."),
-    old_judgment_model: Optional[Path] = typer.Option(None, "--judgment-model", hidden=True, help="Old spelling."),
     law_corpus: Optional[Path] = typer.Option(None, "--law-corpus",
                                               help="The statute corpus the judgment model was trained with (JSONL; "
                                               "default: the judgment.law_corpus setting, $LEGALRAG_LAW_CORPUS)."),
@@ -82,12 +80,6 @@ def serve_cmd(
     from legalrag.server import Settings, create_app
     from legalrag.server.security import load_api_keys
 
-    if old_cite_model is not None:
-        deprecated("--cite-model", "--cite-model-dir")
-        cite_model = cite_model or old_cite_model
-    if old_judgment_model is not None:
-        deprecated("--judgment-model", "--judgment-model-dir")
-        judgment_model = judgment_model or old_judgment_model
     host = host or root(ctx).settings.serve_host
     port = port or root(ctx).settings.serve_port
     keys = tuple(load_api_keys(api_key_file)) if api_key_file else ()
@@ -158,7 +150,7 @@ def _open_warm(r, path: Path, threads: int | None):
 def _warm_up(idx, llm) -> None:
     """Load now what the first request would otherwise wait for: the default retriever (its encoder and
     vectors), the citation resolver, the model."""
-    from legalrag.answer import resolver_for
+    from legalrag.engine import resolver_for
     from legalrag.retrieval.pipeline import build_pipeline
 
     build_pipeline(idx).search("合同", k=1)

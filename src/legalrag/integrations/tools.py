@@ -103,7 +103,7 @@ class LegalTools:
         return self.collaborators.slot() if self.collaborators.slot is not None else nullcontext()
 
     def _resolver(self) -> Any:
-        from legalrag.answer import resolver_for
+        from legalrag.engine import resolver_for
 
         return resolver_for(self.index)
 

@@ -215,7 +215,12 @@ class Index:
 
     @property
     def default(self) -> str:
-        return self.manifest.get("default") or self.names[0]
+        """The component that answers when none is named: the builder's choice where the manifest records one
+        (``default_chosen``), else the strongest by :func:`legalrag.retrieval.strength.default_component` (the
+        rule applied when the index is opened, so an index built under an older rule follows the current one)."""
+        if self.manifest.get("default_chosen") and self.manifest.get("default") in self.manifest["components"]:
+            return self.manifest["default"]
+        return default_component(self.manifest["components"]) if self.manifest["components"] else self.names[0]
 
     @property
     def corpus_sha256(self) -> str:

@@ -74,7 +74,7 @@ def ask(ctx: AppContext, body: AskBody, emit: Emit | None = None, cancel: thread
 
 def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
             cancel: threading.Event | None = None) -> dict:
-    from legalrag.answer import question_language, resolver_for
+    from legalrag.engine import question_language, resolver_for
     from legalrag.conversation import Consultation
     from legalrag.engine import DEFAULTS
     from legalrag.types import Turn

@@ -108,7 +108,7 @@ def router(ctx: AppContext) -> Any:
         reason) and adds its mark, mark_reason, claim, support, successor, start/end and document_text;
         ``summary`` counts the marks (``no_citations`` when the text cites nothing); ``annotated``: the
         annotated copy when ``annotate`` is md or html."""
-        from legalrag.answer import resolver_for
+        from legalrag.engine import resolver_for
         from legalrag.citations.checker import annotate_html, annotate_markdown, check_text
         from legalrag.serialize import check_report_to_dict
 
