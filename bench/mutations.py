@@ -150,7 +150,7 @@ MUTATIONS: list[Mutation] = [
       "every citation reported as outside the retrieved sources"),
     M("engine-usage-before-dropped", "engine", "src/legalrag/engine.py",
       "usage = usage_before + Usage.of(result, t2 - t1)", "usage = Usage.of(result, t2 - t1)",
-      ["tests/test_engine.py", "tests/test_conversation.py"],
+      ["tests/test_engine.py::test_a_rewritten_follow_up_counts_the_rewrite_in_its_usage"],
       "the query rewrite's LLM cost left out of an answer's usage"),
     M("engine-total-time", "engine", "src/legalrag/engine.py",
       '"total_s": t3 - t0, "seconds": t3 - t0}', '"total_s": t3 - t1, "seconds": t3 - t0}', [ENGINE_SAME],
