@@ -91,7 +91,7 @@ def test_unresolved_citation_is_flagged_with_its_reason(server, browser):
     ask(browser, "还有别的规定吗？")
     bad = browser.find_element(By.CSS_SELECTOR, ".answer-text button.cite.bad")
     assert bad.text.startswith(MISSING) and "✗" in bad.text and "✓" not in bad.text
-    flag = browser.find_element(By.CSS_SELECTOR, ".answer-citations .status.flag")
+    flag = browser.find_element(By.CSS_SELECTOR, ".answer-citations li.bad .status.flag")
     assert "not found · the corpus has no such article" in flag.text  # the reason, not only a colour
     bad.click()
     reason = wait(browser, EC.visibility_of_element_located((By.CSS_SELECTOR, "#panel .flag-reason")))
@@ -134,7 +134,7 @@ def test_drafting_and_citation_prediction_pages(server, browser):
     sections = browser.find_element(By.ID, "sections").text
     assert "Reasoning" in sections and "本院认为" in sections and "判处有期徒刑六个月" in sections
     flag = browser.find_element(By.CSS_SELECTOR, "#draft-cits .status.flag")  # no criminal law in the sample
-    assert "unresolved" in flag.text
+    assert "not found" in flag.text
     assert browser.find_elements(By.CSS_SELECTOR, "#sections button.cite.bad")  # clickable inside the text too
     shoot(browser, "draft", height=1500)
     open_page(browser, server + "/cite.html")
