@@ -7,7 +7,8 @@ every answer is generated):
 
     python -m legalrag serve --index indexes/stard-ft --no-llm-cache --background
     python bench/bench_ask_warm.py run --index indexes/stard-ft --n 20 --out runs/ask-warm.jsonl
-    python bench/bench_ask_warm.py summary runs/ask-warm.jsonl --out bench/results/latency-ask-warm.json
+    python bench/bench_ask_warm.py summary runs/ask-warm.jsonl --out runs/ask-warm-summary.json
+    python bench/bench_ask_warm.py imports --reps 5 --out runs/ask-imports.json   # the client path's imports
 
 Each question's process is ``python -m legalrag ask QUESTION --index INDEX`` reading the serve address from the
 settings (``LEGALRAG_SERVE_PORT``); its standard output is read unbuffered and each line timed as it arrives:
@@ -125,6 +126,39 @@ def summary(args: argparse.Namespace) -> None:
         Path(args.out).write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
 
 
+IMPORTS = {  # what a fresh `legalrag ask` imports before it sends the question, against every command module
+    "client_path": "import legalrag; legalrag._cli_commands = frozenset({'ask'}); import legalrag.cli, "
+                   "legalrag.cli._warm, legalrag.wiring, legalrag.warm.client",
+    "all_commands": "import legalrag.cli",
+}
+
+
+def imports(args: argparse.Namespace) -> None:
+    """Median seconds of ``--reps`` fresh interpreters running each import line (interpreter start included),
+    with the load average beside them."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    out = {"reps": args.reps, "loadavg_1m_start": round(os.getloadavg()[0], 2)}
+    for name, code in IMPORTS.items():
+        times = []
+        for _ in range(args.reps):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], env=env, check=True)
+            times.append(time.perf_counter() - t0)
+        out[f"{name}_median_s"] = round(statistics.median(times), 3)
+    out["interpreter_only_median_s"] = round(statistics.median(
+        [_timed([sys.executable, "-c", "pass"], env) for _ in range(args.reps)]), 3)
+    out["loadavg_1m_end"] = round(os.getloadavg()[0], 2)
+    print(json.dumps(out, indent=1))
+    if args.out:
+        Path(args.out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+
+
+def _timed(cmd: list[str], env: dict) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, env=env, check=True)
+    return time.perf_counter() - t0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -136,8 +170,11 @@ def main() -> None:
     s = sub.add_parser("summary")
     s.add_argument("files", nargs="+")
     s.add_argument("--out")
+    i = sub.add_parser("imports")
+    i.add_argument("--reps", type=int, default=5)
+    i.add_argument("--out")
     args = ap.parse_args()
-    run(args) if args.cmd == "run" else summary(args)
+    {"run": run, "summary": summary, "imports": imports}[args.cmd](args)
 
 
 if __name__ == "__main__":

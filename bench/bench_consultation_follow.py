@@ -42,7 +42,8 @@ CARRY_GRID = {"context_weight": (0.0, 0.25, 0.5, 1.0), "law_prior": (0.0, 1.0, 2
               "carry_same": (0.0, 0.5, 1.0, 2.0), "carry_new": (0.0, 0.1, 0.25, 0.5),
               "history_new": (0.0, 0.25, 0.5, 1.0), "law_prior_new": (0.0, 0.5, 1.0, 2.0),
               "short_question": (0, 4, 6, 8), "carry_top": (1, 3, 5),
-              "question_decay": (0.1, 0.2, 0.35), "answer_weight": (0.0, 0.25, 0.5)}
+              "question_decay": (0.1, 0.2, 0.35), "answer_weight": (0.0, 0.25, 0.5),
+              "moved_share": (0.0, 0.1, 0.2, 0.3)}
 
 
 def load(path: Path, docs) -> list:
@@ -188,7 +189,7 @@ def live_cost(index, retriever, processors, dialogues, resolver) -> dict:
     out = {}
     for name, make in processors.items():
         times = []
-        for d in dialogues[:6]:
+        for d in dialogues[:3]:
             proc = make()
             history: list[Turn] = []
             for t in d:
@@ -228,6 +229,9 @@ def main() -> None:
     ap.add_argument("--json", help="write the figures here (bench/results format)")
     ap.add_argument("--cost", action="store_true", help="also time live consultations")
     ap.add_argument("--name", default=None)
+    ap.add_argument("--chosen-from", help="take fused-dev / carry-dev's weights from another result of this script "
+                    "(chosen on the development part with another retriever) instead of tuning here")
+    ap.add_argument("--parts", default="dev,test", help="which parts to score: dev,test or test")
     args = ap.parse_args()
 
     from legalrag.conversation import ContextFusion, all_questions, last_question
@@ -239,7 +243,9 @@ def main() -> None:
     index = open_index(args.index)
     docs = {d.id: d for d in index.documents}
     data = Path(args.data)
-    dev, test = load(data / "dev.json", index.documents), load(data / "test.json", index.documents)
+    parts_wanted = [p.strip() for p in args.parts.split(",") if p.strip()]
+    test = load(data / "test.json", index.documents)
+    dev = load(data / "dev.json", index.documents) if "dev" in parts_wanted else []
     resolver = resolver_for(index)
     cited = cited_documents(resolver)
 
@@ -248,21 +254,26 @@ def main() -> None:
 
     probe = FollowUp(context_weight=0.5, question_decay=0.2, answer_weight=0.25)
     texts = []
-    for t in dev + test:
+    for t in test + dev:  # the test part's texts first: with little time, its figures come first
         texts += [last_question(t.turns), all_questions(t.turns)]
         texts += [q for q, _, _ in ContextFusion(question_decay=0.5, answer_weight=1.0).queries(t.turns)]
         texts += [q for q, _, _ in probe.queries(t.turns)]
     lists = search_lists(index, args.retriever, texts, Path(args.out) / f"lists-{args.retriever}.json")
     lookup = make_lookup(lists, docs)
 
-    fused_best, fused_score, fused_tried = grid_search(lambda p: ContextFusion(**p), FUSED_GRID, dev, lookup)
-    print(f"fused-dev: {fused_best} -> dev R@10 turns 2-5 {fused_score[0]:.4f} ({fused_tried} settings)",
-          file=sys.stderr)
-    defaults = FollowUp().params()
-    start = {k: defaults[k] for k in CARRY_GRID}
-    carry_best, carry_score, carry_tried = tune(lambda p: carry(p), CARRY_GRID, start, dev, lookup)
-    print(f"carry-dev: {carry_best} -> dev R@10 turns 2-5 {carry_score[0]:.4f} ({carry_tried} settings)",
-          file=sys.stderr)
+    if args.chosen_from:
+        chosen = json.loads(Path(args.chosen_from).read_text(encoding="utf-8"))["chosen_on_dev"]
+        fused_best, carry_best = chosen["fused-dev"], chosen["carry-dev"]
+        fused_tried = carry_tried = f"chosen on dev with {args.chosen_from}"
+    else:
+        fused_best, fused_score, fused_tried = grid_search(lambda p: ContextFusion(**p), FUSED_GRID, dev, lookup)
+        print(f"fused-dev: {fused_best} -> dev R@10 turns 2-5 {fused_score[0]:.4f} ({fused_tried} settings)",
+              file=sys.stderr)
+        defaults = FollowUp().params()
+        start = {k: defaults[k] for k in CARRY_GRID}
+        carry_best, carry_score, carry_tried = tune(lambda p: carry(p), CARRY_GRID, start, dev, lookup)
+        print(f"carry-dev: {carry_best} -> dev R@10 turns 2-5 {carry_score[0]:.4f} ({carry_tried} settings)",
+              file=sys.stderr)
 
     processors = {
         "last": lambda: last_question,
@@ -276,23 +287,26 @@ def main() -> None:
     parts = {}
     scores = {}
     for part, turns in (("dev", dev), ("test", test)):
+        if not turns:
+            continue
         scores[part] = {name: per_turn(rankings(make(), turns, lookup), turns) for name, make in processors.items()}
         parts[part] = {name: summary(s, turns) for name, s in scores[part].items()}
     tests = {name: {m: paired(scores["test"]["fused"], scores["test"][name], test, m)
                     for m in ("recall@10", "mrr@10")} for name in processors if name != "fused"}
     gap = {name: round(parts["dev"][name]["recall@10 turn 5"] - parts["test"][name]["recall@10 turn 5"], 4)
-           for name in processors}
+           for name in processors} if "dev" in parts else None
     result = {
         "name": args.name or f"Consultation: retrieval that follows the dialogue ({args.retriever})",
         "date": time.strftime("%Y-%m-%d"),
         "command": "python bench/bench_consultation_follow.py " + " ".join(sys.argv[1:]),
         "machine": "2-core x86-64 CPU, 24 GiB, no GPU, shared with other jobs",
-        "data": f"{data} (our wording, built by bench/make_consultations.py from STARD training questions): "
-                f"dev {len(dev)} turns, test {len(test)} turns",
+        "data": f"{data.relative_to(ROOT) if data.is_absolute() and ROOT in data.parents else data} (our wording, "
+                f"built by bench/make_consultations.py from STARD training questions): dev {len(dev)} turns scored"
+                f"{'' if dev else ' (not scored here)'}, test {len(test)} turns",
         "retriever": args.retriever,
         "chosen_on_dev": {"fused-dev": fused_best, "carry-dev": carry_best,
                           "settings_tried": {"fused-dev": fused_tried, "carry-dev": carry_tried}},
-        "metrics": {"test": parts["test"], "dev": parts["dev"]},
+        "metrics": {"test": parts["test"], **({"dev": parts["dev"]} if "dev" in parts else {})},
         "paired_vs_fused_test": tests,
         "dev_minus_test_recall@10_turn5": gap,
     }

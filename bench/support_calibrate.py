@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import math
 import random
 import sys
@@ -39,6 +40,7 @@ from legalrag.citations.claims import claim_words, find_claims  # noqa: E402
 from legalrag.citations.support import (DF_PATH, FULL_FEATURES, LEXICAL_FEATURES, MAX_ARTICLE_CHARS,  # noqa: E402
                                         SupportScorer, bigrams)
 
+PAGE = {"section": "citations", "rows": [{"configuration": "support mark (stard-e5 cosine + lexical), STARD test part, all labelled pairs", "default": True, "result": "precision {metrics[full][test][precision]:.2f}, recall {metrics[full][test][recall]:.2f} (target P >= 0.9 at R >= 0.7: missed)", "cost": "CPU", "needs": "CPU", "anchor": "lab/citations.md"}, {"configuration": "support mark, claims that cite their article in the sentence (test)", "result": "precision {metrics[full][test_sentence][precision]:.2f}, recall {metrics[full][test_sentence][recall]:.2f}", "cost": "CPU", "needs": "CPU", "anchor": "lab/citations.md"}, {"configuration": "support mark, 32 hand-labelled claims (data we wrote)", "result": "precision {metrics[full][hand][precision]:.2f}, recall {metrics[full][hand][recall]:.2f}", "cost": "CPU", "needs": "CPU", "anchor": "lab/citations.md"}, {"configuration": "wrong citation (retrieved, not gold) shown ✓", "result": "existence only {metrics[full][test_wrong_citation_shown_ok][existence_only]:.2f} -> support mark {metrics[full][test_wrong_citation_shown_ok][support_mark]:.3f}", "cost": "CPU", "needs": "CPU", "anchor": "lab/citations.md"}]}  # the results page rows
 MACHINE = "2-core x86-64 CPU, 24 GiB, no GPU, shared with other jobs"
 
 
@@ -124,6 +126,12 @@ def choose_threshold(ps, y, min_precision):
     return best if best is not None else 0.99
 
 
+def command() -> str:
+    """This run's command line, with the data folder written as $LEGALRAG_DATA."""
+    data = os.environ.get("LEGALRAG_DATA")
+    return "python " + " ".join(a.replace(data, "$LEGALRAG_DATA") if data else a for a in sys.argv)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", required=True)
@@ -206,18 +214,19 @@ def main() -> None:
                   "data": "STARD (LeCoQA split, MIT licence) lawyers' answers and gold articles, frozen split: fitted "
                           "on train, threshold on dev (lowest with precision >= %.2f), reported on test; negatives "
                           "are retrieved non-gold articles" % args.min_precision,
-                  "command": "python " + " ".join(sys.argv), "encoder": args.encoder,
+                  "command": command(), "encoder": args.encoder,
                   "models": models, "test": {k: metrics[k]["test"] for k in metrics}}
     tmp = Path(args.out_model).with_suffix(".tmp")
     tmp.write_text(json.dumps(model_file, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     tmp.replace(args.out_model)
     counts = {p: {"pairs": len(v), "positives": sum(q[2] for q in v)} for p, v in parts.items()}
     result = {"name": "Support marks: precision and recall of 'this article supports this sentence'",
-              "command": "python " + " ".join(sys.argv), "machine": MACHINE, "date": time.strftime("%Y-%m-%d"),
+              "command": command(), "machine": MACHINE, "date": time.strftime("%Y-%m-%d"),
               "data": "STARD lawyers' answers + gold articles, frozen split (train fit / dev threshold / test "
                       f"report); negatives: top retrieved non-gold articles of {args.index}; 'hand': "
                       f"{len(hand)} claims written by the legalrag authors (data we wrote)",
               "pairs": counts, "metrics": metrics, "models": models, "seconds": round(time.time() - t0, 1)}
+    result["page"] = PAGE
     Path(args.results).write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.out_model} and {args.results}", flush=True)
 

@@ -120,6 +120,6 @@ def test_cli_json_reports_ttft_and_a_too_small_budget_is_refused(sample_index):
     out = json.loads(res.output)
     assert 0 <= out["timings"]["ttft_s"] <= out["timings"]["total_s"] and out["notes"] == []
     shown = llm.last_prompt()
-    assert "第八十二条" in shown and len(shown) < 600  # the articles were cut to matching clauses
+    assert "第八十二条" in shown and len(shown) < 720  # the articles were cut to matching clauses (instructions ~500)
     res = runner.invoke(app, args + ["--evidence-tokens", "5"], obj=Root(llm=llm))
     assert res.exit_code != 0 and "--evidence-tokens" in str(res.exception) + res.output

@@ -95,7 +95,7 @@ def docx_bytes() -> bytes:
     docx = pytest.importorskip("docx")
     d = docx.Document()
     d.add_heading("法律意见", 1)
-    d.add_paragraph("依照《中华人民共和国刑法》第二百六十四条，盗窃公私财物数额较大的，处三年以下有期徒刑。")
+    d.add_paragraph("依照《中华人民共和国刑法》第二百六十四条，盗窃公私财物，数额较大的，或者多次盗窃、入户盗窃、携带凶器盗窃、扒窃的，处三年以下有期徒刑、拘役或者管制，并处或者单处罚金。")
     table = d.add_table(rows=1, cols=2)
     table.rows[0].cells[0].text = "《合同法》第一百零七条"
     table.rows[0].cells[1].text = "违约责任"
@@ -145,7 +145,7 @@ def test_a_long_text_is_read_in_blocks_with_progress_and_the_limit_is_stated():
     from legalrag.errors import InputError
 
     resolver = CitationResolver.from_documents(DOCS)
-    para = "依照《中华人民共和国刑法》第二百六十四条，盗窃公私财物数额较大的，处三年以下有期徒刑。\n\n"
+    para = "依照《中华人民共和国刑法》第二百六十四条，盗窃公私财物，数额较大的，或者多次盗窃、入户盗窃、携带凶器盗窃、扒窃的，处三年以下有期徒刑、拘役或者管制，并处或者单处罚金。\n\n"
     text = para * 1500  # ~70,000 characters, 1,500 citations
     seen = []
     report = check_text(text, resolver, SupportScorer(), progress=lambda done, total: seen.append(done))

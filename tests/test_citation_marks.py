@@ -103,7 +103,7 @@ def test_a_basis_paraphrase_is_checked_against_the_conclusion_not_itself(resolve
 
 
 def test_citations_in_quotes_footnotes_and_tables_are_all_checked(resolver):
-    text = ("律师说：“依照《中华人民共和国刑法》第二百六十四条，盗窃公私财物数额较大的，处三年以下有期徒刑。”\n"
+    text = ("律师说：“依照《中华人民共和国刑法》第二百六十四条，盗窃公私财物，数额较大的，或者多次盗窃、入户盗窃、携带凶器盗窃、扒窃的，处三年以下有期徒刑、拘役或者管制，并处或者单处罚金。”\n"
             "| 条文 | 要点 |\n| 《中华人民共和国刑法》第六十七条 | 自动投案、如实供述的是自首，可以从轻或者减轻处罚 |\n"
             "[^1]: 见《合同法》第一百零七条。\n")
     cits = marks(text, resolver)

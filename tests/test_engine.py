@@ -95,6 +95,19 @@ def test_a_follow_up_carries_the_history_and_the_processor_query(index):
                           Turn("assistant", "结论：可以在一年内申请仲裁。")]
 
 
+def test_a_rewritten_follow_up_counts_the_rewrite_in_its_usage(index):
+    """The LLM rewrite of a follow-up is one more call: the answer's usage holds both calls."""
+    from legalrag.answer import resolver_for
+    from legalrag.conversation import Consultation
+
+    llm = ScriptedLLM([REPLY, "公司不签书面劳动合同，劳动者申请劳动仲裁的时效是多久？", "结论：一年。"])
+    chat = Consultation(_search(index), llm, processor="rewrite", resolver=resolver_for(index))
+    first = chat.ask(QUESTION)
+    second = chat.ask("那多久之内要申请？")
+    assert len(llm.requests) == 3 and first.usage.calls == 1
+    assert second.usage.calls == 2, f"the rewrite's call is missing from the answer's usage: {second.usage}"
+
+
 def _shape(obj, depth: int = 0):
     """Keys, recursively (the first element of lists), as a comparable structure."""
     if isinstance(obj, dict):

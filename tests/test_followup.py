@@ -52,9 +52,11 @@ def test_the_double_wage_follow_up_retrieves_article_82(sample, answer):
     hits = proc.retrieve(search, dialogue, 6)  # 6: the answer engine's k
     assert "劳动合同法第八十二条" in _titles(hits)
     trace = proc.last_trace
-    assert trace.same_issue is True and "short" in trace.reason
     assert by_title["劳动合同法第八十二条"] in trace.carried  # shown to the user as carried
     assert trace.searched[0] == FOLLOW and DOUBLE_WAGE in trace.searched[1]
+    strict = FollowUp(short_question=6)  # a detector that counts "最多几个月" as too short to be a point of its own
+    assert "劳动合同法第八十二条" in _titles(strict.retrieve(search, dialogue, 6))
+    assert strict.last_trace.same_issue is True and "short" in strict.last_trace.reason
 
 
 def test_cited_articles_of_earlier_answers_are_carried(sample):
@@ -73,11 +75,15 @@ def test_a_new_point_lets_the_established_articles_go(sample):
     search, by_title, _ = sample
     dialogue = [Turn("user", DOUBLE_WAGE), Turn("assistant", "可以要求二倍工资。"),
                 Turn("user", "另外我借给朋友的五万元他一直不还，借款合同没有写利息，我能要利息吗？")]
-    proc = FollowUp()
+    proc = FollowUp(moved_share=0.2)  # at most 2 of its own top 10 in the established laws: it has moved
     hits = proc.retrieve(search, dialogue, 6)
-    assert proc.last_trace.same_issue is False
-    assert any("民法典" in t for t in _titles(hits[:3]))  # the loan articles lead
-    assert "劳动合同法第八十二条" not in _titles(hits[:3])
+    assert proc.last_trace.same_issue is None and proc.last_trace.reason.startswith("moved")
+    assert proc.last_trace.to_dict()["moved"] is True and proc.last_trace.carried == ()
+    assert [h.id for h in hits] == [h.id for h in search(dialogue[-1].content, 6)]  # its own search alone
+    assert "劳动合同法第八十二条" not in _titles(hits)
+    top3 = FollowUp(moved_share=0.0, overlap_top=3)  # judged on its top 3 (all loan law): moved at any share
+    top3.retrieve(search, dialogue, 6)
+    assert top3.last_trace.same_issue is None
 
 
 def test_a_follow_up_in_another_language_keeps_the_topic(sample):
@@ -148,3 +154,79 @@ def test_dialogues_whose_roles_alternate_wrongly_or_ask_nothing_are_refused(tmp_
     rows = load_consultations(good, turns=None)
     assert [t.question for t in rows] == ["公司不签合同", "那最多几个月？"] and rows[0].articles == ("劳动合同法第八十二条",)
     assert rows[1].history == (Turn("user", "公司不签合同"), Turn("assistant", "可以"))
+
+
+def test_the_llm_rewrite_through_an_openai_endpoint_retrieves_article_82(sample):
+    """The rewrite processor over a user's endpoint: a local 127.0.0.1 server speaking the OpenAI wire format
+    receives the dialogue and returns the standalone question, which retrieval then runs."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from legalrag.llm.openai_compat import OpenAICompatLLM
+
+    seen = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (the http.server name)
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append(body)
+            reply = {"id": "c1", "object": "chat.completion", "model": body["model"],
+                     "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                         "role": "assistant", "content": "用人单位不签书面劳动合同，劳动者最多能要几个月的二倍工资？"}}],
+                     "usage": {"prompt_tokens": 120, "completion_tokens": 20, "total_tokens": 140}}
+            data = json.dumps(reply, ensure_ascii=False).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        llm = OpenAICompatLLM(f"http://127.0.0.1:{server.server_address[1]}/v1", "rewriter", max_retries=0)
+        search, _, _ = sample
+        proc = make_processor("rewrite", llm)
+        dialogue = [Turn("user", DOUBLE_WAGE), Turn("assistant", "可以要求二倍工资。"), Turn("user", FOLLOW)]
+        query = proc(dialogue)
+        assert query.startswith("用人单位不签书面劳动合同") and proc.tokens == 140
+        prompt = json.dumps(seen[0]["messages"], ensure_ascii=False)
+        assert DOUBLE_WAGE in prompt and FOLLOW in prompt and seen[0]["model"] == "rewriter"
+        assert "劳动合同法第八十二条" in _titles(search(query, 6))
+    finally:
+        server.shutdown()
+
+
+def test_eval_conversation_takes_every_chat_processor_and_reports_the_gold_repeat(tmp_path):
+    from typer.testing import CliRunner
+
+    from legalrag.cli import app
+    from legalrag.conversation import PROCESSORS
+
+    dialogues = [{"id": "dw", "conversation": [
+        {"user": DOUBLE_WAGE, "assistant": "可以，依据《劳动合同法》第八十二条。", "article": ["《劳动合同法》第八十二条"]},
+        {"user": FOLLOW, "assistant": "最多十一个月。", "article": ["《劳动合同法》第八十二条"]},
+        {"user": "那试用期最长能约定多久？", "assistant": "视合同期限而定。", "article": ["《劳动合同法》第十九条"]}]}]
+    data = tmp_path / "d.json"
+    data.write_text(json.dumps(dialogues, ensure_ascii=False), encoding="utf-8")
+    from legalrag.corpora.statutes import load_statutes
+    from legalrag.retrieval.index import build_index
+
+    index = build_index(tmp_path / "index", load_statutes(SAMPLE), ["bm25"], lang="zh")
+    base = ["eval", "conversation", "--data", str(data), "--index", str(index.path), "--turns", "0", "--no-progress"]
+    res = CliRunner().invoke(app, base + ["--json"])
+    assert res.exit_code == 0, res.output
+    payload = json.loads(res.stdout[res.stdout.index("{"):])
+    from legalrag.conversation import DEFAULT_PROCESSOR
+
+    assert [r["processor"] for r in payload["table"]] == [DEFAULT_PROCESSOR]  # chat's default
+    assert payload["gold_repeat"]["rate"] == 0.5 and payload["gold_repeat"]["by_turn"] == {"2": 1.0, "3": 0.0}
+    every = [x for p in PROCESSORS if p != "rewrite" for x in ("--processor", p)]
+    res = CliRunner().invoke(app, base + every)
+    assert res.exit_code == 0, res.output
+    assert "carry" in res.output and "gold repeats an earlier turn's article: all later turns 0.500" in res.output
+    help_text = CliRunner().invoke(app, ["eval", "consultation-generate", "--help"]).output
+    assert all(p in help_text for p in PROCESSORS)

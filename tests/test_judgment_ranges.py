@@ -89,6 +89,7 @@ def test_statutory_range_without_a_custodial_penalty():
 
 def test_combined_range_follows_art_69():
     assert combined_range([ART_133_1, ART_133_1]) == (1, COMBINED_DETENTION), "two 拘役-only crimes: at most one year"
+    assert combined_range([ART_133_1] * 3) == (1, COMBINED_DETENTION), "three 拘役-only crimes: still one year"
     assert combined_range([ART_133_1]) == (1, 6)
     assert combined_range([ART_280_1, ART_133_1]) == (1, 30), "拘役 and 管制 crimes add up (管制 served after 拘役)"
     assert combined_range([ART_280_1, ART_280_1, ART_280_1]) == (1, COMBINED_DETENTION + COMBINED_SUPERVISION)

@@ -29,6 +29,9 @@ REPO = Path(__file__).resolve().parents[1]
 TOOLS = {"search_statutes", "get_article", "check_citations", "predict_citations", "predict_verdict", "ask"}
 THEFT = "公诉机关指控：被告人王某在商场盗窃手机一部，价值人民币5000元。被告人王某到案后如实供述。"
 KEY = "mcp-test-key-0123456789abcdef"
+# a supported citation, a repealed law (its successor named), a Swiss citation (no corpus) and an invented article
+MARKED = ("用人单位自用工之日起超过一个月不满一年未与劳动者订立书面劳动合同的，应当向劳动者每月支付二倍的工资（《劳动合同法》"
+          f"第八十二条）。合同无效的情形见《中华人民共和国合同法》第五十二条。另见 Art. 8 Abs. 1 BV。{MISSING}另有规定。")
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +99,9 @@ def test_stdio_server_lists_and_runs_every_tool(setup):
             listed = {t.name: t for t in (await client.list_tools()).tools}
             assert set(listed) >= TOOLS
             for t in listed.values():  # bilingual descriptions, typed inputs and outputs
-                assert any("\u4e00" <= ch <= "\u9fff" for ch in t.description) and " the " in t.description
+                chinese, english = t.description.split("\n", 1)  # a Chinese paragraph, then an English one
+                assert any("\u4e00" <= ch <= "\u9fff" for ch in chinese) and english[:1].isupper()
+                assert len(english.split()) > 10
                 assert t.output_schema and t.input_schema["properties"]
             assert listed["search_statutes"].input_schema["properties"]["k"]["maximum"] == 50
 
@@ -106,9 +111,12 @@ def test_stdio_server_lists_and_runs_every_tool(setup):
             assert article["id"] == REAL_ID and "书面劳动合同" in article["text"]
             assert "has no article 999" in await error(client, "get_article", {"citation": MISSING})
 
-            checked = await call(client, "check_citations", {"text": f"依据{REAL}，另见{MISSING}。"})
-            assert [c["mark"] for c in checked["citations"]] == ["exists", "not_found"]
-            assert checked["citations"][0]["document_id"] == REAL_ID and checked["not_found"] == 1
+            checked = await call(client, "check_citations", {"text": MARKED})
+            assert [c["mark"] for c in checked["citations"]] == ["supported", "repealed", "no_corpus", "not_found"]
+            supported, repealed, _, missing = checked["citations"]
+            assert supported["document_id"] == "13578" and "应当向劳动者每月支付二倍的工资" in supported["article_text"]
+            assert "民法典" in repealed["successor"] and "has no article 999" in missing["mark_text"]
+            assert checked["summary"]["supported"] == 1 and checked["not_found"] == 1
 
             cited = await call(client, "predict_citations", {"facts": "公司一直未与我订立书面劳动合同"})
             assert REAL_ID in {p["id"] for p in cited["provisions"]}
@@ -120,7 +128,7 @@ def test_stdio_server_lists_and_runs_every_tool(setup):
             assert answer["answer"] == ANSWER and answer["model"].startswith("scripted") and answer["sources"]
             marks = {c["canonical"]: c["mark"] for c in answer["citations"]}
             assert marks["劳动合同法第九百九十九条"] == "not_found" and answer["not_found"] == 1
-            assert marks["劳动合同法第十条"] in ("retrieved", "exists")
+            assert marks["劳动合同法第十条"] in ("supported", "exists")
 
             # wrong or missing arguments: a tool error naming the argument and how to call the tool
             text = await error(client, "search_statutes", {"k": "five"})

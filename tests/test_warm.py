@@ -244,3 +244,18 @@ def test_the_ask_client_path_imports_no_retrieval_stack(server, indexes):
     heavy = sorted(m for m in imported if m.split(".")[0] in ("numpy", "httpx", "fastapi", "rich", "xllamacpp")
                    or m.startswith(("legalrag.retrieval", "legalrag.engine", "legalrag.agents", "legalrag.server")))
     assert not heavy, f"the client path imports {heavy}"
+
+
+def test_the_vector_cache_serves_every_request_thread(tmp_path):
+    """A server opens its encoder's vector cache at start-up and reads it from each request's thread."""
+    import numpy as np
+
+    from legalrag.retrieval.vector_cache import VectorCache
+
+    cache = VectorCache("model", 2, tmp_path)
+    cache.put("query", ["a"], np.ones((1, 2), dtype=np.float32))
+    found: list = []
+    reader = threading.Thread(target=lambda: found.append(cache.get("query", ["a", "b"])))
+    reader.start()
+    reader.join()
+    assert list(found[0]) == ["a"] and found[0]["a"].tolist() == [1.0, 1.0]

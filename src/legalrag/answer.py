@@ -19,6 +19,9 @@ from legalrag.types import Answer, Hit
 
 
 
+# shown under every answer (CLI footer, web page, API docs): what an answer from statute text cannot be
+NOTICE = {"zh": "仅供参考，不构成法律意见；具体案件请咨询律师。",
+          "en": "Not legal advice; consult a lawyer for your case."}
 
 
 def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None, retriever: str | None = None,
@@ -41,8 +44,17 @@ def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None
     if search is None:
         engine = AnswerEngine.from_index(index, llm, retriever=retriever, settings=settings, lang=lang)
     else:
-        engine = AnswerEngine(llm, search, resolver=lambda: resolver_for(index), lang=lang, settings=settings)
+        corpus = (getattr(index, "manifest", None) or {}).get("lang")
+        engine = AnswerEngine(llm, search, resolver=lambda: resolver_for(index), lang=lang, settings=settings,
+                              corpus_lang=corpus if corpus in ("zh", "en") else lang)
     return engine.answer(question, on_text=on_text, on_retrieved=on_retrieved)
+
+
+def notice(answer: Answer) -> str:
+    """The not-legal-advice notice in the answer's language."""
+    from legalrag.engine import answer_language
+
+    return NOTICE[answer_language(answer.question, "zh")]
 
 
 def answer_notes(answer: Answer) -> list[str]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import enum
 import time
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict
 from typing import Any, Callable, Iterable, Sequence
 
 from legalrag.errors import InputError
@@ -32,6 +32,7 @@ from legalrag.llm.base import LLM, ChatRequest
 from legalrag.engine import ROLE_LABELS as _ROLE_LABELS  # noqa: F401 (the LexRAG labels, kept for callers)
 from legalrag.engine import check_turns as _check
 from legalrag.engine import full_context
+from legalrag.followup import fuse_turns
 from legalrag.types import Answer, Document, Hit, Search, Step, Turn, Usage
 
 Processor = Callable[[Sequence[Turn]], str]
@@ -207,32 +208,6 @@ class ContextFusion:
         return fuse_turns(runs, k, rrf_k=self.rrf_k, law_prior=self.law_prior, law_top=self.law_top)
 
 
-def fuse_turns(runs: Sequence[tuple[Sequence[Hit], float, bool]], k: int, *, rrf_k: int = 60,
-               law_prior: float = 0.0, law_top: int = 5) -> list[Hit]:
-    """Weighted reciprocal-rank fusion of ``(hits, weight, is last question)`` runs; the runs that are not the
-    last question vote with their weights for the laws of their top ``law_top`` hits."""
-    scores: dict[str, float] = defaultdict(float)
-    docs, sources = {}, defaultdict(dict)
-    votes: dict[str, float] = defaultdict(float)
-    total = 0.0
-    for i, (hits, weight, last) in enumerate(runs):
-        for rank, h in enumerate(hits, 1):
-            scores[h.id] += weight / (rrf_k + rank)
-            docs.setdefault(h.id, h.document)
-            sources[h.id].setdefault("last" if last else f"turn-{i}", rank)
-        if not last and hits:
-            top = hits[:law_top]
-            for h in top:
-                votes[h.document.metadata.get("law", "")] += weight / len(top)
-            total += weight
-    votes.pop("", None)
-    if law_prior > 0 and total > 0:
-        for doc_id in scores:
-            scores[doc_id] *= 1.0 + law_prior * votes.get(docs[doc_id].metadata.get("law", ""), 0.0) / total
-    order = sorted(scores, key=lambda d: (-scores[d], min(sources[d].values()), d))[:k]
-    return [Hit(docs[d], scores[d], r, "fused", dict(sources[d])) for r, d in enumerate(order, 1)]
-
-
 def retrieve_turn(processor: Callable, search: Search, turns: Sequence[Turn], k: int) -> tuple[str, list[Hit]]:
     """(query text, hits) for the last question of ``turns``: a processor that retrieves by itself (``fused``)
     does so through ``search``; any other one makes a query string that ``search`` runs."""
@@ -340,7 +315,6 @@ class Consultation:
             steps.append(Step(agent="retriever", action=self.processor_name, input=query,
                               output=[h.id for h in hits], seconds=time.perf_counter() - t1))
         self.last_trace = turn_trace(self.processor, turns, query, hits)
-        steps.append(Step(agent="conversation", action="trace", input=question, output=self.last_trace))
         answer = self.engine.answer(question, history=self.turns, query=query, hits=hits, on_text=on_text,
                                     on_retrieved=on_retrieved, steps_before=tuple(steps), usage_before=before)
         self.turns = turns + [Turn("assistant", answer.text)]

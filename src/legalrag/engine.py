@@ -69,10 +69,15 @@ _RESOLVER_LOCK = threading.RLock()
 
 
 def question_language(question: str, index: Any = None) -> str:
-    """"zh" or "en": the index's language when it has one, else whether the question is mostly Chinese."""
+    """"zh" or "en": the language to answer ``question`` in, its own (the index's when it has no letters)."""
     lang = (getattr(index, "manifest", None) or {}).get("lang")
-    if lang in ("zh", "en"):
-        return lang
+    return answer_language(question, lang if lang in ("zh", "en") else "zh")
+
+
+def answer_language(question: str, default: str = "zh") -> str:
+    """The question's own language (``zh`` or ``en``); ``default`` for a question with no letters at all."""
+    if not any(ch.isalpha() for ch in question):
+        return default
     return detect_language(question)
 
 
@@ -135,7 +140,7 @@ def build_messages(question: str, hits: Sequence[Hit], *, lang: str, settings: A
     """The answer prompt and the steps that record how it was fitted: with ``n_ctx`` known, a question too long
     for the context is cut (noted) and the evidence budget shrinks to what is left. Evidence is selected
     against ``query`` (the processor's standalone question in a consultation; default the question)."""
-    from legalrag.evidence import MIN_EVIDENCE_ROOM, cut_to_tokens, prompt_evidence
+    from legalrag.evidence import MIN_EVIDENCE_ROOM, keep_last_tokens, prompt_evidence
     from legalrag.llm.tokens import estimate_message_tokens, estimate_tokens
     from legalrag.prompts import load_prompt
 
@@ -149,11 +154,11 @@ def build_messages(question: str, hits: Sequence[Hit], *, lang: str, settings: A
         q_tokens = estimate_tokens(question)
         if q_tokens > room - reserve:
             keep = max(16, room - reserve)
-            note = (f"the question was cut from about {q_tokens} to {keep} tokens to fit the model's context of "
-                    f"{n_ctx} tokens (with max_tokens {settings.max_tokens}); ask a shorter question or use a "
+            note = (f"the question was cut from about {q_tokens} to its last {keep} tokens to fit the model's "
+                    f"context of {n_ctx} tokens (with max_tokens {settings.max_tokens}); ask a shorter question or use a "
                     "model with a larger context")
             steps.append(Step("answer", "cut_question", input=q_tokens, output=note))
-            question, q_tokens = cut_to_tokens(question, keep), keep
+            question, q_tokens = keep_last_tokens(question, keep), keep  # the question is at a paste's end
         room -= q_tokens
     if not hits:
         sources = ""
@@ -174,11 +179,18 @@ class AnswerEngine:
     :meth:`from_index`."""
 
     def __init__(self, llm: LLM, search: Search | None = None, *, resolver: Any = None, lang: str = "zh",
-                 settings: AnswerSettings = DEFAULTS, support: Any = None):
+                 settings: AnswerSettings = DEFAULTS, support: Any = None, corpus_lang: str | None = None,
+                 min_score: float | None = None, guard: bool = True):
+        """``lang``: the answer language when the caller names none and the question's own cannot be told;
+        ``corpus_lang``: the language searched in (a question in another language is translated by ``llm``
+        first; default ``lang``); ``min_score``: best-hit score under which "not covered" is answered instead
+        (calibrated per scorer, ``guard.RELEVANCE_THRESHOLDS``); ``guard=False`` turns the checks of
+        :mod:`legalrag.guard` off; ``support``: the support scorer of the citation marks."""
         if lang not in ("zh", "en"):
             raise InputError(f"lang must be 'zh' or 'en', got {lang!r}", field="lang")
         self.llm, self.search, self.lang, self.settings = llm, search, lang, settings
         self.support = support
+        self.corpus_lang, self.min_score, self.guard = corpus_lang or lang, min_score, guard
         self._resolver: Any = None
         self._resolver_error: BaseException | None = None
         self._ready = threading.Event()
@@ -193,15 +205,22 @@ class AnswerEngine:
                    lang: str | None = None, pipeline: Any = None, filter: Any = None,
                    support: Any = None) -> "AnswerEngine":
         """An engine over ``index`` (its default component unless ``retriever`` names another)."""
-        if pipeline is None:
-            from legalrag.retrieval.pipeline import build_pipeline
+        from legalrag.guard import RELEVANCE_THRESHOLDS
 
-            pipeline = build_pipeline(index, retriever=retriever)
-        lang = lang or (index.manifest.get("lang") if getattr(index, "manifest", None) else None) or "zh"
+        min_score = None
+        if pipeline is None:
+            from legalrag.retrieval.pipeline import build_pipeline, resolve_component
+
+            component = resolve_component(index, retriever)
+            pipeline = build_pipeline(index, retriever=component)
+            min_score = RELEVANCE_THRESHOLDS.get(component)
+        corpus = (index.manifest.get("lang") if getattr(index, "manifest", None) else None) or "zh"
+        corpus = corpus if corpus in ("zh", "en") else "zh"
+        lang = lang or corpus
         search = (lambda q, k: list(pipeline.search(q, k=k, filter=filter))) if filter is not None else \
             (lambda q, k: list(pipeline.search(q, k=k)))
         return cls(llm, search, resolver=lambda: resolver_for(index), lang=lang if lang in ("zh", "en") else "zh",
-                   settings=settings, support=support)
+                   settings=settings, support=support, corpus_lang=corpus, min_score=min_score)
 
     def _warm(self, make: Callable[[], Any]) -> None:
         try:
@@ -227,21 +246,40 @@ class AnswerEngine:
         question) unless ``hits`` are given, generate (``on_text`` receives the text as it is generated), check
         every citation. ``steps_before`` / ``usage_before``: what the caller spent first (a query rewrite)."""
         from legalrag.citations.marks import mark_citations
+        from legalrag.guard import injection_verdict, keep_question, outside_corpus, question_tail
 
         s = settings or self.settings
-        lang = lang or self.lang
         question = " ".join((question or "").split()) if "\n" not in (question or "") else (question or "").strip()
         if not question:
             raise InputError("the question is empty; ask something, e.g. legalrag ask \"公司不签劳动合同怎么办？\"",
                              field="question")
+        lang = lang or answer_language(question, self.lang)
         t0 = time.perf_counter()
         steps = list(steps_before)
+        if self.guard:
+            verdict = injection_verdict(question, lang)
+            if verdict is not None:
+                return self._declined(question, verdict, steps, usage_before, t0, on_text)
+            question, cut = keep_question(question, lang)
+            if cut is not None:  # search for the question at the paste's end, not for its first pages
+                steps.append(Step("guard", "cut_message", output=cut))
+                query = question_tail(query or question)
+        usage = usage_before
         if hits is None:
             if self.search is None:
                 raise InputError("this answer engine has no search function; pass hits= or build it from an index")
-            hits = list(self.search(query or question, s.k))
-            steps.append(Step("retriever", "retrieve", input=query or question, output=[h.id for h in hits],
-                              seconds=time.perf_counter() - t0))
+            search_query = query or question
+            if detect_language(search_query) != self.corpus_lang:
+                search_query, spent = self._translate(search_query, steps)
+                usage = usage + spent
+            t_search = time.perf_counter()
+            hits = list(self.search(search_query, s.k))
+            steps.append(Step("retriever", "retrieve", input=search_query, output=[h.id for h in hits],
+                              seconds=time.perf_counter() - t_search))
+            if self.guard:
+                verdict = outside_corpus(question, hits, lang, self.min_score)
+                if verdict is not None:
+                    return self._declined(question, verdict, steps, usage, t0, on_text, hits)
         hits = list(hits)
         if on_retrieved is not None:
             on_retrieved(query or question, hits)
@@ -261,9 +299,35 @@ class AnswerEngine:
             timings["prefill_s"] = gen["runtime"]["prompt_ms"] / 1000
             timings["decode_s"] = gen["runtime"].get("predicted_ms", 0.0) / 1000
             timings["prompt_tokens_evaluated"] = float(gen["runtime"].get("prompt_n", result.prompt_tokens))
-        usage = usage_before + Usage.of(result, t2 - t1)
+        usage = usage + Usage.of(result, t2 - t1)
         return Answer(question=question, text=result.text.strip(), citations=citations, sources=tuple(hits),
                       steps=tuple(steps), usage=usage, timings=timings)
+
+    def _declined(self, question: str, verdict: Any, steps: list[Step], usage: Usage, t0: float,
+                  on_text: Callable[[str], None] | None, hits: Sequence[Hit] = ()) -> Answer:
+        """The one-line answer of a guard (injection, not covered), recorded as a ``guard`` step."""
+        steps.append(Step("guard", verdict.action, input=verdict.reason, output=verdict.text))
+        if on_text is not None:
+            on_text(verdict.text)
+        total = time.perf_counter() - t0
+        return Answer(question=question, text=verdict.text, citations=(), sources=tuple(hits), steps=tuple(steps),
+                      usage=usage, timings={"retrieval_s": total, "ttft_s": total, "generation_s": 0.0,
+                                            "citation_check_s": 0.0, "total_s": total, "seconds": total})
+
+    def _translate(self, text: str, steps: list[Step]) -> tuple[str, Usage]:
+        """``text`` in the corpus's language, by the model (one short call); the text itself when the model
+        returns nothing usable."""
+        from legalrag.prompts import load_prompt
+
+        t0 = time.perf_counter()
+        messages = load_prompt("translate_query").render(text=text[:2000], language=self.corpus_lang)
+        result = self.llm.chat(ChatRequest(messages=tuple(messages), max_tokens=200, temperature=0.0, seed=0))
+        out = " ".join(result.text.strip().strip('"“”').split())
+        ok = bool(out) and detect_language(out) == self.corpus_lang
+        steps.append(Step("answer", "translate", input=text, output=out if ok else None,
+                          seconds=time.perf_counter() - t0, tokens=result.prompt_tokens + result.completion_tokens,
+                          error=None if ok else "the translation was not in the corpus's language; searched as asked"))
+        return (out if ok else text), Usage.of(result, time.perf_counter() - t0)
 
     def _generate(self, question: str, hits: list[Hit], lang: str, s: AnswerSettings, history: str,
                   query: str | None, on_text: Callable[[str], None] | None) -> tuple[Any, list[Step], dict]:

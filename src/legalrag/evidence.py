@@ -143,6 +143,19 @@ def cut_to_tokens(text: str, tokens: int) -> str:
     return text[:lo] + GAP
 
 
+def keep_last_tokens(text: str, tokens: int) -> str:
+    """The end of ``text`` in about ``tokens`` estimated tokens, starting with ``…`` (a question is at the end of
+    what a user pastes)."""
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if estimate_tokens(text[len(text) - mid:]) + 1 <= tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return GAP + text[len(text) - lo:]
+
+
 def select_evidence(question: str, hits: Sequence[Hit], *, budget: int, label: Callable[[Hit], str],
                     lang: str = "zh", terms: Callable[[str], list[str]] | None = None,
                     setting: str = "evidence_tokens") -> Selection:

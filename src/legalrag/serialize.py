@@ -129,7 +129,7 @@ def answer_notes(answer: Response) -> list[str]:
     """What the user should know about how the prompt was built (a cut question, articles left out)."""
     notes = []
     for s in answer.steps:
-        if s.action == "cut_question":
+        if s.action in ("cut_question", "cut_message"):
             notes.append(str(s.output))
         elif s.action == "select_evidence":
             notes += list((s.output or {}).get("notes", []))

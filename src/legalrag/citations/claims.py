@@ -34,6 +34,7 @@ _HEAD_WORDS = re.compile(r"^[\s#>*\-]*(?:\*\*)?\s*(?:法律依据|法条依据|�
                          r"|Basis|Conclusion|What to do|When to see a lawyer)\s*(?:\*\*)?\s*[:：]", re.IGNORECASE)
 _FILLER = re.compile(r"[\s\W_]|根据|依照|依据|按照|参照|适用|规定|之|的|见|以及|及|和|与|等|条文|法条|相关|有关|中华人民共和国|"
                      r"according|to|under|see|and|of|the|art|article", re.IGNORECASE)
+_DANGLING = re.compile(r"(?:依照|依据|根据|按照|参照|另见|见)\s+(?:之规定|的规定|规定)?\s*[，,：:]?")
 MIN_CLAIM_CHARS = 4  # fewer meaningful characters than this beside the citations: the sentence states nothing
 
 
@@ -61,7 +62,9 @@ def sentences(text: str) -> list[Sentence]:
     section = ""
     pos = 0
     for line in text.splitlines(keepends=True):
-        if _BASIS.match(line):
+        if not line.strip():  # a blank line ends a section: the next paragraph is not the conclusion
+            section = ""
+        elif _BASIS.match(line):
             section = "basis"
         elif _CONCLUSION.match(line):
             section = "conclusion"
@@ -80,8 +83,9 @@ def claim_words(sentence: str, spans: Sequence[tuple[int, int]] = (), offset: in
     for s, e in spans:
         for i in range(max(s - offset, 0), min(e - offset, len(chars))):
             chars[i] = " "
-    out = _TITLE.sub(" ", "".join(chars))
+    out = _TITLE.sub(" ", "".join(chars)).replace("|", " ")
     out = _HEAD_WORDS.sub(" ", out)
+    out = _DANGLING.sub(" ", out)  # 根据 ， left where the citation was
     return " ".join(out.split()).strip(" ，,。；;：:")
 
 
@@ -108,7 +112,8 @@ def find_claims(text: str, matches: Sequence[CitationMatch]) -> list[Claim | Non
         lo, hi = bisect.bisect_left(span_starts, s.start), bisect.bisect_left(span_starts, s.end)
         return claim_words(text[s.start:s.end], spans[lo:hi], s.start)
 
-    conclusion = [i for i, s in enumerate(sents) if s.section == "conclusion" and states_something(words(i))][:3]
+    conclusion = [i for i, s in enumerate(sents) if s.section == "conclusion" and i not in cited
+                  and states_something(words(i))][:3]
     if not conclusion:  # no 结论 section: the uncited sentences after the last basis sentence
         basis = [i for i, s in enumerate(sents) if s.section == "basis"]
         after = basis[-1] + 1 if basis else None

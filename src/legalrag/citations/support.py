@@ -6,6 +6,7 @@ Features of a (claim, article) pair:
   shipped ``stard-e5``; any object with ``encode_queries`` / ``encode_documents`` returning normalised rows);
 - ``claim_cover``: the share of the claim's character bigrams that occur in the article;
 - ``article_cover``: the share of the article's character bigrams that occur in the claim;
+  (these and ``bm25`` take the best of the whole article and each of its paragraphs)
 - ``bm25``: a BM25 score of the article for the claim's bigrams (idf from the statute corpus's bigram document
   frequencies, shipped as ``data/citations/bigram_df.json.gz``), divided by its maximum for that claim so it
   lies in [0, 1].
@@ -83,8 +84,16 @@ def _load_idf(path: str) -> BigramIdf:
 
 
 def lexical_features(claim: str, article: str, idf: BigramIdf) -> dict[str, float]:
-    """``claim_cover``, ``article_cover`` and ``bm25`` of one pair (see the module docstring)."""
-    cb, ab = bigrams(claim), bigrams(article[:MAX_ARTICLE_CHARS])
+    """``claim_cover``, ``article_cover`` and ``bm25`` of one pair (see the module docstring): each the best over
+    the whole article and each of its paragraphs (款), since a claim usually rests on one paragraph."""
+    article = article[:MAX_ARTICLE_CHARS]
+    units = [article] + [p for p in re.split(r"\n\s*\n|\n", article) if p.strip() and p.strip() != article.strip()]
+    rows = [_lexical(claim, u, idf) for u in units]
+    return {k: max(r[k] for r in rows) for k in rows[0]}
+
+
+def _lexical(claim: str, article: str, idf: BigramIdf) -> dict[str, float]:
+    cb, ab = bigrams(claim), bigrams(article)
     cs, as_ = set(cb), set(ab)
     if not cs or not as_:
         return {"claim_cover": 0.0, "article_cover": 0.0, "bm25": 0.0}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Sequence
 
-from legalrag.answer import answer_notes, answer_question
+from legalrag.answer import answer_notes, answer_question, notice
 from legalrag.llm.base import LLM
 from legalrag.types import Answer, Hit
 
@@ -42,7 +42,11 @@ def print_answer(answer: Answer, console: Any = None, show_text: bool = True, ro
     if show_text:
         console.print(answer.text.strip(), highlight=False, markup=False)
     console.print()
-    if not answer.citations:
+    declined = next((st.output for st in answer.steps if st.agent == "guard"
+                     and st.action in ("injection", "not_covered")), None)
+    if declined is not None:
+        pass  # a one-line explanation: no citations to check
+    elif not answer.citations:
         console.print("[yellow]The answer cites no article: nothing in it is shown to be supported.[/yellow]")
     else:
         console.print("[bold]Citations checked against the corpus:[/bold]")
@@ -50,6 +54,7 @@ def print_answer(answer: Answer, console: Any = None, show_text: bool = True, ro
             console.print("  " + citation_line(c, escape), highlight=False)
     for line in answer_notes(answer) + ([note] if note else []):
         console.print(f"[yellow]Note: {escape(line)}[/yellow]", highlight=False)
+    console.print(f"[bold]{escape(notice(answer))}[/bold]", highlight=False)
     t = answer.timings
     console.print(f"[dim]retrieval {t.get('retrieval_s', 0):.2f} s, first token after {t.get('ttft_s', 0):.2f} s, "
                   f"generation {t.get('generation_s', 0):.2f} s "

@@ -82,6 +82,7 @@ class AnswerPrinter:
         self.quiet, self.question = quiet, question
         self.pieces: list[str] = []
         self.sources_shown = False
+        self.index: dict = {}  # the server's ``started``: which index answers, held or loaded now
 
     def _out(self, text: str) -> None:
         if not self.quiet:
@@ -96,8 +97,10 @@ class AnswerPrinter:
         """One event of the server's stream (``queued``, ``started``, ``stage``, ``retrieved``, ``token``)."""
         if name == "queued":
             self.note(f"[the server is busy: waiting in its queue, position {data.get('position')}]")
-        elif name == "started" and float(data.get("queue_s") or 0) >= 0.5:
-            self.note(f"[waited {float(data['queue_s']):.1f} s for the model]")
+        elif name == "started":
+            self.index = dict(data)
+            if float(data.get("queue_s") or 0) >= 0.5:
+                self.note(f"[waited {float(data['queue_s']):.1f} s for the model]")
         elif name == "stage" and data.get("stage") == "load_index":
             self.note(f"[the server is opening the index {data.get('index')}]")
         elif name == "retrieved":
@@ -177,8 +180,8 @@ def citation_line(c: dict) -> str:
     return typer.style("? EXISTS       ", fg="yellow") + f" {name}{target} (support not checked)"
 
 
-def server_route(server: WarmServer, payload: dict) -> str:
-    held = payload.get("server") or {}
+def server_route(server: WarmServer, printer: AnswerPrinter) -> str:
+    held = printer.index
     how = {"loaded": f", which opened the index {held.get('index')} for this request "
                      f"({float(held.get('index_load_s') or 0):.1f} s)",
            "held": f" (index {held.get('index')})"}.get(str(held.get("index_load")), "")

@@ -38,7 +38,9 @@ def ask(
     endpoint_model: EndpointModelOption = None,
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=16, help="Longest answer, in tokens "
                                              f"(default: the answer.max_tokens setting, else {DEFAULTS.max_tokens})."),
-    lang: Optional[str] = typer.Option(None, "--lang", help="zh or en (default: the index's language)."),
+    lang: Optional[str] = typer.Option(None, "--lang", help="Answer language, zh or en (default: the question's "
+                                       "own; a question in another language than the index's is translated for "
+                                       "the search)."),
     style: Optional[str] = StyleOption,
     cache: CacheOption = True,
     evidence_tokens: Optional[int] = typer.Option(None, "--evidence-tokens", min=0,
@@ -68,7 +70,7 @@ def ask(
             why = fallback_note(exc, printer)
             printer = AnswerPrinter(quiet=as_json)
         else:
-            route = server_route(server, payload)
+            route = server_route(server, printer)
             payload["llm"] = f"server {server.url}"
             _done(payload, printer, route, as_json)
             return
@@ -78,10 +80,10 @@ def ask(
 
 
 def _done(payload: dict, printer, route: str, as_json: bool, notes: list[str] = ()) -> None:
-    if as_json:
+    if as_json:  # the one JSON shape: `llm` says the path (and why this process answered)
         from legalrag.cli.common import print_json
 
-        print_json({**payload, "route": route})
+        print_json({**payload, "notes": list(payload.get("notes") or []) + list(notes)})
     else:
         printer.finish(payload, route, list(notes))
 
@@ -104,6 +106,7 @@ def _in_process(ctx: typer.Context, printer, why: str, *, question: str, index, 
                                                                                for h in hits]))
     model_route = getattr(llm, "route", "in-process")
     note = getattr(llm, "fallback_note", "")
-    payload = answer_to_dict(answer, model=llm.model_id, llm=model_route)
+    payload = answer_to_dict(answer, model=llm.model_id, llm=f"{model_route} (this process: {why})" if why
+                             else model_route)
     route = f"this process ({why}); model: {model_route}" if why else f"this process; model: {model_route}"
     _done(payload, printer, route, as_json, [note] if note else [])

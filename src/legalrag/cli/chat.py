@@ -78,7 +78,8 @@ def chat(
         answer = consultation.ask(question, on_text=printer.text, on_query=queries.append, on_retrieved=retrieved)
         trace = consultation.last_trace
         model_route = getattr(llm, "route", "in-process")
-        payload = answer_to_dict(answer, model=llm.model_id, llm=model_route,
+        payload = answer_to_dict(answer, model=llm.model_id, llm=f"{model_route} (this process: {why})" if why
+                                 else model_route,
                                  query=(trace.get("searched") or queries[-1:] or [None])[0], processor=processor.value,
                                  searched=trace.get("searched", []), carried=trace.get("carried", []),
                                  follow_up={"same_issue": trace.get("same_issue"), "reason": trace.get("reason", "")})
@@ -116,7 +117,7 @@ def chat(
             try:
                 payload = through_server(server, "/consult/stream", body, printer)
                 payload["llm"] = f"server {server.url}"
-                route = server_route(server, payload)
+                route = server_route(server, printer)
             except (ServerError, ServerGone) as exc:
                 why = fallback_note(exc, printer)
                 if isinstance(exc, ServerGone):
@@ -129,7 +130,7 @@ def chat(
         if as_json:
             import json
 
-            typer.echo(json.dumps({**payload, "route": route}, ensure_ascii=False))
+            typer.echo(json.dumps(payload, ensure_ascii=False))
         else:
             printer.finish(payload, route)
 

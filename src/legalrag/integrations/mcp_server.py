@@ -46,11 +46,13 @@ DESCRIPTIONS = {
         "Get an article's text by its citation, e.g. 《中华人民共和国劳动合同法》第十条 (or by a document id from "
         "search_statutes). A citation that is not in the corpus is an error saying why."),
     "check_citations": (
-        "核对任意文本（律师文书、文章、其他模型的回答）中的每一处法条引用：mark 为 exists（条文存在）或 not_found"
-        "（法律、条号或名称有误），并附条文原文与原因。\n"
-        "Check every statute citation in any text (a draft, an article, another model's answer): each is marked "
-        "exists (the article is in the corpus) or not_found (wrong law, article number or title), with the "
-        "article's text and the reason."),
+        "核对任意文本（律师文书、文章、其他模型的回答）中的每一处法条引用，逐条标记：supported（条文存在且支持引用它的句子）、"
+        "exists（条文存在，但未显示支持该句）、not_found（法律、条号或名称有误）、repealed（法律已废止，附现行法）、"
+        "no_corpus（语料未覆盖的法域），并附条文原文与原因。\n"
+        "Check every statute citation in any text (a draft, an article, another model's answer), each marked "
+        "supported (the article exists and supports the sentence citing it), exists (exists, not shown to support "
+        "it), not_found (wrong law, article number or title), repealed (with the law in force) or no_corpus (a "
+        "jurisdiction the corpus does not cover), with the article's text and the reason."),
     "predict_citations": (
         "根据案件事实预测法院会引用的法条，并说明每条由哪个环节提出。\n"
         "Predict the provisions a court would cite for the facts of a case, with the stages that proposed each."),
@@ -59,10 +61,10 @@ DESCRIPTIONS = {
         "Predict the verdict of a criminal case from its facts: charges, Criminal Law articles applied, prison term "
         "(months), fine (yuan), probation, and the judgment's result section."),
     "ask": (
-        "回答法律问题：检索法条、生成带引用的回答，并核对回答中的每一处引用（mark：retrieved / exists / "
-        "not_found）。\n"
+        "回答法律问题：检索法条、生成带引用的回答，并核对回答中的每一处引用（mark：supported / exists / not_found / "
+        "repealed / no_corpus，同 check_citations）。\n"
         "Answer a legal question: retrieve articles, write a cited answer and check every citation in it (mark: "
-        "retrieved = grounded on a retrieved article, exists = in the corpus but not retrieved, not_found)."),
+        "supported / exists / not_found / repealed / no_corpus, as check_citations)."),
 }
 
 Query = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS,

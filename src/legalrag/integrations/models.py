@@ -7,11 +7,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Mark = Literal["retrieved", "exists", "not_found"]
+Mark = Literal["supported", "exists", "not_found", "repealed", "no_corpus"]
 MARKS: dict[str, str] = {
-    "retrieved": "the article exists and was among the articles the answer was grounded on",
-    "exists": "the article exists in the corpus (not shown to be the one the text relied on)",
+    "supported": "the article exists and its text supports the sentence that cites it",
+    "exists": "the article exists, but is not shown to support the sentence (mark_reason says why)",
     "not_found": "no such article in the corpus: the law, the article number or the title is wrong",
+    "repealed": "the law was repealed (successor names the law in force)",
+    "no_corpus": "a jurisdiction the corpus does not cover: not checked, not an error",
 }
 
 
@@ -37,6 +39,13 @@ class CheckedCitation(Out):
     text: str = Field(description="the citation as written")
     canonical: str = Field(description="its normalised form")
     mark: Mark = Field(description="; ".join(f"{k}: {v}" for k, v in MARKS.items()))
+    mark_text: str = Field(description="the mark and why, in words")
+    mark_reason: str | None = Field(None, description="why an existing article is only marked exists "
+                                    "(not_retrieved, does_not_bear, no_claim...)")
+    claim: str | None = Field(None, description="the words of the text the article was checked against")
+    support: float | None = Field(None, description="the support model's probability that the article supports "
+                                  "the claim")
+    successor: str | None = Field(None, description="for a repealed law: the law in force")
     resolved: bool = Field(description="whether it names an article of the corpus")
     document_id: str | None = None
     note: str = Field("", description="why it did not resolve, or what it resolved to")
@@ -46,6 +55,8 @@ class CheckedCitation(Out):
 class CheckResult(Out):
     citations: list[CheckedCitation]
     not_found: int = Field(description="citations that name no article of the corpus")
+    summary: dict[str, Any] = Field(description="how many citations have each mark; no_citations when the text "
+                                    "cites nothing")
 
 
 class Provision(Out):

@@ -34,6 +34,7 @@ class Collaborators:
     llm: Callable[[], Any] | None = None
     predictor: Callable[[Any], Any] | None = None  # receives the opened index
     structure: Callable[[], Any] | None = None
+    support: Callable[[], Any] | None = None  # a citations.support.SupportScorer (None: the lexical model)
     slot: Callable[[], AbstractContextManager[Any]] | None = None
 
 
@@ -48,15 +49,20 @@ NEEDS = {
 
 
 def mark(c: Citation) -> Mark:
-    """The citation's mark: retrieved (exists and grounded the answer), exists, not_found."""
-    if not c.resolved:
-        return "not_found"
-    return "retrieved" if c.in_retrieved else "exists"
+    """The citation's support mark (``citations.marks``); a citation checked for existence only is marked
+    exists or not_found."""
+    if c.mark:
+        return c.mark  # type: ignore[return-value]
+    return "exists" if c.resolved else "not_found"
 
 
 def checked(c: Citation) -> CheckedCitation:
-    return CheckedCitation(text=c.text, canonical=c.canonical, mark=mark(c), resolved=c.resolved,
-                           document_id=c.document_id, note=c.note or ("" if c.resolved else "no such article"),
+    from legalrag.citations.marks import mark_line
+
+    return CheckedCitation(text=c.text, canonical=c.canonical, mark=mark(c), mark_text=mark_line(c),
+                           mark_reason=c.mark_reason or None, claim=c.claim or None, support=c.support,
+                           successor=c.successor or None, resolved=c.resolved, document_id=c.document_id,
+                           note=c.note or ("" if c.resolved else "no such article"),
                            article_text=c.document_text if c.resolved else None)
 
 
@@ -134,10 +140,13 @@ class LegalTools:
         return article(index.get(first.document_id))
 
     def check_citations(self, text: str) -> CheckResult:
-        from legalrag.citations import check_citations
+        from legalrag.citations.checker import check_text
 
-        cits = [checked(c) for c in check_citations(text, self._resolver())]
-        return CheckResult(citations=cits, not_found=sum(c.mark == "not_found" for c in cits))
+        support = self.collaborators.support() if self.collaborators.support is not None else None
+        report = check_text(text, self._resolver(), support)
+        cits = [checked(c) for c in report.citations]
+        return CheckResult(citations=cits, not_found=sum(c.mark == "not_found" for c in cits),
+                           summary=dict(report.summary))
 
     def predict_citations(self, facts: str) -> CitationPrediction:
         if not facts.strip():

@@ -69,7 +69,7 @@ def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *,
     app = fastapi.FastAPI(title="legalrag", version=_version(), docs_url=None, redoc_url=None,
                           openapi_url="/openapi.json", lifespan=lifespan,
                           description="Statute search, cited answers, consultations, judgment drafts and citation "
-                                      "prediction. Errors are JSON {error: {type, message}}. "
+                                      "prediction. Not legal advice; consult a lawyer for your case. Errors are JSON {error: {type, message}}. "
                                       + _evidence_doc(settings.evidence_tokens))
     app.state.context = ctx
 
@@ -162,7 +162,8 @@ def _mcp(ctx: AppContext) -> tuple[Any, Any]:
         return (lambda _index: value) if takes_index else (lambda: value)
 
     tools = LegalTools(Collaborators(index=lambda: ctx.index, llm=given(ctx.llm), predictor=given(ctx.predictor, True),
-                                     structure=given(ctx.structure), slot=ctx.gate.slot),
+                                     structure=given(ctx.structure), support=given(ctx.support),
+                                     slot=ctx.gate.slot),
                        max_k=min(ctx.settings.max_k, 50), evidence_tokens=ctx.settings.evidence_tokens)
     server = create_mcp_server(tools)
     # stateless: each POST is one exchange, so the route needs no session affinity behind a proxy; the

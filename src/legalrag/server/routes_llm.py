@@ -4,7 +4,9 @@ events), citation prediction and the judgment structure. Each is one library cal
 made while holding a slot of the model's queue when it uses the model.
 
 Streamed routes send ``queued`` (position), ``started`` (queue_s), ``retrieved`` (the query and the articles
-found), ``token`` (text as generated), then ``done`` (the same payload as the JSON route) or ``error``; the
+found), ``token`` (text as generated), then ``done`` (the same payload as the JSON route) or ``error``; /ask and
+/consult also send ``stage`` ``load_index`` (an index the request named is being opened), and their ``started``
+says which index answers (``index``, ``index_load``: ``held`` or ``loaded`` now, ``index_load_s``); the
 draft stream also sends ``stage`` (``retrieve_laws``, ``laws`` with the articles found, ``generate``) as each
 stage starts. ``/cite`` adds ``scope``: whether the facts fall within the laws the model was trained on.
 """
@@ -35,8 +37,9 @@ def _queued(emit: Emit | None) -> Callable[[int], None] | None:
 
 
 def _index(ctx: AppContext, path: str | None, emit: Emit | None) -> tuple[Any, dict]:
-    """The request's index (the server's own unless it names another, opened now if allowed) and how it was
-    had, for the payload's ``server`` block; a ``stage`` event says when an index is being opened."""
+    """The request's index: the server's own unless it names another, opened now if allowed (streamed, a
+    ``stage`` event ``load_index`` says so first), and what ``started`` says of it: which index answers and how
+    it was had (``held``, or ``loaded`` now, with the seconds it took)."""
     def on_load(key: str) -> None:
         if emit is not None:
             emit("stage", {"stage": "load_index", "index": key})
@@ -62,13 +65,11 @@ def ask(ctx: AppContext, body: AskBody, emit: Emit | None = None, cancel: thread
 
     with ctx.gate.slot(cancel, _queued(emit)) as queue_s:
         if emit is not None:
-            emit("started", {"queue_s": round(queue_s, 4)})
+            emit("started", {"queue_s": round(queue_s, 4), **held})
         answer = answer_question(body.question, index, llm, k=body.k, max_tokens=body.max_tokens,
                                  evidence_tokens=budget, search=search, on_text=_tokens(emit), style=body.style,
                                  lang=body.lang)
-    payload = answer_payload(body.question, answer, model=ctx.model or "", queue_s=queue_s)
-    payload["server"] = held
-    return payload
+    return answer_payload(body.question, answer, model=ctx.model or "", queue_s=queue_s)
 
 
 def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
@@ -103,7 +104,7 @@ def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
     consultation.turns = [Turn(t.role.value, t.content) for t in body.history]
     with ctx.gate.slot(cancel, _queued(emit)) as queue_s:
         if emit is not None:
-            emit("started", {"queue_s": round(queue_s, 4)})
+            emit("started", {"queue_s": round(queue_s, 4), **held})
         answer = consultation.ask(body.question, on_text=_tokens(emit), on_retrieved=retrieved)
     trace = consultation.last_trace
     searched = trace.get("searched") or queries[-1:]
@@ -111,7 +112,6 @@ def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
                              model=ctx.model or "", queue_s=queue_s)
     payload.update(processor=body.processor.value, searched=searched, carried=trace.get("carried", []),
                    follow_up={"same_issue": trace.get("same_issue"), "reason": trace.get("reason", "")})
-    payload["server"] = held
     return payload
 
 

@@ -36,10 +36,6 @@ from legalrag.server.streaming import Emit
 MODEL_ID = "legalrag"
 IGNORED_HEADER = "X-Legalrag-Ignored-Params"
 HONOURED = {"model", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens", "legalrag"}
-SYMBOLS = {"retrieved": "✓", "exists": "⚠", "not_found": "✗"}
-MARK_TEXT = {"retrieved": "retrieved (grounded on a retrieved article)",
-             "exists": "exists (in the corpus, not among the retrieved articles)",
-             "not_found": "not found"}
 
 
 class Message(BaseModel):
@@ -129,29 +125,36 @@ def _text(content: Any) -> tuple[str, list[tuple[int, str]]]:
     return "\n".join(texts), dropped
 
 
-def citation_block(citations: list[dict[str, Any]]) -> str:
-    """The answer's citations and their marks, appended to the answer's text."""
-    from legalrag.integrations.tools import mark
+def _citation(c: dict[str, Any]) -> Any:
+    """A citation of the payload (``serialize.citation_to_dict``) back as the ``Citation`` it was."""
     from legalrag.types import Citation
+
+    return Citation(text=c["text"], canonical=c.get("canonical") or "", resolved=c["resolved"],
+                    document_id=c.get("document_id"), in_retrieved=c.get("in_retrieved", False),
+                    note=c.get("note") or "", mark=c.get("mark") or "", mark_reason=c.get("mark_reason") or "",
+                    claim=c.get("claim") or "", support=c.get("support"), successor=c.get("successor") or "")
+
+
+def citation_block(citations: list[dict[str, Any]]) -> str:
+    """The answer's citations and their marks (the symbols of ``legalrag check``), appended to the answer."""
+    from legalrag.citations.checker import SYMBOLS
+    from legalrag.citations.marks import mark_line
+    from legalrag.integrations.tools import mark
 
     if not citations:
         return "\n\n---\n引用核对 / Citations checked: 回答未引用法条 / the answer cites no article."
     lines = ["\n\n---\n引用核对 / Citations checked:"]
-    for c in citations:
-        m = mark(Citation(text=c["text"], resolved=c["resolved"], in_retrieved=c["in_retrieved"]))
-        why = f": {c['note']}" if m == "not_found" and c.get("note") else ""
-        lines.append(f"- {SYMBOLS[m]} {c['canonical'] or c['text']} — {MARK_TEXT[m]}{why}")
+    for c in map(_citation, citations):
+        lines.append(f"- {SYMBOLS[mark(c)]} {c.canonical or c.text} — {mark_line(c)}")
     return "\n".join(lines)
 
 
 def extension(payload: dict[str, Any], ignored: list[str]) -> dict[str, Any]:
     """The ``legalrag`` field: the consultation's payload (as ``POST /consult`` returns it) and what was ignored."""
     from legalrag.integrations.tools import mark
-    from legalrag.types import Citation
 
-    cits = [{**c, "mark": mark(Citation(text=c["text"], resolved=c["resolved"], in_retrieved=c["in_retrieved"]))}
-            for c in payload["citations"]]
-    keep = ("query", "processor", "model", "retrieved", "unresolved", "not_retrieved", "notes", "timings")
+    cits = [{**c, "mark": mark(_citation(c))} for c in payload["citations"]]
+    keep = ("query", "processor", "model", "retrieved", "unresolved", "marks", "not_retrieved", "notes", "timings")
     return {"answer": payload["answer"], "citations": cits, **{k: payload.get(k) for k in keep},
             "ignored_params": ignored}
 

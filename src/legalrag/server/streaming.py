@@ -156,17 +156,23 @@ def sse_response(job: Callable[[Emit, threading.Event], Any], render: Callable[[
 
         worker = threading.Thread(target=run, name="legalrag-sse", daemon=True)
         worker.start()
+        getter: asyncio.Future | None = None  # one pending get, never cancelled while it may hold an item
         try:
             while True:
-                try:
-                    event, data = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
-                except asyncio.TimeoutError:
+                if getter is None:
+                    getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({getter}, timeout=KEEPALIVE_S)
+                if not done:
                     yield ": wait\n\n"
                     continue
+                event, data = getter.result()
+                getter = None
                 if not event:
                     break
                 yield render(event, data)
         finally:
+            if getter is not None:
+                getter.cancel()
             cancel.set()
 
     return StreamingResponse(events(), media_type="text/event-stream",

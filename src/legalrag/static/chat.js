@@ -199,7 +199,7 @@ function init() {
     relabelTurns();
   };
   initFrame({onLanguage: relabel, onKey: load});
-  limit = limitField($('#question'), 'empty_question');
+  limit = limitField($('#question'), 'empty_question', {keepEnd: true});
   if (matchMedia('(min-width: 861px)').matches) $('details.options').open = true;  // folded on phones
   $('#ask-form').addEventListener('submit', ask);
   $('#question').addEventListener('keydown', e => {

@@ -4,8 +4,9 @@
 import {h, t} from '/static/common.js';
 
 // Wire a textarea (its maxlength is the server's limit) to a counter and a notice; returns {check()} which,
-// at submit, says whether there is text and shows the empty-input message when there is none.
-export function limitField(box, emptyKey) {
+// at submit, says whether there is text and shows the empty-input message when there is none. keepEnd: an
+// over-long paste keeps its end (a question pasted under its facts is at the end) instead of its start.
+export function limitField(box, emptyKey, {keepEnd = false} = {}) {
   const max = Number(box.getAttribute('maxlength')) || 4000;
   const counter = h('span', {class: 'counter small muted', 'aria-live': 'off'});
   const notice = h('p', {class: 'notice small', role: 'status', hidden: true});
@@ -22,9 +23,11 @@ export function limitField(box, emptyKey) {
     const room = max - (box.value.length - (box.selectionEnd - box.selectionStart));
     if (text.length <= room) { say(null); return; }
     e.preventDefault();  // insert what fits ourselves, so the cut is said rather than silent
-    box.setRangeText(text.slice(0, Math.max(0, room)), box.selectionStart, box.selectionEnd, 'end');
+    const fit = Math.max(0, room);
+    box.setRangeText(keepEnd ? text.slice(text.length - fit) : text.slice(0, fit), box.selectionStart,
+                     box.selectionEnd, 'end');
     count();
-    say('cut', {n: text.length, max});
+    say(keepEnd ? 'cut_start' : 'cut', {n: text.length, max, cut: text.length - fit});
   });
   count();
   return {

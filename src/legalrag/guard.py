@@ -1,0 +1,140 @@
+"""What the answer engine checks before and after retrieval, so that it says why instead of answering badly.
+
+- **Injection or off-topic** (:func:`instruction_in`): a message that tries to change or reveal the assistant's
+  instructions gets a one-line explanation, without retrieval or generation.
+- **Outside the corpus** (:func:`outside_corpus`): a question about a foreign jurisdiction (named, with no
+  mention of China), or one whose best retrieved article scores below the threshold calibrated for the index's
+  default component (:data:`RELEVANCE_THRESHOLDS`, chosen on the STARD dev questions, docs/lab/answers.md), gets
+  "not covered": what the corpus holds and what corpus would answer it.
+- **Over-long pastes** (:func:`keep_question`): the end of the message (where the question is) is kept and the
+  note says how much of its beginning was cut.
+
+Every message is one line in the question's language; the engine records it as a ``guard`` step.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from legalrag.types import Hit
+
+_INSTRUCTION = [re.compile(p, re.I) for p in (
+    r"\b(?:ignore|disregard|forget|override|bypass)\b.{0,40}?\b(?:instructions?|rules?|prompts?|guidelines?|"
+    r"previous|prior|above|system)\b",
+    r"\b(?:system prompt|developer mode|jailbreak|DAN mode)\b",
+    r"\b(?:reveal|print|show|repeat|output)\b.{0,30}?\b(?:your|the)\b.{0,20}?\b(?:prompt|instructions)\b",
+    r"\byou are now\b|\bpretend (?:to be|you are)\b|\bact as\b.{0,30}?\b(?:unrestricted|without rules)\b",
+    r"(?:忽略|无视|忽视|不要理会|忘记|跳过)(?:掉)?.{0,12}?(?:指令|指示|规则|提示词?|设定|要求|限制)",
+    r"系统提示|提示词|开发者模式|越狱|你现在是|你现在扮演|扮演一个|不受任何限制",
+    r"(?:输出|打印|告诉我|重复|显示).{0,8}?(?:你的|你收到的)?(?:指令|设定|提示)",
+)]
+
+# jurisdictions whose law a Chinese national-law corpus does not hold (named without China in the question)
+_FOREIGN = re.compile(
+    r"美国|英国|日本|德国|法国|韩国|加拿大|澳大利亚|新加坡|欧盟|俄罗斯|印度|瑞士|意大利|西班牙|荷兰|新西兰|"
+    r"香港|澳门|台湾|加州|纽约州|"
+    r"\b(?:U\.?S\.?A?|United States|American|UK|U\.K\.|British|England|English law|EU|European Union|Germany|"
+    r"German|France|French|Japan(?:ese)?|Canada|Canadian|Australia(?:n)?|India(?:n)?|California|New York|Texas|"
+    r"Hong Kong|Taiwan|Singapore|Switzerland|Swiss)\b")
+_CHINA = re.compile(r"中国|中华人民共和国|我国|国内|大陆|内地|\bChina\b|\bChinese\b|\bPRC\b|mainland", re.I)
+
+# best-hit score below which nothing relevant was retrieved, per scorer (the component's encoder or kind)
+# (the shipped stard-e5 on the national corpus: the lowest best-hit score of the 131 STARD dev questions, which
+# declines none of the 131 test questions and 6 of the 15 off-corpus messages held out for reporting;
+# bench/results/answers-not-covered.json)
+RELEVANCE_THRESHOLDS: dict[str, float] = {"dense-onnx-stard-e5-d636e86103f2": 0.4597}
+LONG_QUESTION_CHARS = 1500  # kept of an over-long message: its end, where the question is
+
+CORPUS_NAME = {"zh": "中华人民共和国的法律、行政法规和司法解释", "en": "the national laws, regulations and judicial "
+               "interpretations of the People's Republic of China"}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    action: str  # "injection", "not_covered"
+    text: str  # the one-line answer
+    reason: str = ""
+
+
+def instruction_in(question: str) -> str | None:
+    """The part of ``question`` that addresses the assistant's instructions, or None."""
+    for p in _INSTRUCTION:
+        m = p.search(question or "")
+        if m:
+            return m.group(0)
+    return None
+
+
+def injection_verdict(question: str, lang: str) -> Verdict | None:
+    found = instruction_in(question)
+    if found is None:
+        return None
+    text = ("这条消息要求我改变或透露自己的指令，我不会照做；我只根据法条回答法律问题，请直接描述你遇到的法律问题。"
+            if lang == "zh" else "This message asks me to change or reveal my instructions, which I will not do; I "
+            "answer legal questions from statute text, so please describe your legal problem.")
+    return Verdict("injection", text, reason=found)
+
+
+def foreign_jurisdiction(question: str) -> str | None:
+    """The foreign jurisdiction a question names without naming China, or None."""
+    m = _FOREIGN.search(question or "")
+    if m is None or _CHINA.search(question):
+        return None
+    return m.group(0)
+
+
+def not_covered_text(lang: str, what: str = "", corpus: str = "") -> str:
+    corpus = corpus or CORPUS_NAME.get(lang, CORPUS_NAME["en"])
+    if lang == "zh":
+        need = f"这个问题需要{what}法律的语料" if what else "这个问题可能不是法律问题，或需要其他法律领域的语料"
+        return (f"在本语料（{corpus}）中没有找到与这个问题相关的法条，所以不作回答；{need}：可以用 legalrag index build "
+                "--corpus 你的语料.jsonl 建立索引，再用 --index 提问。")
+    need = f"it needs a corpus of {what} law" if what else "it may not be a legal question, or it needs a corpus " \
+        "of another area of law"
+    return (f"No article relevant to this question was found in this corpus ({corpus}), so it is not answered; "
+            f"{need}: build an index of one with legalrag index build --corpus YOUR_CORPUS.jsonl and ask with "
+            "--index.")
+
+
+def outside_corpus(question: str, hits: Sequence[Hit], lang: str, threshold: float | None) -> Verdict | None:
+    """"Not covered" when the question names a foreign jurisdiction, or nothing was retrieved, or the best hit
+    scores below ``threshold`` (None: no threshold known for this scorer)."""
+    place = foreign_jurisdiction(question)
+    if place:
+        return Verdict("not_covered", not_covered_text(lang, place), reason=f"names {place}")
+    if not hits:
+        return Verdict("not_covered", not_covered_text(lang), reason="nothing retrieved")
+    best = max(h.score for h in hits)
+    if threshold is not None and best < threshold:
+        return Verdict("not_covered", not_covered_text(lang), reason=f"best score {best:.4f} < {threshold:.4f}")
+    return None
+
+
+SEARCH_TAIL_CHARS = 120  # what of an over-long message is searched for: its last sentence or two
+
+
+def question_tail(text: str, limit: int = SEARCH_TAIL_CHARS, enough: int = 40) -> str:
+    """The question at the end of ``text``: its last sentence, with the ones before it while it is shorter than
+    ``enough`` characters, within ``limit`` characters."""
+    parts = [p for p in re.findall(r"[^。！？!?\n]+[。！？!?]?", text) if p.strip()]
+    out = ""
+    for p in reversed(parts):
+        if out and (len(out) >= enough or len(p) + len(out) > limit):
+            break
+        out = p.strip() + out
+    return out[-limit:] if out else text[-limit:]
+
+
+def keep_question(message: str, lang: str, limit: int = LONG_QUESTION_CHARS) -> tuple[str, str | None]:
+    """``message`` as answered: an over-long paste keeps its last ``limit`` characters (the question is at its
+    end), with a note saying how much of its beginning was cut; else the message and None."""
+    if len(message) <= limit:
+        return message, None
+    cut = len(message) - limit
+    kept = message[cut:]
+    note = (f"消息太长：只保留了最后 {limit} 个字符（问题所在的结尾），前面的 {cut} 个字符没有读；请把问题和关键事实放在一条较短的消息里。"
+            if lang == "zh" else f"the message was too long: its last {limit} characters (where the question is) "
+            f"were kept and the first {cut} were not read; put the question and the key facts in a shorter message")
+    return "…" + kept, note
