@@ -73,7 +73,7 @@ def server_params(setup):
            "LEGALRAG_CONFIG": os.environ["LEGALRAG_CONFIG"], "LEGALRAG_LLM_CACHE": os.environ["LEGALRAG_LLM_CACHE"]}
     return StdioServerParameters(command=sys.executable, env=env, cwd=str(REPO), args=[
         "-m", "legalrag", "mcp", "--index", str(root / "idx"), "--endpoint", setup["endpoint"],
-        "--endpoint-model", "scripted", "--no-llm-cache", "--cite-model-dir", str(root / "cite"),
+        "--endpoint-model", "scripted", "--no-cache", "--cite-model-dir", str(root / "cite"),
         "--judgment-model-dir", str(root / "structure"), "--law-corpus", str(root / "statutes.jsonl")])
 
 

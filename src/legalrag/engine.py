@@ -294,7 +294,7 @@ class AnswerEngine:
         steps.append(Step("answer", "check_citations", output=[c.canonical or c.text for c in citations],
                           seconds=t3 - t2))
         timings = {"retrieval_s": t1 - t0, "ttft_s": t1 - t0 + gen["ttft_s"], "generation_s": t2 - t1,
-                   "citation_check_s": t3 - t2, "total_s": t3 - t0, "seconds": t3 - t0}
+                   "citation_check_s": t3 - t2, "total_s": t3 - t0}
         if "prompt_ms" in gen["runtime"] and not result.cached:  # the runtime's own split (llama.cpp)
             timings["prefill_s"] = gen["runtime"]["prompt_ms"] / 1000
             timings["decode_s"] = gen["runtime"].get("predicted_ms", 0.0) / 1000

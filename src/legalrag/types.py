@@ -197,8 +197,8 @@ class Response:
 
     @property
     def seconds(self) -> float:
-        """Wall seconds of the whole run (``timings["seconds"]``)."""
-        return float(self.timings.get("seconds", 0.0))
+        """Wall seconds of the whole run (``timings["total_s"]``, the one key every result gives it)."""
+        return float(self.timings.get("total_s", 0.0))
 
 
 @dataclass(frozen=True)

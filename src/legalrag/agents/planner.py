@@ -374,7 +374,7 @@ class PlannerLoop:
         return AgentSearchResult(
             question=query, sources=tuple(hits), pool=tuple(pool), steps=tuple(state.steps),
             reformulations=tuple(state.reformulations), retrieval_calls=state.retrieval_calls,
-            usage=state.usage, timings={"seconds": time.perf_counter() - t0}, rounds=rounds,
+            usage=state.usage, timings={"total_s": time.perf_counter() - t0}, rounds=rounds,
             refused_exits=state.refused_exits, repairs=state.repairs, failures=state.failures,
             stop_reason=stop_reason)
 

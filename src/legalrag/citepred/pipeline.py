@@ -275,7 +275,7 @@ class CitationPredictor:
                                    document_id=c.provision if c.resolved else None,
                                    note="" if c.resolved else "no such provision in the corpus") for c in preds)
         return CiteResult(question=facts, citations=citations, sources=tuple(hits), steps=tuple(steps),
-                          usage=Usage(calls=calls), timings={"seconds": time.perf_counter() - start},
+                          usage=Usage(calls=calls), timings={"total_s": time.perf_counter() - start},
                           predictions=preds, pools=pools, ranking=tuple(h.id for h in hits),
                           reranked=tuple(reranked), analysis=analysis, filtered_codes=tuple(matched),
                           unresolved_corrections=tuple(unresolved))

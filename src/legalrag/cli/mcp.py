@@ -13,11 +13,11 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, ModelOption, ThreadsOption,
-                                 root)
+from legalrag.cli.common import (CacheOption, EndpointModelOption, EndpointOption, IndexOrDemoOption, ModelOption,
+                                 ThreadsOption, renamed, root)
 
 
-@app.command("mcp")
+@app.command("mcp", cls=renamed({"--llm-cache": "--cache", "--no-llm-cache": "--no-cache"}))
 def mcp_cmd(
     ctx: typer.Context,
     index: IndexOrDemoOption = None,
@@ -26,8 +26,7 @@ def mcp_cmd(
     endpoint_model: EndpointModelOption = None,
     threads: ThreadsOption = None,
     no_llm: bool = typer.Option(False, "--no-llm", help="No language model: every tool but ask works."),
-    llm_cache: bool = typer.Option(True, "--llm-cache/--no-llm-cache", help="Answer repeated prompts from the "
-                                   "LLM call cache."),
+    llm_cache: CacheOption = True,
     cite_model: Optional[Path] = typer.Option(None, "--cite-model-dir", help="Citation model directory for "
                                               "predict_citations (default INDEX/citepred, or the shipped one the "
                                               "index was built for)."),

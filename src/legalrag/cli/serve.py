@@ -202,7 +202,7 @@ def _manage(ctx: typer.Context, *, background: bool, stop: bool, status: bool, i
     if no_llm:
         cmd.append("--no-llm")
     if not llm_cache:
-        cmd.append("--no-llm-cache")
+        cmd.append("--no-cache")
     typer.echo(f"starting the legalrag server at {url} (loading the index and the model)...", err=True)
     info = daemon.start(url, s.home, cmd)
     if info.get("already_running"):

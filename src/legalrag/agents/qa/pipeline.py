@@ -63,7 +63,7 @@ class QAResult(Response):
               **fields: Any) -> "QAResult":
         hits = tuple(Hit(document=r.to_document(), score=r.score, rank=i, retriever=r.source_type.value)
                      for i, r in enumerate(evidence, 1))
-        return cls(evidence=tuple(evidence), sources=hits, usage=usage, timings={"seconds": seconds}, **fields)
+        return cls(evidence=tuple(evidence), sources=hits, usage=usage, timings={"total_s": seconds}, **fields)
 
     @property
     def answer(self) -> str:
@@ -76,7 +76,7 @@ class QAResult(Response):
 
     def to_answer(self) -> Answer:
         return Answer(question=self.question, text=self.text, citations=self.citations, sources=self.sources,
-                      steps=self.steps, usage=self.usage, timings={"total": self.seconds})
+                      steps=self.steps, usage=self.usage, timings={"total_s": self.seconds})
 
     def to_dict(self) -> dict[str, Any]:
         return {"question": self.question, "mode": self.mode, "answer": self.answer, "choice": self.choice,
