@@ -295,7 +295,7 @@ def run_tests(root: Path, tests: tuple[str, ...], timeout: float) -> dict:
     counts: dict[str, int] = {}
     for n, what in _SUMMARY.findall(out.splitlines()[-1] if out.strip() else ""):
         counts[what.rstrip("s") if what == "errors" else what] = int(n)
-    failed = [ln for ln in out.splitlines() if ln.startswith(("FAILED ", "ERROR "))]
+    failed = [ln for ln in out.splitlines() if ln.startswith("FAILED ") or re.match(r"ERROR \S+\.py", ln)]
     assertion = [ln.strip() for ln in out.splitlines() if ln.startswith("E ")]
     message = (failed[0] if failed else "") + (" | " + " ".join(assertion[:3]) if assertion else "")
     return {"rc": proc.returncode, "seconds": round(time.perf_counter() - t0, 1), "counts": counts,
@@ -380,10 +380,18 @@ def baseline(selected: list[Mutation], out: Path, timeout: float) -> None:
     print(json.dumps({k: res[k] for k in ("rc", "seconds", "counts", "message")}, ensure_ascii=False), flush=True)
 
 
-def report(out: Path, json_out: Path | None, command: str) -> dict:
-    results = load_results(out / "results.jsonl")
-    known = {m.name: m for m in MUTATIONS}
-    rows = [results[m.name] for m in MUTATIONS if m.name in results]
+def first_pass(path: Path) -> dict[str, dict]:
+    """Each mutation's first recorded outcome (before any ``--rerun``), for the before/after comparison."""
+    out: dict[str, dict] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                r = json.loads(line)
+                out.setdefault(r["name"], r)
+    return out
+
+
+def _per_module(rows: list[dict], known: dict[str, Mutation]) -> dict[str, dict]:
     per: dict[str, dict] = {}
     for r in rows:
         m = known[r["name"]]
@@ -399,6 +407,16 @@ def report(out: Path, json_out: Path | None, command: str) -> dict:
     for d in per.values():
         judged = d["killed"] + d["survived"]
         d["kill_rate"] = round(d["killed"] / judged, 4) if judged else None
+    return per
+
+
+def report(out: Path, json_out: Path | None, command: str) -> dict:
+    results = load_results(out / "results.jsonl")
+    first = first_pass(out / "results.jsonl")
+    known = {m.name: m for m in MUTATIONS}
+    rows = [results[m.name] for m in MUTATIONS if m.name in results]
+    per = _per_module(rows, known)
+    per_first = _per_module([first[m.name] for m in MUTATIONS if m.name in first], known)
     killed = sum(d["killed"] for d in per.values())
     judged = killed + sum(d["survived"] for d in per.values())
     base = out / "baseline.json"
@@ -410,6 +428,8 @@ def report(out: Path, json_out: Path | None, command: str) -> dict:
                        "equivalent": sum(d["equivalent"] for d in per.values()),
                        "not_run": sum(d["not_run"] for d in per.values())},
            "per_module": per,
+           "first_pass_per_module": per_first,
+           "first_pass_outcomes": {n: r["outcome"] for n, r in first.items() if n in known},
            "baseline": json.loads(base.read_text(encoding="utf-8")) if base.exists() else None,
            "mutations": [{k: r.get(k) for k in ("name", "module", "path", "anchor", "replacement", "tests", "why",
                                                 "outcome", "message", "seconds")}
