@@ -113,17 +113,17 @@ class FollowUp:
     name = "carry"
 
     # Defaults: the weights a coordinate search chose on the development part of the STARD-grounded consultations
-    # (bench/bench_consultation_follow.py, BM25 over the full corpus; docs/lab/consultation.md).
+    # (bench/bench_consultation_follow.py, BM25 over the full corpus; docs/lab/consultation.md). The "moved"
+    # decision (moved_share >= 0) lost on that part, so it is off by default (a negative share).
     def __init__(self, *, context_weight: float = 0.5, question_decay: float = 0.1, answer_weight: float = 0.5,
                  law_prior: float = 2.0, carry_same: float = 0.5, carry_new: float = 0.5, carry_top: int = 3,
                  law_prior_new: float = 1.0, history_new: float = 0.5,
-                 short_question: int = 4, moved_share: float = 0.0, overlap_top: int = 10, max_turns: int = 4, law_top: int = 5,
+                 short_question: int = 4, moved_share: float = -1.0, overlap_top: int = 10, max_turns: int = 4, law_top: int = 5,
                  depth: int = 100, rrf_k: int = 60, cited: Cited | None = None, cache_size: int = 1024):
         for label, value in (("context_weight", context_weight), ("question_decay", question_decay),
                              ("answer_weight", answer_weight), ("law_prior", law_prior), ("carry_same", carry_same),
                              ("carry_new", carry_new), ("short_question", short_question),
-                             ("law_prior_new", law_prior_new), ("history_new", history_new),
-                             ("moved_share", moved_share)):
+                             ("law_prior_new", law_prior_new), ("history_new", history_new)):
             if value < 0:
                 raise InputError(f"{label} must be 0 or more, got {value}")
         for label, value in (("carry_top", carry_top), ("overlap_top", overlap_top), ("max_turns", max_turns),
@@ -219,7 +219,7 @@ class FollowUp:
             return True, f"its own search finds {len(shared)} established article(s)"
         laws = {d.metadata.get("law") for d in established} - {None, ""}
         share = sum(h.document.metadata.get("law") in laws for h in top) / len(top) if top else 0.0
-        if laws and share <= self.moved_share:
+        if laws and self.moved_share >= 0 and share <= self.moved_share:  # a negative share: never "moved"
             return None, "moved to other laws: its own search meets none of the established articles' laws"
         return False, "a new point: its own search meets none of the established articles"
 
