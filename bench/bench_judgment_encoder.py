@@ -34,8 +34,10 @@ MACHINE = "2-core x86-64 CPU, 24 GiB, no GPU, shared with other jobs"
 
 
 def build(labels_cases, statutes, data: Path, index=None, retriever=None, exclude=(), neighbours=True,
-          select=True):
-    """An untrained StructurePredictor: BM25 signal (``index`` None) or the encoder of ``index``'s ``retriever``."""
+          select=True, cite_cases=None, lexical=None):
+    """An untrained StructurePredictor: BM25 signal (``index`` None) or the encoder of ``index``'s ``retriever``.
+    ``cite_cases``: the cases the citation signal learns from (default: all; cases with partial labels, such as
+    CAIL's specific-only article lists, would teach its set decision that the general part is never cited)."""
     from legalrag.judgment.citesignal import build_cite, train_cite
     from legalrag.judgment.predict import StructurePredictor
 
@@ -47,10 +49,10 @@ def build(labels_cases, statutes, data: Path, index=None, retriever=None, exclud
 
     first = facts_as_given(index, retriever)
     encoder = getattr(first, "encoder", None)  # None: a BM25 component (BM25 similar cases and neighbours)
-    cite = train_cite(statutes, labels_cases, train_citations=qrels, retriever=first, encoder=encoder,
+    cite = train_cite(statutes, cite_cases if cite_cases is not None else labels_cases, train_citations=qrels, retriever=first, encoder=encoder,
                       exclude=exclude, progress=True)
     return StructurePredictor(labels_cases, statutes, cite=cite, encoder=encoder if neighbours else None,
-                              select=select)
+                              select=select, lexical=lexical)
 
 
 def cmd_train(args):

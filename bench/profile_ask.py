@@ -57,7 +57,7 @@ def main() -> None:
     phases["import_cli_s"] = _subprocess_seconds("import legalrag.cli") - phases["python_start_s"]
 
     t = time.perf_counter()
-    from legalrag.answer import question_language, resolver_for
+    from legalrag.engine import question_language, resolver_for
     from legalrag.llm.base import ChatRequest
     from legalrag.retrieval.index import open_index
     from legalrag.retrieval.pipeline import build_pipeline

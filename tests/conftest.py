@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 
@@ -16,11 +17,23 @@ if "LEGALRAG_LLM_CACHE" not in os.environ:
     _CACHE_DIR = tempfile.mkdtemp(prefix="legalrag-tests-")
     atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
     os.environ["LEGALRAG_LLM_CACHE"] = os.path.join(_CACHE_DIR, "llm-cache.sqlite")
+# The default index (national law, built once from the shipped data: about a minute) is built once per test
+# session, not once per test that starts from a fresh LEGALRAG_HOME.
+if "LEGALRAG_NATIONAL_INDEX" not in os.environ:
+    _NATIONAL_DIR = tempfile.mkdtemp(prefix="legalrag-tests-national-")
+    atexit.register(shutil.rmtree, _NATIONAL_DIR, ignore_errors=True)
+    os.environ["LEGALRAG_NATIONAL_INDEX"] = os.path.join(_NATIONAL_DIR, "cn-law")
 # Nor do they read the user's saved settings (`legalrag config path`): a saved endpoint or index would change
 # what commands do. A settings file that does not exist is an empty one.
 os.environ["LEGALRAG_CONFIG"] = os.path.join(tempfile.gettempdir(), f"legalrag-tests-{os.getpid()}-no-config.toml")
-for _name in ("LEGALRAG_PROFILE", "LEGALRAG_MODEL", "LEGALRAG_ENDPOINT", "LEGALRAG_ENDPOINT_MODEL", "LEGALRAG_INDEX"):
+for _name in ("LEGALRAG_PROFILE", "LEGALRAG_MODEL", "LEGALRAG_ENDPOINT", "LEGALRAG_ENDPOINT_MODEL", "LEGALRAG_INDEX",
+              "LEGALRAG_SERVE_HOST"):
     os.environ.pop(_name, None)
+# Nor do `ask` and `chat` answer through a warm `legalrag serve` the user runs: they look for one at a port of
+# this session's own, where a test that wants a server starts it.
+with socket.socket() as _s:
+    _s.bind(("127.0.0.1", 0))
+    os.environ["LEGALRAG_SERVE_PORT"] = str(_s.getsockname()[1])
 
 # Session-scoped real servers for the scale-out tests (a Milvus server process, a two-node Ray cluster).
 pytest_plugins = ["scale_servers"]

@@ -1,7 +1,8 @@
 """A local HTTP server speaking the OpenAI ``/v1/embeddings`` wire format, for tests (127.0.0.1 only).
 
 Vectors are a deterministic bag of character hashes, so similar texts get similar vectors. ``fail_first``
-makes the first N requests answer 503 (to test retries); ``status`` forces an error status on every request.
+makes the first N requests answer 503 (to test retries); ``status`` forces an error status on every request;
+``normalise=False`` answers raw counts, vectors that are not unit length.
 """
 
 from __future__ import annotations
@@ -14,16 +15,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 
 
-def char_vector(text: str, dim: int) -> list[float]:
+def char_vector(text: str, dim: int, normalise: bool = True) -> list[float]:
+    """Character-hash counts, L2-normalised unless ``normalise`` is False (raw counts: longer texts get longer
+    vectors, as some embedding endpoints return)."""
     v = np.zeros(dim)
     for ch in text:
         v[int(hashlib.md5(ch.encode()).hexdigest(), 16) % dim] += 1.0
-    return (v / (np.linalg.norm(v) or 1.0)).tolist()
+    return (v / (np.linalg.norm(v) or 1.0)).tolist() if normalise else v.tolist()
 
 
 class EmbeddingsServer:
-    def __init__(self, dim: int = 16, fail_first: int = 0, status: int | None = None, api_key: str | None = None):
+    def __init__(self, dim: int = 16, fail_first: int = 0, status: int | None = None, api_key: str | None = None,
+                 normalise: bool = True):
         self.dim, self.fail_first, self.status, self.api_key = dim, fail_first, status, api_key
+        self.normalise = normalise
         self.requests: list[dict] = []
         outer = self
 
@@ -53,7 +58,7 @@ class EmbeddingsServer:
                     outer.fail_first -= 1
                     return self._send(503, {"error": {"message": "overloaded"}})
                 inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                data = [{"object": "embedding", "index": i, "embedding": char_vector(t, outer.dim)}
+                data = [{"object": "embedding", "index": i, "embedding": char_vector(t, outer.dim, outer.normalise)}
                         for i, t in enumerate(inputs)]
                 data.reverse()  # the spec orders by "index", not by position; clients must sort
                 self._send(200, {"object": "list", "data": data, "model": body["model"],

@@ -60,7 +60,7 @@ def test_eval_retrieval_with_an_llm_reranker(index_dir, tmp_path, llm):
                        + "\n", encoding="utf-8")
     res = CliRunner().invoke(app, ["eval", "retrieval", "--index", str(index_dir), "--queries", str(queries),
                                    "--k", "3", "--rerank", "llm-listwise", "--json", "--no-progress",
-                                   "--run-out", str(tmp_path / "run")], obj=Root(llm=llm))
+                                   "--out", str(tmp_path / "run")], obj=Root(llm=llm))
     assert res.exit_code == 0, res.output
     metrics = json.loads(res.output)
     # the figure is the one the reranked list scores, and that list is what the library's pipeline gives with

@@ -206,7 +206,7 @@ def test_the_cli_flag_reaches_the_planner(index_dir, tmp_path):
     trace, runs = tmp_path / "t.jsonl", tmp_path / "run"
     llm = ScriptedLLM(one_round, supports_json_schema=True)
     res = CliRunner().invoke(app, ["eval", "retrieval", "--index", str(index_dir), "--queries", str(queries),
-                                   "--agents", "--fused-planner", "--trace", str(trace), "--run-out", str(runs),
+                                   "--agents", "--fused-planner", "--trace", str(trace), "--out", str(runs),
                                    "--json", "--no-progress"], obj=Root(llm=llm))
     assert res.exit_code == 0, res.output
     assert len(llm.requests) == 2 and all(is_fused(r) for r in llm.requests)

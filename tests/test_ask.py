@@ -8,7 +8,9 @@ import pytest
 from http_app import serve_app
 from typer.testing import CliRunner
 
-from legalrag.answer import answer_question, resolver_for
+from legalrag.answer import answer_question
+
+from legalrag.engine import resolver_for
 from legalrag.cli._answer_output import print_answer
 from legalrag.cli.apps import app
 from legalrag.serialize import answer_to_dict
@@ -27,29 +29,32 @@ def sample_index(tmp_path_factory):
 
 def test_flags_unresolved_and_unretrieved(sample_index):
     """The check itself, on a fixed answer text: one retrieved, one in the corpus only, one invented."""
-    from legalrag.citations import check_citations
+    from legalrag.citations.marks import mark_citations
 
     retrieved = [d for d in sample_index.documents if d.metadata.get("law") == "劳动合同法"
                  and str(d.metadata.get("article")) == "82"]
     other = next(d for d in sample_index.documents if d.metadata.get("law") == "劳动合同法"
                  and str(d.metadata.get("article")) == "47")
     assert retrieved
-    text = ("依据《中华人民共和国劳动合同法》第八十二条，应支付二倍工资；另见《中华人民共和国劳动合同法》第四十七条。"
+    text = ("依据《中华人民共和国劳动合同法》第八十二条，用人单位超过一个月未与劳动者订立书面劳动合同的，应当每月支付二倍的工资；另见《中华人民共和国劳动合同法》第四十七条。"
             "《中华人民共和国劳动合同法》第九百九十九条也有规定。")
-    cits = tuple(check_citations(text, resolver_for(sample_index), [retrieved[0].id]))
+    cits = tuple(mark_citations(text, resolver_for(sample_index), retrieved_ids=[retrieved[0].id]))
     answer = Answer(text=text, citations=cits, timings={"retrieval_s": 0.1, "generation_s": 1.0})
     d = answer_to_dict(answer, model="m")
     assert [(c["resolved"], c["in_retrieved"]) for c in d["citations"]] == [(True, True), (True, False),
                                                                            (False, False)]
     assert d["citations"][1]["document_id"] == other.id and d["citations"][1]["document_text"] == other.text
     assert d["citations"][2]["document_text"] is None and d["unresolved"] == 1 and d["not_retrieved"] == 1
+    assert [c["mark"] for c in d["citations"]] == ["supported", "exists", "not_found"]
+    assert d["citations"][1]["mark_reason"] == "not_retrieved" and d["marks"]["supported"] == 1
 
     from rich.console import Console
 
     console = Console(record=True, width=200)
     print_answer(answer, console)
     out = console.export_text()
-    assert "UNRESOLVED" in out and "NOT RETRIEVED" in out and "OK " in out
+    assert "✓ SUPPORTED" in out and "? EXISTS" in out and "✗ NOT FOUND" in out
+    assert "not among the retrieved articles" in out and out.count("✓") == 1  # ✓ only for the supported one
 
 
 def test_empty_question_is_refused(sample_index):

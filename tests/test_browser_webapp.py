@@ -90,14 +90,14 @@ def test_unresolved_citation_is_flagged_with_its_reason(server, browser):
     open_page(browser, server + "/")
     ask(browser, "还有别的规定吗？")
     bad = browser.find_element(By.CSS_SELECTOR, ".answer-text button.cite.bad")
-    assert bad.text.startswith(MISSING) and "⚠" in bad.text
+    assert bad.text.startswith(MISSING) and "✗" in bad.text and "✓" not in bad.text
     flag = browser.find_element(By.CSS_SELECTOR, ".answer-citations .status.flag")
-    assert "unresolved: the corpus has no such article" in flag.text  # the reason, not only a colour
+    assert "not found · the corpus has no such article" in flag.text  # the reason, not only a colour
     bad.click()
     reason = wait(browser, EC.visibility_of_element_located((By.CSS_SELECTOR, "#panel .flag-reason")))
     assert "no such article" in reason.text
     assert "九百九十九" in browser.find_element(By.CSS_SELECTOR, "#panel .article-title").text
-    assert "Not found in the corpus" in browser.find_element(By.CSS_SELECTOR, "#panel .badge.bad").text
+    assert "✗ not found" in browser.find_element(By.CSS_SELECTOR, "#panel .badge.bad").text
 
 
 def test_search_with_a_law_filter_highlights_terms(server, browser):
@@ -183,3 +183,15 @@ def test_offline_api_page_lists_the_routes(server, browser):
     text = browser.find_element(By.ID, "routes").text
     assert len(routes) >= 14 and "/consult/stream" in text and "query *" in text
     shoot(browser, "api")
+
+
+def test_check_page_marks_a_pasted_text(server, browser):
+    open_page(browser, server + "/check.html")
+    box = wait(browser, EC.element_to_be_clickable((By.ID, "check-text")))
+    box.send_keys(f"根据{REAL}，建立劳动关系应当订立书面劳动合同。依照《合同法》第一百零七条，违约方应承担违约责任。{MISSING}另有规定。")
+    browser.find_element(By.ID, "check-run").click()
+    summary = wait(browser, EC.visibility_of_element_located((By.ID, "summary")))
+    assert "1 supported" in summary.text and "1 repealed" in summary.text and "1 not found" in summary.text
+    marks = [b.text[-1] for b in browser.find_elements(By.CSS_SELECTOR, "#annotated button.cite")]
+    assert marks == ["✓", "↻", "✗"]  # ✓ only for the supported one
+    assert "中华人民共和国民法典" in browser.find_element(By.ID, "list").text  # the successor law

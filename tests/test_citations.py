@@ -360,6 +360,11 @@ def test_the_same_law_twice_resolves_only_when_the_texts_agree():
     differ = [statute_document("a", "旧文", "中华人民共和国消防法第一条"), statute_document("b", "新文", "消防法第一条")]
     res = CitationResolver.from_documents(differ).lookup(parse_citation("消防法第一条"))
     assert res.reason is Reason.AMBIGUOUS_LAW
+    # one title, two documents with different texts for the same article: ambiguous, never the first
+    two = [statute_document("a", "旧文", "中华人民共和国消防法第一条"), statute_document("b", "新文", "中华人民共和国消防法第一条")]
+    res = CitationResolver.from_documents(two).lookup(parse_citation("消防法第一条"))
+    assert res.reason is Reason.AMBIGUOUS_ARTICLE and set(res.candidates) == {"a", "b"}, \
+        f"two different texts for one article resolved to {res.document and res.document.id}"
 
 
 def test_check_citations_keeps_and_flags_every_citation(corpus):

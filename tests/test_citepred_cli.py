@@ -46,7 +46,7 @@ def test_eval_cite_calibrates_and_saves_model(files):
     model = files / "model"
     r = CliRunner().invoke(app, ["eval", "cite", "--index", str(files / "idx"), "--cases", str(files / "cases.jsonl"),
                                  "--train-citations", str(files / "qrels"), "--dev", "2", "--no-progress",
-                                 "--save-model", str(model), "--json"])
+                                 "--out", str(model), "--json"])
     assert r.exit_code == 0, r.output
     rep = json.loads(r.output)
     assert rep["n_cases"] == 2 and rep["n_dev"] == 2

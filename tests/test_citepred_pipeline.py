@@ -76,6 +76,8 @@ def test_selection_calibration():
     gold = [{"a", "b"}, {"a", "d"}]
     # t = 0.4 keeps a, b | a, d: perfect; t = 0.3 adds the wrong c.
     assert calibrate_threshold(pools, gold) == (0.4, 1.0)
+    # ties (0.3, 0.5 and 0.6 all perfect) go to the highest threshold
+    assert calibrate_threshold([{"a": 1.0, "b": 0.6}], [{"a", "b"}], grid=[0.3, 0.5, 0.6]) == (0.6, 1.0)
     assert select(pools[0], 0.5) == {"a", "b"}
     assert calibrate_top_k([["a", "b", "c"], ["a", "d", "x"]], gold, max_k=3) == (2, 1.0)
 

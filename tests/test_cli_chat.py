@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from typer.testing import CliRunner
 
@@ -58,7 +60,7 @@ def test_evidence_budget_reaches_the_prompt_and_a_too_small_one_is_refused(index
     from legalrag.testing import ScriptedLLM
 
     def turn(*options):
-        llm = ScriptedLLM(["依据《中华人民共和国民法典》第一千零七十九条，可以起诉离婚。"])
+        llm = ScriptedLLM(["依据《中华人民共和国民法典》第一千零七十九条，对方实施家庭暴力，调解无效的，法院应当准予离婚。"])
         res = CliRunner().invoke(app, ["chat", "--index", str(index_dir), "--k", "2", "--processor", "last", *options],
                                  input="遭受家庭暴力，能离婚吗？\n/exit\n", obj=Root(llm=llm))
         return res, llm.last_prompt()
@@ -68,8 +70,9 @@ def test_evidence_budget_reaches_the_prompt_and_a_too_small_one_is_refused(index
     assert DOCS[0].text in whole
     res, cut = turn("--evidence-tokens", "50")
     assert res.exit_code == 0, res.output
-    assert "citation 《中华人民共和国民法典》第一千零七十九条 -> verified" in res.output
-    assert res.output.count("可以起诉离婚") == 1  # streamed as it is generated, not printed a second time
+    line = next(x for x in res.output.splitlines() if "中华人民共和国民法典第一千零七十九条 -> 1" in x)
+    assert re.match(r"\s*(✓ SUPPORTED|\? EXISTS)", line), line  # checked for support; ✓ only when supported
+    assert res.output.count("法院应当准予离婚") == 1  # streamed as it is generated, not printed a second time
     assert len(cut) < len(whole) and DOCS[0].text not in cut
     assert "《中华人民共和国民法典》第一千零七十九条\n…实施家庭暴力的，调解无效，应当准予离婚。" in cut  # name, best clause
     res, _ = turn("--evidence-tokens", "5")

@@ -23,7 +23,7 @@ COMMANDS = {  # command -> the shared options it takes
     "ask": ["--model", "--endpoint", "--endpoint-model", "--threads", "--json"],
     "chat": ["--model", "--endpoint", "--endpoint-model", "--json"],
     "qa": ["--model", "--endpoint", "--endpoint-model", "--json"],
-    "search": ["--model", "--endpoint", "--endpoint-model", "--index", "--json"],
+    "search": ["--model", "--endpoint", "--endpoint-model", "--json"],
     "eval retrieval": ["--model", "--endpoint", "--endpoint-model", "--index", "--json"],
     "eval mcq": ["--model", "--endpoint", "--endpoint-model", "--json"],
     "eval conversation": ["--model", "--endpoint", "--index", "--json"],
@@ -36,7 +36,7 @@ COMMANDS = {  # command -> the shared options it takes
     "agents rollouts": ["--model", "--endpoint", "--endpoint-model", "--threads", "--index", "--json"],
     "serve": ["--model", "--endpoint", "--endpoint-model", "--threads"],
     "index build": ["--threads"],
-    "index info": ["--index", "--json"],
+    "index info": ["--json"],
     "ranker train": ["--index", "--json"],
     "train encoder": ["--index", "--json"],
     "llm serve": ["--threads"],
@@ -106,8 +106,9 @@ def test_trained_folders_are_model_dir_and_old_spellings_still_work(tmp_path):
         assert "--model-dir" in opts, path
     serve = {o for p in _command("serve").params for o in getattr(p, "opts", [])}
     assert {"--cite-model-dir", "--judgment-model-dir"} <= serve
-    hidden = {p.opts[0] for p in _command("serve").params if getattr(p, "hidden", False)}
-    assert {"--cite-model", "--judgment-model"} <= hidden  # kept, undocumented, with a note when used
+    # kept, undocumented, with a note when used
+    assert {"--cite-model", "--judgment-model"} <= set(_command("serve").aliases)
+    assert not {"--cite-model", "--judgment-model"} & serve
 
     from legalrag.cli.cite import _model_and_dir
 
@@ -124,3 +125,54 @@ def test_deprecated_spelling_says_what_to_use(capsys):
 
     deprecated("--cite-model", "--cite-model-dir")
     assert "--cite-model is deprecated; use --cite-model-dir" in capsys.readouterr().err
+
+
+def _all_commands(group=None, prefix=()):
+    group = group or typer.main.get_command(app)
+    for name, cmd in group.commands.items():
+        if hasattr(cmd, "commands"):
+            yield from _all_commands(cmd, prefix + (name,))
+        else:
+            yield " ".join(prefix + (name,)), cmd
+
+
+def test_every_old_spelling_names_an_option_of_its_command_and_is_not_one_itself():
+    seen = 0
+    for path, cmd in _all_commands():
+        opts = {o for p in cmd.params for o in [*getattr(p, "opts", []), *getattr(p, "secondary_opts", [])]}
+        for old, new in getattr(cmd, "aliases", {}).items():
+            seen += 1
+            assert new in opts and old not in opts, (path, old, new)
+            assert old not in result_help(path).split(), (path, old)  # hidden from --help
+    assert seen >= 20
+
+
+def result_help(path: str) -> str:
+    res = runner.invoke(app, [*path.split(), "--help"], env={"COLUMNS": "250", "NO_COLOR": "1"})
+    assert res.exit_code == 0, res.output
+    return " ".join(w for w in res.output.split() if w.startswith("--"))
+
+
+def test_an_old_spelling_still_works_and_names_the_new_one(tmp_path):
+    from legalrag.llm.cache import CallCache
+
+    db = tmp_path / "c.sqlite"
+    CallCache(db).close()
+    res = runner.invoke(app, ["llm", "cache-clear", "--cache", str(db)])
+    assert res.exit_code == 0 and "deleted 0 cached calls" in res.output, res.output
+    assert "--cache is deprecated; use --cache-file" in res.output
+    res = runner.invoke(app, ["llm", "cache-clear", f"--cache={db}"])  # the --name=value form too
+    assert res.exit_code == 0 and "use --cache-file" in res.output
+
+
+def test_no_option_name_carries_two_meanings():
+    """The census (bench/cli_options.py): every declaration of a name takes the same kind of value."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("cli_options", Path(__file__).parents[1] / "bench" / "cli_options.py")
+    census = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(census)
+    result = census.count()
+    assert result["names_with_two_meanings"] == 0, result["two_meanings"]
+    assert result["aliases"]["eval retrieval"] == {"--run-out": "--out"}

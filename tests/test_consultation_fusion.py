@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from legalrag.conversation import ContextFusion, fuse_turns, make_processor, retrieve_turn
+from legalrag.conversation import ContextFusion, make_processor, retrieve_turn
+from legalrag.followup import fuse_turns
 from legalrag.errors import InputError
 from legalrag.types import Document, Hit, Turn
 

@@ -269,7 +269,7 @@ def test_cli_generate_then_judge_with_a_scripted_model(test_data, tmp_path):
     index = build_index(tmp_path / "index", load_statutes(SAMPLE), ["bm25"], lang="zh")
     writer = Root(llm=ScriptedLLM(["不能。自然人之间借款没有约定利息的，视为没有利息。"], cycle=True))
     res = CliRunner().invoke(app, ["eval", "consultation-generate", "--data", str(test_data / "consultation" / "turns"),
-                                   "--index", str(index.path), "--sample", "3", "--setting", "zero_shot",
+                                   "--index", str(index.path), "--limit", "3", "--setting", "zero_shot",
                                    "--setting", "retriever", "--out", str(tmp_path / "gen"), "--tokenizer", "char",
                                    "--no-progress"], obj=writer)
     assert res.exit_code == 0, res.output
@@ -277,7 +277,7 @@ def test_cli_generate_then_judge_with_a_scripted_model(test_data, tmp_path):
     assert len(writer.llm.requests) == 6
     judge = Root(llm=ScriptedLLM([json.dumps(VERDICT, ensure_ascii=False)], cycle=True))
     res = CliRunner().invoke(app, ["eval", "consultation-judge", "--generations", str(tmp_path / "gen"),
-                                   "--self-check", "--limit-turns", "2", "--out", str(tmp_path / "judge"),
+                                   "--self-check", "--limit", "2", "--out", str(tmp_path / "judge"),
                                    "--no-progress"], obj=judge)
     assert res.exit_code == 0, res.output
     summary = json.loads((tmp_path / "judge" / "summary.json").read_text(encoding="utf-8"))
@@ -348,7 +348,7 @@ def test_consultation_compare_pairs_two_runs_turn_by_turn(turns, docs, tmp_path)
     assert same["rougeL"]["b_minus_a"] == 0.0 and same["rougeL"]["p"] == 1.0
 
     res = CliRunner().invoke(app, ["eval", "consultation-compare", str(runs["echo"]), str(runs["fixed"]),
-                                   "--json-out", str(tmp_path / "cmp.json")])
+                                   "--out", str(tmp_path / "cmp.json")])
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "cmp.json").read_text(encoding="utf-8")) == rows
 

@@ -97,9 +97,9 @@ def test_eval_retrieval_with_ray_address_equals_the_single_process_run(connected
     from cli_runner import lexical_eval_args, run_cli
 
     args = lexical_eval_args(monkeypatch, capsys, tmp_path, test_data)
-    code, single, err = run_cli(monkeypatch, capsys, *args, "--run-out", tmp_path / "r1")
+    code, single, err = run_cli(monkeypatch, capsys, *args, "--out", tmp_path / "r1")
     assert code == 0, err
-    code, spread, err = run_cli(monkeypatch, capsys, *args, "--ray-address", connected.address, "--run-out",
+    code, spread, err = run_cli(monkeypatch, capsys, *args, "--ray-address", connected.address, "--out",
                                 tmp_path / "r2")
     assert code == 0, err
     assert json.loads(spread) == json.loads(single)

@@ -15,6 +15,7 @@ from legalrag.retrieval.encoders import Encoder
 from legalrag.wiring import make_encoder
 from legalrag.retrieval.encoders_openai import OpenAIEmbeddings
 from legalrag.retrieval.vector_cache import VectorCache, encode_cached, model_slug
+from legalrag.types import Document
 
 DOCS = ["建立劳动关系，应当订立书面劳动合同。",
         "夫妻一方要求离婚的，可以向人民法院提起离婚诉讼。",
@@ -129,6 +130,50 @@ def test_openai_wire_format_batching_and_key(monkeypatch):
         assert bodies[0]["model"] == "text-embedding-x" and bodies[0]["encoding_format"] == "float"
         assert bodies[-1]["input"] == ["query: 离婚诉讼"]
         assert all(r["auth"] == "Bearer sk-local" for r in srv.requests)
+
+
+def test_an_endpoint_that_returns_unnormalised_vectors_is_normalised_and_ranked_by_cosine():
+    """Raw character counts from the endpoint: queries and passages come back unit length, and dense search
+    ranks by cosine (the short exact article first), not by the longer vector of a long article."""
+    from legalrag.retrieval.dense import DenseRetriever
+
+    long_doc = "离婚诉讼" + "劳动合同工资加班费赔偿金用人单位" * 30
+    docs = [Document(id="exact", text="离婚诉讼"), Document(id="long", text=long_doc),
+            Document(id="other", text="租赁物维修义务")]
+    with EmbeddingsServer(dim=16, normalise=False) as srv:
+        enc = OpenAIEmbeddings("raw", base_url=srv.url, dimension=16, cache=False)
+        q = enc.encode_queries(["离婚诉讼"])
+        d = enc.encode_documents([x.text for x in docs])
+        assert np.allclose(np.linalg.norm(q, axis=1), 1.0, atol=1e-5), \
+            f"query vectors from an unnormalised endpoint are not unit length: {np.linalg.norm(q, axis=1)}"
+        assert np.allclose(np.linalg.norm(d, axis=1), 1.0, atol=1e-5), \
+            f"passage vectors from an unnormalised endpoint are not unit length: {np.linalg.norm(d, axis=1)}"
+        hits = DenseRetriever.build(docs, enc).retrieve("离婚诉讼", k=3)
+    assert hits[0].id == "exact" and hits[0].score <= 1.0 + 1e-5, [(h.id, h.score) for h in hits]
+
+
+class _RawCounts:
+    """An ``Encoder`` (the protocol, not ``BaseEncoder``) that returns raw character counts."""
+
+    model_id, dimension = "raw-counts", 16
+
+    def _vectors(self, texts):
+        from embeddings_server import char_vector
+
+        return np.array([char_vector(t, self.dimension, normalise=False) for t in texts], dtype=np.float32)
+
+    encode_queries = encode_documents = _vectors
+
+
+def test_dense_search_normalises_what_any_encoder_returns():
+    from legalrag.retrieval.dense import DenseRetriever
+
+    docs = [Document(id="exact", text="离婚诉讼"), Document(id="long", text="离婚诉讼" + "劳动合同工资用人单位" * 30)]
+    retriever = DenseRetriever.build(docs, _RawCounts())
+    hits = retriever.retrieve("离婚诉讼", k=2)
+    assert hits[0].id == "exact", (f"an encoder's unnormalised vectors were searched as they came: "
+                                   f"{[(h.id, round(h.score, 2)) for h in hits]}")
+    assert abs(hits[0].score - 1.0) < 1e-4, "scores are cosines"
 
 
 def test_openai_retries_server_errors_then_succeeds():

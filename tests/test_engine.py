@@ -31,7 +31,8 @@ def _search(index):
 
 
 def test_ask_chat_and_the_benchmark_send_the_same_prompt_and_get_the_same_answer(index):
-    from legalrag.answer import answer_question, resolver_for
+    from legalrag.answer import answer_question
+    from legalrag.engine import resolver_for
     from legalrag.consultation.data import ConsultTurn
     from legalrag.consultation.generate import Setting, run_generation
     from legalrag.conversation import Consultation
@@ -57,8 +58,30 @@ def test_ask_chat_and_the_benchmark_send_the_same_prompt_and_get_the_same_answer
         assert t["citation_check_s"] >= 0 and t["retrieval_s"] >= 0 and a.seconds == t["total_s"]
 
 
+def test_time_to_first_token_includes_the_retrieval(index):
+    """A search that takes 0.3 s: the first token cannot come before it, so ttft_s >= retrieval_s >= 0.3."""
+    import time
+
+    from legalrag.engine import resolver_for
+    from legalrag.engine import AnswerEngine
+
+    search = _search(index)
+
+    def slow(q, k):
+        time.sleep(0.3)
+        return search(q, k)
+
+    for on_text in (None, lambda _t: None):  # the direct and the streamed path
+        engine = AnswerEngine(ScriptedLLM([REPLY]), slow, resolver=resolver_for(index))
+        t = engine.answer(QUESTION, on_text=on_text).timings
+        assert t["retrieval_s"] >= 0.3
+        assert t["ttft_s"] >= t["retrieval_s"], (f"time to first token {t['ttft_s']:.3f} s is under the retrieval's "
+                                                 f"{t['retrieval_s']:.3f} s: it must count from the question")
+        assert t["ttft_s"] <= t["total_s"]
+
+
 def test_a_follow_up_carries_the_history_and_the_processor_query(index):
-    from legalrag.answer import resolver_for
+    from legalrag.engine import resolver_for
     from legalrag.conversation import Consultation
 
     llm = ScriptedLLM([REPLY, "结论：可以在一年内申请仲裁。"])
@@ -70,6 +93,19 @@ def test_a_follow_up_carries_the_history_and_the_processor_query(index):
     assert second.steps[0].output == QUESTION + " 那多久之内要申请？"  # the all_questions query retrieved
     assert chat.turns == [Turn("user", QUESTION), Turn("assistant", REPLY), Turn("user", "那多久之内要申请？"),
                           Turn("assistant", "结论：可以在一年内申请仲裁。")]
+
+
+def test_a_rewritten_follow_up_counts_the_rewrite_in_its_usage(index):
+    """The LLM rewrite of a follow-up is one more call: the answer's usage holds both calls."""
+    from legalrag.answer import resolver_for
+    from legalrag.conversation import Consultation
+
+    llm = ScriptedLLM([REPLY, "公司不签书面劳动合同，劳动者申请劳动仲裁的时效是多久？", "结论：一年。"])
+    chat = Consultation(_search(index), llm, processor="rewrite", resolver=resolver_for(index))
+    first = chat.ask(QUESTION)
+    second = chat.ask("那多久之内要申请？")
+    assert len(llm.requests) == 3 and first.usage.calls == 1
+    assert second.usage.calls == 2, f"the rewrite's call is missing from the answer's usage: {second.usage}"
 
 
 def _shape(obj, depth: int = 0):
@@ -124,7 +160,7 @@ def test_the_default_answer_prompt_asks_for_basis_steps_and_a_lawyer(index):
 
 
 def test_a_processor_that_searches_itself_feeds_the_engine_its_hits(index):
-    from legalrag.answer import resolver_for
+    from legalrag.engine import resolver_for
     from legalrag.conversation import Consultation
 
     llm = ScriptedLLM([REPLY, "结论：可以。"])

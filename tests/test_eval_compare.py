@@ -78,7 +78,7 @@ def two_runs(tmp_path, test_data, monkeypatch, capsys):
     saved = {}
     for r in ("bm25", "qld"):
         code, out, err = run_cli(monkeypatch, capsys, "eval", "retrieval", "--index", idx, "--queries", q,
-                                 "--retriever", r, "--json", "--no-progress", "--run-out", tmp_path / r)
+                                 "--retriever", r, "--json", "--no-progress", "--out", tmp_path / r)
         assert code == 0, err
         saved[r] = json.loads(out)
     return idx, q, saved

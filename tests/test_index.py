@@ -138,3 +138,22 @@ def test_documents_load_lazily_and_behave_like_a_list(tmp_path):
     assert damaged[0] == DOCS[0]
     with pytest.raises(IndexError_, match=r"documents.jsonl:2: damaged index"):
         damaged[1]
+
+
+def test_the_hybrid_fuses_with_the_rrf_constant_the_index_stored(tmp_path):
+    """An index built with ``rrf_k=0`` must fuse with 0 when opened, not with the default 60: the fused scores
+    are those of ``reciprocal_rank_fusion(..., k=0)`` over the members' own runs."""
+    from legalrag.retrieval.fusion import reciprocal_rank_fusion
+
+    build_index(tmp_path / "idx", DOCS, retrievers=["bm25", "qld", "hybrid"], lang="auto",
+                params={"hybrid": {"members": ["bm25", "qld"], "rrf_k": 0}})
+    idx = open_index(tmp_path / "idx")
+    assert idx.component_params("hybrid")["rrf_k"] == 0
+    hybrid = idx.retriever("hybrid")
+    query = "出租人不履行维修义务，借款人不返还借款"
+    runs = [idx.retriever(m).retrieve(query, k=100) for m in ("bm25", "qld")]
+    stored = [(h.id, round(h.score, 9)) for h in reciprocal_rank_fusion(runs, k=0, names=["bm25", "qld"])]
+    default = [(h.id, round(h.score, 9)) for h in reciprocal_rank_fusion(runs, k=60, names=["bm25", "qld"])]
+    got = [(h.id, round(h.score, 9)) for h in hybrid.retrieve(query, k=3)]
+    assert stored != default
+    assert got == stored[:3], f"the hybrid fused with another RRF constant than the stored 0: {got} (k=60 gives {default[:3]})"

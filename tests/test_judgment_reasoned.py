@@ -81,7 +81,7 @@ def test_cli_train_predict_eval_and_draft(tmp_path, monkeypatch, capsys):
     law.write_text("".join(json.dumps({"text_id": d.id, "text": d.text, "name": d.title}, ensure_ascii=False) + "\n"
                            for d in STATUTES), encoding="utf-8")
     monkeypatch.setenv("LEGALRAG_LAW_CORPUS", str(law))
-    code, out, err = run_cli(monkeypatch, capsys, "judgment", "train", "--facts", tmp_path / "cases.jsonl",
+    code, out, err = run_cli(monkeypatch, capsys, "judgment", "train", "--cases", tmp_path / "cases.jsonl",
                              "--judgments", tmp_path / "gold.jsonl", "--out", tmp_path / "m",
                              "--no-select")
     assert code == 0, err

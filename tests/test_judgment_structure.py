@@ -75,7 +75,8 @@ def test_labels_come_from_the_benchmark_extractor_and_unreadable_ones_are_counte
 def test_predictions_follow_the_facts_and_carry_evidence(model):
     s = model.predict("公诉机关指控：被告人王某醉酒驾驶机动车，血液中乙醇含量为180mg/100ml。被告人王某主动投案。")
     assert s.charge_names == ["危险驾驶罪"]
-    assert s.charges[0].evidence.get("keyword_positions") or s.charges[0].evidence.get("vote")
+    assert s.charges[0].evidence.get("keyword_positions"), "the facts' own words (醉酒驾驶) name the conduct"
+    assert s.charges[0].evidence.get("vote", 0) > 0.5, "similar drunk-driving cases vote for the charge"
     assert 133 in s.article_numbers
     assert 1 <= s.prison.value <= 6  # clipped to the statutory range of art. 133 (拘役)
     assert s.prison.evidence["top_features"] is not None and s.prison.evidence["neighbours"]
@@ -83,6 +84,16 @@ def test_predictions_follow_the_facts_and_carry_evidence(model):
     assert t.charge_names == ["盗窃罪"] and 264 in t.article_numbers
     assert t.features.values["amount_max"] == 12000.0
     json.dumps(t.to_dict(), ensure_ascii=False)  # fully serialisable evidence
+
+
+def test_similar_cases_vote_for_a_charge_the_facts_do_not_name(model):
+    """Facts with no charge keyword and no named charge (拿走, not 盗窃): the charge comes from the similar cases."""
+    facts = "公诉机关指控：被告人钱某趁店主不备拿走超市货架上的商品，价值人民币6000元。被告人钱某到案后如实供述，当庭自愿认罪。"
+    s = model.predict(facts)
+    top = s.charges[0]
+    assert not top.evidence.get("keyword_positions") and not top.evidence.get("mentions")
+    assert top.evidence.get("vote", 0) > 0.5, f"no neighbour vote behind {top.name}: evidence {top.evidence}"
+    assert s.charge_names == ["盗窃罪"]
 
 
 def test_the_composed_result_parses_to_exactly_the_prediction(model):
@@ -153,6 +164,29 @@ def test_ablation_names_are_checked():
         StructurePredictor([], STATUTES)
 
 
+def test_the_prison_term_is_capped_by_the_charges_own_article_when_the_month_model_runs_high():
+    """Drunk-driving cases labelled with terms of two years and more teach the month model to predict far above
+    what art. 133-1 (拘役 only: at most six months) allows; the predictor must cap the term there, not at the
+    range of art. 133 (交通肇事, up to fifteen years), the number JuDGE's corpus cites such cases under."""
+    traffic = statute_document("133", "违反交通运输管理法规，因而发生重大事故，致人重伤、死亡或者使公私财产遭受重大损失的，"
+                                      "处三年以下有期徒刑或者拘役；交通运输肇事后逃逸或者有其他特别恶劣情节的，处三年以上"
+                                      "七年以下有期徒刑；因逃逸致人死亡的，处七年以上有期徒刑。", "中华人民共和国刑法第一百三十三条")
+    statutes = [STATUTES[0], traffic, *STATUTES[2:]]
+    facts, gold = _cases()
+    for i in range(8):
+        gold[f"d{i}"] = _gold(f"李{i}", "危险驾驶罪", 24 + i, 2000, [133, 67, 52])
+    high = StructurePredictor(label_cases(facts, gold).cases, statutes, select=False).train()
+    s = high.predict("公诉机关指控：被告人王某醉酒驾驶机动车，血液中乙醇含量为180mg/100ml。被告人王某主动投案。")
+    assert s.charge_names == ["危险驾驶罪"]
+    assert s.prison.raw > 12, f"the month model was meant to run high; raw {s.prison.raw:.1f}"
+    assert s.prison.value <= 6, (f"prison {s.prison.value} months exceeds art. 133-1's 拘役 (at most 6); "
+                                 f"evidence {s.prison.evidence.get('statutory_range')}")
+    assert s.prison.evidence["statutory_range"] == {"article": "133-1", "months": [1, 6], "clipped": True}
+    # several charges: the combined range of art. 69 over each charge's own article
+    assert high._range_for(["盗窃罪", "危险驾驶罪"]) == ("264+133-1", (1, 126))
+    assert high._range_for(["危险驾驶罪"]) == ("133-1", (1, 6))
+
+
 def test_statutory_range_reads_tiers():
     assert statutory_range(STATUTES[0].text) == (1, 120)
     assert statutory_range("处十年以上有期徒刑、无期徒刑或者死刑") == (120, 240)
@@ -214,3 +248,45 @@ def test_encoder_signal_cross_fitted_citation_pool_and_round_trip(tmp_path):
         StructurePredictor.load(tmp_path / "bare", STATUTES, enc)
     with pytest.raises(ValueError, match="without the case texts"):
         StructurePredictor(labels.cases, STATUTES, select=False).save(tmp_path / "bm25", case_texts=False)
+
+
+# ---------------------------------------------------------------------------- unknown charges, short facts, drafts
+
+def test_a_charge_never_seen_in_training_is_reported_as_unknown_not_mapped(model):
+    s = model.predict("公诉机关指控：被告人王某非法运输核材料出境，构成走私核材料罪。被告人王某到案后如实供述。")
+    unknown = [c for c in s.charges if c.name == "走私核材料罪"]
+    assert unknown and not unknown[0].listed and unknown[0].evidence["flag"].startswith("unknown")
+    assert unknown[0].evidence["nearest_known"] and \
+        {d["name"] for d in unknown[0].evidence["nearest_known"]} <= {"盗窃罪", "危险驾驶罪"}
+    assert s.low_confidence and any("never seen in training" in n for n in s.notes)
+    assert "走私核材料罪" not in [c.name for c in s.charges if c.listed]
+
+
+def test_facts_too_short_give_the_top_charges_and_no_sentence(model):
+    from legalrag.judgment.reasoned import ReasonedDrafter
+
+    s = model.predict("张某偷了东西。")
+    assert s.undecided and s.low_confidence and any("too short" in n for n in s.notes)
+    assert s.prison.value is None and s.fine.value is None and s.probation.value is None and not s.articles
+    assert s.charges and all(0.0 <= c.prob <= 1.0 for c in s.charges)
+    with pytest.raises(InputError, match="too short"):
+        ReasonedDrafter(model).draft("张某偷了东西。")
+
+
+def test_a_draft_never_states_zishou_when_neither_facts_nor_structure_hold_it(model):
+    from legalrag.judgment.grounding import repeated_paragraphs
+    from legalrag.judgment.reasoned import ReasonedDrafter
+    from legalrag.testing import ScriptedLLM
+
+    facts = "公诉机关指控：被告人张某于2023年5月在某超市盗窃价值3000元的商品，到案后如实供述。"
+    reply = json.dumps({"reasoning": "本院认为，被告人张某以非法占有为目的秘密窃取他人财物，其行为已构成盗窃罪。其主动投案，"
+                                     "系自首，可以从轻处罚；被告人系累犯，应当从重处罚；到案后如实供述，系坦白。\n判决结果：被告人张某"
+                                     "犯盗窃罪，判处有期徒刑六个月，并处罚金人民币二千元。"}, ensure_ascii=False)
+    structure = model.predict(facts)
+    assert not structure.features.present("自首")
+    d = ReasonedDrafter(model, ScriptedLLM([reply])).draft(facts, structure=structure)
+    assert d.source == "llm" and "自首" not in d.document and "累犯" not in d.document and "坦白" in d.document
+    assert any("自首" in n for n in d.notes)
+    assert repeated_paragraphs(d.document) == 0 and d.document.count("判处") == 1
+    assert "公诉机关XX人民检察院" in d.document  # the facts name no procuratorate: a marked placeholder
+    assert "自首" not in ReasonedDrafter(model).draft(facts, structure=structure).document  # the template too

@@ -83,6 +83,12 @@ def test_filters_are_pushed_into_the_engine_with_the_same_results(indexes):
         for q in QUERIES:
             assert _ranked(m.retrieve(q, k=5, filter=flt)) == _ranked(f.retrieve(q, k=5, filter=flt))
     assert {h.document.metadata["law"] for h in m.retrieve("离婚", k=5, filter=by_law)} == {"民法典"}
+    # one law whole and one article of another: pushed down by id, never widened to both laws
+    mixed = lambda d: d.metadata["law"] == "民法典" or d.metadata["article"] == "264"  # noqa: E731
+    assert m.filters(mixed).startswith("id in"), f"the filter became {m.filters(mixed)!r}"
+    got = sorted(h.id for h in m.retrieve("抢劫罪", k=8, filter=mixed))
+    assert got == ["刑法-264", "民法典-1079", "民法典-1084", "民法典-712"], \
+        f"the filter keeping 民法典 and 刑法 art. 264 returned {got}: it was widened to whole laws"
 
 
 def test_engine_bm25_and_hybrid_fusion(indexes):

@@ -74,6 +74,13 @@ def test_dense_hybrid_and_filters_on_the_server_equal_the_local_index(server_ind
     for flt in (by_law, odd, lambda d: False):
         for q in QUERIES[:3]:
             assert _ranked(m.retrieve(q, k=5, filter=flt)) == _ranked(f.retrieve(q, k=5, filter=flt))
+    # a filter that keeps one law whole and one article of another must not widen to both laws
+    mixed = lambda d: d.metadata["law"] == "民法典" or d.metadata["article"] == "264"  # noqa: E731
+    for q in ("抢劫罪", "偷东西数额较大判几年", "离婚后孩子归谁抚养"):
+        got = [h.id for h in m.retrieve(q, k=8, filter=mixed)]
+        assert "刑法-263" not in got, (f"the filter keeping 民法典 and 刑法 art. 264 returned {got} on the server: "
+                                      "it was widened to whole laws")
+        assert sorted(got) == ["刑法-264", "民法典-1079", "民法典-1084", "民法典-712"]
     # BM25 stayed local (bm25s), so it and the fusion equal the local index's exactly
     for q in QUERIES:
         assert [(h.id, h.score) for h in engine.retriever("bm25").retrieve(q, k=5)] == \

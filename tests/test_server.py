@@ -119,6 +119,25 @@ def test_consultation_carries_the_history_into_the_query(index):
     assert r.status_code == 422 and "history.0.role" in r.json()["error"]["message"]
 
 
+def test_consultation_shows_the_searched_query_and_the_carried_articles(index):
+    """The double-wage follow-up: /consult names the query it searched and the earlier articles it carried, and
+    the stream sends one `retrieved` event with them (not one per search behind the fused results)."""
+    client = TestClient(create_app(index, legal_llm()))
+    first = "公司一直不跟我签书面劳动合同，我可以要求公司支付双倍工资吗？"
+    history = [{"role": "user", "content": first}, {"role": "assistant", "content": "可以要求。"}]
+    request = {"question": "那最多能要几个月？", "history": history, "processor": "carry", "k": 6}
+    body = client.post("/consult", json=request).json()
+    assert body["query"] == "那最多能要几个月？" and body["searched"] == ["那最多能要几个月？", f"{first} 那最多能要几个月？"]
+    assert "劳动合同法第八十二条" in [c["title"] for c in body["carried"]]
+    assert body["follow_up"]["same_issue"] is True and body["processor"] == "carry"
+    assert any(h["citation"] == "《劳动合同法》第八十二条" for h in body["retrieved"])
+    seq = events(client.post("/consult/stream", json=request).text)
+    retrieved = [data for name, data in seq if name == "retrieved"]
+    assert len(retrieved) == 1 and retrieved[0]["query"] == "那最多能要几个月？"
+    assert [c["title"] for c in retrieved[0]["carried"]] == [c["title"] for c in body["carried"]]
+    assert seq[-1][1]["carried"] == body["carried"]
+
+
 def test_consultation_stream_sends_retrieval_tokens_then_the_answer(client):
     r = client.post("/consult/stream", json={"question": "公司不签劳动合同怎么办", "k": 2})
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")

@@ -72,8 +72,12 @@ def test_missing_models_and_bad_bodies_are_clear_errors(index, structure):
 
 
 def test_serve_needs_the_statute_corpus_with_a_judgment_model(tmp_path, monkeypatch, capsys, structure):
+    """In an install without the national-law data (whose criminal law is the default statute set)."""
     from tests.cli_runner import run_cli
 
+    import legalrag.national
+
+    monkeypatch.setattr(legalrag.national, "data_dir", lambda: tmp_path / "no-national-data")
     monkeypatch.delenv("LEGALRAG_LAW_CORPUS", raising=False)
     structure.save(tmp_path / "m")
     code, out, err = run_cli(monkeypatch, capsys, "serve", "--judgment-model", tmp_path / "m", "--no-llm")

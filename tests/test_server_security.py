@@ -106,6 +106,55 @@ def test_body_size_content_type_and_headers(index):
     assert search(client).headers["cache-control"] == "no-store"
 
 
+def _asgi_post(app, path: str, pieces: list[bytes], headers: list[tuple[bytes, bytes]] = (),
+               received: list | None = None) -> tuple[int, dict]:
+    """POST ``pieces`` to the ASGI app as one ``http.request`` message each (``more_body`` on all but the last),
+    with no Content-Length unless ``headers`` give one, as a server hands a chunked upload to the app; returns
+    (status, JSON body). ``received`` collects the messages the app read."""
+    import asyncio
+
+    messages = [{"type": "http.request", "body": p, "more_body": i < len(pieces) - 1} for i, p in enumerate(pieces)]
+    sent: list[dict] = []
+    received = [] if received is None else received
+
+    async def receive() -> dict:
+        received.append(messages[0] if messages else None)
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+             "headers": [(b"content-type", b"application/json"), (b"host", b"testserver"), *headers],
+             "client": ("127.0.0.1", 50000), "server": ("testserver", 80)}
+    asyncio.run(app(scope, receive, send))
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return start["status"], json.loads(body or b"{}")
+
+
+def test_the_body_limit_counts_every_message_of_a_chunked_upload(index):
+    app = create_app(index, settings=Settings(max_body_bytes=2048))
+    small = [b'{"query": "', *([b"x" * 100] * 30), b'", "k": 2}']  # 3,000 bytes in pieces of 100
+    status, body = _asgi_post(app, "/search", small)
+    assert status == 413, (f"a 3,000-byte body sent as 32 messages of at most 100 bytes passed the 2,048-byte "
+                           f"limit (status {status}): the limit must count the whole body, not each message")
+    assert "2048 bytes" in body["error"]["message"]
+    status, body = _asgi_post(app, "/search", [b'{"query": "', "工资".encode(), b'", "k": 2}'])
+    assert status == 200 and body["hits"], "a small body sent in three messages is read whole"
+
+
+
+def test_a_declared_length_over_the_limit_is_refused_before_the_body_is_read(index):
+    app = create_app(index, settings=Settings(max_body_bytes=2048))
+    received: list = []
+    status, body = _asgi_post(app, "/search", [b'{"query": "x"}'], [(b"content-length", b"4096")], received)
+    assert status == 413 and "2048 bytes" in body["error"]["message"], \
+        f"a declared Content-Length of 4,096 bytes passed the 2,048-byte limit (status {status})"
+    assert received == [], "the body was read although its declared length is over the limit"
+
+
 def test_cors_is_off_by_default(index):
     preflight = {"origin": "https://elsewhere.example", "access-control-request-method": "POST",
                  "access-control-request-headers": "content-type"}

@@ -91,6 +91,25 @@ def test_settings_reach_caches_and_encoders(tmp_path):
     assert Path(enc._cache_opt) == tmp_path / "home" / "vectors"
 
 
+def test_the_largest_document_size_setting_reaches_the_corpus_reader(tmp_path):
+    """``documents.max_file_mb`` read by the composition root's ``read_corpus``: a 12 KiB file is refused under a
+    0.01 MiB setting, naming the file and the setting, and read under the default."""
+    from legalrag.wiring import read_corpus
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "big.txt").write_text("劳动合同条款。" * 600, encoding="utf-8")  # 12.6 KB
+    small = load_settings(env={"LEGALRAG_CONFIG": str(tmp_path / "none.toml"), "LEGALRAG_MAX_FILE_MB": "0.01"})
+    assert small.max_file_mb == 0.01
+    with pytest.raises(InputError, match="documents.max_file_mb") as err:
+        docs, _ = read_corpus(folder, settings=small)
+        list(docs)
+    assert "big.txt" in str(err.value), f"the refusal does not name the file: {err.value}"
+    default = load_settings(env={"LEGALRAG_CONFIG": str(tmp_path / "none.toml")})
+    docs, _ = read_corpus(folder, settings=default)
+    assert sum(len(d.text) for d in docs) >= 4200, "the default limit (100 MiB) reads the whole file"
+
+
 def test_root_needs_an_index_or_a_saved_one(tmp_path):
     root = Root(settings=load_settings(env={"LEGALRAG_CONFIG": str(tmp_path / "none.toml")}))
     with pytest.raises(InputError, match="legalrag config set index.path"):
@@ -163,3 +182,96 @@ def test_global_config_flag_reaches_commands(tmp_path):
     broken.write_text("[llm\n", encoding="utf-8")
     res = CliRunner().invoke(app, ["--config", str(broken), "config", "show"])
     assert res.exit_code != 0 and f"{broken}:1:" in str(res.exception)
+
+
+def test_a_relative_index_path_set_in_one_directory_works_from_another(tmp_path, monkeypatch):
+    p = tmp_path / "config.toml"
+    monkeypatch.setenv("LEGALRAG_CONFIG", str(p))
+    monkeypatch.delenv("LEGALRAG_INDEX", raising=False)
+    (tmp_path / "a" / "idx" / "mine").mkdir(parents=True)
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    res = CliRunner().invoke(app, ["config", "set", "index.path", "idx/mine"])
+    assert res.exit_code == 0, res.output
+    monkeypatch.chdir(tmp_path / "b")
+    assert Root().index_path(None) == tmp_path / "a" / "idx" / "mine"
+    got = CliRunner().invoke(app, ["config", "get", "index.path"])
+    assert got.exit_code == 0 and got.output.strip() == str(tmp_path / "a" / "idx" / "mine")
+    # a name that is not a path (a bundled model) is stored as written
+    assert CliRunner().invoke(app, ["config", "set", "llm.model", "qwen2.5-coder-0.5b"]).exit_code == 0
+    assert load_settings(env={"LEGALRAG_CONFIG": str(p)}).llm.model == "qwen2.5-coder-0.5b"
+
+
+def test_a_relative_path_written_by_hand_is_relative_to_the_file(tmp_path, monkeypatch):
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "config.toml").write_text('[index]\npath = "./idx"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert load_settings(conf / "config.toml", env={}).index == conf / "idx"
+
+
+def test_config_set_keeps_comments_and_order(tmp_path):
+    p = tmp_path / "config.toml"
+    p.write_text('# my settings\nprofile = "remote"\n\n[llm]\n# the small one is enough here\nmodel = '
+                 '"qwen2.5-coder-0.5b"  # fast\n\n[profiles.remote.llm]\nendpoint = "http://127.0.0.1:9/v1"\n',
+                 encoding="utf-8")
+    run = CliRunner().invoke
+    assert run(app, ["--config", str(p), "config", "set", "runtime.threads", "2"]).exit_code == 0
+    assert run(app, ["--config", str(p), "config", "set", "--profile", "remote", "llm.endpoint_model",
+                     "qwen"]).exit_code == 0
+    assert run(app, ["--config", str(p), "config", "unset", "llm.model"]).exit_code == 0
+    text = p.read_text(encoding="utf-8")
+    for kept in ("# my settings", "# the small one is enough here"):
+        assert kept in text
+    assert text.index("profile =") < text.index("[llm]") < text.index("[profiles.remote.llm]")
+    s = load_settings(p, env={})
+    assert s.threads == 2 and s.llm.endpoint_model == "qwen" and s.llm.model is None
+
+
+def test_config_profiles_and_get(config):
+    run = CliRunner().invoke
+    out = run(app, ["--config", str(config), "config", "profiles"]).output.split("\n")
+    assert "* remote" in out and "  fast" in out
+    got = json.loads(run(app, ["--config", str(config), "config", "get", "llm.endpoint", "--json"]).output)
+    assert got == {"key": "llm.endpoint", "value": "http://127.0.0.1:9/v1", "from": "profile remote"}
+    bad = run(app, ["--config", str(config), "config", "get", "llm.nope"])
+    assert bad.exit_code != 0 and "unknown setting" in str(bad.exception)
+
+
+def test_answer_and_judgment_keys_come_from_file_and_old_variables(tmp_path):
+    p = tmp_path / "config.toml"
+    p.write_text('[answer]\nk = 3\nevidence_tokens = 0\nstyle = "brief"\nmax_tokens = 200\n', encoding="utf-8")
+    law = tmp_path / "law.jsonl"
+    s = load_settings(p, env={"LEGALRAG_LAW_CORPUS": str(law), "LEGALRAG_JUDGMENT_MODEL": "judge-structure"})
+    assert s.law_corpus == law and s.origin["judgment.law_corpus"] == "$LEGALRAG_LAW_CORPUS"
+    assert s.judgment_model == "judge-structure"
+    engine = Root(settings=s).answer_settings()
+    assert (engine.k, engine.evidence_tokens, engine.style, engine.max_tokens) == (3, None, "brief", 200)
+    flags = Root(settings=s).answer_settings(k=8, evidence_tokens=250, style="guided")
+    assert (flags.k, flags.evidence_tokens, flags.style, flags.max_tokens) == (8, 250, "guided", 200)
+    p.write_text('[answer]\nstyle = "long"\n', encoding="utf-8")
+    with pytest.raises(InputError, match="answer.style must be one of guided, brief"):
+        load_settings(p, env={})
+    shown = CliRunner().invoke(app, ["config", "show", "--json"],
+                               env={"LEGALRAG_LAW_CORPUS": str(law), "LEGALRAG_CONFIG": str(tmp_path / "none.toml")})
+    rows = {r["key"]: r for r in json.loads(shown.output)["settings"]}
+    assert {"answer.k", "answer.evidence_tokens", "answer.style", "answer.max_tokens", "judgment.model"} <= set(rows)
+    assert rows["judgment.law_corpus"]["from"] == "$LEGALRAG_LAW_CORPUS"
+
+
+def test_a_saved_model_is_used_while_a_model_server_runs(tmp_path):
+    """A model server serving another model does not answer for the saved `llm.model`; one serving it does."""
+    from http_app import serve_app
+
+    from legalrag.llm.serve import create_app
+    from legalrag.testing import ScriptedLLM
+
+    with serve_app(create_app(ScriptedLLM(["x"]), model_name="qwen2.5-1.5b")) as url:
+        p = tmp_path / "config.toml"
+        p.write_text(f'[llm]\nmodel = "qwen2.5-coder-0.5b"\nserver = "{url}"\n', encoding="utf-8")
+        llm = Root(config=p).make_answer_llm()
+        assert llm.model_id == "qwen2.5-0.5b" and llm.route == "in-process"
+        assert "serves qwen2.5-1.5b, not qwen2.5-coder-0.5b" in llm.fallback_note
+        p.write_text(f'[llm]\nmodel = "qwen2.5-coder-1.5b"\nserver = "{url}"\n', encoding="utf-8")
+        same = Root(config=p).make_answer_llm()
+        assert same.route.startswith("server") and same.model_id == "qwen2.5-1.5b"

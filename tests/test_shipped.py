@@ -116,7 +116,12 @@ def test_an_index_defaults_to_its_strongest_component(tmp_path):
     assert default_component({"bm25": {"kind": "bm25", "params": {}}, "hybrid": {"kind": "hybrid", "params": {}},
                               "dense-a": {"kind": "dense", "params": {"trained": False}},
                               "dense-b": {"kind": "dense", "params": {"trained": True}}}) == "dense-b"
-    assert component_strength("dense", {}) > component_strength("hybrid", {}) > component_strength("bm25", {})
+    assert component_strength("dense", {"trained": True}) > component_strength("hybrid", {}) \
+        > component_strength("bm25", {}) > component_strength("dense", {"trained": False})
+    # an untrained encoder never answers over BM25; with BM25 and the hybrid beside it, the hybrid answers
+    untrained = {"bm25": {"kind": "bm25", "params": {}}, "dense-e5": {"kind": "dense", "params": {"trained": False}}}
+    assert default_component(untrained) == "bm25"
+    assert default_component({**untrained, "hybrid": {"kind": "hybrid", "params": {}}}) == "hybrid"
     docs = [Document(str(i), text, f"某法第{i}条") for i, text in
             enumerate(["借款合同对支付利息没有约定的，视为没有利息。", "盗窃公私财物，数额较大的，处三年以下有期徒刑。",
                        "用人单位应当与劳动者订立书面劳动合同。"], 1)]
@@ -215,3 +220,31 @@ def test_judgment_predict_and_draft_use_the_shipped_structure_model(tmp_path, mo
         fh.truncate(100)
     with pytest.raises(ModelError, match="prison.lgb.txt.*truncated or corrupted"):
         checked("judge-structure", "judgment-model", tmp_path)
+
+
+def test_shipped_encoders_use_e5s_query_and_passage_prefixes():
+    """A re-packed encoder with its prefixes swapped still loads and still agrees with itself; only the
+    prefixes say which role a text is encoded in."""
+    encoders = [m for m in shipped_models() if m.kind == "encoder"]
+    assert encoders, "no shipped encoder found"
+    for m in encoders:
+        settings = json.loads((m.path / "onnx_encoder.json").read_text(encoding="utf-8"))
+        assert (settings["query_prefix"], settings["passage_prefix"]) == ("query: ", "passage: "), \
+            f"{m.name}: prefixes {settings['query_prefix']!r} / {settings['passage_prefix']!r}"
+
+
+def test_the_packer_writes_the_models_own_prefixes(tmp_path):
+    """``pack.encoder_settings`` (the packed ``onnx_encoder.json``'s model fields) on a real sentence-transformers
+    model saved with e5's prompts."""
+    pytest.importorskip("sentence_transformers")
+    from sentence_transformers import SentenceTransformer
+    from training_fixtures import tiny_encoder
+
+    from legalrag.training.pack import encoder_settings
+
+    model = SentenceTransformer(str(tiny_encoder(tmp_path / "tiny")), device="cpu")
+    got = encoder_settings(model)
+    assert (got["query_prefix"], got["passage_prefix"]) == ("query: ", "passage: "), \
+        f"the packer wrote prefixes {got['query_prefix']!r} / {got['passage_prefix']!r} for a model whose prompts " \
+        "are query: / passage:"
+    assert got["dimension"] == 32 and got["max_seq_length"] == 32

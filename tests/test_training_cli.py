@@ -55,11 +55,11 @@ def test_split_writes_the_dev_set_training_holds_out(setup, monkeypatch, capsys)
 
     root, _ = setup
     code, _, stderr = run_cli(monkeypatch, capsys, "train", "split", "--index", root / "index", "--queries",
-                              root / "train.jsonl", "--out-dir", root / "split", "--dev-share", "0.25")
+                              root / "train.jsonl", "--out", root / "split", "--dev-share", "0.25")
     assert code == 0, stderr
     dev = [q.id for q in load_queries(root / "split" / "dev.jsonl")]
     _, expected = split_by_id(load_queries(root / "train.jsonl"), 0.25, 13)
     assert dev == [q.id for q in expected] and dev
     code, _, _ = run_cli(monkeypatch, capsys, "train", "split", "--index", root / "index", "--queries",
-                         root / "train.jsonl", "--out-dir", root / "first", "--first", "10")
+                         root / "train.jsonl", "--out", root / "first", "--train-first", "10")
     assert code == 0 and len(load_queries(root / "first" / "train.jsonl")) == 10

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from legalrag.engine import format_sources, question_language, resolver_for  # noqa: F401 (re-exported)
+from legalrag.engine import question_language, resolver_for
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM
 from legalrag.types import Answer, Hit
@@ -23,16 +23,16 @@ from legalrag.types import Answer, Hit
 NOTICE = {"zh": "仅供参考，不构成法律意见；具体案件请咨询律师。",
           "en": "Not legal advice; consult a lawyer for your case."}
 
-DEFAULT_EVIDENCE_TOKENS = 400  # prompt tokens of evidence: ~5 s of prefill on 2 cores with the 1.5B
-
 
 def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None, retriever: str | None = None,
                     lang: str | None = None, max_tokens: int | None = None, max_article_chars: int | None = None,
                     evidence_tokens: int | None | object = ..., style: str | None = None, search: Any = None,
-                    on_text: Callable[[str], None] | None = None) -> Answer:
+                    on_text: Callable[[str], None] | None = None,
+                    on_retrieved: Callable[[str, Sequence[Hit]], None] | None = None) -> Answer:
     """Retrieve, answer with citations, check them: :class:`legalrag.engine.AnswerEngine` over ``index`` with
     its defaults (arguments given override them; ``evidence_tokens=None`` gives whole articles).
-    ``search(question, k) -> hits`` overrides retrieval; ``on_text`` receives the answer as it is generated."""
+    ``search(question, k) -> hits`` overrides retrieval; ``on_retrieved(query, hits)`` is called when retrieval
+    ends (before the model starts); ``on_text`` receives the answer as it is generated."""
     from legalrag.engine import DEFAULTS, AnswerEngine
 
     settings = DEFAULTS.but(k=k, max_tokens=max_tokens, max_article_chars=max_article_chars, style=style)
@@ -47,7 +47,7 @@ def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None
         corpus = (getattr(index, "manifest", None) or {}).get("lang")
         engine = AnswerEngine(llm, search, resolver=lambda: resolver_for(index), lang=lang, settings=settings,
                               corpus_lang=corpus if corpus in ("zh", "en") else lang)
-    return engine.answer(question, on_text=on_text)
+    return engine.answer(question, on_text=on_text, on_retrieved=on_retrieved)
 
 
 def notice(answer: Answer) -> str:

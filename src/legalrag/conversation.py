@@ -8,7 +8,10 @@ Processors (the LexRAG conversation strategies), each ``processor(turns) -> str`
 - ``LLMRewrite(llm)``: the model rewrites the last question into a standalone one (prompt template
   ``conversation_rewrite_<lang>``); an empty or failed rewrite falls back to ``all_questions``;
 - ``ContextFusion`` (``fused``): no LLM; one search for the last question and one for each earlier turn, fused
-  with decaying weights, with the earlier turns' laws as a prior (``retrieve_turn`` runs any processor).
+  with decaying weights, with the earlier turns' laws as a prior (``retrieve_turn`` runs any processor);
+- ``FollowUp`` (``carry``, :mod:`legalrag.followup`): no LLM; ``fused`` plus the last question with its context
+  and the articles the consultation has established (retrieved or cited earlier), carried at full weight while a
+  follow-up detector says the topic holds and at a low weight when the question moves on.
 
 ``make_processor(name, llm=None)`` builds one by name, as the CLI does. ``Consultation`` holds a multi-turn
 consultation: each question is turned into a query by the processor, retrieved, and answered from the
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import enum
 import time
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict
 from typing import Any, Callable, Iterable, Sequence
 
 from legalrag.errors import InputError
@@ -29,7 +32,8 @@ from legalrag.llm.base import LLM, ChatRequest
 from legalrag.engine import ROLE_LABELS as _ROLE_LABELS  # noqa: F401 (the LexRAG labels, kept for callers)
 from legalrag.engine import check_turns as _check
 from legalrag.engine import full_context
-from legalrag.types import Answer, Document, Hit, Step, Turn, Usage
+from legalrag.followup import fuse_turns
+from legalrag.types import Answer, Document, Hit, Search, Step, Turn, Usage
 
 Processor = Callable[[Sequence[Turn]], str]
 
@@ -42,6 +46,7 @@ class ProcessorName(str, enum.Enum):
     FULL_CONTEXT = "full_context"  # the whole dialogue
     REWRITE = "rewrite"  # the LLM rewrites the dialogue into one standalone question
     FUSED = "fused"  # one search per earlier turn, fused with decaying weights and a prior for their laws
+    CARRY = "carry"  # fused, plus the articles the consultation established, carried while the topic holds
 
 
 PROCESSORS = tuple(p.value for p in ProcessorName)
@@ -99,9 +104,15 @@ class LLMRewrite:
 
 
 def make_processor(name: str, llm: LLM | None = None, lang: str = "zh", **options: Any) -> Processor:
-    """The processor called ``name``; ``options`` go to :class:`ContextFusion` for ``fused``."""
+    """The processor called ``name``; ``options`` go to :class:`ContextFusion` for ``fused`` and to
+    :class:`legalrag.followup.FollowUp` for ``carry`` (e.g. ``cited``: answer text -> the documents it cites)."""
     if name == "fused":
+        options.pop("cited", None)
         return ContextFusion(**options)
+    if name == "carry":
+        from legalrag.followup import FollowUp
+
+        return FollowUp(**options)
     if name in ("last", "last_question"):  # last_question: the LexRAG name
         return last_question
     if name == "all_questions":
@@ -129,7 +140,6 @@ def make_processor(name: str, llm: LLM | None = None, lang: str = "zh", **option
 # search of the new question and of the last answer. The defaults were chosen by cross-validation over
 # dialogues on the 100 invented turns of bench/data/consultations (bench/bench_consultation_query.py).
 
-Search = Callable[[str, int], Sequence[Hit]]
 
 
 def _questions_answers(turns: Sequence[Turn]) -> tuple[list[str], list[str]]:
@@ -198,32 +208,6 @@ class ContextFusion:
         return fuse_turns(runs, k, rrf_k=self.rrf_k, law_prior=self.law_prior, law_top=self.law_top)
 
 
-def fuse_turns(runs: Sequence[tuple[Sequence[Hit], float, bool]], k: int, *, rrf_k: int = 60,
-               law_prior: float = 0.0, law_top: int = 5) -> list[Hit]:
-    """Weighted reciprocal-rank fusion of ``(hits, weight, is last question)`` runs; the runs that are not the
-    last question vote with their weights for the laws of their top ``law_top`` hits."""
-    scores: dict[str, float] = defaultdict(float)
-    docs, sources = {}, defaultdict(dict)
-    votes: dict[str, float] = defaultdict(float)
-    total = 0.0
-    for i, (hits, weight, last) in enumerate(runs):
-        for rank, h in enumerate(hits, 1):
-            scores[h.id] += weight / (rrf_k + rank)
-            docs.setdefault(h.id, h.document)
-            sources[h.id].setdefault("last" if last else f"turn-{i}", rank)
-        if not last and hits:
-            top = hits[:law_top]
-            for h in top:
-                votes[h.document.metadata.get("law", "")] += weight / len(top)
-            total += weight
-    votes.pop("", None)
-    if law_prior > 0 and total > 0:
-        for doc_id in scores:
-            scores[doc_id] *= 1.0 + law_prior * votes.get(docs[doc_id].metadata.get("law", ""), 0.0) / total
-    order = sorted(scores, key=lambda d: (-scores[d], min(sources[d].values()), d))[:k]
-    return [Hit(docs[d], scores[d], r, "fused", dict(sources[d])) for r, d in enumerate(order, 1)]
-
-
 def retrieve_turn(processor: Callable, search: Search, turns: Sequence[Turn], k: int) -> tuple[str, list[Hit]]:
     """(query text, hits) for the last question of ``turns``: a processor that retrieves by itself (``fused``)
     does so through ``search``; any other one makes a query string that ``search`` runs."""
@@ -232,6 +216,31 @@ def retrieve_turn(processor: Callable, search: Search, turns: Sequence[Turn], k:
     if retrieve is not None:
         return query, list(retrieve(search, turns, k))
     return query, list(search(query, k))
+
+
+def _named(function: Callable, name: str) -> Callable:
+    """A plain processor function under the name a user chose (``last`` for ``last_question``)."""
+    def processor(turns: Sequence[Turn]) -> str:
+        return function(turns)
+
+    processor.name = name  # type: ignore[attr-defined]
+    return processor
+
+
+def turn_trace(processor: Callable, turns: Sequence[Turn], query: str, hits: Sequence[Hit] | None) -> dict[str, Any]:
+    """What a turn searched and carried, as the CLI, ``POST /consult`` and the web chat show it: ``searched``
+    (the query texts of the new question; ``fused`` also searches each earlier turn, counted in
+    ``earlier_searches``), ``carried`` (established articles of earlier turns kept in this turn's results, with
+    their titles) and the follow-up detector's decision (``same_issue``, ``reason``; ``None`` without one)."""
+    trace = getattr(processor, "last_trace", None)
+    titles = {h.id: h.document.title or h.id for h in hits or ()}
+    if trace is not None and hasattr(trace, "to_dict") and trace.searched:
+        return {**trace.to_dict(titles), "earlier_searches": max(len(processor.queries(turns)) - len(trace.searched), 0)}
+    if hasattr(processor, "queries") and hits is not None:  # fused: one search per turn
+        texts = [text for text, _, _ in processor.queries(turns)]
+        return {"searched": texts[:1], "carried": [], "same_issue": None, "reason": "",
+                "earlier_searches": len(texts) - 1}
+    return {"searched": [query], "carried": [], "same_issue": None, "reason": "", "earlier_searches": 0}
 
 
 DEFAULT_PROCESSOR = "fused"  # measured best on the consultation turns, with no LLM call (docs/lab/consultation.md)
@@ -266,9 +275,19 @@ class Consultation:
             engine = AnswerEngine(llm, search, resolver=resolver, lang=lang, settings=settings)
         self.engine, self.lang = engine, engine.lang
         llm = engine.llm
-        self.processor = make_processor(processor, llm, self.lang) if isinstance(processor, str) else processor
-        self.processor_name = processor if isinstance(processor, str) else getattr(processor, "name", "custom")
+        if isinstance(processor, str):
+            options = {}
+            if processor == "carry":  # the articles earlier answers cite are established too
+                from legalrag.followup import cited_documents
+
+                options["cited"] = cited_documents(lambda: self.engine.resolver)
+            name, processor = processor, make_processor(processor, llm, self.lang, **options)
+            if not hasattr(processor, "name"):
+                processor = _named(processor, name)
+        self.processor = processor
+        self.processor_name = getattr(processor, "name", None) or getattr(processor, "__name__", "custom")
         self.turns: list[Turn] = []
+        self.last_trace: dict[str, Any] = {}  # what the last turn searched and carried (turn_trace)
 
     def ask(self, question: str, on_text: Callable[[str], None] | None = None,
             on_query: Callable[[str], None] | None = None,
@@ -295,6 +314,7 @@ class Consultation:
             hits = retrieve(self.engine.search, turns, self.engine.settings.k)
             steps.append(Step(agent="retriever", action=self.processor_name, input=query,
                               output=[h.id for h in hits], seconds=time.perf_counter() - t1))
+        self.last_trace = turn_trace(self.processor, turns, query, hits)
         answer = self.engine.answer(question, history=self.turns, query=query, hits=hits, on_text=on_text,
                                     on_retrieved=on_retrieved, steps_before=tuple(steps), usage_before=before)
         self.turns = turns + [Turn("assistant", answer.text)]

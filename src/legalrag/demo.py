@@ -1,4 +1,5 @@
-"""The demo: a BM25 index over the statute sample shipped in the package, and its top articles for a question.
+"""The statute sample (a BM25 index over 397 articles of 8 laws, kept for tests and installs without the
+national-law data) and the demo's retrieval step.
 
 ``demo_hits(question)`` is the reusable retrieval step (the LLM layer builds its answer on it). The index is
 built once into ``<cache dir>/demo-index`` and rebuilt when the sample or the index format changes.
@@ -39,6 +40,19 @@ def demo_index(directory: str | Path | None = None, progress: bool = False):
         pass
     return build_index(path, load_statutes(sample), retrievers=["bm25"], lang="zh", progress=progress,
                        source=source)
+
+
+def describe_index(index) -> str:
+    """One line saying what an index searched: the national-law snapshot, or the sample, or any corpus."""
+    corpus = index.manifest["corpus"]
+    n = corpus["n_documents"]
+    if corpus.get("national"):
+        return (f"Searched {n:,} articles of {corpus['n_laws']:,} national laws, regulations and judicial "
+                f"interpretations (snapshot {corpus['snapshot']}) with {index.default}")
+    if "statutes_sample" in str(corpus.get("source", "")):
+        return (f"Searched {n} sample articles (labour, consumer, lease, loan, family, inheritance, traffic) "
+                f"with {index.default}; index at {index.path}")
+    return f"Searched {n:,} documents with {index.default}; index at {index.path}"
 
 
 def demo_hits(question: str = SAMPLE_QUESTION, k: int = 5, index=None) -> list[Hit]:

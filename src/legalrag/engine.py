@@ -26,9 +26,9 @@ from legalrag.citations import citation_label
 from legalrag.errors import InputError
 from legalrag.lang import detect_language
 from legalrag.llm.base import LLM, ChatRequest, PromptTooLongError
-from legalrag.types import Answer, Hit, Step, Turn, Usage
+from legalrag.types import Answer, Hit, Search, Step, Turn, Usage
 
-Search = Callable[[str, int], Sequence[Hit]]
+DEFAULT_EVIDENCE_TOKENS = 400  # prompt tokens of evidence: ~5 s of prefill on 2 cores with the 1.5B
 STYLES = {"guided": "answer", "brief": "answer_brief"}
 
 
@@ -39,7 +39,7 @@ class AnswerSettings:
     lawyer) or ``brief`` (conclusion and reasons)."""
 
     k: int = 6
-    evidence_tokens: int | None = 400  # ~5 s of prefill on 2 cores with the 1.5B
+    evidence_tokens: int | None = DEFAULT_EVIDENCE_TOKENS
     max_article_chars: int = 600
     max_tokens: int = 512
     history_chars: int = 1500
@@ -174,19 +174,22 @@ def build_messages(question: str, hits: Sequence[Hit], *, lang: str, settings: A
 class AnswerEngine:
     """Answers questions over ``search(query, k) -> hits`` with ``llm``; ``resolver`` (or a zero-argument
     function returning one, called on a background thread so the corpus is read while the model generates)
-    checks the citations. Build one from an index with :meth:`from_index`."""
+    checks the citations and marks each supported / exists / not found / repealed (``support``: a
+    ``citations.support.SupportScorer``; default its lexical model). Build one from an index with
+    :meth:`from_index`."""
 
     def __init__(self, llm: LLM, search: Search | None = None, *, resolver: Any = None, lang: str = "zh",
-                 settings: AnswerSettings = DEFAULTS, corpus_lang: str | None = None,
+                 settings: AnswerSettings = DEFAULTS, support: Any = None, corpus_lang: str | None = None,
                  min_score: float | None = None, guard: bool = True):
         """``lang``: the answer language when the caller names none and the question's own cannot be told;
         ``corpus_lang``: the language searched in (a question in another language is translated by ``llm``
         first; default ``lang``); ``min_score``: best-hit score under which "not covered" is answered instead
         (calibrated per scorer, ``guard.RELEVANCE_THRESHOLDS``); ``guard=False`` turns the checks of
-        :mod:`legalrag.guard` off."""
+        :mod:`legalrag.guard` off; ``support``: the support scorer of the citation marks."""
         if lang not in ("zh", "en"):
             raise InputError(f"lang must be 'zh' or 'en', got {lang!r}", field="lang")
         self.llm, self.search, self.lang, self.settings = llm, search, lang, settings
+        self.support = support
         self.corpus_lang, self.min_score, self.guard = corpus_lang or lang, min_score, guard
         self._resolver: Any = None
         self._resolver_error: BaseException | None = None
@@ -199,7 +202,8 @@ class AnswerEngine:
 
     @classmethod
     def from_index(cls, index: Any, llm: LLM, *, retriever: str | None = None, settings: AnswerSettings = DEFAULTS,
-                   lang: str | None = None, pipeline: Any = None, filter: Any = None) -> "AnswerEngine":
+                   lang: str | None = None, pipeline: Any = None, filter: Any = None,
+                   support: Any = None) -> "AnswerEngine":
         """An engine over ``index`` (its default component unless ``retriever`` names another)."""
         from legalrag.guard import RELEVANCE_THRESHOLDS
 
@@ -216,7 +220,7 @@ class AnswerEngine:
         search = (lambda q, k: list(pipeline.search(q, k=k, filter=filter))) if filter is not None else \
             (lambda q, k: list(pipeline.search(q, k=k)))
         return cls(llm, search, resolver=lambda: resolver_for(index), lang=lang if lang in ("zh", "en") else "zh",
-                   settings=settings, corpus_lang=corpus, min_score=min_score)
+                   settings=settings, support=support, corpus_lang=corpus, min_score=min_score)
 
     def _warm(self, make: Callable[[], Any]) -> None:
         try:
@@ -241,7 +245,7 @@ class AnswerEngine:
         """Answer ``question`` (after ``history``, the earlier turns): retrieve for ``query`` (default the
         question) unless ``hits`` are given, generate (``on_text`` receives the text as it is generated), check
         every citation. ``steps_before`` / ``usage_before``: what the caller spent first (a query rewrite)."""
-        from legalrag.citations import check_citations
+        from legalrag.citations.marks import mark_citations
         from legalrag.guard import injection_verdict, keep_question, outside_corpus, question_tail
 
         s = settings or self.settings
@@ -285,7 +289,7 @@ class AnswerEngine:
         steps += gen_steps
         hits = gen["hits"]
         t2 = time.perf_counter()
-        citations = tuple(check_citations(result.text, self.resolver, [h.id for h in hits]))
+        citations = tuple(mark_citations(result.text, self.resolver, self.support, [h.id for h in hits]))
         t3 = time.perf_counter()
         steps.append(Step("answer", "check_citations", output=[c.canonical or c.text for c in citations],
                           seconds=t3 - t2))

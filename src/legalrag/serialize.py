@@ -50,12 +50,28 @@ def hit_to_dict(hit: Hit, *, text: bool = True) -> dict[str, Any]:
 
 def citation_to_dict(c: Citation, *, text: bool = True) -> dict[str, Any]:
     """A checked citation: what was written, what it resolved to, and why not when it did not (an unresolved
-    citation always carries a note; it is never dropped). ``text`` adds the resolved article's text."""
+    citation always carries a note; it is never dropped), and its support mark (``mark``: supported, exists,
+    not_found, repealed or no_corpus; ``mark_reason``, the ``claim`` checked, the model's ``support``, a
+    repealed law's ``successor``; None when only existence was checked). ``text`` adds the article's text."""
     out = {"text": c.text, "canonical": c.canonical, "resolved": c.resolved, "document_id": c.document_id,
-           "in_retrieved": c.in_retrieved, "note": c.note or ("" if c.resolved else UNRESOLVED_NOTE)}
+           "in_retrieved": c.in_retrieved, "note": c.note or ("" if c.resolved else UNRESOLVED_NOTE),
+           "mark": c.mark or None, "mark_reason": c.mark_reason or None, "claim": c.claim or None,
+           "support": c.support, "successor": c.successor or None}
     if text:
         out["document_text"] = c.document_text if c.resolved else None
     return out
+
+
+def check_report_to_dict(report: Any, *, text: bool = True) -> dict[str, Any]:
+    """The JSON shape of a ``citations.checker.CheckReport`` (``check --json``, ``POST /citations/check``): each
+    citation's fields of :func:`citation_to_dict` plus ``start``/``end``, ``reason`` and a readable ``mark_text``."""
+    from legalrag.citations.marks import mark_line
+
+    cits = [{**citation_to_dict(i.citation, text=text), "reason": reason_code(i.citation),
+             "mark_text": mark_line(i.citation), "start": i.start, "end": i.end} for i in report.items]
+    return {"citations": cits, "unresolved": sum(not i.citation.resolved for i in report.items),
+            "summary": report.summary, "characters": len(report.text), "blocks": report.blocks,
+            "seconds": round(report.seconds, 3)}
 
 
 def step_to_dict(step: Step) -> dict[str, Any]:
@@ -67,9 +83,12 @@ def step_to_dict(step: Step) -> dict[str, Any]:
 
 def response_to_dict(result: Response, *, hit_text: bool = False, **extra: Any) -> dict[str, Any]:
     """The shared part of every answer-like result, plus ``extra`` fields of the capability."""
+    from legalrag.citations.marks import summarise
+
     return {"question": result.question, "text": result.text,
             "citations": [citation_to_dict(c) for c in result.citations],
             "unresolved": sum(not c.resolved for c in result.citations),
+            "marks": summarise(result.citations),
             "sources": [hit_to_dict(h, text=hit_text) for h in result.sources],
             "steps": [step_to_dict(s) for s in result.steps], "usage": result.usage.to_dict(),
             "timings": {k: round(float(v), 3) for k, v in result.timings.items()}, **extra}

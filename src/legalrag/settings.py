@@ -11,7 +11,9 @@ them receives plain values as arguments. One value comes from, lowest precedence
 5. a command-line flag (the caller applies it: a flag given is used, else the setting).
 
 The file is ``--config PATH``, else ``$LEGALRAG_CONFIG``, else ``config.toml`` in the platform's config
-directory (``~/.config/legalrag`` on Linux). A file that does not exist is an empty one. Example::
+directory (``~/.config/legalrag`` on Linux). A file that does not exist is an empty one. ``legalrag config set``
+keeps the file's comments and order (tomlkit) and stores a path absolute, so that a setting means the same from
+any directory; a relative path written into the file by hand is relative to the file. Example::
 
     profile = "remote"
 
@@ -52,6 +54,9 @@ class Key:
     env: str
     default: Any
     help: str
+    path: bool = False  # a file or folder (or a name that may be one): stored absolute by `config set`
+    minimum: int = 1  # 1: a number must be positive; 0: 0 is accepted too (evidence_tokens 0: whole articles)
+    choices: tuple[str, ...] = ()
 
     @property
     def table(self) -> str:
@@ -64,22 +69,43 @@ class Key:
 
 KEYS: tuple[Key, ...] = (
     Key("llm.model", str, "LEGALRAG_MODEL", None,
-        "embedded model: qwen2.5-coder-1.5b (default), qwen2.5-coder-0.5b or a .gguf path"),
+        "embedded model: qwen2.5-coder-1.5b (default), qwen2.5-coder-0.5b or a .gguf path", path=True),
     Key("llm.endpoint", str, "LEGALRAG_ENDPOINT", None, "OpenAI-compatible endpoint URL used instead of the embedded model"),
     Key("llm.endpoint_model", str, "LEGALRAG_ENDPOINT_MODEL", None, "the model name the endpoint expects"),
     Key("llm.server", str, "LEGALRAG_LLM_SERVER", DEFAULT_LLM_SERVER,
         "HOST:PORT of a local `legalrag llm serve`, used when one is running"),
-    Key("index.path", str, "LEGALRAG_INDEX", None, "the index directory commands use when --index is not given"),
+    Key("index.path", str, "LEGALRAG_INDEX", None, "the index directory commands use when --index is not given",
+        path=True),
     Key("encoder.name", str, "LEGALRAG_ENCODER", "e5-small",
-        "encoder for dense indexes: e5-small, use-multilingual, a model directory or openai:MODEL"),
+        "encoder for dense indexes: stard-e5, judge-e5 (shipped), e5-small, use-multilingual, a model directory or "
+        "openai:MODEL", path=True),
     Key("encoder.base_url", str, "LEGALRAG_EMBEDDINGS_BASE_URL", None,
         "endpoint of openai:MODEL encoders (else $OPENAI_BASE_URL, else api.openai.com)"),
+    Key("answer.k", int, "LEGALRAG_K", None, "articles retrieved for an answer (default: the answer engine's)"),
+    Key("answer.evidence_tokens", int, "LEGALRAG_EVIDENCE_TOKENS", None,
+        "token budget for the articles in an answer prompt (default: the answer engine's; 0: whole articles)",
+        minimum=0),
+    Key("answer.style", str, "LEGALRAG_STYLE", None, "answer style: guided (default) or brief",
+        choices=("guided", "brief")),
+    Key("answer.max_tokens", int, "LEGALRAG_MAX_TOKENS", None, "longest answer, in tokens (default: the answer "
+        "engine's)"),
+    Key("judgment.law_corpus", str, "LEGALRAG_LAW_CORPUS", None,
+        "statute corpus JSONL the judgment commands and `serve` read (STARD or JuDGE shape)", path=True),
+    Key("judgment.model", str, "LEGALRAG_JUDGMENT_MODEL", None,
+        "judgment structure model: a `legalrag judgment train` directory or a shipped name (default: "
+        "judge-structure)", path=True),
+    Key("judgment.encoder", str, "LEGALRAG_JUDGMENT_ENCODER", None,
+        "encoder of a structure model trained on an encoder's signal (default: the one its manifest records)",
+        path=True),
     Key("serve.host", str, "LEGALRAG_SERVE_HOST", "127.0.0.1", "address `legalrag serve` binds"),
     Key("serve.port", int, "LEGALRAG_SERVE_PORT", 8080, "port of `legalrag serve`"),
     Key("runtime.threads", int, "LEGALRAG_THREADS", None, "CPU threads for models and encoders (default: all cores)"),
-    Key("paths.home", str, "LEGALRAG_HOME", None, "cache folder for models, vectors, call cache (default ~/.cache/legalrag)"),
-    Key("paths.llm_cache", str, "LEGALRAG_LLM_CACHE", None, "LLM call-cache file (default HOME/llm-cache.sqlite)"),
-    Key("paths.models_dir", str, "LEGALRAG_MODELS_DIR", None, "where bundled models are assembled (default HOME/models)"),
+    Key("paths.home", str, "LEGALRAG_HOME", None, "cache folder for models, vectors, call cache (default ~/.cache/legalrag)",
+        path=True),
+    Key("paths.llm_cache", str, "LEGALRAG_LLM_CACHE", None, "LLM call-cache file (default HOME/llm-cache.sqlite)",
+        path=True),
+    Key("paths.models_dir", str, "LEGALRAG_MODELS_DIR", None, "where bundled models are assembled (default HOME/models)",
+        path=True),
     Key("documents.max_file_mb", float, "LEGALRAG_MAX_FILE_MB", DEFAULT_MAX_FILE_MB,
         "largest user document read, in MiB"),
 )
@@ -120,6 +146,17 @@ class LLMSettings:
 
 
 @dataclass(frozen=True)
+class AnswerChoices:
+    """What a user saved for answers (``answer.*``); None leaves the answer engine's default. ``evidence_tokens``
+    0 means whole articles."""
+
+    k: int | None = None
+    evidence_tokens: int | None = None
+    style: str | None = None
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True)
 class Settings:
     """The settings in effect. ``origin`` says where each dotted key's value came from."""
 
@@ -134,6 +171,10 @@ class Settings:
     llm_cache: Path
     models_dir: Path
     max_file_mb: float
+    answer: "AnswerChoices" = None  # type: ignore[assignment]  # filled by load_settings
+    law_corpus: Path | None = None
+    judgment_model: str | None = None
+    judgment_encoder: str | None = None
     profile: str | None = None
     file: Path | None = None
     values: Mapping[str, Any] = field(default_factory=dict)
@@ -217,6 +258,8 @@ def convert(key: Key, value: Any) -> Any:
             raise InputError(f"{key.name} must be a string, got {value!r}")
         if key.name == "llm.server":
             ServerAddress.parse(value)
+        if key.choices and value not in key.choices:
+            raise InputError(f"{key.name} must be one of {', '.join(key.choices)}, got {value!r}")
         return value
     if isinstance(value, bool):
         raise InputError(f"{key.name} must be a number, got {value!r}")
@@ -225,9 +268,28 @@ def convert(key: Key, value: Any) -> Any:
     except (TypeError, ValueError):
         raise InputError(f"{key.name} must be {'an integer' if key.type is int else 'a number'}, got {value!r}") \
             from None
-    if out <= 0:
-        raise InputError(f"{key.name} must be positive, got {value!r}")
+    if out < 0 or (key.minimum > 0 and out == 0):
+        raise InputError(f"{key.name} must be {'positive' if key.minimum > 0 else 'at least 0'}, got {value!r}")
     return out
+
+
+def absolute(key: Key, value: Any, cwd: Path | None = None) -> Any:
+    """``value`` as stored by `config set`: a path key's relative path made absolute (against ``cwd``, default
+    the current directory) so that the setting means the same from any directory. A value that names a
+    shipped model or a bundled one (``stard-e5``, ``qwen2.5-coder-0.5b``, ``openai:MODEL``) is kept as
+    written: only what looks like a path (it exists, has a separator, starts with ``.`` or ``~``, or ends in
+    ``.gguf`` / ``.jsonl``) is resolved."""
+    if not key.path or not isinstance(value, str) or not value:
+        return value
+    p = Path(value).expanduser()
+    base = Path.cwd() if cwd is None else cwd
+    if ":" in value and not p.is_absolute():  # openai:MODEL, a URL
+        return value
+    looks_like_path = (p.is_absolute() or value.startswith(".") or "/" in value or os.sep in value
+                       or p.suffix in (".gguf", ".jsonl", ".json") or (base / p).exists())
+    if not looks_like_path:
+        return value
+    return str(p if p.is_absolute() else (base / p).resolve())
 
 
 def load_settings(config: str | os.PathLike | None = None, profile: str | None = None,
@@ -250,10 +312,12 @@ def load_settings(config: str | os.PathLike | None = None, profile: str | None =
     origin: dict[str, str] = {}
     for key in KEYS:
         values[key.name], origin[key.name] = key.default, "default"
+        # a relative path written into the file by hand means the same from any directory: relative to the file
         if key.field in data.get(key.table, {}):
-            values[key.name], origin[key.name] = convert(key, data[key.table][key.field]), "file"
+            values[key.name] = absolute(key, convert(key, data[key.table][key.field]), path.parent)
+            origin[key.name] = "file"
         if active and key.field in profiles[active].get(key.table, {}):
-            values[key.name] = convert(key, profiles[active][key.table][key.field])
+            values[key.name] = absolute(key, convert(key, profiles[active][key.table][key.field]), path.parent)
             origin[key.name] = f"profile {active}"
         raw = env.get(key.env)
         if raw is not None and raw.strip():
@@ -277,46 +341,95 @@ def load_settings(config: str | os.PathLike | None = None, profile: str | None =
         else home / "llm-cache.sqlite",
         models_dir=Path(values["paths.models_dir"]).expanduser() if values["paths.models_dir"] else home / "models",
         max_file_mb=values["documents.max_file_mb"],
+        answer=AnswerChoices(values["answer.k"], values["answer.evidence_tokens"], values["answer.style"],
+                             values["answer.max_tokens"]),
+        law_corpus=Path(values["judgment.law_corpus"]).expanduser() if values["judgment.law_corpus"] else None,
+        judgment_model=values["judgment.model"], judgment_encoder=values["judgment.encoder"],
         profile=active, file=path, values=values, origin=origin)
 
 
-def set_value(path: Path, name: str, value: str, profile: str | None = None) -> Any:
-    """Write ``name = value`` (converted to the key's type) into the file, under ``profile`` when given.
-    The file is written to a temp file and renamed into place; comments in it are not kept."""
-    import tomli_w
-
-    from legalrag.io import atomic_write_text
-
+def _key(name: str) -> Key:
     key = KEYS_BY_NAME.get(name)
     if key is None:
         raise InputError(f"unknown setting {name!r}; known: {', '.join(KEYS_BY_NAME)}")
-    typed = convert(key, value)
-    data = read_file(path)
-    target = data.setdefault("profiles", {}).setdefault(profile, {}) if profile else data
-    target.setdefault(key.table, {})[key.field] = typed
-    if not data.get("profiles"):
-        data.pop("profiles", None)
+    return key
+
+
+def _read_document(path: Path):
+    """The file as a tomlkit document (comments, order and layout kept); checked as :func:`read_file` does."""
+    import tomlkit
+
+    read_file(path)  # the same checks and messages as a read
+    return tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
+
+
+def _write_document(path: Path, doc) -> None:
+    import tomlkit
+
+    from legalrag.io import atomic_write_text
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, tomli_w.dumps(data))
+    atomic_write_text(path, tomlkit.dumps(doc))
+
+
+def _scope(doc, profile: str | None, create: bool):
+    """The table that holds top-level keys (the document) or a profile's (``[profiles.NAME]``)."""
+    import tomlkit
+
+    if not profile:
+        return doc
+    if "profiles" not in doc:
+        if not create:
+            return None
+        doc.add("profiles", tomlkit.table(is_super_table=True))
+    profiles = doc["profiles"]
+    if profile not in profiles:
+        if not create:
+            return None
+        profiles.add(profile, tomlkit.table(is_super_table=True))
+    return profiles[profile]
+
+
+def set_value(path: Path, name: str, value: str, profile: str | None = None, *, cwd: Path | None = None) -> Any:
+    """Write ``name = value`` (converted to the key's type; a path made absolute, see :func:`absolute`) into the
+    file, under ``profile`` when given. The file's comments, order and layout are kept (tomlkit); it is
+    written to a temp file and renamed into place."""
+    import tomlkit
+
+    key = _key(name)
+    typed = absolute(key, convert(key, value), cwd)
+    doc = _read_document(path)
+    scope = _scope(doc, profile, create=True)
+    if key.table not in scope:
+        scope.add(key.table, tomlkit.table())
+    scope[key.table][key.field] = typed
+    _write_document(path, doc)
     return typed
 
 
 def unset_value(path: Path, name: str, profile: str | None = None) -> bool:
-    """Remove ``name`` from the file (or from ``profile``); True when it was there."""
-    import tomli_w
-
-    from legalrag.io import atomic_write_text
-
-    key = KEYS_BY_NAME.get(name)
-    if key is None:
-        raise InputError(f"unknown setting {name!r}; known: {', '.join(KEYS_BY_NAME)}")
-    data = read_file(path)
-    scope = data.get("profiles", {}).get(profile, {}) if profile else data
-    table = scope.get(key.table, {})
-    if key.field not in table:
+    """Remove ``name`` from the file (or from ``profile``), keeping everything else as written; True when it
+    was there."""
+    key = _key(name)
+    doc = _read_document(path)
+    scope = _scope(doc, profile, create=False)
+    if scope is None or key.table not in scope or key.field not in scope[key.table]:
         return False
-    del table[key.field]
-    if not table:
+    del scope[key.table][key.field]
+    if not scope[key.table] and not scope[key.table].as_string().strip():  # empty, and no comment left in it
         del scope[key.table]
-    atomic_write_text(path, tomli_w.dumps(data))
+    _write_document(path, doc)
     return True
+
+
+def profiles(path: Path) -> list[str]:
+    """The profiles the file defines, in file order."""
+    return list(read_file(path).get("profiles", {}))
+
+
+def get_value(settings: Settings, name: str) -> Any:
+    """The value of ``name`` in effect (after file, profile and environment; derived paths filled in)."""
+    _key(name)
+    derived = {"paths.home": settings.home, "paths.llm_cache": settings.llm_cache,
+               "paths.models_dir": settings.models_dir}
+    return derived[name] if name in derived else settings.values[name]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 
 class DocumentKind(str, enum.Enum):
@@ -66,6 +66,10 @@ class Hit:
         return self.document.id
 
 
+
+# A search function: (query, k) -> hits, best first. What the answer engine and the conversation processors call.
+Search = Callable[[str, int], Sequence["Hit"]]
+
 @dataclass(frozen=True)
 class Query:
     """A question or a statement of facts; ``gold_ids`` are set only in evaluation data."""
@@ -99,6 +103,15 @@ class Citation:
     in_retrieved: bool = False
     document_text: str = ""
     note: str = ""  # why it did not resolve (unknown law, ambiguous title...), or what it resolved to
+    # The support mark (``citations.marks``): "supported" (resolves, among the evidence, its text supports the
+    # sentence citing it), "exists" (exists, not shown to support it: ``mark_reason`` says why), "not_found",
+    # "repealed" (``successor`` names the law in force) or "no_corpus" (a jurisdiction the corpus does not
+    # cover); "" when only existence was checked.
+    mark: str = ""
+    mark_reason: str = ""  # not_retrieved | does_not_bear | no_claim | unknown_law | unknown_article | ...
+    claim: str = ""  # the words the article was checked against
+    support: float | None = None  # the support model's probability
+    successor: str = ""  # for a repealed law: its successor (and articles, where known)
 
 
 @dataclass(frozen=True)

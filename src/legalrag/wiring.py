@@ -13,6 +13,7 @@ and in the CLI only: a value a caller does not give (``None``) is taken from the
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -59,23 +60,51 @@ class Root:
     def make_answer_llm(self, model: str | None = None, endpoint: str | None = None,
                         endpoint_model: str | None = None, *, cache: bool = True, local: bool = False,
                         **options: Any) -> LLM:
-        """The LLM ``ask`` and ``chat`` answer with: a model or endpoint the user named (flag or saved
-        setting) as :meth:`make_llm` builds it; otherwise the local model server (``llm.server``) when one is
-        up, else the embedded model loaded in this process (``local=True`` skips the server). Its ``route``
-        attribute says which."""
-        if self.llm is not None or model or endpoint or self.settings.llm.endpoint or local:
+        """The LLM ``ask`` and ``chat`` answer with: an endpoint the user named (flag or saved setting) as
+        :meth:`make_llm` builds it; otherwise the local model server (``llm.server``) when one is up and serves
+        the model asked for (``model``, else the saved ``llm.model``; any model when neither names one), else
+        that model loaded in this process (``local=True`` skips the server). Its ``route`` attribute says
+        which."""
+        s = self.settings
+        if self.llm is not None or endpoint or (s.llm.endpoint and not model) or local:
             llm = self.make_llm(model, endpoint, endpoint_model, cache, **options)
-            if getattr(llm, "route", None) is None:
-                try:
-                    llm.route = f"endpoint {endpoint or self.settings.llm.endpoint}" if (
-                        endpoint or self.settings.llm.endpoint) and self.llm is None else "in-process"
-                except AttributeError:  # a frozen or slotted test double
-                    pass
-            return llm
-        from legalrag.llm.local import ServerFirstLLM
+            remote = (endpoint or s.llm.endpoint) and not (model and not endpoint) and self.llm is None
+            return _label(llm, f"endpoint {endpoint or s.llm.endpoint}" if remote else "in-process")
+        from legalrag.llm.local import ServerFirstLLM, probe
 
-        return ServerFirstLLM(self.settings.llm.server.url,
-                              lambda: self.make_llm(None, None, None, cache, **options), local_server_client)
+        wanted = model or s.llm.model
+        if wanted:
+            info = probe(s.llm.server.url)
+            if info is None or info.model != served_model_id(wanted):
+                note = "" if info is None else (f"the model server at {s.llm.server} serves {info.model}, not "
+                                                f"{wanted}: answered in this process")
+                return _label(self.make_llm(wanted, None, None, cache, **options), "in-process", note)
+        return ServerFirstLLM(s.llm.server.url, lambda: self.make_llm(wanted, None, None, cache, **options),
+                              local_server_client)
+
+    def answer_settings(self, *, k: int | None = None, evidence_tokens: int | None = None, style: str | None = None,
+                        max_tokens: int | None = None):
+        """The answer engine's settings for a command: each value a flag gave, else the saved ``answer.*``
+        setting, else the engine's default. ``evidence_tokens`` 0 (flag or setting) means whole articles
+        (``AnswerSettings.evidence_tokens=None``): the one place that conversion is made."""
+        from dataclasses import replace
+
+        from legalrag.engine import DEFAULTS
+
+        saved = self.settings.answer
+        pick = (lambda flag, kept: flag if flag is not None else kept)
+        out = DEFAULTS.but(k=pick(k, saved.k), style=pick(style, saved.style),
+                           max_tokens=pick(max_tokens, saved.max_tokens))
+        budget = pick(evidence_tokens, saved.evidence_tokens)
+        return out if budget is None else replace(out, evidence_tokens=budget or None)
+
+    def law_corpus(self, path: str | Path | None) -> Path | None:
+        """``--law-corpus``, else the ``judgment.law_corpus`` setting (``$LEGALRAG_LAW_CORPUS``)."""
+        return Path(path) if path is not None else self.settings.law_corpus
+
+    def judgment_model(self, given: str | Path | None) -> str | Path | None:
+        """``--model-dir`` of the judgment commands, else the ``judgment.model`` setting."""
+        return given if given is not None else self.settings.judgment_model
 
     def index_path(self, path: str | Path | None) -> Path:
         """``path`` (``--index``), else the ``index.path`` setting; an error saying how to set one."""
@@ -101,11 +130,58 @@ class Root:
 
         return demo_index(self.settings.home / "demo-index", progress=progress)
 
-    def open_index_or_demo(self, path: str | Path | None, *, progress: bool = False, threads: int | None = None):
-        """``path`` (``--index``), else the ``index.path`` setting, else the demo index."""
-        if path is None and self.settings.index is None:
+    def default_index(self, *, progress: bool = False, threads: int | None = None):
+        """The national-law index of the data shipped in the package (``legalrag.national``: built once under
+        ``paths.home``, or ``$LEGALRAG_NATIONAL_INDEX``), else, in an install without that data, the sample's
+        demo index."""
+        from legalrag.national import ensure_index, national_law
+
+        law = national_law()
+        if law is None:
             return self.demo_index(progress=progress)
+        directory = os.environ.get("LEGALRAG_NATIONAL_INDEX") or (
+            self.settings.home / "indexes" / f"{law.name}-{law.digest[:12]}")
+        factory = _encoder_factory(threads, self.settings)
+        return ensure_index(directory, law, lambda: expand_components(["hybrid"], [law.encoder]), factory,
+                            progress=progress, announce=(lambda m: print(m, file=sys.stderr)) if progress else None)
+
+    def law_index(self, laws=None, *, progress: bool = False, threads: int | None = None):
+        """An index of some laws of the shipped national-law data (default: the criminal law, the statute set of
+        the judgment and citation models), with BM25 and the shipped judge-e5 dense component; None in an
+        install without that data."""
+        from legalrag.national import CRIMINAL_LAW, ensure_law_index, national_law
+
+        law = national_law()
+        if law is None:
+            return None
+        laws = list(laws or [CRIMINAL_LAW])
+        base = os.environ.get("LEGALRAG_NATIONAL_INDEX")
+        home = Path(base).parent if base else self.settings.home / "indexes"
+        import hashlib
+
+        tag = hashlib.sha256("|".join(sorted(laws)).encode()).hexdigest()[:8]
+        return ensure_law_index(home / f"{law.name}-{law.digest[:12]}-{tag}", law, laws,
+                                lambda: expand_components(["bm25", "dense"], ["judge-e5"]),
+                                _encoder_factory(threads, self.settings), article_ids=len(laws) == 1, progress=progress,
+                                announce=(lambda m: print(m, file=sys.stderr)) if progress else None)
+
+    def open_index_or_demo(self, path: str | Path | None, *, progress: bool = False, threads: int | None = None):
+        """``path`` (``--index``), else the ``index.path`` setting, else the default index (national law)."""
+        if path is None and self.settings.index is None:
+            return self.default_index(progress=progress, threads=threads)
         return self.open_index(path, threads=threads)
+
+
+def _label(llm: LLM, route: str, note: str = "") -> LLM:
+    """``llm`` with ``route`` (where answers come from) and ``fallback_note`` set unless it has its own."""
+    try:
+        if getattr(llm, "route", None) is None:
+            llm.route = route
+        if note:
+            llm.fallback_note = note
+    except AttributeError:  # a frozen or slotted test double
+        pass
+    return llm
 
 
 def local_server_client(info: Any, read_timeout: float) -> LLM:
@@ -165,6 +241,18 @@ def _cached(llm: LLM, cache: bool | str | Path, s: Settings) -> LLM:
     from legalrag.llm.cache import CachedLLM
 
     return CachedLLM(llm, path=s.llm_cache if cache is True else cache)
+
+
+def served_model_id(model: str | Path) -> str:
+    """The id a local model server (``legalrag llm serve --model``) lists for ``model``: a bundled model's id,
+    or ``gguf:NAME:SIZE`` for a GGUF file (as :class:`legalrag.llm.embedded.EmbeddedLLM` names it)."""
+    name = canonical_model(str(model))
+    from legalrag.llm.models import BUNDLED
+
+    if name in BUNDLED:
+        return name
+    p = Path(name).expanduser()
+    return f"gguf:{p.name}:{p.stat().st_size}" if p.is_file() else name
 
 
 def canonical_model(model: str) -> str:
@@ -256,6 +344,17 @@ def make_encoder(spec: str | None = None, *, cache: bool | str | Path = True, pr
 
 
 # -- indexes ----------------------------------------------------------------------------------------------
+
+
+def make_support_scorer(encoder: str | None = "stard-e5", *, threads: int | None = None, progress: bool = False,
+                        settings: Settings | None = None):
+    """The citation support model (``citations.support``): with ``encoder`` (the shipped ``stard-e5``, which the
+    model was calibrated with) its cosine is a feature; ``encoder=None`` gives the lexical model."""
+    from legalrag.citations.support import SupportScorer
+
+    if encoder is None:
+        return SupportScorer()
+    return SupportScorer(make_encoder(encoder, threads=threads, progress=progress, settings=settings))
 
 
 def register_backends() -> None:

@@ -65,7 +65,7 @@ class CiteConfig(BaseModel):
     verify: bool = Field(False, description="LLM verification of additions")
     verify_below: float = Field(0.95, ge=0, le=1.01, description="additions scoring this or more skip verification")
     verify_concurrency: int = Field(4, ge=1)
-    # measured in docs/benchmarks.md: case-first cut the LLM stages' time by 17% with F1 unchanged; the batched
+    # measured in docs/lab/notebook.md: case-first cut the LLM stages' time by 17% with F1 unchanged; the batched
     # verification cut it by 33% but rejected gold provisions (recall 0.667 -> 0.524), so it stays off
     verify_batch: bool = Field(False, description="one verification call per case for every addition (no "
                                "reasons) instead of one call per addition")

@@ -1,4 +1,5 @@
-"""How the CLI prints an answer: the text, then every citation flagged OK / NOT RETRIEVED / UNRESOLVED."""
+"""How the CLI prints an answer: the text, then every citation with its mark (✓ supported, ? exists but not shown
+to support its sentence, ✗ not found, ↻ repealed, ∅ no corpus for the jurisdiction)."""
 
 from __future__ import annotations
 
@@ -33,8 +34,7 @@ class TerminalStream:
 
 def print_answer(answer: Answer, console: Any = None, show_text: bool = True, route: str = "",
                  note: str = "") -> None:
-    """Human output: the answer (unless it was already streamed), then each citation flagged OK / NOT
-    RETRIEVED / UNRESOLVED."""
+    """Human output: the answer (unless it was already streamed), then each citation with its mark."""
     from rich.console import Console
     from rich.markup import escape
 
@@ -47,20 +47,11 @@ def print_answer(answer: Answer, console: Any = None, show_text: bool = True, ro
     if declined is not None:
         pass  # a one-line explanation: no citations to check
     elif not answer.citations:
-        console.print("[yellow]The answer cites no article.[/yellow]")
+        console.print("[yellow]The answer cites no article: nothing in it is shown to be supported.[/yellow]")
     else:
         console.print("[bold]Citations checked against the corpus:[/bold]")
         for c in answer.citations:
-            name = escape(c.canonical or c.text)
-            if not c.resolved:
-                why = f" ({escape(c.note)})" if getattr(c, "note", "") else ""
-                console.print(f"  [bold red]UNRESOLVED[/bold red]     {name}{why}", highlight=False)
-            elif not c.in_retrieved:
-                console.print(f"  [bold yellow]NOT RETRIEVED[/bold yellow]  {name} -> {escape(c.document_id or '')} "
-                              "(in the corpus, but not among the retrieved articles)", highlight=False)
-            else:
-                console.print(f"  [green]OK[/green]             {name} -> {escape(c.document_id or '')}",
-                              highlight=False)
+            console.print("  " + citation_line(c, escape), highlight=False)
     for line in answer_notes(answer) + ([note] if note else []):
         console.print(f"[yellow]Note: {escape(line)}[/yellow]", highlight=False)
     console.print(f"[bold]{escape(notice(answer))}[/bold]", highlight=False)
@@ -70,6 +61,26 @@ def print_answer(answer: Answer, console: Any = None, show_text: bool = True, ro
                   f"({answer.usage.completion_tokens} tokens{', cached' if answer.usage.cached_calls else ''}), "
                   f"citation check {t.get('citation_check_s', 0):.2f} s"
                   f"{'; model: ' + escape(route) if route else ''}[/dim]")
+
+
+MARK_STYLE = {"supported": ("green", "✓ SUPPORTED"), "exists": ("yellow", "? EXISTS"),
+              "not_found": ("bold red", "✗ NOT FOUND"), "repealed": ("bold red", "↻ REPEALED"),
+              "no_corpus": ("blue", "∅ NO CORPUS")}
+
+
+def citation_line(c: Any, escape: Any = str) -> str:
+    """One Rich line for a checked citation: its mark (✓ only for supported) and why."""
+    from legalrag.citations.marks import mark_line
+
+    name = escape(c.canonical or c.text)
+    if c.mark in MARK_STYLE:
+        style, label = MARK_STYLE[c.mark]
+        target = f" -> {escape(c.document_id)}" if c.document_id else ""
+        return f"[{style}]{label:<13}[/{style}] {name}{target}: {escape(mark_line(c))}"
+    if not c.resolved:  # checked for existence only (an older caller)
+        why = f" ({escape(c.note)})" if c.note else ""
+        return f"[bold red]UNRESOLVED[/bold red]    {name}{why}"
+    return f"[yellow]EXISTS[/yellow]        {name} -> {escape(c.document_id or '')} (support not checked)"
 
 
 def demo_answer(question: str, index: Any, hits: Sequence[Hit], console: Any, llm: LLM,

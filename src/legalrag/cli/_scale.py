@@ -27,7 +27,8 @@ class Backend(str, enum.Enum):
 ENGINE_INDEX = {"flat": "FLAT", "hnsw": "HNSW", "ivf": "IVF_FLAT"}
 
 
-def milvus_components(components: Sequence[Any], uri: str | None, collection: str) -> list:
+def milvus_components(components: Sequence[Any], uri: str | None, collection: str, *,
+                      index_params: dict | None = None, search_params: dict | None = None) -> list:
     """Local component choices -> Milvus ones with the same names, so `--retriever dense|bm25|hybrid` and
     every command that takes them work unchanged on the engine."""
     from legalrag.retrieval.index import ComponentSpec
@@ -43,6 +44,10 @@ def milvus_components(components: Sequence[Any], uri: str | None, collection: st
         params = {"uri": uri, "collection": collection if i == 0 else f"{collection}_{i}",
                   "encoder": spec.params["encoder"], "max_chars": spec.params.get("max_chars", 512),
                   "engine_index": ENGINE_INDEX[spec.params.get("index_type", "flat")]}
+        if index_params:
+            params["index_params"] = dict(index_params)
+        if search_params:
+            params["search_params"] = dict(search_params)
         out.append(ComponentSpec("milvus", params, name=spec.dirname))
     if "bm25" in names:
         if not dense:

@@ -1,24 +1,27 @@
 """`legalrag ask "question" --index DIR`: retrieve, answer with cited articles, check every citation.
 
-The answer engine (:mod:`legalrag.engine`) does the work with its defaults; the model is the local model server
-when one is up (`legalrag llm start`), else the embedded model loaded in this process.
+When a warm `legalrag serve` runs at the `serve` address and holds (or may open) the index, the question goes
+to it and its answer stream is printed (`legalrag.warm`); otherwise this process answers: the answer engine
+(:mod:`legalrag.engine`) with the local model server when one is up (`legalrag llm start`), else the embedded
+model. Either way the retrieved articles are printed first and the last line says which path answered.
 """
 
 from __future__ import annotations
 
-import sys
 from typing import Optional
 
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption, ModelOption,
-                                 ThreadsOption, root)
+from legalrag.cli.common import (CacheOption, EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption,
+                                 ModelOption, RetrieverOption, ThreadsOption, root)
+from legalrag.engine import DEFAULTS
 
-StyleOption = typer.Option(None, "--style", help="guided (default: conclusion, legal basis with the decisive "
-                           "clause, what to do, when to see a lawyer) or brief (conclusion and reasons).")
-LocalOption = typer.Option(False, "--local", help="Load the model in this process even when a local model "
-                           "server is up.")
+StyleOption = typer.Option(None, "--style", help="guided (conclusion, legal basis with the decisive clause, what to "
+                           "do, when to see a lawyer) or brief (conclusion and reasons); default: the answer.style "
+                           f"setting, else {DEFAULTS.style}.")
+LocalOption = typer.Option(False, "--local", help="Answer in this process (loading the index and the model) even "
+                           "when a legalrag server or a local model server is up.")
 
 
 @app.command("ask")
@@ -27,49 +30,83 @@ def ask(
     question: str = typer.Argument(..., help="The legal question."),
     index: IndexOrDemoOption = None,
     k: Optional[int] = typer.Option(None, "--k", min=1, help="Articles retrieved and given to the model "
-                                    "(default: the answer engine's, 6)."),
-    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the index's "
-                                            "strongest, as `legalrag index info` shows)."),
+                                    f"(default: the answer.k setting, else {DEFAULTS.k})."),
+    retriever: RetrieverOption = None,
     as_json: JsonOption = False,
     model: ModelOption = None,
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=16, help="Longest answer, in tokens "
-                                             "(default 512)."),
+                                             f"(default: the answer.max_tokens setting, else {DEFAULTS.max_tokens})."),
     lang: Optional[str] = typer.Option(None, "--lang", help="Answer language, zh or en (default: the question's "
                                        "own; a question in another language than the index's is translated for "
                                        "the search)."),
     style: Optional[str] = StyleOption,
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the LLM call cache."),
+    cache: CacheOption = True,
     evidence_tokens: Optional[int] = typer.Option(None, "--evidence-tokens", min=0,
                                                   help="Token budget for the retrieved articles in the prompt: each "
-                                                  "is cut to the clauses matching the question (default 400; 0: "
-                                                  "whole articles, 600 characters each)."),
+                                                  "is cut to the clauses matching the question (default: the "
+                                                  f"answer.evidence_tokens setting, else {DEFAULTS.evidence_tokens}; "
+                                                  f"0: whole articles, {DEFAULTS.max_article_chars} characters "
+                                                  "each)."),
     local: bool = LocalOption,
     threads: ThreadsOption = None,
 ) -> None:
     """Answer a question from the index; unresolved or unretrieved citations are flagged."""
+    from legalrag.cli._warm import AnswerPrinter, choose_server, fallback_note, index_arg, server_route, through_server
+    from legalrag.warm.client import ServerError, ServerGone
+
+    r = root(ctx)
+    no_cache = not cache
+    printer = AnswerPrinter(quiet=as_json)
+    server, why = choose_server(r.settings, local=local, model=model, endpoint=endpoint, no_cache=no_cache,
+                                evidence_tokens=evidence_tokens or None, index=index_arg(index, r.settings))
+    if server is not None:
+        body = {"question": question, "k": k, "retriever": retriever, "max_tokens": max_tokens, "lang": lang,
+                "style": style, "evidence_tokens": evidence_tokens or None, "index": index_arg(index, r.settings)}
+        try:
+            payload = through_server(server, "/ask/stream", body, printer)
+        except (ServerError, ServerGone) as exc:
+            why = fallback_note(exc, printer)
+            printer = AnswerPrinter(quiet=as_json)
+        else:
+            route = server_route(server, printer)
+            payload["llm"] = f"server {server.url}"
+            _done(payload, printer, route, as_json)
+            return
+    _in_process(ctx, printer, why, question=question, index=index, k=k, retriever=retriever, model=model,
+                endpoint=endpoint, endpoint_model=endpoint_model, max_tokens=max_tokens, lang=lang, style=style,
+                no_cache=no_cache, evidence_tokens=evidence_tokens, local=local, threads=threads, as_json=as_json)
+
+
+def _done(payload: dict, printer, route: str, as_json: bool, notes: list[str] = ()) -> None:
+    if as_json:  # the one JSON shape: `llm` says the path (and why this process answered)
+        from legalrag.cli.common import print_json
+
+        print_json({**payload, "notes": list(payload.get("notes") or []) + list(notes)})
+    else:
+        printer.finish(payload, route, list(notes))
+
+
+def _in_process(ctx: typer.Context, printer, why: str, *, question: str, index, k, retriever, model, endpoint,
+                endpoint_model, max_tokens, lang, style, no_cache, evidence_tokens, local, threads,
+                as_json: bool) -> None:
+    """This process answers: open the index, build the model, print the articles when retrieval ends."""
     from legalrag.answer import answer_question
-    from legalrag.cli._answer_output import print_answer
-    from legalrag.serialize import answer_to_dict
+    from legalrag.serialize import answer_to_dict, hit_to_dict
 
     idx = root(ctx).open_index_or_demo(index, progress=not as_json)
     llm = root(ctx).make_answer_llm(model, endpoint, endpoint_model, cache=not no_cache, threads=threads,
                                     local=local)
-
-    def on_text(piece: str) -> None:  # stream the answer as it is generated; the citation check follows it
-        if not as_json:  # --json still streams, so that its ttft_s is the real time to the first token
-            sys.stdout.write(piece)
-            sys.stdout.flush()
-
-    extra = {} if evidence_tokens is None else {"evidence_tokens": evidence_tokens or None}
-    answer = answer_question(question, idx, llm, k=k, retriever=retriever, lang=lang, max_tokens=max_tokens,
-                             style=style, on_text=on_text, **extra)
-    route = getattr(llm, "route", "in-process")
-    if as_json:
-        from legalrag.cli.common import print_json
-
-        print_json(answer_to_dict(answer, model=llm.model_id, llm=route))
-    else:
-        print()
-        print_answer(answer, show_text=False, route=route, note=getattr(llm, "fallback_note", ""))
+    s = root(ctx).answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)
+    # --json still streams (quietly), so that its ttft_s is the real time to the first token
+    answer = answer_question(question, idx, llm, k=s.k, retriever=retriever, lang=lang, max_tokens=s.max_tokens,
+                             style=s.style, evidence_tokens=s.evidence_tokens, on_text=printer.text,
+                             on_retrieved=lambda query, hits: printer.sources([hit_to_dict(h, text=False)
+                                                                               for h in hits]))
+    model_route = getattr(llm, "route", "in-process")
+    note = getattr(llm, "fallback_note", "")
+    payload = answer_to_dict(answer, model=llm.model_id, llm=f"{model_route} (this process: {why})" if why
+                             else model_route)
+    route = f"this process ({why}); model: {model_route}" if why else f"this process; model: {model_route}"
+    _done(payload, printer, route, as_json, [note] if note else [])

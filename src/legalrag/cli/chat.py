@@ -3,7 +3,9 @@
 Each turn: the conversation processor turns the dialogue into a query, and the answer engine
 (:mod:`legalrag.engine`) retrieves, answers with the earlier turns as history, and checks every citation
 against the corpus (unresolved ones are flagged). Type /exit (or end the input) to stop, /reset to start a new
-consultation. The model is the local model server when one is up (`legalrag llm start`), else the embedded one.
+consultation. A warm `legalrag serve` answers each turn when one is up (the dialogue is sent with it); else
+this process does, with the local model server when one is up (`legalrag llm start`), else the embedded model.
+The articles of each turn are printed when its retrieval ends, before the answer.
 """
 
 from __future__ import annotations
@@ -13,22 +15,21 @@ from typing import Optional
 
 import typer
 
-from legalrag.cli._answer_output import TerminalStream
 from legalrag.cli.apps import app
 from legalrag.cli.ask import LocalOption, StyleOption
 from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption, ModelOption,
-                                 ThreadsOption, root)
+                                 RetrieverOption, ThreadsOption, root)
 from legalrag.conversation import DEFAULT_PROCESSOR, PROCESSORS, ProcessorName
+from legalrag.engine import DEFAULTS
 
 
 @app.command("chat")
 def chat(
     ctx: typer.Context,
     index: IndexOrDemoOption = None,
-    k: Optional[int] = typer.Option(None, "--k", min=1, help="Articles retrieved per turn (default: the answer "
-                                    "engine's, 6)."),
-    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the index's "
-                                            "strongest)."),
+    k: Optional[int] = typer.Option(None, "--k", min=1, help="Articles retrieved per turn (default: the answer.k "
+                                    f"setting, else {DEFAULTS.k})."),
+    retriever: RetrieverOption = None,
     processor: ProcessorName = typer.Option(ProcessorName(DEFAULT_PROCESSOR), "--processor",
                                   help=f"How the dialogue becomes a query: {', '.join(PROCESSORS)} (default: the "
                                   "one that measured best; rewrite costs an LLM call per turn)."),
@@ -36,27 +37,57 @@ def chat(
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=16, help="Longest answer, in tokens "
-                                             "(default 512)."),
+                                             f"(default: the answer.max_tokens setting, else {DEFAULTS.max_tokens})."),
     style: Optional[str] = StyleOption,
     evidence_tokens: Optional[int] = typer.Option(None, "--evidence-tokens", min=0,
                                                   help="Token budget for the retrieved articles in each answer "
-                                                  "prompt (default 400; 0: whole articles)."),
+                                                  "prompt (default: the answer.evidence_tokens setting, else "
+                                                  f"{DEFAULTS.evidence_tokens}; 0: whole articles)."),
     local: bool = LocalOption,
     as_json: JsonOption = False,  # one line of JSON per turn (the shape of `ask --json`, POST /consult)
     threads: ThreadsOption = None,
 ) -> None:
     """Hold a multi-turn consultation: retrieval each turn, answers with checked citations."""
-    from dataclasses import replace
+    from legalrag.cli._warm import AnswerPrinter, choose_server, fallback_note, index_arg, server_route, through_server
+    from legalrag.warm.client import ServerError, ServerGone
 
-    from legalrag.conversation import Consultation
-    from legalrag.engine import DEFAULTS, AnswerEngine
-    idx = root(ctx).open_index_or_demo(index, threads=threads)
-    llm = root(ctx).make_answer_llm(model, endpoint, endpoint_model, threads=threads, local=local)
-    settings = DEFAULTS.but(k=k, max_tokens=max_tokens, style=style)
-    if evidence_tokens is not None:
-        settings = replace(settings, evidence_tokens=evidence_tokens or None)
-    engine = AnswerEngine.from_index(idx, llm, retriever=retriever, settings=settings)
-    consultation = Consultation(engine=engine, processor=processor.value)
+    r = root(ctx)
+    server, why = choose_server(r.settings, local=local, model=model, endpoint=endpoint,
+                                evidence_tokens=evidence_tokens or None, index=index_arg(index, r.settings))
+    turns: list[tuple[str, str]] = []  # the dialogue so far (the server keeps none: it is sent each turn)
+    in_process: list = []  # the consultation of this process, built on the first turn the server does not answer
+
+    def answer_here(question: str, printer: AnswerPrinter) -> tuple[dict, str]:
+        from legalrag.serialize import answer_to_dict, hit_to_dict
+        from legalrag.types import Turn
+
+        if not in_process:
+            in_process.append(_consultation(ctx, index, k, retriever, processor, model, endpoint, endpoint_model,
+                                            max_tokens, style, evidence_tokens, local, threads))
+        consultation, llm = in_process[0]
+        consultation.turns = [Turn(role, text) for role, text in turns]
+        queries: list[str] = []
+
+        def retrieved(query: str, hits) -> None:  # before the answer streams: what was searched and carried
+            trace = consultation.last_trace
+            printer.sources([hit_to_dict(h, text=False) for h in hits], query=" | ".join(trace.get("searched") or [query]))
+            if trace.get("carried"):
+                printer.note("[carried from earlier turns] " + "; ".join(c["title"] for c in trace["carried"])
+                             + (f" ({trace['reason']})" if trace.get("reason") else ""))
+
+        answer = consultation.ask(question, on_text=printer.text, on_query=queries.append, on_retrieved=retrieved)
+        trace = consultation.last_trace
+        model_route = getattr(llm, "route", "in-process")
+        payload = answer_to_dict(answer, model=llm.model_id, llm=f"{model_route} (this process: {why})" if why
+                                 else model_route,
+                                 query=(trace.get("searched") or queries[-1:] or [None])[0], processor=processor.value,
+                                 searched=trace.get("searched", []), carried=trace.get("carried", []),
+                                 follow_up={"same_issue": trace.get("same_issue"), "reason": trace.get("reason", "")})
+        return payload, f"this process ({why}); model: {model_route}" if why else f"this process; model: {model_route}"
+
+    if server is None:  # built now, so a bad option or a missing model is said before the first question
+        in_process.append(_consultation(ctx, index, k, retriever, processor, model, endpoint, endpoint_model,
+                                        max_tokens, style, evidence_tokens, local, threads))
     if not as_json:
         typer.echo("Ask a legal question (/reset starts over, /exit quits).")
     while True:
@@ -72,40 +103,46 @@ def chat(
         if question in ("/exit", "/quit"):
             break
         if question == "/reset":
-            consultation.turns.clear()
+            turns.clear()
             if not as_json:
                 typer.echo("(new consultation)")
             continue
+        printer = AnswerPrinter(quiet=as_json, question=question)
+        payload = None
+        if server is not None:
+            body = {"question": question, "history": [{"role": role, "content": text} for role, text in turns],
+                    "processor": processor.value, "retriever": retriever, "k": k, "max_tokens": max_tokens,
+                    "evidence_tokens": evidence_tokens or None, "index": index_arg(index, r.settings),
+                    "style": style}
+            try:
+                payload = through_server(server, "/consult/stream", body, printer)
+                payload["llm"] = f"server {server.url}"
+                route = server_route(server, printer)
+            except (ServerError, ServerGone) as exc:
+                why = fallback_note(exc, printer)
+                if isinstance(exc, ServerGone):
+                    server = None  # it stopped: the rest of the consultation is answered here
+                printer = AnswerPrinter(quiet=as_json, question=question)
+                payload = None
+        if payload is None:
+            payload, route = answer_here(question, printer)
+        turns += [("user", " ".join(question.split())), ("assistant", str(payload.get("answer") or ""))]
         if as_json:
             import json
 
-            from legalrag.serialize import answer_to_dict
+            typer.echo(json.dumps(payload, ensure_ascii=False))
+        else:
+            printer.finish(payload, route)
 
-            queries: list[str] = []
-            answer = consultation.ask(question, on_query=queries.append)
-            typer.echo(json.dumps(answer_to_dict(answer, model=llm.model_id, llm=getattr(llm, "route", "in-process"),
-                                                 query=queries[-1], processor=processor.value), ensure_ascii=False))
-            continue
 
-        def on_query(query: str, question: str = question) -> None:  # before the answer starts to stream
-            if query != question:
-                typer.echo(f"[query] {query}")
+def _consultation(ctx, index, k, retriever, processor, model, endpoint, endpoint_model, max_tokens, style,
+                  evidence_tokens, local, threads):
+    """This process's consultation (index, model, answer engine) and its model."""
+    from legalrag.conversation import Consultation
+    from legalrag.engine import AnswerEngine
 
-        stream = TerminalStream()  # the answer as it is generated; sources and the citation check follow
-        answer = consultation.ask(question, on_text=stream, on_query=on_query)
-        if not stream.showed(answer.text):
-            typer.echo(("\n" if stream.pieces else "") + answer.text, nl=False)
-        typer.echo("")
-        if answer.hits:
-            typer.echo("Sources: " + "; ".join(f"[{i}] {h.document.title or h.id}" for i, h in enumerate(answer.hits, 1)))
-        for c in answer.citations:
-            if not c.resolved:
-                mark = "UNRESOLVED: not in the corpus" + (f" ({c.note})" if c.note else "")
-            elif not c.in_retrieved:
-                mark = "in the corpus, but not among the retrieved sources"
-            else:
-                mark = "verified"
-            typer.echo(f"  citation {c.text} -> {mark}")
-        u = answer.usage
-        typer.echo(f"  [{answer.timings.get('total_s', 0):.1f} s, {u.calls} model call(s), {u.completion_tokens} "
-                   f"tokens; model: {getattr(llm, 'route', 'in-process')}]")
+    idx = root(ctx).open_index_or_demo(index, threads=threads)
+    llm = root(ctx).make_answer_llm(model, endpoint, endpoint_model, threads=threads, local=local)
+    settings = root(ctx).answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)
+    engine = AnswerEngine.from_index(idx, llm, retriever=retriever, settings=settings)
+    return Consultation(engine=engine, processor=processor.value), llm

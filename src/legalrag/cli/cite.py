@@ -9,7 +9,7 @@ import typer
 
 from legalrag.cli.apps import app, eval_app
 from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOption, JsonOption, ModelOption,
-                                 ProgressOption, deprecated, print_json, root)
+                                 ProgressOption, RetrieverOption, deprecated, print_json, renamed, root)
 
 _MODEL_HELP = ("Citation model directory (rules.json, cocitation/, config.json) or the name of a shipped one "
                "(judge-cite); default INDEX/citepred, else the shipped model calibrated on one of the index's "
@@ -29,10 +29,13 @@ def _model_and_dir(model: Optional[str], llm_model: Optional[str], model_dir: Op
     return model, model_dir
 
 
-def _collaborators(ctx: typer.Context, index: Path, rerank: bool, use_llm: bool, model: Optional[str],
+def _collaborators(ctx: typer.Context, index: Optional[Path], rerank: bool, use_llm: bool, model: Optional[str],
                    endpoint: Optional[str], endpoint_model: Optional[str]):
-    """The opened index, the LLM (when an LLM stage is on) and the pointwise reranker (with --rerank)."""
-    idx = root(ctx).open_index(index)
+    """The opened index (default: the criminal law of the shipped national-law data, which the shipped citation
+    model judge-cite decides over), the LLM (when an LLM stage is on) and the pointwise reranker (with --rerank)."""
+    r = root(ctx)
+    idx = r.law_index(progress=True) if index is None and r.settings.index is None else None
+    idx = idx if idx is not None else r.open_index(index)
     llm = root(ctx).make_llm(model, endpoint, endpoint_model) if use_llm else None
     reranker = None
     if rerank:
@@ -42,7 +45,11 @@ def _collaborators(ctx: typer.Context, index: Path, rerank: bool, use_llm: bool,
     return idx, llm, reranker
 
 
-@app.command("cite")
+LLM_RERANK_HELP = "Pointwise LLM rerank of the top candidates."
+
+
+@app.command("cite", cls=renamed({"--cases": "--case-memory", "--rerank": "--llm-rerank",
+                                  "--no-rerank": "--no-llm-rerank"}))
 def cite(
     ctx: typer.Context,
     facts: str = typer.Argument(..., help="The facts of the case."),
@@ -50,13 +57,14 @@ def cite(
     train_citations: Optional[Path] = typer.Option(None, "--train-citations", help="Training citation sets (qrels or JSONL)."),
     model_dir: Optional[Path] = typer.Option(None, "--model-dir", help=_MODEL_HELP),
     rules: Optional[Path] = typer.Option(None, "--rules", help="A (user-edited) rules file replacing the learned one."),
-    labelled: Optional[Path] = typer.Option(None, "--cases", help="JSONL labelled cases (facts + cited provisions) "
-                                            "whose nearest neighbours vote; replaces the model's case memory."),
-    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the index's first)."),
+    labelled: Optional[str] = typer.Option(None, "--case-memory", help="A JSONL file of labelled cases (facts + "
+                                           "cited provisions) whose nearest neighbours vote; replaces the model's "
+                                           "case memory."),
+    retriever: RetrieverOption = None,
     core_k: Optional[int] = typer.Option(None, "--core-k", min=1, help="Top candidates kept as core predictions."),
     threshold: Optional[float] = typer.Option(None, "--threshold", help="Selection threshold for additions."),
     analysis: bool = typer.Option(False, "--analyse/--no-analyse", help="LLM query analysis."),
-    rerank: bool = typer.Option(False, "--rerank/--no-rerank", help="Pointwise LLM rerank of the top candidates."),
+    rerank: bool = typer.Option(False, "--llm-rerank/--no-llm-rerank", help=LLM_RERANK_HELP),
     verify: bool = typer.Option(False, "--verify/--no-verify", help="LLM verification of each addition."),
     verify_batch: Optional[bool] = typer.Option(None, "--verify-batch/--verify-each", help="Verify every addition "
                                                 "in one call, or one call each (default: the model's setting)."),
@@ -70,7 +78,6 @@ def cite(
     as_json: JsonOption = False,
 ) -> None:
     """Predict the set of provisions a court would cite for FACTS, with the provenance of each."""
-    index = root(ctx).index_path(index)
     from legalrag.citepred.service import build_predictor, result_to_dict
 
     model, model_dir = _model_and_dir(model, llm_model, model_dir)
@@ -81,7 +88,7 @@ def cite(
         from legalrag.citepred.cases import CaseMemory
         from legalrag.citepred.data import load_cases
 
-        memory = CaseMemory.build(load_cases(labelled))
+        memory = CaseMemory.build(load_cases(Path(labelled)))
     predictor = build_predictor(idx, train_citations=train_citations, model_dir=model_dir, rules_path=rules,
                                 retriever=retriever, llm=llm, reranker=reranker, cases=memory,
                                 overrides={"core_k": core_k, "threshold": threshold, "analysis": analysis or None,
@@ -105,7 +112,8 @@ def cite(
         typer.echo(f"unresolved correction (no such provision in the corpus): {u}")
 
 
-@eval_app.command("cite")
+@eval_app.command("cite", cls=renamed({"--save-model": "--out", "--rerank": "--llm-rerank",
+                                       "--no-rerank": "--no-llm-rerank"}))
 def eval_cite(
     ctx: typer.Context,
     index: IndexOption = None,
@@ -117,19 +125,25 @@ def eval_cite(
     case_memory: Optional[str] = typer.Option(None, "--case-memory", help="'dev' (vote with the development cases, "
                                               "each left out of its own vote) or a JSONL file of labelled cases."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Evaluate only the first N evaluation cases."),
-    retriever: Optional[str] = typer.Option(None, "--retriever"),
-    core_k: Optional[int] = typer.Option(None, "--core-k", min=1),
-    prior_weight: Optional[float] = typer.Option(None, "--prior-weight", min=0.0),
-    analysis: bool = typer.Option(False, "--analyse/--no-analyse"),
-    rerank: bool = typer.Option(False, "--rerank/--no-rerank"),
-    verify: bool = typer.Option(False, "--verify/--no-verify"),
-    verify_batch: Optional[bool] = typer.Option(None, "--verify-batch/--verify-each"),
-    case_first: Optional[bool] = typer.Option(None, "--case-first/--per-stage-prompts"),
+    retriever: RetrieverOption = None,
+    core_k: Optional[int] = typer.Option(None, "--core-k", min=1, help="Top candidates kept as core predictions "
+                                         "(default: calibrated on --dev, else the model's)."),
+    prior_weight: Optional[float] = typer.Option(None, "--prior-weight", min=0.0, help="Weight of the "
+                                                 "training-citation prior in retrieval (default: the model's)."),
+    analysis: bool = typer.Option(False, "--analyse/--no-analyse", help="LLM query analysis."),
+    rerank: bool = typer.Option(False, "--llm-rerank/--no-llm-rerank", help=LLM_RERANK_HELP),
+    verify: bool = typer.Option(False, "--verify/--no-verify", help="LLM verification of each addition."),
+    verify_batch: Optional[bool] = typer.Option(None, "--verify-batch/--verify-each", help="Verify every addition "
+                                                "in one call, or one call each (default: the model's setting)."),
+    case_first: Optional[bool] = typer.Option(None, "--case-first/--per-stage-prompts", help="Open every LLM call "
+                                              "with the facts so the runtime reads them once per case (default: "
+                                              "the model's setting)."),
     model: ModelOption = None,
     llm_model: Optional[str] = typer.Option(None, "--llm", hidden=True, help="Old spelling of --model."),
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
-    save_model: Optional[Path] = typer.Option(None, "--save-model", help="Write rules, graph and calibrated config here."),
+    save_model: Optional[Path] = typer.Option(None, "--out", help="Write the calibrated citation model (rules, "
+                                              "graph, config) to this folder (readable by --model-dir)."),
     progress: ProgressOption = True,
     as_json: JsonOption = False,
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also draw P/R/F1 after each stage to this PNG."),

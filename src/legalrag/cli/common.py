@@ -1,11 +1,20 @@
-"""Small helpers shared by command modules, and the options many commands take, declared once.
+"""Small helpers shared by command modules, and the option vocabulary: one spelling per idea, one idea per name.
 
 The option types are ``Annotated`` aliases: a command writes ``model: ModelOption = None`` and gets the same
-flag name, checks and help text as every other command with that option. One vocabulary for every command:
-``--model`` / ``--endpoint`` / ``--endpoint-model`` name the LLM, ``--index`` the index directory, ``--json``
-prints JSON instead of text, ``--threads`` sets CPU threads, and a trained artefact's folder is
-``--model-dir`` (``--cite-model-dir``, ``--judgment-model-dir`` where a command takes two). A value not given
-comes from the saved settings (``legalrag config show``) where one exists."""
+flag name, checks and help text as every other command with that option. The vocabulary:
+
+- the LLM: ``--model`` (embedded model or GGUF path) / ``--endpoint`` / ``--endpoint-model``;
+- the index directory: ``--index``; its component: ``--retriever``; a reranker by name: ``--rerank``;
+- everything a command writes (a file or a folder): ``--out``; a PNG figure: ``--plot``;
+- how many items a command reads: ``--limit N`` (``--skip N`` leaves out the first N);
+- a JSONL file of cases to read: ``--cases``; a trained artefact's folder: ``--model-dir`` (``--cite-model-dir``,
+  ``--judgment-model-dir`` where a command takes two);
+- the LLM call cache: ``--cache/--no-cache`` (on by default); the cache *file*: ``--cache-file``;
+- ``--json`` prints JSON instead of text, ``--threads`` sets CPU threads, ``--progress/--no-progress`` bars.
+
+An old spelling stays accepted for a release as a hidden alias that prints the new name (:func:`renamed`).
+A value not given comes from the saved settings (``legalrag config show``) where one exists.
+``bench/cli_options.py`` counts the declarations and checks that no name carries two meanings."""
 
 from __future__ import annotations
 
@@ -25,7 +34,16 @@ EndpointModelOption = Annotated[Optional[str], typer.Option("--endpoint-model", 
 ThreadsOption = Annotated[Optional[int], typer.Option(
     "--threads", min=1, help="CPU threads of the model or encoder (default: the runtime.threads setting, else all "
     "cores).")]
-ProgressOption = Annotated[bool, typer.Option("--progress/--no-progress")]
+ProgressOption = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]
+CacheOption = Annotated[bool, typer.Option("--cache/--no-cache", help="Read and write the LLM call cache (repeated "
+                                           "prompts are answered from it).")]
+RetrieverOption = Annotated[Optional[str], typer.Option(
+    "--retriever", help="Index component (default: the index's strongest, as `legalrag index info` shows).")]
+SearchRetrieverOption = Annotated[Optional[str], typer.Option(
+    "--retriever", help="Index component (default: the one a learned --rerank was trained on, else the index's "
+    "strongest, as `legalrag index info` shows).")]
+LimitOption = Annotated[Optional[int], typer.Option("--limit", min=1, help="Read only the first N items (default: "
+                                                    "all).")]
 IndexOption = Annotated[Optional[Path], typer.Option(
     "--index", help="Index directory (default: the index.path setting).")]
 IndexOrDemoOption = Annotated[Optional[Path], typer.Option(
@@ -37,6 +55,31 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 def deprecated(old: str, new: str) -> None:
     """Say on stderr that ``old`` is an old spelling of ``new`` (it still works)."""
     typer.echo(f"note: {old} is deprecated; use {new}", err=True)
+
+
+def renamed(old_to_new: dict[str, str]) -> type:
+    """A command class that accepts the old spellings in ``old_to_new`` (``{"--run-out": "--out"}``) as hidden
+    aliases: each is rewritten to its new name, with a note on stderr, before the options are parsed. Use as
+    ``@app.command("name", cls=renamed({...}))``."""
+    from typer.core import TyperCommand
+
+    class Renamed(TyperCommand):
+        aliases = dict(old_to_new)
+
+        def parse_args(self, ctx, args: list[str]) -> list[str]:
+            out: list[str] = []
+            for i, arg in enumerate(args):
+                if arg == "--":  # what follows is an argument, never an option
+                    out += args[i:]
+                    break
+                name, eq, value = arg.partition("=")
+                if name in self.aliases:
+                    deprecated(name, self.aliases[name])
+                    arg = self.aliases[name] + eq + value
+                out.append(arg)
+            return super().parse_args(ctx, out)
+
+    return Renamed
 
 
 def print_json(obj: Any) -> None:

@@ -1,4 +1,4 @@
-"""`legalrag config show | set | unset | path`: the saved settings (``legalrag.settings``)."""
+"""`legalrag config show | get | set | unset | profiles | path`: the saved settings (``legalrag.settings``)."""
 
 from __future__ import annotations
 
@@ -30,10 +30,11 @@ def show_cmd(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Every setting in effect, where its value came from, and the variable that overrides it."""
     from legalrag.settings import KEYS
 
+    from legalrag.settings import get_value
+
     s = root(ctx).settings
-    derived = {"paths.home": s.home, "paths.llm_cache": s.llm_cache, "paths.models_dir": s.models_dir}
-    rows = [{"key": k.name, "value": str(derived[k.name]) if k.name in derived else s.values[k.name],
-             "from": s.origin[k.name], "env": k.env, "help": k.help} for k in KEYS]
+    rows = [{"key": k.name, "value": _shown(get_value(s, k.name)), "from": s.origin[k.name], "env": k.env,
+             "help": k.help} for k in KEYS]
     if as_json:
         print_json({"file": str(s.file), "file_exists": bool(s.file and s.file.exists()), "profile": s.profile,
                     "settings": rows})
@@ -50,11 +51,48 @@ def show_cmd(ctx: typer.Context, as_json: JsonOption = False) -> None:
     Console().print(t)
 
 
+def _shown(value):
+    from pathlib import Path
+
+    return str(value) if isinstance(value, Path) else value
+
+
+@config_app.command("get")
+def get_cmd(ctx: typer.Context, key: str = typer.Argument(..., help="A dotted key, e.g. index.path (see "
+                                                              "`legalrag config show`)."),
+            as_json: JsonOption = False) -> None:
+    """Print KEY's value in effect (nothing when unset), for scripts: `legalrag config get index.path`."""
+    from legalrag.settings import get_value
+
+    s = root(ctx).settings
+    value = _shown(get_value(s, key))
+    if as_json:
+        print_json({"key": key, "value": value, "from": s.origin[key]})
+    elif value is not None:
+        typer.echo(value)
+
+
+@config_app.command("profiles")
+def profiles_cmd(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """The profiles the settings file defines; the active one is marked with *."""
+    from legalrag.settings import profiles
+
+    names = profiles(_file(ctx))
+    active = root(ctx).settings.profile
+    if as_json:
+        print_json({"profiles": names, "active": active})
+        return
+    if not names:
+        typer.echo("no profiles; add one with `legalrag config set --profile NAME KEY VALUE`")
+    for name in names:
+        typer.echo(f"{'*' if name == active else ' '} {name}")
+
+
 @config_app.command("set")
 def set_cmd(ctx: typer.Context, key: str = typer.Argument(..., help="A dotted key, e.g. llm.endpoint (see "
                                                               "`legalrag config show`)."),
             value: str = typer.Argument(...), profile: Optional[str] = ProfileOption) -> None:
-    """Save KEY = VALUE in the settings file (written whole to a temp file and renamed into place)."""
+    """Save KEY = VALUE in the settings file, keeping its comments and order; a relative path is saved absolute."""
     from legalrag.settings import set_value
 
     path = _file(ctx)

@@ -17,8 +17,15 @@ import typer
 
 from legalrag.cli.apps import eval_app
 from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOption, JsonOption, ModelOption,
-                                 ProgressOption, ThreadsOption, print_json, root)
+                                 ProgressOption, RetrieverOption, ThreadsOption, print_json, renamed, root)
 from legalrag.consultation.data import DataFormat
+from legalrag.conversation import DEFAULT_PROCESSOR, PROCESSORS
+
+_PROCESSOR_HELP = (f"How the dialogue becomes a search each turn, as `chat --processor` offers: {', '.join(PROCESSORS)} "
+                   f"(default: chat's, {DEFAULT_PROCESSOR}). last: the last question; all_questions: every question; "
+                   "full_context: the whole dialogue; fused: one search per turn, fused; carry: fused plus the "
+                   "articles the consultation established, kept while the topic holds; rewrite: the LLM rewrites the "
+                   "question (one model call per turn).")
 
 _DATA_HELP = ("LexRAG data: dialogues (dataset.json) or per-turn items (turn_N.json), a JSON array or JSON Lines "
               "under any name, or a directory of turn_N.json files.")
@@ -69,8 +76,7 @@ def eval_conversation(
     data: Path = typer.Option(..., "--data", help=_DATA_HELP),
     index: IndexOption = None,
     retriever: List[str] = typer.Option(["bm25"], "--retriever", help="Index component(s): bm25, qld, dense, hybrid..."),
-    processor: List[str] = typer.Option(["last", "all_questions", "full_context"], "--processor",
-                                        help="Conversation processor(s): last, all_questions, full_context, rewrite."),
+    processor: List[str] = typer.Option([DEFAULT_PROCESSOR], "--processor", help=_PROCESSOR_HELP + " Repeatable."),
     ks: str = typer.Option("1,3,5,10", "--ks", help="Cut-offs, comma-separated."),
     turns: int = typer.Option(5, "--turns", min=0, help="Turns each dialogue must have (0: any)."),
     data_format: DataFormat = FormatOption,
@@ -87,8 +93,11 @@ def eval_conversation(
     """Conversational retrieval: each processor feeds each retriever on every turn; Recall/nDCG/MRR/Precision."""
     index = root(ctx).index_path(index)
     from legalrag.consultation.retrieval import evaluate_conversation, plot_recall_by_turn, save_conversation_runs
-    from legalrag.conversation import PROCESSORS, make_processor
+    from legalrag.consultation.retrieval import gold_repeat
+    from legalrag.conversation import make_processor
+    from legalrag.engine import resolver_for
     from legalrag.errors import InputError
+    from legalrag.followup import cited_documents
     from legalrag.wiring import build_pipeline
 
     try:
@@ -107,23 +116,30 @@ def eval_conversation(
     idx = root(ctx).open_index(index, threads=threads)
     rows, report = _load_turns(data, idx, turns, limit, data_format)
     llm = _llm(ctx, model, endpoint, endpoint_model, threads) if "rewrite" in processor else None
-    processors = {p: make_processor(p, llm) for p in dict.fromkeys(processor)}
+    cited = cited_documents(lambda: resolver_for(idx))
+    processors = {p: make_processor(p, llm, cited=cited) for p in dict.fromkeys(processor)}
     searchers = {r: build_pipeline(idx, retriever=r) for r in dict.fromkeys(retriever)}
     result = evaluate_conversation(rows, processors, searchers, cutoffs, progress=progress)
+    repeat = gold_repeat(rows)
     params = {"data": str(data), "index": str(index), "ks": list(cutoffs), "turns": turns, "limit": limit,
               "model": getattr(llm, "model_id", None) if llm else None}
     if out is not None:
-        save_conversation_runs(out, result, params, report.to_dict(), index=idx)
+        save_conversation_runs(out, result, {**params, "gold_repeat": repeat}, report.to_dict(), index=idx)
     if plot is not None:
         plot_recall_by_turn(result, plot)
     if as_json:
-        print_json({"gold": report.to_dict(), "turns": {"loaded": len(rows), "scored": report.scored}, "table": result.table(cutoffs), "recall@10_by_turn": result.turn_table(),
+        print_json({"gold": report.to_dict(), "turns": {"loaded": len(rows), "scored": report.scored},
+                    "gold_repeat": repeat, "table": result.table(cutoffs), "recall@10_by_turn": result.turn_table(),
+                    "mrr@10_by_turn": result.turn_table("mrr@10"),
                     "processor_seconds_per_turn": result.processor_seconds})
         return
     excluded = f"; {len(rows) - report.scored} left out, named above" if report.scored < len(rows) else ""
     _table(f"conversational retrieval on {data.name} ({report.scored} scored turns of {len(rows)}{excluded})",
            result.table(cutoffs))
     _table("Recall@10 per turn", result.turn_table())
+    _table("MRR@10 per turn", result.turn_table("mrr@10"))
+    typer.echo("gold repeats an earlier turn's article: " + ", ".join(
+        [f"all later turns {repeat['rate']:.3f}"] + [f"turn {n} {r:.3f}" for n, r in repeat["by_turn"].items()]))
     typer.echo("seconds per turn: " + ", ".join(f"{p} {s:.3f}" for p, s in result.processor_seconds.items())
                + " (processor); " + ", ".join(f"{p.name} {p.retrieval_seconds:.3f}" for p in result.pairs)
                + " (retrieval)")
@@ -132,18 +148,18 @@ def eval_conversation(
                    f"--queries {out}/queries.jsonl`")
 
 
-@eval_app.command("consultation-generate")
+@eval_app.command("consultation-generate", cls=renamed({"--sample": "--limit"}))
 def eval_consultation_generate(
     ctx: typer.Context,
     data: Path = typer.Option(..., "--data", help=_DATA_HELP),
     index: IndexOption = None,
     setting: List[str] = typer.Option(["zero_shot", "retriever", "reference"], "--setting",
                                       help="zero_shot, retriever, reference (repeatable)."),
-    sample: Optional[int] = typer.Option(None, "--sample", min=1,
-                                         help="Answer N turns spread over dialogues and turn positions (default: all)."),
-    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component for the retriever setting."),
-    processor: str = typer.Option("last", "--processor", help="Query for the retriever setting: last, all_questions, "
-                                  "full_context (rewrite would need a second model call per turn)."),
+    sample: Optional[int] = typer.Option(None, "--limit", min=1, help="Answer N turns, spread over dialogues and "
+                                         "turn positions (default: all)."),
+    retriever: RetrieverOption = None,
+    processor: str = typer.Option(DEFAULT_PROCESSOR, "--processor", help=_PROCESSOR_HELP.replace(
+        "search each turn", "search in the retriever setting")),
     k: Optional[int] = typer.Option(None, "--k", min=1, help="Articles retrieved in the retriever setting "
                                     "(default: the answer engine's, as `ask` and `chat`)."),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=16, help="Longest answer, in tokens "
@@ -177,11 +193,16 @@ def eval_consultation_generate(
     from legalrag.consultation.data import sample_turns
     from legalrag.consultation.generate import parse_settings, run_generation
     from legalrag.consultation.report import save_generation_run, score_generations
+    from legalrag.consultation.retrieval import gold_repeat
     from legalrag.conversation import make_processor
+    from legalrag.errors import InputError
+    from legalrag.followup import cited_documents
     from legalrag.judgment.textmetrics import char_embedder
     from legalrag.wiring import build_pipeline
 
     settings = parse_settings(setting)
+    if processor not in (*PROCESSORS, "last_question"):
+        raise InputError(f"unknown --processor {processor!r}; choose from {', '.join(PROCESSORS)}")
     idx = root(ctx).open_index(index, threads=threads)
     rows, report = _load_turns(data, idx, turns, None, data_format)
     if sample:
@@ -189,11 +210,12 @@ def eval_consultation_generate(
     pipe = build_pipeline(idx, retriever=retriever)
     llm = _llm(ctx, model, endpoint, endpoint_model, threads)
     docs = {d.id: d for d in idx.documents}
-    from legalrag.answer import resolver_for
+    from legalrag.engine import resolver_for
 
     extra = {"evidence_tokens": evidence_tokens} if evidence_tokens is not None else {}
     responses = run_generation(rows, llm, settings, documents=docs, search=lambda q, n: pipe.search(q, k=n),
-                               processor=make_processor(processor), k=k, max_tokens=max_tokens,
+                               processor=make_processor(processor, llm, cited=cited_documents(
+                                   lambda: resolver_for(idx))), k=k, max_tokens=max_tokens,
                                history_chars=history_chars, article_chars=article_chars,
                                resolver=lambda: resolver_for(idx), style=style, progress=progress, **extra)
     embedder = char_embedder() if bertscore else None
@@ -205,7 +227,12 @@ def eval_consultation_generate(
               "history_chars": history_chars, "article_chars": article_chars,
               "evidence_tokens": evidence_tokens, "tokenizer": tokenizer, "model": llm.model_id, "style": style}
     save_generation_run(out, rows, responses, scored, params, report.to_dict())
-    _table(f"generation on {len(rows)} turns ({llm.model_id})", scored["table"])
+    _table(f"generation on {len(rows)} turns ({llm.model_id}, processor {processor})", scored["table"])
+    _table("keyword accuracy per turn", [{"setting": name, **{f"turn {n}": v for n, v in turns_.items()}}
+                                         for name, turns_ in scored["keyword_accuracy_by_turn"].items()])
+    repeat = gold_repeat(rows)
+    typer.echo("gold repeats an earlier turn's article: " + ", ".join(
+        [f"all later turns {repeat['rate']:.3f}"] + [f"turn {n} {r:.3f}" for n, r in repeat["by_turn"].items()]))
     typer.echo(f"saved to {out}")
 
 
@@ -228,11 +255,11 @@ def eval_consultation_score(
     _table(f"scores of {generations.name}", scored["table"])
 
 
-@eval_app.command("consultation-compare")
+@eval_app.command("consultation-compare", cls=renamed({"--json-out": "--out"}))
 def eval_consultation_compare(
     run_a: Path = typer.Argument(..., help="A run written by `eval consultation-generate` (the baseline)."),
     run_b: Path = typer.Argument(..., help="Another run over the same turns."),
-    json_out: Optional[Path] = typer.Option(None, "--json-out", help="Also write the table as JSON here."),
+    json_out: Optional[Path] = typer.Option(None, "--out", help="Also write the table as JSON here."),
 ) -> None:
     """Paired comparison of two generation runs over the turns both answered: per setting and metric, both
     means, B - A and a paired randomization test's p-value."""
@@ -246,13 +273,13 @@ def eval_consultation_compare(
         typer.echo(f"saved to {json_out}")
 
 
-@eval_app.command("consultation-judge")
+@eval_app.command("consultation-judge", cls=renamed({"--limit-turns": "--limit"}))
 def eval_consultation_judge(
     ctx: typer.Context,
     generations: Path = typer.Option(..., "--generations", help="A run written by `eval consultation-generate`."),
     out: Path = typer.Option(..., "--out", help="Judge run directory: judgements.jsonl, summary.json."),
     self_check: bool = typer.Option(False, "--self-check", help="Also judge each reference against itself."),
-    limit_turns: Optional[int] = typer.Option(None, "--limit-turns", min=1,
+    limit_turns: Optional[int] = typer.Option(None, "--limit", min=1,
                                               help="Judge only the first N turns of the run (every setting of each)."),
     against: Optional[Path] = typer.Option(None, "--against", help="Another judge run on the same generations: "
                                            "report agreement with it."),

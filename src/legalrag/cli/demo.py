@@ -1,4 +1,5 @@
-"""`legalrag demo`: search the statute sample shipped with legalrag and show the articles it cites."""
+"""`legalrag demo`: search the default index (China's national law, shipped with legalrag) and show the articles
+it cites; with --answer, answer with the embedded model and check the citations."""
 
 from __future__ import annotations
 
@@ -18,24 +19,23 @@ def demo(
     answer: bool = typer.Option(False, "--answer/--no-answer",
                                 help="Also answer with the embedded 1.5B and check its citations (make demo does)."),
 ) -> None:
-    """Build the sample statute index (once, in the cache dir) and show the top articles for a question."""
+    """Show the top articles of the default index (national law, built once on first use) for a question."""
     from rich.console import Console
 
-    from legalrag.demo import SAMPLE_QUESTION, demo_hits
+    from legalrag.demo import SAMPLE_QUESTION, demo_hits, describe_index
     from legalrag.citations import citation_label
 
     q = question or SAMPLE_QUESTION
-    index = root(ctx).demo_index(progress=True)
+    index = root(ctx).default_index(progress=True)
     hits = demo_hits(q, k=k, index=index)
     console = Console()
     console.print(f"[bold]Question:[/bold] {q}")
-    console.print(f"Searched {len(index.documents)} sample articles (labour, consumer, lease, loan, family, "
-                  f"inheritance, traffic) with BM25; index at {index.path}")
+    console.print(describe_index(index), highlight=False)
     if not hits:
         console.print("No article shares a word with the question; try rephrasing it.")
         return
     for h in hits:
-        console.print(f"\n[bold][{h.rank}] {citation_label(h.document)}[/bold]  (BM25 {h.score:.2f})",
+        console.print(f"\n[bold][{h.rank}] {citation_label(h.document)}[/bold]  ({index.default} {h.score:.3f})",
                       highlight=False)
         console.print(h.document.text.strip(), highlight=False, markup=False)
     console.print("\n[bold]Cited articles:[/bold] " + "; ".join(citation_label(h.document) for h in hits),

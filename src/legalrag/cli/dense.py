@@ -12,10 +12,10 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import ranker_app
-from legalrag.cli.common import IndexOption, JsonOption, ProgressOption, print_json, root
+from legalrag.cli.common import IndexOption, JsonOption, ProgressOption, print_json, renamed, root
 
 
-@ranker_app.command("train")
+@ranker_app.command("train", cls=renamed({"--temperature": "--neighbour-temperature"}))
 def ranker_train(
     ctx: typer.Context,
     index: IndexOption = None,
@@ -30,7 +30,7 @@ def ranker_train(
                                    "similar ones vote for the articles they cite (five more features; 0: off)."),
     expand: int = typer.Option(20, "--expand", min=0, help="With --neighbours: best-voted articles added as "
                                "candidates when the first stage missed them."),
-    temperature: float = typer.Option(0.02, "--temperature", min=1e-4, help="With --neighbours: a neighbour's "
+    temperature: float = typer.Option(0.02, "--neighbour-temperature", min=1e-4, help="With --neighbours: a neighbour's "
                                       "weight is exp((cosine - nearest cosine) / T)."),
     candidates: Optional[str] = typer.Option(None, "--candidates", help="Index component whose top DEPTH it "
                                              "reranks (default: hybrid, else the index's default); e.g. a "

@@ -1,8 +1,9 @@
 """``legalrag eval judgment`` (JuDGE metrics) and ``legalrag judgment train / predict / draft``.
 
-Paths that are not given as options are read from the environment: ``LEGALRAG_LAW_CORPUS`` (statute corpus
-JSONL, e.g. JuDGE's ``data/law_corpus.jsonl``) and ``LEGALRAG_JUDGMENT_MODEL`` (a structure model directory
-written by ``legalrag judgment train``). The LLM is built through the command's ``wiring.Root``
+Paths that are not given as options come from the saved settings (``legalrag config show``):
+``judgment.law_corpus`` (statute corpus JSONL, e.g. JuDGE's ``data/law_corpus.jsonl``; ``$LEGALRAG_LAW_CORPUS``),
+``judgment.model`` (a structure model directory written by ``legalrag judgment train``, or a shipped one's name;
+``$LEGALRAG_JUDGMENT_MODEL``) and ``judgment.encoder`` (``$LEGALRAG_JUDGMENT_ENCODER``). The LLM is built through the command's ``wiring.Root``
 (``root(ctx).make_llm``).
 """
 
@@ -15,7 +16,7 @@ import typer
 
 from legalrag.cli.apps import eval_app, judgment_app
 from legalrag.cli.common import (EndpointModelOption, EndpointOption, JsonOption, ModelOption, ThreadsOption,
-                                 print_json, root)
+                                 print_json, renamed, root)
 
 
 def _fmt(v) -> str:
@@ -80,11 +81,12 @@ def eval_judgment(
                       f"(no 判决如下 / result section; scored on what could be read): {shown}")
 
 
-LAW_CORPUS_HELP = "Statute corpus JSONL (STARD or JuDGE shape; env LEGALRAG_LAW_CORPUS)."
+LAW_CORPUS_HELP = ("Statute corpus JSONL (STARD or JuDGE shape; default: the judgment.law_corpus setting, "
+                   "$LEGALRAG_LAW_CORPUS, else the criminal law of the national-law data shipped with legalrag).")
 CHECK_CHARGES_HELP = ("Where the structure model is not confident about the charge, the LLM (--model / --endpoint) "
                       "reads the facts and names it; its reply and the model's choice are kept in the evidence.")
 MODEL_DIR_HELP = ("Structure model: a directory from `legalrag judgment train` or the name of a shipped one (default: "
-                  "the shipped judge-structure; env LEGALRAG_JUDGMENT_MODEL).")
+                  "the judgment.model setting, $LEGALRAG_JUDGMENT_MODEL, else the shipped judge-structure).")
 SHIPPED_STRUCTURE = "judge-structure"
 
 
@@ -96,18 +98,33 @@ def structure_model_dir(model_dir: Optional[Path]) -> Optional[Path]:
     return resolve(model_dir, "judgment-model", default=SHIPPED_STRUCTURE)
 
 
-ENCODER_HELP = ("Encoder of a structure model trained on an encoder's signal (default: the spec its manifest records; "
-                "env LEGALRAG_JUDGMENT_ENCODER).")
+ENCODER_HELP = ("Encoder of a structure model trained on an encoder's signal (default: the judgment.encoder setting, "
+                "$LEGALRAG_JUDGMENT_ENCODER, else the spec its manifest records).")
 
 
-def load_structure(model_dir: Path, law_corpus: Path, encoder: Optional[str] = None):
-    """The structure model with its statutes and, when its manifest names one, the encoder it reads."""
+def law_statutes(ctx_root, law_corpus: Optional[Path]):
+    """The statutes the judgment models decide over: ``--law-corpus`` (a JSONL file) when given, else the criminal
+    law of the national-law data shipped with legalrag."""
+    from legalrag.judgment.service import load_statutes_file
+
+    if law_corpus is not None:
+        return load_statutes_file(law_corpus)
+    index = ctx_root.law_index(progress=True)
+    if index is None:
+        return load_statutes_file(_need(law_corpus, "statute corpus"))
+    return list(index.documents)
+
+
+def load_structure(model_dir: Path, statutes, encoder: Optional[str] = None):
+    """The structure model with its statutes (documents, or a corpus file) and, when its manifest names one, the
+    encoder it reads."""
     import json
 
     from legalrag.judgment.predict import StructurePredictor
     from legalrag.judgment.service import load_statutes_file
 
-    statutes = load_statutes_file(law_corpus)
+    if isinstance(statutes, (str, Path)):
+        statutes = load_statutes_file(statutes)
     man = model_dir / "manifest.json"
     enc = None
     if man.exists():
@@ -127,15 +144,16 @@ def _need(path: Optional[Path], what: str) -> Path:
     return path
 
 
-@judgment_app.command("train")
+@judgment_app.command("train", cls=renamed({"--facts": "--cases", "--first": "--limit"}))
 def train(
-    facts: Path = typer.Option(..., "--facts", help="Cases, JSONL {text_id|id, text|facts} (e.g. JuDGE data/test.json)."),
+    ctx: typer.Context,
+    facts: Path = typer.Option(..., "--cases", help="Cases, JSONL {text_id|id, text|facts} (e.g. JuDGE data/test.json)."),
     judgments: Path = typer.Option(..., "--judgments", help="Gold judgments, JSONL {id, document}."),
-    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", envvar="LEGALRAG_LAW_CORPUS", help=LAW_CORPUS_HELP),
+    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", help=LAW_CORPUS_HELP),
     train_citations: Optional[Path] = typer.Option(None, "--train-citations",
                                                    help="Training citation sets (qrels or JSONL) for the citation "
                                                         "pipeline signal; without it the articles use cases only."),
-    first: Optional[int] = typer.Option(None, "--first", help="Train on the first N ids in sorted order only."),
+    first: Optional[int] = typer.Option(None, "--limit", min=1, help="Train on the first N ids in sorted order only."),
     out: Path = typer.Option(..., "--out", help="Model directory to write (replaced atomically)."),
     without: Optional[str] = typer.Option(None, "--without", help="Ablation: comma-separated feature groups or "
                                           "signals to switch off (amounts, drugs, people, mitigating, aggravating, "
@@ -149,7 +167,7 @@ def train(
     """Train the judgment structure predictors (charges, articles, prison, fine, probation) on labelled cases."""
     from legalrag.judgment.service import train_from_files
 
-    model = train_from_files(facts, judgments, _need(law_corpus, "statute corpus"), out,
+    model = train_from_files(facts, judgments, _need(root(ctx).law_corpus(law_corpus), "statute corpus"), out,
                              train_citations=train_citations, first=first,
                              disabled=[w.strip() for w in (without or "").split(",") if w.strip()], progress=True,
                              select=select, per_defendant=per_defendant)
@@ -157,23 +175,23 @@ def train(
                f"thresholds {model.thresholds}; saved to {out}")
 
 
-@judgment_app.command("predict")
+@judgment_app.command("predict", cls=renamed({"--skip-first": "--skip", "--encoder": "--structure-encoder"}))
 def predict(
     ctx: typer.Context,
     facts: Optional[str] = typer.Option(None, "--facts", help="One case: a text file path or the facts themselves."),
     cases: Optional[Path] = typer.Option(None, "--cases", help="Many cases: JSONL {text_id|id, text|facts}."),
-    skip_first: int = typer.Option(0, "--skip-first", help="With --cases: leave out the first N ids in sorted "
+    skip_first: int = typer.Option(0, "--skip", min=0, help="With --cases: leave out the first N ids in sorted "
                                                            "order (the training cases)."),
     out: Optional[Path] = typer.Option(None, "--out", help="With --cases: write JSONL {id, document, structure} "
                                                            "here (scorable with `legalrag eval judgment`)."),
-    model_dir: Optional[Path] = typer.Option(None, "--model-dir", envvar="LEGALRAG_JUDGMENT_MODEL", help=MODEL_DIR_HELP),
-    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", envvar="LEGALRAG_LAW_CORPUS", help=LAW_CORPUS_HELP),
+    model_dir: Optional[Path] = typer.Option(None, "--model-dir", help=MODEL_DIR_HELP),
+    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", help=LAW_CORPUS_HELP),
     check_charges: bool = typer.Option(False, "--check-charges", help=CHECK_CHARGES_HELP),
     model: ModelOption = None,
     endpoint: EndpointOption = None,
     endpoint_model: EndpointModelOption = None,
     threads: ThreadsOption = None,
-    encoder: Optional[str] = typer.Option(None, "--encoder", envvar="LEGALRAG_JUDGMENT_ENCODER", help=ENCODER_HELP),
+    encoder: Optional[str] = typer.Option(None, "--structure-encoder", help=ENCODER_HELP),
 ) -> None:
     """Predict the structure of the judgment (charges, articles, term, fine, probation) with its evidence, as JSON."""
     from legalrag.errors import InputError
@@ -184,8 +202,9 @@ def predict(
         raise InputError("pass exactly one of --facts (one case) or --cases (a JSONL file)")
     if not check_charges and (model or endpoint or endpoint_model):
         raise InputError("--model / --endpoint choose the LLM of --check-charges; add --check-charges")
-    predictor = load_structure(_need(structure_model_dir(model_dir), "model directory"),
-                               _need(law_corpus, "statute corpus"), encoder)
+    predictor = load_structure(_need(structure_model_dir(root(ctx).judgment_model(model_dir)), "model directory"),
+                               law_statutes(root(ctx), root(ctx).law_corpus(law_corpus)),
+                               encoder or root(ctx).settings.judgment_encoder)
     reader = None
     if check_charges:
         from legalrag.judgment.charge_llm import ChargeReader
@@ -207,14 +226,15 @@ def predict(
     typer.echo(f"{len(rows)} predictions written to {out} ({low} with low confidence)")
 
 
-@judgment_app.command("draft")
+@judgment_app.command("draft", cls=renamed({"--encoder": "--structure-encoder"}))
 def draft(
     ctx: typer.Context,
     facts: str = typer.Option(..., "--facts", help="Case facts: a text file path or the text itself."),
-    model_dir: Optional[Path] = typer.Option(None, "--model-dir", envvar="LEGALRAG_JUDGMENT_MODEL",
-                                             help=MODEL_DIR_HELP + " With it the structure is predicted and the "
-                                                  "model writes only the reasoning; without it the LLM drafts freely."),
-    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", envvar="LEGALRAG_LAW_CORPUS", help=LAW_CORPUS_HELP),
+    model_dir: Optional[Path] = typer.Option(None, "--model-dir",
+                                             help=MODEL_DIR_HELP + " The structure model decides the judgment and "
+                                                  "the LLM writes only the reasoning; --free lets the LLM draft it "
+                                                  "all."),
+    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", help=LAW_CORPUS_HELP),
     case_corpus: Optional[Path] = typer.Option(None, "--case-corpus",
                                                help="Free drafting only: past judgments, JSONL {id, document}."),
     no_llm: bool = typer.Option(False, "--no-llm", help="With a structure model: a template reasoning, no model."),
@@ -227,7 +247,7 @@ def draft(
     as_json: JsonOption = False,
     max_tokens: int = typer.Option(500, "--max-tokens", help="Upper bound on generated tokens."),
     check_charges: bool = typer.Option(False, "--check-charges", help="With --model-dir: " + CHECK_CHARGES_HELP),
-    encoder: Optional[str] = typer.Option(None, "--encoder", envvar="LEGALRAG_JUDGMENT_ENCODER", help=ENCODER_HELP),
+    encoder: Optional[str] = typer.Option(None, "--structure-encoder", help=ENCODER_HELP),
 ) -> None:
     """Draft a complete criminal judgment from case facts."""
     from legalrag.errors import InputError
@@ -236,7 +256,9 @@ def draft(
     text = read_facts(facts)
     if free and model_dir is not None:
         raise InputError("--free drafts without a structure model; leave out --model-dir (or --free)")
-    model_dir = None if free else structure_model_dir(model_dir)
+    model_dir = None if free else structure_model_dir(root(ctx).judgment_model(model_dir))
+    law_corpus = root(ctx).law_corpus(law_corpus)
+    encoder = encoder or root(ctx).settings.judgment_encoder
     if model_dir is None and no_llm:
         raise InputError("--no-llm needs a structure model (the one that decides the judgment): pass --model-dir "
                          "or leave out --free" if free else "--no-llm needs --model-dir (no structure model ships "
@@ -247,14 +269,14 @@ def draft(
     if not no_llm:
         llm = root(ctx).make_llm(model, endpoint, endpoint_model, threads=threads)
     if model_dir is None:
-        result = draft_from_cli(text, llm, law_corpus=_need(law_corpus, "statute corpus"), case_corpus=case_corpus,
+        result = draft_from_cli(text, llm, law_corpus=law_statutes(root(ctx), law_corpus), case_corpus=case_corpus,
                                 stream=not as_json, max_tokens=max_tokens)
         if as_json:
             print_json(result.to_dict())
         return
     from legalrag.judgment.reasoned import ReasonedDrafter
 
-    predictor = load_structure(model_dir, _need(law_corpus, "statute corpus"), encoder)
+    predictor = load_structure(model_dir, law_statutes(root(ctx), law_corpus), encoder)
     from legalrag.judgment.charge_llm import ChargeReader
 
     res = ReasonedDrafter(predictor, llm, max_tokens=min(max_tokens, 500),

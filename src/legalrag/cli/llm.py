@@ -10,16 +10,18 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import llm_app
-from legalrag.cli.common import JsonOption, ThreadsOption, is_loopback, root
+from legalrag.cli.common import JsonOption, ModelOption, ThreadsOption, is_loopback, renamed, root
 
 
 @llm_app.command("serve")
 def serve_cmd(
     ctx: typer.Context,
-    model: str = typer.Option("qwen2.5-coder-1.5b", "--model",
-                              help="qwen2.5-coder-1.5b, qwen2.5-coder-0.5b or a .gguf path."),
-    port: int = typer.Option(8000, "--port", min=1, max=65535),
-    host: str = typer.Option("127.0.0.1", "--host", help="Loopback only, unless --api-key-env is set."),
+    model: ModelOption = None,
+    port: Optional[int] = typer.Option(None, "--port", min=1, max=65535, help="Port (default: the llm.server "
+                                       "setting's, 8000: where `ask` and `chat` look for a model server; the web "
+                                       "application of `legalrag serve` is another server, on 8080)."),
+    host: Optional[str] = typer.Option(None, "--host", help="Address (default: the llm.server setting's, "
+                                       "127.0.0.1); loopback only, unless --api-key-env is set."),
     name: Optional[str] = typer.Option(None, "--name", help="Model name clients send (default: the model id)."),
     api_key_env: Optional[str] = typer.Option(None, "--api-key-env",
                                               help="Require 'Authorization: Bearer $VAR' from clients."),
@@ -31,6 +33,8 @@ def serve_cmd(
     from legalrag.llm.serve import serve
     from legalrag.wiring import make_llm
 
+    host = host or root(ctx).settings.llm.server.host
+    port = port or root(ctx).settings.llm.server.port
     api_key = None
     if api_key_env:
         api_key = os.environ.get(api_key_env)
@@ -49,11 +53,12 @@ def serve_cmd(
         llm.close()
 
 
-@llm_app.command("info")
+@llm_app.command("info", cls=renamed({"--cache": "--cache-file"}))
 def info_cmd(
     ctx: typer.Context,
     as_json: JsonOption = False,
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Call-cache file (default: the shared one)."),
+    cache: Optional[Path] = typer.Option(None, "--cache-file", help="Call-cache file (default: the "
+                                         "paths.llm_cache setting)."),
 ) -> None:
     """Bundled models (parts installed, assembled file, verified digest) and call-cache statistics."""
     from legalrag.cli.common import print_json
@@ -86,11 +91,12 @@ def info_cmd(
         console.print(f"call cache {c['path']}: empty")
 
 
-@llm_app.command("cache-clear")
+@llm_app.command("cache-clear", cls=renamed({"--cache": "--cache-file"}))
 def cache_clear_cmd(
     ctx: typer.Context,
     model: Optional[str] = typer.Option(None, "--model", help="Only this model id."),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Call-cache file (default: the shared one)."),
+    cache: Optional[Path] = typer.Option(None, "--cache-file", help="Call-cache file (default: the "
+                                         "paths.llm_cache setting)."),
 ) -> None:
     """Delete cached LLM calls."""
     from legalrag.llm.cache import CallCache

@@ -10,7 +10,7 @@ import typer
 
 from legalrag.cli.apps import app
 from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOption, JsonOption, ModelOption,
-                                 ThreadsOption, print_json, root)
+                                 RetrieverOption, ThreadsOption, print_json, renamed, root)
 from legalrag.cli.train import train_app
 
 agents_app = typer.Typer(no_args_is_help=True, help="The statute agents' planner: rollouts and their stability.")
@@ -60,16 +60,16 @@ def variability_table(summary: dict, title: str):
     return table
 
 
-@agents_app.command("rollouts")
+@agents_app.command("rollouts", cls=renamed({"--first": "--limit"}))
 def rollouts_cmd(
     ctx: typer.Context,
     index: IndexOption = None,
     queries: Path = typer.Option(..., "--queries", help="Query JSONL with gold (query_id, query, gold_ids/names)."),
     out: Path = typer.Option(..., "--out", help="Trajectories JSONL (appended per query; a rerun resumes)."),
     n: int = typer.Option(8, "--n", min=1, help="Rollouts per query (seeds 0, 1000, 2000, ...)."),
-    first: int = typer.Option(0, "--first", min=0, help="Only the first N queries (after --skip); 0 = all."),
+    first: int = typer.Option(0, "--limit", min=0, help="Only the first N queries (after --skip); 0 = all."),
     skip: int = typer.Option(0, "--skip", min=0, help="Skip the first N queries of the file."),
-    retriever: Optional[str] = typer.Option(None, "--retriever", help="Index component (default: the first built)."),
+    retriever: RetrieverOption = None,
     model: ModelOption = None,
     policy: Optional[Path] = typer.Option(None, "--policy", help="A trained policy directory (its LoRA adapter)."),
     endpoint: EndpointOption = None,
@@ -150,7 +150,7 @@ def _sampler_factory(ctx: typer.Context, idx: Any, *, model_name: str, base: dic
     return make_sampler
 
 
-@train_app.command("policy")
+@train_app.command("policy", cls=renamed({"--first": "--limit"}))
 def train_policy_cmd(
     ctx: typer.Context,
     index: IndexOption = None,
@@ -164,11 +164,11 @@ def train_policy_cmd(
     lr: float = typer.Option(5e-5, "--lr"),
     lora_r: int = typer.Option(8, "--lora-r", min=1),
     lora_alpha: int = typer.Option(16, "--lora-alpha", min=1),
-    first: int = typer.Option(0, "--first", min=0, help="Only the first N queries (after --skip); 0 = all."),
-    skip: int = typer.Option(0, "--skip", min=0),
+    first: int = typer.Option(0, "--limit", min=0, help="Only the first N queries (after --skip); 0 = all."),
+    skip: int = typer.Option(0, "--skip", min=0, help="Skip the first N queries of the file."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Stop after this many steps "
                                             "(the run stays resumable; the policy is written with what was done)."),
-    retriever: Optional[str] = typer.Option(None, "--retriever"),
+    retriever: RetrieverOption = None,
     threads: ThreadsOption = None,
     max_rounds: int = typer.Option(4, "--max-rounds", min=1, max=10),
     fused_planner: bool = typer.Option(False, "--fused-planner/--no-fused-planner",

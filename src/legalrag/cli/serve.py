@@ -1,4 +1,7 @@
-"""`legalrag serve --index DIR`: the web application and its JSON API (loopback by default)."""
+"""`legalrag serve --index DIR`: the web application and its JSON API (loopback by default), and the warm
+process that `legalrag ask` and `legalrag chat` answer through: it holds the index, the encoder, the citation
+resolver and the model. `--background` starts it detached and waits until it answers; `--stop` and `--status`
+manage that one."""
 
 from __future__ import annotations
 
@@ -7,13 +10,14 @@ from typing import List, Optional
 
 import typer
 
-from legalrag.answer import DEFAULT_EVIDENCE_TOKENS
+from legalrag.engine import DEFAULTS
 from legalrag.cli.apps import app
-from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, ModelOption, ThreadsOption,
-                                 deprecated, is_loopback, root)
+from legalrag.cli.common import (CacheOption, EndpointModelOption, EndpointOption, IndexOrDemoOption, ModelOption,
+                                 ThreadsOption, is_loopback, renamed, root)
 
 
-@app.command("serve")
+@app.command("serve", cls=renamed({"--llm-cache": "--cache", "--no-llm-cache": "--no-cache",
+                                   "--cite-model": "--cite-model-dir", "--judgment-model": "--judgment-model-dir"}))
 def serve_cmd(
     ctx: typer.Context,
     index: IndexOrDemoOption = None,
@@ -27,17 +31,16 @@ def serve_cmd(
     endpoint_model: EndpointModelOption = None,
     threads: ThreadsOption = None,
     no_llm: bool = typer.Option(False, "--no-llm", help="Serve search and citation checks only (answers: 503)."),
-    llm_cache: bool = typer.Option(True, "--llm-cache/--no-llm-cache", help="Answer repeated prompts from the "
-                                   "LLM call cache."),
+    llm_cache: CacheOption = True,
     cite_model: Optional[Path] = typer.Option(None, "--cite-model-dir", help="Citation model directory for /cite "
                                               "(default INDEX/citepred when it exists)."),
-    judgment_model: Optional[Path] = typer.Option(None, "--judgment-model-dir", envvar="LEGALRAG_JUDGMENT_MODEL",
+    judgment_model: Optional[Path] = typer.Option(None, "--judgment-model-dir",
                                                   help="Judgment structure model directory (`legalrag judgment "
-                                                       "train`) for /judgment/structure; needs --law-corpus."),
-    old_cite_model: Optional[Path] = typer.Option(None, "--cite-model", hidden=True, help="Old spelling."),
-    old_judgment_model: Optional[Path] = typer.Option(None, "--judgment-model", hidden=True, help="Old spelling."),
-    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", envvar="LEGALRAG_LAW_CORPUS",
-                                              help="The statute corpus the judgment model was trained with (JSONL)."),
+                                                       "train`) for /judgment/structure (default: the judgment.model "
+                                                       "setting, $LEGALRAG_JUDGMENT_MODEL); needs --law-corpus."),
+    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus",
+                                              help="The statute corpus the judgment model was trained with (JSONL; "
+                                              "default: the judgment.law_corpus setting, $LEGALRAG_LAW_CORPUS)."),
     api_key_file: Optional[Path] = typer.Option(None, "--api-key-file", help="File of accepted API keys, one per "
                                                 "line; without it no key is needed."),
     rate_limit: int = typer.Option(120, "--rate-limit", min=0, help="Requests per minute per key (0: no limit)."),
@@ -47,12 +50,29 @@ def serve_cmd(
     max_waiting: int = typer.Option(16, "--max-waiting", min=0, help="Generations that may queue for the model."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="A trained agents' policy directory (`legalrag "
                                           "train policy`): /agents/search runs the embedded model with its adapter."),
-    evidence_tokens: int = typer.Option(DEFAULT_EVIDENCE_TOKENS, "--evidence-tokens", min=0, max=8192,
-                                        help="Token budget for the retrieved articles in /ask and /consult prompts: "
-                                             "each is cut to the clauses matching the question (0: whole "
-                                             "articles); a request may ask for less."),
+    mcp: bool = typer.Option(True, "--mcp/--no-mcp", help="Serve the MCP tools at /mcp (streamable HTTP; needs "
+                             "the mcp extra), with the same API key and rate limit."),
+    evidence_tokens: Optional[int] = typer.Option(None, "--evidence-tokens", min=0, max=8192,
+                                                  help="Token budget for the retrieved articles in /ask and /consult "
+                                                  "prompts: each is cut to the clauses matching the question "
+                                                  "(default: the answer.evidence_tokens setting, else "
+                                                  f"{DEFAULTS.evidence_tokens}; 0: whole articles); a request may "
+                                                  "ask for less."),
+    max_indexes: Optional[int] = typer.Option(None, "--max-indexes", min=0, max=16,
+                                              help="Other indexes a request (`ask --index DIR`) may have this server "
+                                              "open and keep, least recently used dropped first (default 2 on "
+                                              "loopback, 0 on another address)."),
+    background: bool = typer.Option(False, "--background", help="Start the server detached (log and pid in the "
+                                    "home folder), wait until it answers, and return; `ask` and `chat` use it."),
+    stop: bool = typer.Option(False, "--stop", help="Stop the server `--background` started."),
+    status: bool = typer.Option(False, "--status", help="Say whether a server answers at the serve address: its "
+                                "build (stale or current), model and indexes."),
 ) -> None:
     """Serve the web application (consultation, search, drafting, citation prediction) and its JSON API."""
+    if background or stop or status:
+        return _manage(ctx, background=background, stop=stop, status=status, index=index, host=host, port=port,
+                       model=model, endpoint=endpoint, endpoint_model=endpoint_model, threads=threads,
+                       no_llm=no_llm, llm_cache=llm_cache, evidence_tokens=evidence_tokens, max_indexes=max_indexes)
     import logging
 
     import uvicorn
@@ -60,12 +80,6 @@ def serve_cmd(
     from legalrag.server import Settings, create_app
     from legalrag.server.security import load_api_keys
 
-    if old_cite_model is not None:
-        deprecated("--cite-model", "--cite-model-dir")
-        cite_model = cite_model or old_cite_model
-    if old_judgment_model is not None:
-        deprecated("--judgment-model", "--judgment-model-dir")
-        judgment_model = judgment_model or old_judgment_model
     host = host or root(ctx).settings.serve_host
     port = port or root(ctx).settings.serve_port
     keys = tuple(load_api_keys(api_key_file)) if api_key_file else ()
@@ -75,16 +89,21 @@ def serve_cmd(
     structure = None
     from legalrag.cli.judgment import load_structure, structure_model_dir
 
-    if judgment_model is None and law_corpus is not None:
+    judgment_model = root(ctx).judgment_model(judgment_model)
+    law_corpus = root(ctx).law_corpus(law_corpus)
+    # the criminal law of the shipped national-law data: the statutes the judgment and citation models decide over
+    criminal = root(ctx).law_index(progress=True) if law_corpus is None else None
+    if judgment_model is None and (law_corpus is not None or criminal is not None):
         judgment_model = structure_model_dir(None)  # the shipped structure model, when this install has one
     if judgment_model is not None:
         from legalrag.errors import InputError
 
-        if law_corpus is None:
+        if law_corpus is None and criminal is None:
             raise InputError("--judgment-model-dir needs --law-corpus FILE (the statute corpus it was trained with) or "
                              "LEGALRAG_LAW_CORPUS")
         # with the encoder its manifest names, if any
-        structure = load_structure(structure_model_dir(judgment_model), law_corpus)
+        structure = load_structure(structure_model_dir(judgment_model),
+                                   law_corpus if law_corpus is not None else list(criminal.documents))
     idx = root(ctx).open_index_or_demo(index, progress=True)
     llm = None if no_llm else root(ctx).make_llm(model, endpoint, endpoint_model, llm_cache, threads=threads)
     agents_llm = None
@@ -99,9 +118,97 @@ def serve_cmd(
     model_dir = cite_model or default_model_dir(idx)
     if model_dir is not None:
         predictor = build_predictor(idx, model_dir=model_dir)
+    elif criminal is not None and default_model_dir(criminal) is not None:  # the shipped judge-cite, out of the box
+        predictor = build_predictor(criminal, model_dir=default_model_dir(criminal))
+    if max_indexes is None:
+        max_indexes = 2 if is_loopback(host) else 0  # a request may name a path on this machine: loopback only
     settings = Settings(max_k=max_k, api_keys=keys, rate_limit=rate_limit, cors_origins=tuple(cors_origin),
-                        max_waiting=max_waiting, evidence_tokens=evidence_tokens or None)
+                        max_waiting=max_waiting,
+                        evidence_tokens=root(ctx).answer_settings(evidence_tokens=evidence_tokens).evidence_tokens,
+                        max_indexes=max_indexes, mcp=mcp, host=host)
+    _warm_up(idx, llm)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    typer.echo(f"legalrag: http://{host}:{port}/  (API schema /openapi.json, routes /docs)", err=True)
-    uvicorn.run(create_app(idx, llm, settings, predictor=predictor, agents_llm=agents_llm, structure=structure),
-                host=host, port=port, log_level="info", access_log=False)
+    from legalrag.wiring import make_support_scorer
+
+    support = make_support_scorer("stard-e5", threads=threads, settings=root(ctx).settings)
+    app = create_app(idx, llm, settings, predictor=predictor, agents_llm=agents_llm, structure=structure,
+                     open_index=lambda path: _open_warm(root(ctx), path, threads), support=support)
+    from legalrag.warm.build import build_id
+
+    typer.echo(f"legalrag {build_id()}: http://{host}:{port}/  (API schema /openapi.json, routes /docs; OpenAI-compatible "
+               f"chat /v1/chat/completions{', MCP /mcp' if mcp else ''})", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="info", access_log=False)
+
+
+def _open_warm(r, path: Path, threads: int | None):
+    """Another index a request names, opened with the server's settings and warmed like its own."""
+    idx = r.open_index(path, threads=threads)
+    _warm_up(idx, None)
+    return idx
+
+
+def _warm_up(idx, llm) -> None:
+    """Load now what the first request would otherwise wait for: the default retriever (its encoder and
+    vectors), the citation resolver, the model."""
+    from legalrag.engine import resolver_for
+    from legalrag.retrieval.pipeline import build_pipeline
+
+    build_pipeline(idx).search("合同", k=1)
+    resolver_for(idx)
+    if llm is not None and callable(getattr(llm, "load", None)):
+        llm.load()
+
+
+def _manage(ctx: typer.Context, *, background: bool, stop: bool, status: bool, index, host, port, model, endpoint,
+            endpoint_model, threads, no_llm, llm_cache, evidence_tokens, max_indexes) -> None:
+    """--background, --stop, --status: the detached server (``legalrag.warm.daemon``)."""
+    import sys
+
+    from legalrag.cli._warm import server_url
+    from legalrag.warm import daemon
+
+    r = root(ctx)
+    s = r.settings
+    url = server_url(s) if host is None and port is None else \
+        f"http://{'127.0.0.1' if host in (None, '0.0.0.0') else host}:{port or s.serve_port}"
+    if stop:
+        info = daemon.stop(url, s.home)
+        typer.echo(f"stopped the server (pid {info['pid']})" if info["stopped"] else
+                   "no server started by `legalrag serve --background` was running"
+                   + (f"; another one still answers at {url}" if info["still_up"] else ""))
+        return
+    if status:
+        info = daemon.status(url, s.home)
+        if not info["up"]:
+            typer.echo(f"no legalrag server at {url}: `ask` and `chat` answer in their own process")
+        elif info["stale"]:
+            typer.echo(f"STALE: the server at {url} runs build {info['build']}, not this one; `ask` and `chat` do "
+                       "not use it. Restart it: `legalrag serve --stop`, then `legalrag serve --background`")
+        else:
+            typer.echo(f"up at {url} (build {info['build']}, pid {info['server_pid']}): model {info['llm']}, "
+                       f"indexes {', '.join(info['indexes'])}; `ask` and `chat` answer through it")
+        return
+    cmd = [sys.executable, "-m", "legalrag"]
+    if r.config is not None:
+        cmd += ["--config", str(r.config)]
+    if r.profile is not None:
+        cmd += ["--profile", str(r.profile)]
+    cmd += ["serve"]
+    for flag, value in (("--index", index), ("--host", host), ("--port", port), ("--model", model),
+                        ("--endpoint", endpoint), ("--endpoint-model", endpoint_model), ("--threads", threads),
+                        ("--evidence-tokens", evidence_tokens), ("--max-indexes", max_indexes)):
+        if value is not None:
+            cmd += [flag, str(Path(value).resolve()) if flag == "--index" else str(value)]
+    if no_llm:
+        cmd.append("--no-llm")
+    if not llm_cache:
+        cmd.append("--no-llm-cache")
+    typer.echo(f"starting the legalrag server at {url} (loading the index and the model)...", err=True)
+    info = daemon.start(url, s.home, cmd)
+    if info.get("already_running"):
+        stale = " (STALE: another build; `legalrag serve --stop` first)" if info.get("stale") else ""
+        typer.echo(f"already running at {url}{stale}")
+        return
+    typer.echo(
+        f"running at {url} (pid {info['pid']}, ready in {info['seconds']} s); `ask` and `chat` answer through it; "
+        f"`legalrag serve --stop` ends it; log: {info['log']}")

@@ -9,7 +9,7 @@ from typing import List, Optional
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import IndexOption, JsonOption, ProgressOption, print_json, root
+from legalrag.cli.common import IndexOption, JsonOption, ProgressOption, print_json, renamed, root
 
 train_app = typer.Typer(no_args_is_help=True, help="Train retrievers: encoders and cross-encoder rerankers.")
 models_app = typer.Typer(no_args_is_help=True, help="The encoders and rerankers available here.")
@@ -53,15 +53,16 @@ def _load(ctx: typer.Context, index: Path, queries: Path, query_fields: Optional
 FIELDS_HELP = "Field mapping, as for eval retrieval (e.g. query_id=text_id,query=text,gold_ids=la)."
 
 
-@train_app.command("split")
+@train_app.command("split", cls=renamed({"--out-dir": "--out", "--first": "--train-first"}))
 def split_cmd(ctx: typer.Context,
               index: IndexOption = None,
               queries: Path = typer.Option(..., "--queries"),
-              out_dir: Path = typer.Option(..., "--out-dir", help="Writes train.jsonl and dev.jsonl here."),
+              out_dir: Path = typer.Option(..., "--out", help="Folder to write train.jsonl and dev.jsonl into."),
               dev_share: float = typer.Option(0.2, "--dev-share", help="Dev share, by a hash of seed and query id "
                                               "(the split `train encoder --dev-share --seed` makes)."),
               seed: int = typer.Option(13, "--seed"),
-              first: int = typer.Option(0, "--first", help="Instead: the first N queries by sorted id are train."),
+              first: int = typer.Option(0, "--train-first", min=0, help="Instead of --dev-share: the first N "
+                                        "queries by sorted id are train, the rest dev."),
               query_fields: Optional[str] = typer.Option(None, "--query-fields", help=FIELDS_HELP)) -> None:
     """Write the train/dev split of a query file (standard fields), to evaluate every system on the same dev."""
     from legalrag.io import write_jsonl

@@ -172,7 +172,7 @@ def _dialogue_rows(records, p: Path, turns: int | None) -> list[ConsultTurn]:
         if did in seen:
             raise InputError(f"dialogue id {did!r} appears twice; ids must be unique", path=str(p))
         seen.add(did)
-        conv = dialogue["conversation"]
+        conv = _pairs_of_messages(dialogue["conversation"], did, p)
         if turns is not None and len(conv) < turns:
             raise InputError(f"dialogue {did!r} has {len(conv)} turns, fewer than the {turns} stated; complete it, "
                              f"drop it, or pass turns=None (--turns 0) to accept shorter dialogues", path=str(p))
@@ -192,6 +192,26 @@ def _dialogue_rows(records, p: Path, turns: int | None) -> list[ConsultTurn]:
     return out
 
 
+def _pairs_of_messages(conv: list, did: str, path: Path) -> list:
+    """A conversation written as ``{"role", "content"}`` messages, as ``{"user", "assistant"}`` turns; the roles
+    must alternate user, assistant, user, ... (an error names the dialogue, the turn and the message)."""
+    if not conv or not all(isinstance(m, dict) and "role" in m and "user" not in m for m in conv):
+        return conv
+    out: list[dict[str, Any]] = []
+    for j, m in enumerate(conv, 1):
+        role, turn = str(m.get("role")), (j + 1) // 2
+        expected = "user" if j % 2 else "assistant"
+        if role != expected:
+            raise InputError(f"dialogue {did!r} turn {turn} (message {j}) has role {role!r} where {expected!r} "
+                             "belongs: the roles must alternate user, assistant, user, ...; merge or reorder the "
+                             "messages", path=str(path))
+        if role == "user":
+            out.append({k: v for k, v in m.items() if k not in ("role", "content")} | {"user": m.get("content")})
+        else:
+            out[-1]["assistant"] = m.get("content")
+    return out
+
+
 def _history(value: Any, where: str, path: Path) -> tuple[Turn, ...]:
     if value in (None, ""):
         return ()
@@ -205,6 +225,10 @@ def _history(value: Any, where: str, path: Path) -> tuple[Turn, ...]:
             role = str(h["role"])
             if role not in ("user", "assistant"):
                 raise InputError(f"{where} history entry {j} has role {role!r}; use user or assistant", path=str(path))
+            expected = "user" if not turns or turns[-1].role == "assistant" else "assistant"
+            if role != expected:
+                raise InputError(f"{where} history entry {j} has role {role!r} where {expected!r} belongs: the roles "
+                                 "must alternate user, assistant, user, ...; merge or reorder the entries", path=str(path))
             turns.append(Turn(role, _text(h.get("content"), f"{where} history entry {j}", path, required=False)))
         else:  # {"user", "assistant"} pairs, as LexRAG writes them
             turns.append(Turn("user", _text(h.get("user"), f"{where} history entry {j} 'user'", path, required=True)))

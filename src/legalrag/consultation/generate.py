@@ -152,9 +152,12 @@ def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Se
         context, note, query = "", "", ""
         if setting is Setting.RETRIEVER:
             t0 = time.perf_counter()
+            # a processor that retrieves by itself (fused, carry) searches through `search`; others make a query
             query = processor(turn.turns)
             t1 = time.perf_counter()
-            docs = [h.document for h in search(query, answer_settings.k)]
+            retrieve = getattr(processor, "retrieve", None)
+            hits = retrieve(search, turn.turns, answer_settings.k) if retrieve else search(query, answer_settings.k)
+            docs = [h.document for h in hits]
             before = {"processor": t1 - t0, "retrieval": time.perf_counter() - t1}
         elif setting is Setting.REFERENCE:
             docs = [get(i) for i in turn.gold_ids]

@@ -63,6 +63,26 @@ class ConversationEvaluation:
         return rows
 
 
+def gold_repeat(turns: Sequence[ConsultTurn]) -> dict[str, Any]:
+    """How often a later turn's gold repeats an article of an earlier turn of its dialogue (resolved ids where the
+    gold resolved, else the names as written): the share over all later turns and per turn position. A high rate
+    means the dialogue stays on its articles (easy to carry); real consultations move to new points."""
+    by_dialogue: dict[str, list[ConsultTurn]] = {}
+    for t in turns:
+        by_dialogue.setdefault(t.dialogue_id, []).append(t)
+    hits: dict[int, list[bool]] = {}
+    for rows in by_dialogue.values():
+        seen: set[str] = set()
+        for t in sorted(rows, key=lambda r: r.turn):
+            gold = set(t.gold_ids or t.articles)
+            if t.turn > 1:
+                hits.setdefault(t.turn, []).append(bool(gold & seen))
+            seen |= gold
+    later = [x for v in hits.values() for x in v]
+    return {"rate": sum(later) / len(later) if later else 0.0, "later_turns": len(later),
+            "by_turn": {n: sum(v) / len(v) for n, v in sorted(hits.items())}}
+
+
 def make_queries(turns: Sequence[ConsultTurn], processor: Callable, progress: bool = False,
                  desc: str = "") -> tuple[dict[str, str], float, list[str]]:
     """(turn id -> query, mean seconds per turn, notes of fallbacks)."""

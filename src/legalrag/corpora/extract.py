@@ -1,6 +1,6 @@
-"""Plain text (with Markdown-style headers) from the files users keep: Markdown, text, PDF and HTML.
+"""Plain text (with Markdown-style headers) from the files users keep: Markdown, text, PDF, HTML and Word (.docx).
 
-PDF (pypdf) and HTML (BeautifulSoup) need the ``docs`` extra and are imported only when such a file is read.
+PDF (pypdf), HTML (BeautifulSoup) and .docx (python-docx) need the ``docs`` extra and are imported only when such a file is read.
 Every failure is an :class:`~legalrag.errors.InputError` naming the file and what to do about it.
 """
 
@@ -15,7 +15,7 @@ from legalrag._optional import require
 from legalrag.errors import InputError
 
 FORMATS = {".md": "md", ".markdown": "md", ".txt": "txt", ".text": "txt", ".pdf": "pdf", ".html": "html",
-           ".htm": "html"}
+           ".htm": "html", ".docx": "docx"}
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*\n", re.S)
 _MD_H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
 _SENTENCE_END = "。．.!?！？；;:：，,"
@@ -39,6 +39,8 @@ def extract(path: Path, data: bytes, encoding: str = "utf-8") -> Extracted:
         raise InputError(f"unsupported file type {path.suffix!r}; use one of {sorted(FORMATS)}", path=str(path))
     if fmt == "pdf":
         return _pdf(path, data)
+    if fmt == "docx":
+        return _docx(path, data)
     text = decode(path, data, encoding)
     if fmt == "html":
         return _html(path, text)
@@ -86,6 +88,62 @@ def _markdown(path: Path, text: str) -> Extracted:
         h1 = _MD_H1.search(text)
         title = h1.group(1).strip() if h1 else (_first_line_title(text) or path.stem)
     return Extracted(title, text, "md")
+
+
+def _docx(path: Path, data: bytes) -> Extracted:
+    """Paragraphs (headings as Markdown headers), tables (one row a line, cells joined by " | ") and footnotes
+    in document order, so citations in tables and notes are read too."""
+    docx = require("docx", "docs")
+    try:
+        document = docx.Document(io.BytesIO(data))
+    except Exception as exc:  # python-docx raises zipfile, KeyError or its own errors for damaged files
+        raise InputError(f"not a readable .docx file ({type(exc).__name__}: {exc}); save it again as Word "
+                         ".docx (not .doc) or as text", path=str(path)) from None
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    lines: list[str] = []
+    body = document.element.body
+    for child in body.iterchildren():
+        tag = child.tag.rsplit("}", 1)[-1]
+        if tag == "p":
+            para = Paragraph(child, document)
+            text = para.text.strip()
+            style = (para.style.name if para.style is not None else "") or ""
+            heading = re.match(r"Heading (\d)", style)
+            depth = int(heading.group(1)) if heading else (1 if style == "Title" else 0)
+            lines.append(("#" * depth + " " + text) if depth and text else text)
+        elif tag == "tbl":
+            for row in Table(child, document).rows:
+                lines.append(" | ".join(cell.text.strip() for cell in row.cells))
+    notes = _docx_notes(document)
+    if notes:
+        lines += ["", *notes]
+    text = "\n".join(lines).strip()
+    if not text:
+        raise InputError("the .docx has no text", path=str(path))
+    title = (document.core_properties.title or "").strip()
+    return Extracted(title or _first_line_title(text) or path.stem, text, "docx")
+
+
+def _docx_notes(document) -> list[str]:
+    """The footnotes' text (python-docx has no footnote API: read the footnotes part's XML)."""
+    from docx.opc.constants import RELATIONSHIP_TYPE as RT
+
+    out = []
+    for rel in document.part.rels.values():
+        if rel.reltype == RT.FOOTNOTES:
+            from lxml import etree
+
+            root = etree.fromstring(rel.target_part.blob)
+            w = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+            for note in root.iter(w + "footnote"):
+                if int(note.get(w + "id", "0")) <= 0:  # separators
+                    continue
+                text = "".join(t.text or "" for t in note.iter(w + "t")).strip()
+                if text:
+                    out.append(f"[^{note.get(w + 'id')}]: {text}")
+    return out
 
 
 def _pdf(path: Path, data: bytes) -> Extracted:

@@ -82,9 +82,11 @@ def statute_document(doc_id: str, text: str, name: str, source: str = "") -> Doc
 
 
 def iter_statutes(path: str | Path, fields: FieldMap | None = None, unique_ids: bool = True) -> Iterator[Document]:
-    """Yield statute documents; raise InputError naming file, line and field for bad records or repeated ids
-    (``unique_ids=False``: the caller checks ids, e.g. a streamed index build that keeps no set of them)."""
+    """Yield statute documents; raise InputError naming file, line and field for bad records, repeated ids or
+    repeated article names (``unique_ids=False``: the caller checks them, e.g. a streamed index build that keeps
+    no set of them)."""
     seen: set[str] = set()
+    names: dict[str, int] = {}
     fm = fields
     for lineno, rec in read_jsonl(path):
         if fm is None:
@@ -106,6 +108,12 @@ def iter_statutes(path: str | Path, fields: FieldMap | None = None, unique_ids: 
         if unique_ids:
             seen.add(doc_id)
         name = str(rec.get(fm.name) or "")
+        if unique_ids and name:
+            if name in names:
+                raise InputError(f"article name {name!r} appears twice (lines {names[name]} and {lineno}); citations "
+                                 "are resolved by name, so give each article its own name (e.g. "
+                                 "中华人民共和国民法典第六百八十条)", path=str(path), line=lineno, field=fm.name)
+            names[name] = lineno
         yield statute_document(doc_id, str(rec[fm.text]), name, source=f"{path}:{lineno}")
 
 

@@ -14,20 +14,32 @@ from legalrag.judgment.boosting import FOLDS
 from legalrag.judgment.defendants import DEFENDANT_COLUMNS, defendants_in_facts
 from legalrag.judgment.features import GROUPS, FactFeatures, extract_features
 from legalrag.judgment.labels import LabelledCase
-from legalrag.judgment.signals import CoTable, Neighbour, NeighbourIndex, charge_mentions, keyword_hits, share, vote
+from legalrag.judgment.signals import ChargeCentroids, CoTable, Neighbour, NeighbourIndex, charge_mentions, \
+    keyword_hits, share, vote
 
 K_NEIGHBOURS = 10
+CENTROID_TOP = 3  # the charges whose centroid of case vectors is nearest the facts become candidates
 GENERAL_PART = 101  # articles 1-101 are the general part; a charge's own article is above it
 
 
 @dataclass
 class _Tables:
     charge_counts: Counter
-    article_counts: Counter
-    charge_articles: CoTable
-    circ_articles: CoTable
+    article_counts: Counter  # specific articles over all cases, general-part ones over complete cases
+    charge_articles: CoTable  # all cases: partial ones (CAIL) add their specific articles only
+    circ_articles: CoTable  # complete cases only
     n: int
     ids: list
+    charge_general: CoTable = None  # complete cases only: P(general-part article | charge)
+    n_complete: int = 0
+
+    def article_share(self, art: str) -> float:
+        general = art.isdigit() and int(art) <= GENERAL_PART
+        return share(self.article_counts, self.n_complete if general else self.n, art)
+
+    def charge_article_p(self, charge: str, art: str) -> float:
+        general = art.isdigit() and int(art) <= GENERAL_PART
+        return (self.charge_general if general else self.charge_articles).prob(charge, art)
 
 
 @dataclass
@@ -41,6 +53,9 @@ class _Context:
     cite_pool: dict[str, float]
     defendants: list[str]  # the defendants the facts name (defendants.py)
     charge_hits: list = ()  # charges ranked by their conduct text (charge_text.py)
+    # the nearest cases with complete labels (general-part articles, probation); the same list when all are
+    complete_neighbours: list = ()
+    vector: Any = None  # the encoder's query vector of the facts (None: BM25 neighbours)
 
 
 class CaseRows:
@@ -49,7 +64,7 @@ class CaseRows:
 
     def __init__(self, cases: Sequence[LabelledCase], *, cite=None, charge_text=None, disabled: Iterable[str] = (),
                  encoder=None, neighbour_vectors=None, digests: Mapping[str, str] | None = None,
-                 circumstances: Mapping[str, Sequence[str]] | None = None):
+                 circumstances: Mapping[str, Sequence[str]] | None = None, lexical=None, lexical_vectors=None):
         """``digests`` and ``circumstances`` (id -> SHA-256 of the facts the neighbour index compares, and the
         circumstance keys of :meth:`_circ_keys`) stand in for the facts of cases saved without their texts."""
         self.cases = {c.id: c for c in cases}
@@ -60,8 +75,26 @@ class CaseRows:
         self.disabled = frozenset(disabled)
         self.columns = [c for g, cols in GROUPS.items() if g not in self.disabled for c in cols]
         self.encoder = encoder  # similar cases by this encoder's vectors (None: BM25)
-        self.neighbours = NeighbourIndex(list(self.cases), [c.facts for c in cases], encoder=encoder,
-                                         vectors=neighbour_vectors, digests=digests)
+        # Cases with partial labels (CAIL: no general-part articles, no probation) vote on charges, specific
+        # articles and terms; the general-part articles and probation are read from the complete cases only.
+        self.partial = {c.id for c in cases if not c.complete}
+        self.lexical = lexical  # a lexvec.LexicalVectors: all cases' neighbours by it, the complete ones by encoder
+        if lexical is not None:
+            complete = [c for c in cases if c.complete]
+            if lexical_vectors is None:  # held at float16, as saved: a loaded model ranks exactly as trained
+                import numpy as np
+
+                lexical_vectors = lexical.encode_queries([c.facts for c in cases]).astype(np.float16)
+            self.neighbours = NeighbourIndex(list(self.cases), [c.facts for c in cases], encoder=lexical,
+                                             vectors=lexical_vectors, digests=digests)
+            self.complete_neighbours = NeighbourIndex(
+                [c.id for c in complete], [c.facts for c in complete], encoder=encoder, vectors=neighbour_vectors,
+                digests={c.id: digests[c.id] for c in complete} if digests else None)
+        else:
+            self.neighbours = NeighbourIndex(list(self.cases), [c.facts for c in cases], encoder=encoder,
+                                             vectors=neighbour_vectors, digests=digests)
+            self.complete_neighbours = self.neighbours.subset([c.id for c in cases if c.complete]) \
+                if self.partial else self.neighbours
         self.ranges: dict[str, tuple[int, int]] = {}  # statutory ranges by article (set by the predictor)
         self._circ_of = {c.id: list(circumstances[c.id]) if circumstances is not None else
                          self._circ_keys(extract_features(c.facts)) for c in cases}
@@ -72,13 +105,18 @@ class CaseRows:
         self.fold_tables = {f: self._build_tables([c for c in cases if self.fold_of[c.id] != f])
                             for f in range(FOLDS)}
         self.charge_counts = self.full.charge_counts
+        self.centroids = ChargeCentroids(cases, self.neighbours, self.fold_of) \
+            if self.neighbours.encoder is not None else None
 
     def _build_tables(self, cases: Sequence[LabelledCase]) -> "_Tables":
         t = _Tables(Counter(ch for c in cases for ch in c.charges), Counter(str(a) for c in cases for a in c.articles),
-                    CoTable(), CoTable(), len(cases), [c.id for c in cases])
+                    CoTable(), CoTable(), len(cases), [c.id for c in cases], CoTable(),
+                    sum(1 for c in cases if c.complete))
         for c in cases:
             t.charge_articles.add(c.charges, map(str, c.articles))
-            t.circ_articles.add(self._circ_of[c.id], map(str, c.articles))
+            if c.complete:
+                t.charge_general.add(c.charges, map(str, c.articles))
+                t.circ_articles.add(self._circ_of[c.id], map(str, c.articles))
         return t
 
     def _tables(self, case_id: str | None) -> "_Tables":
@@ -100,8 +138,15 @@ class CaseRows:
 
     def context(self, facts: str, case_id: str | None = None) -> _Context:
         feats = extract_features(facts)
-        nbs = self.neighbours.search(facts, K_NEIGHBOURS, exclude=[case_id] if case_id else ()) \
+        vector = self.neighbours.query_vector(facts) if self.neighbours.encoder is not None else None
+        skip = [case_id] if case_id else ()
+        nbs = self.neighbours.search(facts, K_NEIGHBOURS, exclude=skip, vector=vector) \
             if self._on("neighbours") else []
+        complete = nbs
+        if self.complete_neighbours is not self.neighbours and self._on("neighbours"):
+            same = self.complete_neighbours.encoder is self.neighbours.encoder
+            complete = self.complete_neighbours.search(facts, K_NEIGHBOURS, exclude=skip,
+                                                       vector=vector if same else None)
         pool: dict[str, float] = {}
         if self.cite is not None and self._on("citepred"):
             res = self.cite.predict_case(facts, case_id) if hasattr(self.cite, "predict_case") else \
@@ -113,7 +158,7 @@ class CaseRows:
             for p in res.predictions:
                 pool.setdefault(p.provision, p.score)
         hits = self.charge_text.search(facts) if self.charge_text is not None and self._on("charge_text") else []
-        return _Context(case_id, facts, feats, nbs, pool, defendants_in_facts(facts), hits)
+        return _Context(case_id, facts, feats, nbs, pool, defendants_in_facts(facts), hits, complete, vector)
 
     def _case_row(self, ctx: _Context) -> list[float]:
         v = ctx.features.values
@@ -147,6 +192,10 @@ class CaseRows:
                         e = cands.setdefault(ch, {})
                         if p > e.get("article_p", 0):
                             e["article_p"], e["article"] = round(p, 4), art
+        cos = self.centroids.scores(ctx.vector, self.fold_of.get(ctx.id)) \
+            if self.centroids is not None and ctx.vector is not None else []
+        for name, _ in cos[:CENTROID_TOP]:
+            cands.setdefault(name, {})["centroid_top"] = True
         if ctx.neighbours:
             votes = vote(ctx.neighbours, {i: self.cases[i].charges for i in self.cases})
             for name, s in votes.items():
@@ -154,6 +203,9 @@ class CaseRows:
             top = self.cases[ctx.neighbours[0].id].charges
             for name in top:
                 cands.setdefault(name, {})["top_neighbour"] = ctx.neighbours[0].id
+        for rank, (name, c) in enumerate(cos):
+            if name in cands:
+                cands[name]["centroid_cos"], cands[name]["centroid_rank"] = round(c, 4), rank
         return cands
 
     def _charge_row(self, ctx: _Context, name: str, e: Mapping[str, Any]) -> list[float]:
@@ -164,10 +216,10 @@ class CaseRows:
                 float(e.get("keyword_count", 0)), (kp[0] / n) if kp else 1.0, float(e.get("vote", 0.0)),
                 float("top_neighbour" in e), share(t.charge_counts, t.n, name),
                 float(len(name)), float(e.get("text_rank", 99)), float(e.get("text_score", 0.0)),
-                float(e.get("article_p", 0.0))]
+                float(e.get("article_p", 0.0)), float(e.get("centroid_cos", -1.0)), float(e.get("centroid_rank", 99))]
 
     CHARGE_COLUMNS = ["mentions", "first_mention", "keyword_count", "keyword_first_pos", "vote", "top_neighbour",
-                      "prior", "name_len", "text_rank", "text_score", "article_p"]
+                      "prior", "name_len", "text_rank", "text_score", "article_p", "centroid_cos", "centroid_rank"]
 
     @staticmethod
     def _predicted_specific(ctx: _Context, cut: float = 0.5) -> list[str]:
@@ -190,7 +242,7 @@ class CaseRows:
         if self._on("tables"):
             for ch in charges:
                 for a in t.charge_articles.items_for(ch):
-                    p = t.charge_articles.prob(ch, a)
+                    p = t.charge_article_p(ch, a)
                     if p > 0:
                         e = cands.setdefault(a, {})
                         if p > e.get("charge_p", 0):
@@ -203,7 +255,9 @@ class CaseRows:
                         if p > e.get("circ_p", 0):
                             e["circ_p"], e["circumstance"] = round(p, 4), k
         if ctx.neighbours:
-            votes = vote(ctx.neighbours, {i: [str(a) for a in self.cases[i].articles] for i in self.cases})
+            labels = {i: [str(a) for a in self.cases[i].articles] for i in self.cases}
+            votes = {a: s for a, s in vote(ctx.neighbours, labels).items() if int(a) > GENERAL_PART}
+            votes.update({a: s for a, s in vote(ctx.complete_neighbours, labels).items() if int(a) <= GENERAL_PART})
             for a, s in votes.items():
                 cands.setdefault(a, {})["vote"] = round(s, 4)
         return cands
@@ -213,7 +267,7 @@ class CaseRows:
         t = self._tables(ctx.id)
         frequent = self.full.article_counts.get(art, 0) >= 8
         return [float(e.get("citepred", 0.0)), float(e.get("charge_p", 0.0)), float(e.get("circ_p", 0.0)),
-                float(e.get("vote", 0.0)), share(t.article_counts, t.n, art),
+                float(e.get("vote", 0.0)), t.article_share(art),
                 float(int(art)) if frequent else -1.0, float(int(art) > GENERAL_PART),
                 probs["fine"], probs["probation"]] + case_row
 
@@ -235,7 +289,8 @@ class CaseRows:
             "prison_top1": logs[0] if logs else 0.0,
             "fine_share": sum(n.weight for n, c in zip(nbs, cases) if c.fine_yuan) / total if nbs else 0.0,
             "fine_wmean": sum(w * x for w, x in fines) / (sum(w for w, _ in fines) or 1.0) if fines else 0.0,
-            "probation_share": sum(n.weight for n, c in zip(nbs, cases) if c.probation) / total if nbs else 0.0,
+            "probation_share": sum(n.weight for n in ctx.complete_neighbours if self.cases[n.id].probation)
+            / (sum(n.weight for n in ctx.complete_neighbours) or 1.0),
         }
 
     def _charge_stats(self, charges: Sequence[str], own_id: str | None) -> dict[str, float]:
@@ -247,7 +302,8 @@ class CaseRows:
         return {"charge_prison_median": logs[len(logs) // 2] if logs else 0.0,
                 "charge_fine_share": sum(1 for c in pool if c.fine_yuan) / len(pool) if pool else 0.0,
                 "charge_fine_mean": sum(fines) / len(fines) if fines else 0.0,
-                "charge_probation_share": sum(c.probation for c in pool) / len(pool) if pool else 0.0,
+                "charge_probation_share": sum(c.probation for c in pool if c.complete)
+                / (sum(1 for c in pool if c.complete) or 1),
                 "charge_cases": float(len(same)), "n_charges": float(len(charges))}
 
     NB_COLUMNS = ["prison_wmean", "prison_median", "prison_top1", "fine_share", "fine_wmean", "probation_share"]

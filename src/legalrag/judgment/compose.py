@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from legalrag.judgment.draft import CLOSING, HEADING
+from legalrag.judgment.draft import CLOSING, heading_for
+from legalrag.judgment.grounding import dedupe_paragraphs, defendant_names
 from legalrag.judgment.structure import Structure
 from legalrag.numerals import to_chinese
 
@@ -60,7 +61,7 @@ def result_section(s: Structure) -> str:
         return "".join(f"{to_chinese(k)}、被告人{d['name']}{crimes}"
                        f"{_sentence(int(d['months'] or 0), d.get('fine_yuan'), bool(s.probation.value))}。"
                        for k, d in enumerate(s.sentences, 1))
-    who = "、".join(dict.fromkeys(s.defendants)) if s.defendants else ""
+    who = defendant_names(s.defendants)
     several = len(set(s.defendants)) > 1
     line = f"被告人{who}" + "，".join(f"犯{n}" for n in names)
     if len(names) > 1:
@@ -73,7 +74,7 @@ def result_section(s: Structure) -> str:
 
 def template_reasoning(s: Structure, defendant: str | None = None) -> str:
     """A reasoning written from the structure alone (``--no-llm``): charge, circumstances, the decision."""
-    who = defendant or ("、".join(dict.fromkeys(s.defendants)) if s.defendants else "")
+    who = defendant or defendant_names(s.defendants)
     names = "、".join(c.name for c in s.charges if c.listed) or "相关罪名"
     parts = [f"本院认为，被告人{who}的行为已构成{names}，公诉机关指控的罪名成立"]
     mitig = [n for n in ("自首", "坦白", "认罪认罚", "当庭自愿认罪", "退赃退赔", "谅解", "从犯", "未遂", "未成年", "立功")
@@ -98,6 +99,7 @@ def reasoning_with_citation(reasoning: str, s: Structure) -> str:
 
 
 def compose_document(facts: str, reasoning: str, s: Structure) -> str:
-    """A complete judgment: heading, facts, reasoning + citing clause, assembled result, closing."""
-    return (HEADING + "\n" + facts.strip() + "\n\n" + reasoning_with_citation(reasoning, s) + "\n"
-            + result_section(s) + "\n" + CLOSING)
+    """A complete judgment: heading (the procuratorate the facts name, else a marked placeholder), facts,
+    reasoning + citing clause, assembled result, closing; no paragraph stated twice."""
+    return dedupe_paragraphs(heading_for(facts) + "\n" + facts.strip() + "\n\n" + reasoning_with_citation(reasoning, s)
+                             + "\n" + result_section(s) + "\n" + CLOSING)

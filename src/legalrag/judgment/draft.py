@@ -28,7 +28,14 @@ from legalrag.prompts import render_prompt
 from legalrag.types import Citation, Document, DocumentKind, Hit
 
 CRIMINAL_LAW = "中华人民共和国刑法"
-HEADING = "刑事判决书\n公诉机关人民检察院。\n本院依法组成合议庭，公开开庭审理了本案。现已审理终结。\n"
+HEADING = "刑事判决书\n公诉机关XX人民检察院。\n本院依法组成合议庭，公开开庭审理了本案。现已审理终结。\n"
+
+
+def heading_for(facts: str) -> str:
+    """The heading with the procuratorate the facts name, or the marked placeholder ``XX人民检察院``."""
+    from legalrag.judgment.grounding import procuratorate
+
+    return HEADING.replace("XX人民检察院", procuratorate(facts))
 CLOSING = "\n如不服本判决，可在接到判决书的第二日起十日内，通过本院或者直接向上一级人民法院提出上诉。"
 
 
@@ -91,7 +98,7 @@ def repair_reply(reply: str) -> str:
 
 
 def assemble(facts: str, reply: str) -> str:
-    return HEADING + "\n" + facts.strip() + "\n\n" + repair_reply(reply) + "\n" + CLOSING
+    return heading_for(facts) + "\n" + facts.strip() + "\n\n" + repair_reply(reply) + "\n" + CLOSING
 
 
 def check_articles(fields: JudgmentFields, statutes: Sequence[Document],
@@ -218,13 +225,13 @@ def read_facts(facts: str) -> str:
     return p.read_text(encoding="utf-8") if len(facts) < 512 and p.is_file() else facts
 
 
-def draft_from_cli(text: str, llm, *, law_corpus: Path, case_corpus: Path | None, stream: bool,
+def draft_from_cli(text: str, llm, *, law_corpus: Path | Sequence[Document], case_corpus: Path | None, stream: bool,
                    max_tokens: int) -> DraftResult:
     """What ``legalrag judgment draft`` does without a structure model: the LLM drafts reasoning and result
     freely. ``llm`` and the corpus paths come from the caller (the CLI builds them)."""
     from legalrag.judgment.io import load_judgments
 
-    statutes = load_law_corpus(law_corpus)
+    statutes = load_law_corpus(law_corpus) if isinstance(law_corpus, (str, Path)) else list(law_corpus)
     cases = cases_from_judgments(load_judgments(case_corpus)) if case_corpus else []
     drafter = JudgmentDrafter(llm, statutes, cases, max_tokens=max_tokens)
     out = sys.stdout

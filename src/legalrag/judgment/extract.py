@@ -1,6 +1,6 @@
 """Read charges, prison term, fine and cited Criminal Law articles out of a Chinese criminal judgment.
 
-The rules follow the JuDGE evaluation (re-implemented, see ``docs/benchmarks.md``), because benchmark figures
+The rules follow the JuDGE evaluation (re-implemented, see ``docs/lab/notebook.md``), because benchmark figures
 depend on them. Each field is read from its section first and from the whole raw document when the section
 yields nothing:
 

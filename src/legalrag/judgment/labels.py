@@ -28,6 +28,14 @@ class LabelledCase:
     probation: bool
     # (name, months, fine) per sentenced defendant when the result sentences several (else empty)
     defendants: tuple[tuple[str, int | None, int | None], ...] = ()
+    # "judge": the gold judgment's full labels; "cail": CAIL2018 labels (cail.py), which list only the charges'
+    # own articles and say nothing of probation
+    source: str = "judge"
+
+    @property
+    def complete(self) -> bool:
+        """Whether the labels hold the general-part articles and the probation decision."""
+        return self.source != "cail"
 
     @property
     def prison_capped(self) -> float:
@@ -37,9 +45,12 @@ class LabelledCase:
         return float(min(self.prison_months, LIFE_MONTHS) if self.prison_months != DEATH_MONTHS else LIFE_MONTHS)
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "charges": list(self.charges), "articles": list(self.articles),
-                "prison_months": self.prison_months, "fine_yuan": self.fine_yuan, "probation": self.probation,
-                "defendants": [list(d) for d in self.defendants]}
+        out = {"id": self.id, "charges": list(self.charges), "articles": list(self.articles),
+               "prison_months": self.prison_months, "fine_yuan": self.fine_yuan, "probation": self.probation,
+               "defendants": [list(d) for d in self.defendants]}
+        if self.source != "judge":
+            out["source"] = self.source
+        return out
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """JuDGE metrics: penalty scores for prison and fine, precision/recall/F1 for charges and cited articles.
 
-Aggregation follows the JuDGE evaluation exactly (re-implemented; see ``docs/benchmarks.md``):
+Aggregation follows the JuDGE evaluation exactly (re-implemented; see ``docs/lab/notebook.md``):
 
 - **Penalty score** ``S = 1 - |pred - true| / max(pred, true)`` per document. Both zero -> 1.0 (e.g. two
   exempt defendants, or "no fine" stated on both sides as 0 yuan). One side stated and the other not

@@ -15,8 +15,9 @@ from legalrag.judgment.labels import LabelledCase
 from legalrag.judgment.selection import REPEATS, TOL
 from legalrag.types import Document
 
-FORMAT = 3  # 2: defendant and charge-text columns, per-model feature groups; 3: article-derived charge and range
-# columns, encoder neighbours, the citation model's memory and set decision
+FORMAT = 4  # 2: defendant and charge-text columns, per-model feature groups; 3: article-derived charge and range
+# columns, encoder neighbours, the citation model's memory and set decision; 4: charge-centroid columns, cases with
+# partial labels (CAIL) and their lexical neighbours (lexical.json, complete_neighbours.npy)
 
 
 def save_structure(model, path: str | Path, extra: Mapping[str, Any] | None = None, *, case_texts: bool = True) -> None:
@@ -32,6 +33,8 @@ def save_structure(model, path: str | Path, extra: Mapping[str, Any] | None = No
                     "columns": model.columns, "thresholds": model.thresholds, "cv_f1": model.cv_f1, "rounds": ROUNDS,
                     "params": PARAMS, "skipped": model.skipped, "uses_citepred": model.cite is not None,
                     "encoder": model.encoder.model_id if model.encoder is not None else None,
+                    "lexical": model.lexical.model_id if model.lexical is not None else None,
+                    "n_complete_cases": sum(1 for c in model.cases.values() if c.complete),
                     "model_groups": {k: list(v) for k, v in model.model_groups.items()},
                     "per_defendant": {"enabled": model.per_defendant_enabled, "models": model.per_defendant},
                     "feature_selection": {"enabled": model.select, "folds": FOLDS, "repeats": REPEATS, "tol": TOL,
@@ -50,7 +53,12 @@ def save_structure(model, path: str | Path, extra: Mapping[str, Any] | None = No
         if model.encoder is not None:
             import numpy as np
 
-            np.save(tmp / "neighbours.npy", model.neighbours.vectors, allow_pickle=False)
+            if model.lexical is not None:  # lexical vectors of all cases, held at float16 (candidates.py)
+                model.lexical.save(tmp / "lexical.json")
+                np.save(tmp / "neighbours.npy", model.neighbours.vectors.astype(np.float16), allow_pickle=False)
+                np.save(tmp / "complete_neighbours.npy", model.complete_neighbours.vectors, allow_pickle=False)
+            else:
+                np.save(tmp / "neighbours.npy", model.neighbours.vectors, allow_pickle=False)
         if model.cite is not None:
             from legalrag.citepred.model import save_model
 
@@ -85,7 +93,7 @@ def load_structure(cls, path: str | Path, statutes: Sequence[Document], encoder=
         try:
             cases.append(LabelledCase(r["id"], r.get("facts", ""), tuple(r["charges"]), tuple(r["articles"]),
                                       r["prison_months"], r["fine_yuan"], r["probation"],
-                                      tuple(tuple(d) for d in r.get("defendants", ()))))
+                                      tuple(tuple(d) for d in r.get("defendants", ())), r.get("source", "judge")))
             if "facts" not in r:  # saved without the case texts
                 digests[r["id"]], circumstances[r["id"]] = r["facts_sha256"], r["circumstances"]
         except KeyError as exc:
@@ -99,14 +107,23 @@ def load_structure(cls, path: str | Path, statutes: Sequence[Document], encoder=
     if man.get("uses_citepred") and (p / "citepred").is_dir():
         cite = build_cite(statutes, model_dir=p / "citepred", encoder=encoder,
                           articles_dir=p / "citepred-articles")
-    vectors = None
+    vectors = lexical = lexical_vectors = None
     if wanted:
         import numpy as np
 
         vectors = np.load(p / "neighbours.npy", allow_pickle=False)
+        if (p / "lexical.json").exists():
+            from legalrag.judgment.lexvec import LexicalVectors
+
+            lexical, lexical_vectors = LexicalVectors.load(p / "lexical.json"), vectors
+            vectors = np.load(p / "complete_neighbours.npy", allow_pickle=False)
+            if lexical.model_id != man.get("lexical"):
+                raise InputError("lexical.json does not match the manifest; the model is damaged: retrain or "
+                                 "restore it", path=str(p / "lexical.json"))
     model = cls(cases, statutes, cite=cite, disabled=man.get("disabled", ()),
                select=man.get("feature_selection", {}).get("enabled", False), encoder=encoder if wanted else None,
-               neighbour_vectors=vectors, digests=digests or None, circumstances=circumstances or None)
+               neighbour_vectors=vectors, digests=digests or None, circumstances=circumstances or None,
+               lexical=lexical, lexical_vectors=lexical_vectors)
     model.model_groups = {k: tuple(v) for k, v in man.get("model_groups", {}).items()}
     model.selection = man.get("feature_selection", {}).get("models", {})
     model.per_defendant = man.get("per_defendant", {}).get("models", {})

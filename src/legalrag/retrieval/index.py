@@ -215,7 +215,12 @@ class Index:
 
     @property
     def default(self) -> str:
-        return self.manifest.get("default") or self.names[0]
+        """The component that answers when none is named: the builder's choice where the manifest records one
+        (``default_chosen``), else the strongest by :func:`legalrag.retrieval.strength.default_component` (the
+        rule applied when the index is opened, so an index built under an older rule follows the current one)."""
+        if self.manifest.get("default_chosen") and self.manifest.get("default") in self.manifest["components"]:
+            return self.manifest["default"]
+        return default_component(self.manifest["components"]) if self.manifest["components"] else self.names[0]
 
     @property
     def corpus_sha256(self) -> str:
@@ -326,17 +331,26 @@ class CorpusFile(Iterable[Document]):
 
     def __init__(self, path: Path, fields: Any = None):
         self.path, self.fields = path, fields
+        self.unparsed_names: list[int] = []  # lines whose article name is not a citation (after an iteration)
+        self.n_unparsed = 0
 
     def __iter__(self):
         from legalrag.corpora.statutes import iter_statutes
         from legalrag.retrieval.build import IdHashes
 
-        ids = IdHashes()  # the reader's own check keeps every id; this keeps 8 bytes a document
-        for doc in iter_statutes(self.path, self.fields, unique_ids=False):
+        ids, names = IdHashes(), IdHashes()  # the reader's own check keeps every id; this keeps 8 bytes a document
+        self.unparsed_names, self.n_unparsed = [], 0
+        for lineno, doc in enumerate(iter_statutes(self.path, self.fields, unique_ids=False), 1):
             ids.add(doc.id)
+            if doc.title:
+                names.add(doc.title)
+                if "article" not in doc.metadata:
+                    self.n_unparsed += 1
+                    if len(self.unparsed_names) < 5:
+                        self.unparsed_names.append(int(doc.source.rsplit(":", 1)[1]) if ":" in doc.source else lineno)
             yield doc
-        if ids.any_repeated():
-            for _ in iter_statutes(self.path, self.fields):  # names the file, line and field of the repeated id
+        if ids.any_repeated() or names.any_repeated():
+            for _ in iter_statutes(self.path, self.fields):  # names the file, line and field of the repeated one
                 pass
 
     def __repr__(self) -> str:

@@ -66,7 +66,8 @@ def resolve_component(index: Any, name: str | None) -> str:
 def build_pipeline(index: Any, retriever: str | None = None, reranker: Any = None,
                    rerank_depth: int = 50) -> Pipeline:
     """The index's retriever ``retriever``, then ``reranker`` if given. Default retriever: the one whose
-    candidates the reranker was trained on (a learned ranker's ``candidates``), else the index's first."""
+    candidates the reranker was trained on (a learned ranker's ``candidates``), else the index's default
+    (its strongest component, :mod:`legalrag.retrieval.strength`)."""
     if retriever is None:
         retriever = getattr(reranker, "candidates", None)
     return Pipeline(retriever=index.retriever(resolve_component(index, retriever)), reranker=reranker,

@@ -28,7 +28,7 @@ from legalrag.types import Document, Hit
 
 PARAMS_FILE = "legalrag.json"
 # Statute articles are short (about 60 tokens on STARD), so a prior much smaller than the usual 1000-2000 for
-# news/web documents fits better: on STARD's training queries mu=200 beat mu=1000 (docs/benchmarks.md).
+# news/web documents fits better: on STARD's training queries mu=200 beat mu=1000 (docs/lab/notebook.md).
 DEFAULT_MU = 200.0
 _WEIGHT_STEP = 1 << 20  # matrix entries whose weights are computed at a time when loading
 

@@ -9,6 +9,7 @@ re-indexing a changed corpus encodes only the new or changed texts. Several proc
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -34,16 +35,24 @@ class VectorCache:
         self.root = Path(root) if root is not None else cache_dir() / "vectors"
         self.root.mkdir(parents=True, exist_ok=True)
         self.path = self.root / f"{model_slug(model_id)}.sqlite"
+        # one connection shared by the threads of a server (each streamed request runs in its own), serialised
         self._db = open_cache_db(self.path, "CREATE TABLE IF NOT EXISTS vectors (model TEXT, role TEXT, sha TEXT, "
-                                 "dim INTEGER, vec BLOB, PRIMARY KEY (model, role, sha))", "vector cache")
+                                 "dim INTEGER, vec BLOB, PRIMARY KEY (model, role, sha))", "vector cache",
+                                 check_same_thread=False)
+        self._lock = threading.Lock()
 
     def close(self) -> None:
-        self._db.close()
+        with self._lock:
+            self._db.close()
 
     def get(self, role: Role, shas: Sequence[str]) -> dict[str, np.ndarray]:
         """The cached vectors among ``shas`` (missing ones are absent from the result)."""
         found: dict[str, np.ndarray] = {}
         shas = list(dict.fromkeys(shas))
+        with self._lock:
+            return self._get(role, shas, found)
+
+    def _get(self, role: Role, shas: list[str], found: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         for start in range(0, len(shas), 500):
             chunk = shas[start:start + 500]
             marks = ",".join("?" * len(chunk))
@@ -57,13 +66,15 @@ class VectorCache:
 
     def put(self, role: Role, shas: Sequence[str], vectors: np.ndarray) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        self._db.executemany(
-            "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)",
-            [(self.model_id, role, s, int(v.shape[0]), v.tobytes()) for s, v in zip(shas, vectors)])
-        self._db.commit()
+        with self._lock:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)",
+                [(self.model_id, role, s, int(v.shape[0]), v.tobytes()) for s, v in zip(shas, vectors)])
+            self._db.commit()
 
     def __len__(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM vectors WHERE model=?", [self.model_id]).fetchone()[0]
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM vectors WHERE model=?", [self.model_id]).fetchone()[0]
 
 
 def batches_by_length(texts: Sequence[str], batch_size: int) -> list[list[int]]:

@@ -1,19 +1,23 @@
 """The legalrag HTTP service and its web application: a thin FastAPI app over the library.
 
-``create_app(index, llm=None, settings=None, *, predictor=None, drafter=None, agents_llm=None, structure=None)``
+``create_app(index, llm=None, settings=None, *, predictor=None, drafter=None, agents_llm=None, structure=None, support=None)``
 returns the app. Collaborators are passed in (an opened ``Index``, an ``LLM``, a ``CitationPredictor``, a
 ``JudgmentDrafter``; without a drafter one is made from the LLM and the index's documents; ``agents_llm``, a
 trained policy's model, runs ``/agents/search`` instead of ``llm``; ``structure``, a judgment
-``StructurePredictor``, answers ``/judgment/structure``); ``legalrag serve`` builds them with
-``legalrag.wiring``. Routes (the schema is at ``/openapi.json``, listed for people at ``/docs``):
+``StructurePredictor``, answers ``/judgment/structure``; ``open_index(path)``, when given, opens another index
+a request names, up to ``Settings.max_indexes`` kept); ``legalrag serve`` builds them with ``legalrag.wiring``.
+``legalrag ask`` and ``legalrag chat`` answer through a running server (``legalrag.warm``): ``GET /health`` says
+its version and build, its model and the indexes it holds. Routes (the schema is at ``/openapi.json``, listed for people at ``/docs``):
 
 - ``GET  /health``, ``/index``, ``/capabilities``, ``/laws``, ``/documents/{id}``
 - ``POST /search`` {query, k, retriever?, laws?}; ``POST /agents/search`` (+ planner trajectory)
 - ``POST /citations/check`` {text}
+- ``GET /v1/models``, ``POST /v1/chat/completions``: the consultation as an OpenAI-compatible chat model
+  (``routes_openai.py``); ``POST /mcp``: the MCP tools over streamable HTTP (``legalrag.integrations``)
 - ``POST /ask``, ``/consult``, ``/draft`` and their ``/stream`` forms (server-sent events); ``POST /cite``;
   ``POST /judgment/structure`` {facts, check_charges?} (the predicted verdict with its evidence);
   answers put at most ``Settings.evidence_tokens`` tokens of evidence in the prompt (a request may ask for less)
-- pages: ``/`` (consultation), ``/search.html``, ``/draft.html``, ``/cite.html``; assets under ``/static/``
+- pages: ``/`` (consultation), ``/search.html``, ``/draft.html``, ``/cite.html``, ``/check.html``; assets under ``/static/``
 
 Without a model, generating routes answer 503 with a message while search keeps working. Every error is JSON
 ``{"error": {"type", "message"}}`` (``type`` is a stable code the pages translate; 422s add ``fields``: field,
@@ -35,6 +39,7 @@ from legalrag.server.streaming import LLMGate, error_payload
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 PAGES = {"/": "index.html", "/search.html": "search.html", "/draft.html": "draft.html", "/cite.html": "cite.html",
+         "/check.html": "check.html",
          "/docs": "docs.html"}
 LOG = logging.getLogger("legalrag.server")
 
@@ -42,7 +47,8 @@ __all__ = ["Settings", "create_app", "hit_to_dict"]
 
 
 def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *, predictor: Any = None,
-               drafter: Any = None, agents_llm: Any = None, structure: Any = None) -> Any:
+               drafter: Any = None, agents_llm: Any = None, structure: Any = None,
+               open_index: Any = None, support: Any = None) -> Any:
     fastapi = require("fastapi", "server")
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse
@@ -50,15 +56,18 @@ def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *,
     from starlette.exceptions import HTTPException
 
     from legalrag.errors import LegalRagError
-    from legalrag.server import routes_llm, routes_search
+    from legalrag.server import routes_llm, routes_openai, routes_search
     from legalrag.server.security import Guard, KeyRing, RateLimiter
 
+    from legalrag.warm.build import build_id
+
     settings = settings or Settings()
-    ctx = AppContext(index=index, llm=llm, settings=settings, predictor=predictor, drafter=drafter,
-                     agents_llm=agents_llm, structure=structure,
+    ctx = AppContext(build=build_id(), index=index, llm=llm, settings=settings, predictor=predictor, drafter=drafter,
+                     agents_llm=agents_llm, structure=structure, open_index=open_index, support=support,
                      gate=LLMGate(settings.llm_slots, settings.max_waiting))
+    mcp_app, lifespan = _mcp(ctx)
     app = fastapi.FastAPI(title="legalrag", version=_version(), docs_url=None, redoc_url=None,
-                          openapi_url="/openapi.json",
+                          openapi_url="/openapi.json", lifespan=lifespan,
                           description="Statute search, cited answers, consultations, judgment drafts and citation "
                                       "prediction. Not legal advice; consult a lawyer for your case. Errors are JSON {error: {type, message}}. "
                                       + _evidence_doc(settings.evidence_tokens))
@@ -104,6 +113,9 @@ def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *,
     for api in routes_search.router(ctx):
         app.include_router(api)
     app.include_router(routes_llm.router(ctx))
+    app.include_router(routes_openai.router(ctx))
+    if mcp_app is not None:
+        app.router.routes.extend(mcp_app.routes)  # POST /mcp: the MCP tools over streamable HTTP
 
     for path, name in PAGES.items():
         def page(name: str = name) -> Any:
@@ -127,6 +139,43 @@ def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *,
                        limiter=RateLimiter(settings.rate_limit, settings.rate_burst),
                        max_body_bytes=settings.max_body_bytes, page_paths=tuple(PAGES))
     return app
+
+
+def _mcp(ctx: AppContext) -> tuple[Any, Any]:
+    """The MCP tools over the app's own collaborators (and its model queue), as a Starlette app whose route is
+    ``/mcp``, and the lifespan that runs its session manager; (None, None) when ``Settings.mcp`` is off or the
+    ``mcp`` extra is not installed."""
+    import importlib.util
+    from contextlib import asynccontextmanager
+
+    if not ctx.settings.mcp:
+        return None, None
+    if importlib.util.find_spec("mcp") is None:
+        LOG.warning("/mcp is off: the mcp package is not installed (pip install 'legalrag[mcp]')")
+        return None, None
+    from legalrag.integrations.mcp_server import create_mcp_server
+    from legalrag.integrations.tools import Collaborators, LegalTools
+
+    def given(value: Any, takes_index: bool = False) -> Any:
+        if value is None:
+            return None
+        return (lambda _index: value) if takes_index else (lambda: value)
+
+    tools = LegalTools(Collaborators(index=lambda: ctx.index, llm=given(ctx.llm), predictor=given(ctx.predictor, True),
+                                     structure=given(ctx.structure), support=given(ctx.support),
+                                     slot=ctx.gate.slot),
+                       max_k=min(ctx.settings.max_k, 50), evidence_tokens=ctx.settings.evidence_tokens)
+    server = create_mcp_server(tools)
+    # stateless: each POST is one exchange, so the route needs no session affinity behind a proxy; the
+    # DNS-rebinding check (Host and Origin headers) is on when the server binds a loopback address
+    mcp_app = server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, host=ctx.settings.host)
+
+    @asynccontextmanager
+    async def lifespan(app: Any) -> Any:
+        async with server.session_manager.run():
+            yield
+
+    return mcp_app, lifespan
 
 
 def _fields(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -9,9 +9,11 @@ server's ``Settings.evidence_tokens`` (a request may lower the evidence budget, 
 from __future__ import annotations
 
 import enum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from legalrag.conversation import DEFAULT_PROCESSOR
 from legalrag.engine import DEFAULTS as ANSWER
 
 MAX_QUESTION_CHARS = 4000
@@ -28,6 +30,12 @@ EVIDENCE_DOC = ("evidence budget of the prompt, in tokens: each retrieved articl
                 "error event on the /stream routes, which only know the articles once retrieval has run)")
 
 
+INDEX_DOC = ("an index directory on the server's machine (default: the server's own); the server opens and keeps "
+             "it when started with --max-indexes N (the `done` payload's server.index_load says `loaded` or "
+             "`held`), else the request is a 409 IndexNotHeld")
+STYLE_DOC = "guided (default: conclusion, legal basis, what to do, when to see a lawyer) or brief"
+
+
 class Closed(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -40,6 +48,7 @@ class Processor(str, enum.Enum):
     all_questions = "all_questions"
     full_context = "full_context"
     fused = "fused"
+    carry = "carry"
 
 
 class Role(str, enum.Enum):
@@ -59,8 +68,17 @@ class AgentSearchBody(SearchBody):
     fused: bool = Field(False, description="one LLM call per round: the planner writes the agent's queries")
 
 
+MAX_CHECK_BYTES = 5 * 1024 * 1024  # a document sent to /citations/check (text or file)
+
+
 class CheckBody(Closed):
-    text: str = Field(..., max_length=MAX_TEXT_CHARS, description="text whose citations are checked")
+    text: str | None = Field(None, max_length=MAX_CHECK_BYTES, description="text whose citations are checked")
+    file: str | None = Field(None, max_length=MAX_CHECK_BYTES * 4 // 3 + 4,
+                             description="instead of text: a .txt, .md, .pdf, .docx or .html file, base64-encoded "
+                                         "(at most 5 MB)")
+    filename: str | None = Field(None, max_length=255, description="the file's name (its extension gives the format)")
+    annotate: Literal["md", "html"] | None = Field(None, description="also return an annotated copy of the text "
+                                                   "(Markdown marks and notes, or highlighted HTML)")
 
 
 class AskBody(Closed):
@@ -69,6 +87,9 @@ class AskBody(Closed):
     max_tokens: int = Field(ANSWER.max_tokens, ge=16, le=4096)
     retriever: str | None = Field(None, max_length=100)
     evidence_tokens: int | None = Field(None, ge=1, le=MAX_EVIDENCE_TOKENS, description=EVIDENCE_DOC)
+    index: str | None = Field(None, min_length=1, max_length=1000, description=INDEX_DOC)
+    style: Literal["guided", "brief"] | None = Field(None, description=STYLE_DOC)
+    lang: Literal["zh", "en"] | None = Field(None, description="answer language (default: the index's)")
 
 
 class TurnBody(Closed):
@@ -80,12 +101,14 @@ class ConsultBody(Closed):
     question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS)
     history: list[TurnBody] = Field(default_factory=list, max_length=MAX_TURNS,
                                     description="earlier turns, oldest first (the server keeps no state)")
-    processor: Processor = Processor.fused  # measured best without an LLM call (docs/results.md)
+    processor: Processor = Processor(DEFAULT_PROCESSOR)  # chat's default: measured best without an LLM call
     retriever: str | None = Field(None, max_length=100)
     laws: list[str] = Field(default_factory=list, max_length=MAX_LAWS)
     k: int = Field(ANSWER.k, ge=1, le=MAX_K)
     max_tokens: int = Field(ANSWER.max_tokens, ge=16, le=4096)
     evidence_tokens: int | None = Field(None, ge=1, le=MAX_EVIDENCE_TOKENS, description=EVIDENCE_DOC)
+    index: str | None = Field(None, min_length=1, max_length=1000, description=INDEX_DOC)
+    style: Literal["guided", "brief"] | None = Field(None, description=STYLE_DOC)
 
 
 class DraftBody(Closed):

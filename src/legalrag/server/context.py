@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import threading
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from legalrag.answer import DEFAULT_EVIDENCE_TOKENS
+from legalrag.engine import DEFAULT_EVIDENCE_TOKENS
 from legalrag.errors import InputError
 from legalrag.server.bodies import MAX_EVIDENCE_TOKENS
-from legalrag.server.streaming import LLMGate, NoModel
+from legalrag.server.streaming import IndexNotHeld, LLMGate, NoModel
 
 
 class Settings(BaseModel):
@@ -29,10 +32,15 @@ class Settings(BaseModel):
                                           "empty: CORS off")
     llm_slots: int = Field(1, ge=1, description="generations that run at once")
     max_waiting: int = Field(16, ge=0, description="generations that may wait for a slot; more get 503")
+    mcp: bool = Field(True, description="serve the MCP tools at /mcp (needs the mcp extra)")
+    host: str = Field("127.0.0.1", description="the address the server binds; a loopback one turns on the MCP "
+                      "route's DNS-rebinding check (Host and Origin headers)")
     evidence_tokens: int | None = Field(DEFAULT_EVIDENCE_TOKENS, ge=1, le=MAX_EVIDENCE_TOKENS,
                                         description="evidence budget of /ask and /consult prompts, in tokens: each "
                                         "retrieved article cut to the clauses matching the question (fewer tokens, "
                                         "sooner first token); a request may ask for less; None: whole articles")
+    max_indexes: int = Field(0, ge=0, le=16, description="other indexes a request may name (`index`) that the "
+                             "server opens and keeps, least recently used dropped first; 0: only its own")
 
 
 @dataclass
@@ -44,10 +52,43 @@ class AppContext:
     drafter: Any = None
     agents_llm: Any = None  # a trained policy's model for /agents/search (default: ``llm``)
     structure: Any = None  # a judgment StructurePredictor for /judgment/structure
+    support: Any = None  # a citations.support.SupportScorer for /citations/check (default: the lexical model)
     gate: LLMGate = field(default_factory=LLMGate)
+    open_index: Callable[[Path], Any] | None = None  # opens another index a request names (the launcher's)
+    build: str = ""  # the legalrag build this server runs (``warm.build.build_id`` when it started)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _index_lock: threading.Lock = field(default_factory=threading.Lock)
+    _others: "OrderedDict[str, Any]" = field(default_factory=OrderedDict)
     _laws: list[dict[str, Any]] | None = None
     _tokenizer: Any = None
+
+    def held_indexes(self) -> list[str]:
+        """The directories of the indexes this server holds: its own first, then the others, oldest use first."""
+        return [_key(self.index.path)] + list(self._others)
+
+    def index_for(self, path: str | None, on_load: Callable[[str], None] | None = None) -> tuple[Any, str, float]:
+        """The index a request names (None: the server's own) with how it was had (``held``: the server's own or
+        one it opened before; ``loaded``: opened now, taking the seconds returned). ``on_load(path)`` is called
+        before an index is opened; at most ``settings.max_indexes`` others are kept."""
+        if path is None or _key(path) == _key(self.index.path):
+            return self.index, "held", 0.0
+        key = _key(path)
+        with self._index_lock:  # one load at a time; a second request for the same index waits and finds it
+            if key in self._others:
+                self._others.move_to_end(key)
+                return self._others[key], "held", 0.0
+            if self.settings.max_indexes < 1 or self.open_index is None:
+                raise IndexNotHeld(f"this server holds the index at {self.index.path} and may not open others "
+                                   f"(`legalrag serve --max-indexes N`); asked for {path}")
+            if on_load is not None:
+                on_load(key)
+            t0 = time.perf_counter()
+            index = self.open_index(Path(key))
+            seconds = time.perf_counter() - t0
+            self._others[key] = index
+            while len(self._others) > self.settings.max_indexes:
+                self._others.popitem(last=False)
+            return index, "loaded", seconds
 
     @property
     def lang(self) -> str:
@@ -87,12 +128,14 @@ class AppContext:
                              "(`legalrag serve --evidence-tokens`); ask for that or less", field="evidence_tokens")
         return requested
 
-    def pipeline(self, retriever: str | None, laws: Sequence[str] = ()) -> tuple[Any, Any]:
-        """The search pipeline and law filter for a request."""
+    def pipeline(self, retriever: str | None, laws: Sequence[str] = (), index: Any = None) -> tuple[Any, Any]:
+        """The search pipeline and law filter for a request (over ``index``, default the server's own)."""
         from legalrag.retrieval.pipeline import build_pipeline, law_filter
 
-        pipe = build_pipeline(self.index, retriever=retriever or self.settings.default_retriever)
-        return pipe, (law_filter(self.index, list(laws)) if laws else None)
+        index = self.index if index is None else index
+        pipe = build_pipeline(index, retriever=retriever or (self.settings.default_retriever
+                                                             if index is self.index else None))
+        return pipe, (law_filter(index, list(laws)) if laws else None)
 
     def laws(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -123,3 +166,8 @@ class AppContext:
 
                 self.drafter = JudgmentDrafter(llm, list(self.index.documents))
             return self.drafter
+
+
+def _key(path: Any) -> str:
+    """An index directory as one string, however the request spelled it."""
+    return str(Path(path).expanduser().resolve())

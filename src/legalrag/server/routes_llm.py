@@ -4,7 +4,9 @@ events), citation prediction and the judgment structure. Each is one library cal
 made while holding a slot of the model's queue when it uses the model.
 
 Streamed routes send ``queued`` (position), ``started`` (queue_s), ``retrieved`` (the query and the articles
-found), ``token`` (text as generated), then ``done`` (the same payload as the JSON route) or ``error``; the
+found), ``token`` (text as generated), then ``done`` (the same payload as the JSON route) or ``error``; /ask and
+/consult also send ``stage`` ``load_index`` (an index the request named is being opened), and their ``started``
+says which index answers (``index``, ``index_load``: ``held`` or ``loaded`` now, ``index_load_s``); the
 draft stream also sends ``stage`` (``retrieve_laws``, ``laws`` with the articles found, ``generate``) as each
 stage starts. ``/cite`` adds ``scope``: whether the facts fall within the laws the model was trained on.
 """
@@ -34,13 +36,26 @@ def _queued(emit: Emit | None) -> Callable[[int], None] | None:
     return None if emit is None else (lambda position: emit("queued", {"position": position}))
 
 
+def _index(ctx: AppContext, path: str | None, emit: Emit | None) -> tuple[Any, dict]:
+    """The request's index: the server's own unless it names another, opened now if allowed (streamed, a
+    ``stage`` event ``load_index`` says so first), and what ``started`` says of it: which index answers and how
+    it was had (``held``, or ``loaded`` now, with the seconds it took)."""
+    def on_load(key: str) -> None:
+        if emit is not None:
+            emit("stage", {"stage": "load_index", "index": key})
+
+    index, how, seconds = ctx.index_for(path, on_load)
+    return index, {"index": str(index.path), "index_load": how, "index_load_s": round(seconds, 3)}
+
+
 def ask(ctx: AppContext, body: AskBody, emit: Emit | None = None, cancel: threading.Event | None = None) -> dict:
     from legalrag.answer import answer_question
 
     ctx.check_k(body.k)
     budget = ctx.evidence_budget(body.evidence_tokens)
     llm = ctx.need_llm("answering")
-    pipe, _ = ctx.pipeline(body.retriever)
+    index, held = _index(ctx, body.index, emit)
+    pipe, _ = ctx.pipeline(body.retriever, index=index)
 
     def search(question: str, k: int) -> list:
         hits = pipe.search(question, k=k)
@@ -50,43 +65,53 @@ def ask(ctx: AppContext, body: AskBody, emit: Emit | None = None, cancel: thread
 
     with ctx.gate.slot(cancel, _queued(emit)) as queue_s:
         if emit is not None:
-            emit("started", {"queue_s": round(queue_s, 4)})
-        answer = answer_question(body.question, ctx.index, llm, k=body.k, max_tokens=body.max_tokens,
-                                 evidence_tokens=budget, search=search, on_text=_tokens(emit))
+            emit("started", {"queue_s": round(queue_s, 4), **held})
+        answer = answer_question(body.question, index, llm, k=body.k, max_tokens=body.max_tokens,
+                                 evidence_tokens=budget, search=search, on_text=_tokens(emit), style=body.style,
+                                 lang=body.lang)
     return answer_payload(body.question, answer, model=ctx.model or "", queue_s=queue_s)
 
 
 def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
             cancel: threading.Event | None = None) -> dict:
-    from legalrag.answer import question_language, resolver_for
-    from legalrag.conversation import Consultation, make_processor
+    from legalrag.engine import question_language, resolver_for
+    from legalrag.conversation import Consultation
+    from legalrag.engine import DEFAULTS
     from legalrag.types import Turn
 
     ctx.check_k(body.k)
     budget = ctx.evidence_budget(body.evidence_tokens)
     llm = ctx.need_llm("the consultation")
-    pipe, flt = ctx.pipeline(body.retriever, body.laws)
+    index, held = _index(ctx, body.index, emit)
+    pipe, flt = ctx.pipeline(body.retriever, body.laws, index=index)
     queries: list[str] = []
 
     def search(query: str, k: int) -> list:
         hits = pipe.search(query, k=k, filter=flt)
         queries.append(query)
-        if emit is not None:
-            emit("retrieved", {"query": query, "hits": [hit_to_dict(h) for h in hits]})
         return hits
 
-    lang = question_language(body.question, ctx.index)
-    consultation = Consultation(search, llm, processor=make_processor(body.processor.value, llm, lang), k=body.k,
+    def retrieved(query: str, hits: list) -> None:  # once per turn: the fused results, not each search behind them
+        if emit is not None:
+            trace = consultation.last_trace
+            emit("retrieved", {"query": (trace.get("searched") or [query])[0], "hits": [hit_to_dict(h) for h in hits],
+                               "searched": trace.get("searched", [query]), "carried": trace.get("carried", [])})
+
+    lang = question_language(body.question, index)
+    consultation = Consultation(search, llm, processor=body.processor.value, k=body.k,
                                 lang=lang, max_tokens=body.max_tokens, evidence_tokens=budget,
-                                resolver=resolver_for(ctx.index))
+                                resolver=resolver_for(index), settings=DEFAULTS.but(style=body.style))
     consultation.turns = [Turn(t.role.value, t.content) for t in body.history]
     with ctx.gate.slot(cancel, _queued(emit)) as queue_s:
         if emit is not None:
-            emit("started", {"queue_s": round(queue_s, 4)})
-        answer = consultation.ask(body.question, on_text=_tokens(emit))
-    payload = answer_payload(body.question, answer, query=queries[-1] if queries else None,
+            emit("started", {"queue_s": round(queue_s, 4), **held})
+        answer = consultation.ask(body.question, on_text=_tokens(emit), on_retrieved=retrieved)
+    trace = consultation.last_trace
+    searched = trace.get("searched") or queries[-1:]
+    payload = answer_payload(body.question, answer, query=searched[0] if searched else None,
                              model=ctx.model or "", queue_s=queue_s)
-    payload["processor"] = body.processor.value
+    payload.update(processor=body.processor.value, searched=searched, carried=trace.get("carried", []),
+                   follow_up={"same_issue": trace.get("same_issue"), "reason": trace.get("reason", "")})
     return payload
 
 
@@ -123,8 +148,9 @@ def cite(ctx: AppContext, body: CiteBody) -> dict:
         queue_s, result = 0.0, ctx.predictor.predict(body.facts)
     out = result_to_dict(result)
     out["scope"] = cite_scope(ctx, body.facts)
+    docs = getattr(ctx.predictor, "documents", None)  # the predictor's own statutes (the criminal law by default)
     for p in out["provisions"]:
-        doc = ctx.index.get(p["id"]) if p["id"] in ctx.index else None
+        doc = docs.get(p["id"]) if isinstance(docs, dict) else (ctx.index.get(p["id"]) if p["id"] in ctx.index else None)
         p["citation"] = citation_label(doc) if doc is not None else p["title"]
     out["queue_s"] = round(queue_s, 4)
     return out

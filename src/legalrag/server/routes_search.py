@@ -47,9 +47,18 @@ def router(ctx: AppContext) -> Any:
     api = APIRouter(responses=ERRORS)
     open_api = APIRouter(responses={})  # routes that need no key and have no rate limit
 
-    @open_api.get("/health", summary="Liveness (no API key needed)")
+    @open_api.get("/health", summary="Liveness and what this server runs (no API key needed): `legalrag ask` "
+                  "and `chat` read it to decide whether to answer through this server")
     def health() -> dict[str, Any]:
-        return {"status": "ok", "llm": ctx.model}
+        import os
+
+        from legalrag import __version__
+
+        return {"status": "ok", "service": "legalrag", "version": __version__, "build": ctx.build,
+                "pid": os.getpid(), "llm": ctx.model, "index": str(ctx.index.path), "indexes": ctx.held_indexes(),
+                "max_indexes": ctx.settings.max_indexes if ctx.open_index is not None else 0,
+                "evidence_tokens": ctx.settings.evidence_tokens,
+                "busy": {"active": ctx.gate.active, "waiting": ctx.gate.waiting}}
 
     @api.get("/index", summary="What the index holds")
     def index_info() -> dict[str, Any]:
@@ -92,14 +101,25 @@ def router(ctx: AppContext) -> Any:
         return {"query": body.query, "retriever": pipe.name, "terms": ctx.terms(body.query),
                 "hits": [hit_to_dict(h) for h in hits]}
 
-    @api.post("/citations/check", summary="Every citation in a text, resolved against the corpus")
+    @api.post("/citations/check", summary="Every citation in a text, resolved against the corpus and marked "
+              "supported / exists / not found / repealed / no corpus")
     def check(body: CheckBody) -> dict[str, Any]:
-        from legalrag.answer import resolver_for
-        from legalrag.citations import check_citations
-        from legalrag.server.render import citation_to_dict
+        """Each citation keeps the fields this route always had (text, canonical, resolved, document_id, note,
+        reason) and adds its mark, mark_reason, claim, support, successor, start/end and document_text;
+        ``summary`` counts the marks (``no_citations`` when the text cites nothing); ``annotated``: the
+        annotated copy when ``annotate`` is md or html."""
+        from legalrag.engine import resolver_for
+        from legalrag.citations.checker import annotate_html, annotate_markdown, check_text
+        from legalrag.serialize import check_report_to_dict
 
-        cits = check_citations(body.text, resolver_for(ctx.index))
-        return {"citations": [citation_to_dict(c) for c in cits], "unresolved": sum(not c.resolved for c in cits)}
+        text, name = check_input(body)
+        report = check_text(text, resolver_for(ctx.index), ctx.support, source=name)
+        out = check_report_to_dict(report)
+        if body.annotate == "md":
+            out["annotated"] = annotate_markdown(report)
+        elif body.annotate == "html":
+            out["annotated"] = annotate_html(report)
+        return out
 
     @api.post("/agents/search", summary="Search with the planner's rewriting agents; returns the trajectory",
               responses={503: {"description": "no language model"}})
@@ -115,3 +135,27 @@ def router(ctx: AppContext) -> Any:
         return sse_response(lambda emit, cancel: agents_search(ctx, body, emit, cancel))
 
     return api, open_api
+
+
+def check_input(body: Any) -> tuple[str, str]:
+    """The text of a /citations/check request: ``text``, or ``file`` (base64) read by the document reader."""
+    import base64
+    import binascii
+    from pathlib import Path
+
+    from legalrag.corpora.extract import FORMATS, extract
+    from legalrag.errors import InputError
+
+    if (body.text is None) == (body.file is None):
+        raise InputError("give either text or file (base64) with filename", field="text")
+    if body.text is not None:
+        return body.text, "the text"
+    name = body.filename or ""
+    if Path(name).suffix.lower() not in FORMATS:
+        raise InputError(f"unsupported file type {Path(name).suffix or '(none)'!r} for {name or 'the file'}; send "
+                         f"one of {', '.join(sorted(FORMATS))}", field="filename")
+    try:
+        data = base64.b64decode(body.file, validate=True)
+    except (binascii.Error, ValueError):
+        raise InputError("file is not valid base64", field="file") from None
+    return extract(Path(name), data).text, name

@@ -7,7 +7,9 @@ time a request waited is reported (``queue_s``).
 ``sse_response(job)`` runs ``job(emit)`` in a worker thread and sends what it emits as SSE events
 (``event: NAME`` / ``data: JSON``), then ``done`` with the job's result or ``error`` with a message. When the
 client goes away, Starlette cancels the response; the next ``emit`` (each generated token emits one) raises
-``Cancelled`` in the worker, which unwinds the generation and closes the model's stream.
+``Cancelled`` in the worker, which unwinds the generation and closes the model's stream. While nothing is
+emitted (a request waiting in the queue, the model reading a long prompt) a comment line goes out every
+``KEEPALIVE_S`` seconds, so a client can tell a slow server from a dead one with a bounded read timeout.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from legalrag.errors import LegalRagError
 
 LOG = logging.getLogger("legalrag.server")
 Emit = Callable[[str, Any], None]
+KEEPALIVE_S = 5.0
 
 
 class Cancelled(Exception):
@@ -40,6 +43,10 @@ class Busy(LegalRagError):
 
 class NoModel(LegalRagError):
     """The server was started without a language model."""
+
+
+class IndexNotHeld(LegalRagError):
+    """A request named an index this server does not hold and may not open (409)."""
 
 
 class LLMGate:
@@ -101,6 +108,8 @@ def error_payload(exc: BaseException) -> tuple[int, dict[str, Any]]:
         return 400, {"error": {**body, "fields": [{"field": exc.field, "type": "input"}]} if exc.field else body}
     if isinstance(exc, Busy):
         return 503, {"error": {"type": "Busy", "message": str(exc), "params": {"waiting": exc.waiting}}}
+    if isinstance(exc, IndexNotHeld):
+        return 409, {"error": {"type": "IndexNotHeld", "message": str(exc)}}
     if isinstance(exc, NoModel):
         return 503, {"error": {"type": "NoModel", "message": str(exc)}}
     if isinstance(exc, (ModelError, EndpointError, MissingDependencyError)):
@@ -111,8 +120,11 @@ def error_payload(exc: BaseException) -> tuple[int, dict[str, Any]]:
     return 500, {"error": {"type": "InternalError", "message": "internal error; the server log has the details"}}
 
 
-def sse_response(job: Callable[[Emit, threading.Event], Any]) -> Any:
-    """A streaming response of the events ``job(emit, cancel)`` emits, then ``done`` (its return value)."""
+def sse_response(job: Callable[[Emit, threading.Event], Any], render: Callable[[str, Any], str] = sse,
+                 headers: dict[str, str] | None = None) -> Any:
+    """A streaming response of the events ``job(emit, cancel)`` emits, then ``done`` (its return value).
+    ``render(event, data)`` writes each event (default: ``event: NAME`` / ``data: JSON``); another wire format
+    (the OpenAI-compatible route's chunks) passes its own."""
     from fastapi.responses import StreamingResponse
 
     cancel = threading.Event()
@@ -144,14 +156,24 @@ def sse_response(job: Callable[[Emit, threading.Event], Any]) -> Any:
 
         worker = threading.Thread(target=run, name="legalrag-sse", daemon=True)
         worker.start()
+        getter: asyncio.Future | None = None  # one pending get, never cancelled while it may hold an item
         try:
             while True:
-                event, data = await queue.get()
+                if getter is None:
+                    getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({getter}, timeout=KEEPALIVE_S)
+                if not done:
+                    yield ": wait\n\n"
+                    continue
+                event, data = getter.result()
+                getter = None
                 if not event:
                     break
-                yield sse(event, data)
+                yield render(event, data)
         finally:
+            if getter is not None:
+                getter.cancel()
             cancel.set()
 
     return StreamingResponse(events(), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no", **(headers or {})})

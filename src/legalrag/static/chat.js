@@ -1,9 +1,11 @@
 // The consultation page: multi-turn chat over /consult/stream. The server keeps no state: each request carries
-// the earlier turns. Answers stream token by token; once done, every citation becomes a button that opens the
-// article beside the chat (or its unresolved flag with the reason).
-import {$, h, t, initFrame, loadCapabilities, postStream, showError, linkedText, citationList,
+// the earlier turns. Each turn shows its stages as they happen (waiting, searching, the articles found, the model
+// reading them, writing) with a clock from the moment of sending; the answer streams token by token and stays
+// in view above the input area while it grows (unless the reader scrolls away); once done, every citation
+// becomes a button that opens the article beside the chat (or its unresolved flag with the reason).
+import {$, h, t, initFrame, loadCapabilities, postStream, showError, linkedText, citationList, MARK_SYMBOLS, markOf, markText,
   hitList, download, showBanner, bannerError} from '/static/common.js';
-import {limitField} from '/static/progress.js';
+import {limitField, Progress} from '/static/progress.js';
 
 const turns = [];  // {question, answer, query, citations, retrieved, processor, retriever, model, timings}
 let controller = null;
@@ -23,7 +25,7 @@ function history() {
 }
 
 function turnView(question) {
-  const status = h('p', {class: 'status muted small'}, t('working'));
+  const status = h('div', {class: 'status small'});
   const text = h('div', {class: 'answer-text', translate: 'no'});
   const cits = h('div', {class: 'answer-citations'});
   const retrieved = h('details', {class: 'retrieved', hidden: true});
@@ -40,6 +42,28 @@ function showRetrieved(details, query, hits, question) {
   details.append(hitList(hits, []));
 }
 
+// Keep the bottom of `el` above the sticky input area (on a phone the composer covers the lower part of the
+// screen), as long as the reader follows the answer: a scroll up by hand stops it for this turn.
+function follower(el) {
+  let follow = true;
+  const stop = () => { follow = false; };
+  window.addEventListener('wheel', e => { if (e.deltaY < 0) stop(); }, {passive: true});
+  window.addEventListener('touchmove', stop, {passive: true});
+  return {
+    keep() {
+      if (!follow) return;
+      const limit = $('#ask-form').getBoundingClientRect().top - 8;
+      const bottom = el.getBoundingClientRect().bottom;
+      if (bottom > limit) window.scrollBy(0, bottom - limit);
+    },
+    done() { follow = false; },
+  };
+}
+
+function articleNames(hits) {
+  return h('ul', {class: 'stage-articles', translate: 'no'}, ...hits.map(hit => h('li', {}, hit.citation || hit.title || hit.id)));
+}
+
 async function ask(event) {
   event.preventDefault();
   const box = $('#question');
@@ -49,7 +73,10 @@ async function ask(event) {
   conversation.querySelector('.empty')?.remove();
   const ui = turnView(question);
   conversation.append(ui.view);
-  ui.view.scrollIntoView({block: 'end'});
+  const progress = new Progress(ui.status, () => controller && controller.abort());
+  progress.add('st_chat_search');
+  const view = follower(ui.view);
+  view.keep();
   box.value = '';
   limit.clear();
   const body = {question, history: history(), processor: $('#processor').value, retriever: $('#retriever').value || null,
@@ -59,22 +86,39 @@ async function ask(event) {
   $('#stop').hidden = false;
   const live = document.createTextNode('');
   ui.text.append(live);
+  let writing = false, found = null;
   try {
     const done = await postStream('/consult/stream', body, {
-      queued: d => { ui.status.textContent = `${t('queued')} ${d.position}`; },
-      started: () => { ui.status.textContent = t('working'); },
-      retrieved: d => showRetrieved(ui.retrieved, d.query, d.hits, question),
-      token: d => { live.appendData(d.text); },
+      queued: d => { progress.add('st_queued', {n: d.position}); view.keep(); },
+      started: d => { if (d.queue_s >= 0.5) progress.add('st_chat_search'); },
+      stage: d => { if (d.stage === 'load_index') progress.add('st_load_index'); },
+      retrieved: d => {  // a fused processor searches more than once: the list shows the latest
+        if (found) found.querySelector('.detail').replaceChildren(articleNames(d.hits));
+        else { found = progress.add('st_chat_articles', {}, articleNames(d.hits)); progress.add('st_chat_read'); }
+        showRetrieved(ui.retrieved, d.query, d.hits, question);
+        view.keep();
+      },
+      token: d => {
+        if (!writing) { writing = true; progress.add('st_first_text'); }
+        live.appendData(d.text);
+        view.keep();
+      },
     }, controller.signal);
-    ui.status.remove();
+    progress.finish(true);
     showAnswer(ui, done, question);
-    turns.push({question, answer: done.answer, query: done.query, citations: done.citations,
+    view.keep();
+    turns.push({question, answer: done.answer, query: done.query, searched: done.searched, carried: done.carried,
+      citations: done.citations,
       retrieved: done.retrieved, processor: body.processor, retriever: body.retriever, model: done.model,
       timings: done.timings, view: ui});
   } catch (err) {
-    if (err.name === 'AbortError') ui.status.textContent = t('stopped');
-    else showError(ui.status, err);
+    progress.finish(false);
+    const why = h('p', {class: 'small'});
+    ui.status.append(why);
+    if (err.name === 'AbortError') why.textContent = t('stopped');
+    else showError(why, err);
   } finally {
+    view.done();
     controller = null;
     $('#send').disabled = false;
     $('#stop').hidden = true;
@@ -82,8 +126,20 @@ async function ask(event) {
   }
 }
 
+// One line per turn: the query searched for it and the earlier turns' articles carried into its results.
+function traceLine(done, question) {
+  const searched = done.searched?.length ? done.searched : [done.query];
+  const line = h('p', {class: 'turn-trace muted small'}, `${t('query_used')}: `, h('q', {translate: 'no'}, searched[0] || question));
+  if (done.carried?.length) {
+    line.append(' · ', `${t('carried')}: `, h('span', {translate: 'no'}, done.carried.map(c => c.title).join('；')));
+  }
+  return line;
+}
+
 function showAnswer(ui, done, question) {
   ui.text.replaceChildren(linkedText(done.answer, done.citations));
+  ui.view.querySelector('.turn-trace')?.remove();
+  ui.text.before(traceLine(done, question));
   ui.cits.replaceChildren(h('h3', {class: 'small-head'}, t('citations')), citationList(done.citations));
   showRetrieved(ui.retrieved, done.query, done.retrieved, question);
 }
@@ -104,11 +160,11 @@ function markdown() {
   turns.forEach((turn, i) => {
     lines.push(`## ${i + 1}. ${turn.question}`, '');
     if (turn.query !== turn.question) lines.push(`*Search query (${turn.processor}):* ${turn.query}`, '');
+    if (turn.carried?.length) lines.push(`*Carried from earlier turns:* ${turn.carried.map(c => c.title).join('; ')}`, '');
     lines.push(turn.answer, '', '**Citations**', '');
     if (!turn.citations.length) lines.push('- (none)');
     for (const c of turn.citations) {
-      lines.push(c.resolved ? `- ✓ ${c.canonical || c.text} (document ${c.document_id})${c.in_retrieved ? '' : ' - not among the retrieved articles'}`
-        : `- ⚠ UNRESOLVED ${c.canonical || c.text}: ${c.note}`);
+      lines.push(`- ${MARK_SYMBOLS[markOf(c)]} ${c.canonical || c.text}${c.document_id ? ` (document ${c.document_id})` : ''}: ${markText(c)}`);
     }
     lines.push('', '**Retrieved articles**', '', ...turn.retrieved.map(r => `${r.rank}. ${r.citation} (${r.id})`), '');
   });

@@ -203,14 +203,14 @@ function showPanel(...content) {
   $('#panel-heading').focus();
 }
 
-export async function openDocument(id, button, status) {
+export async function openDocument(id, button, status, supported = true) {
   opener = button || document.activeElement;
   showPanel(h('p', {class: 'muted'}, t('panel_loading')));
   try {
     const doc = await getJSON('/documents/' + encodeURIComponent(id));
     showPanel(
       h('h3', {class: 'article-title', translate: 'no'}, doc.citation || doc.title || doc.id),
-      status ? h('p', {class: 'badge ok'}, '✓ ' + status) : null,
+      status ? h('p', {class: 'badge ' + (supported ? 'ok' : 'exists')}, (supported ? '✓ ' : '? ') + status) : null,
       h('div', {class: 'article-text', id: 'article-text', translate: 'no'}, doc.text),
       h('p', {class: 'muted small'}, `${t('doc_id')} `, h('code', {}, doc.id)));
   } catch (err) {
@@ -222,8 +222,9 @@ export function openUnresolved(citation, button) {
   opener = button || document.activeElement;
   showPanel(
     h('h3', {class: 'article-title', translate: 'no'}, citation.canonical || citation.text),
-    h('p', {class: 'badge bad'}, '⚠ ' + t('panel_unresolved')),
-    h('p', {class: 'flag-reason'}, reasonNodes(citation)));
+    h('p', {class: 'badge bad'}, `${MARK_SYMBOLS[markOf(citation)]} ${t('mark_' + markOf(citation))}`),
+    h('p', {class: 'flag-reason'}, citation.mark === 'repealed' || citation.mark === 'no_corpus'
+      || citation.mark_reason === 'unknown_format' ? markText(citation) : reasonNodes(citation)));
 }
 
 // ---------------------------------------------------------------- citations
@@ -231,13 +232,31 @@ function reasonNodes(c) {
   return reasonParts(c).map(p => (typeof p === 'string' ? p : h('span', {translate: 'no'}, p.law)));
 }
 
-function citationButton(c, label) {
-  const ok = c.resolved;
-  const button = h('button', {type: 'button', class: 'cite ' + (ok ? 'ok' : 'bad'),
-    title: ok ? `${t('checked')}: ${c.canonical || c.text}` : `${t('unresolved')}: ${reasonText(c)}`,
-    dataset: {doc: c.document_id || ''}},
-    h('span', {translate: 'no'}, label || c.text), h('span', {class: 'mark', 'aria-label': ok ? t('checked') : t('unresolved')}, ok ? ' ✓' : ' ⚠'));
-  button.addEventListener('click', () => ok ? openDocument(c.document_id, button, t('checked')) : openUnresolved(c, button));
+// The mark of a checked citation: ✓ only for 'supported' (its article supports the sentence citing it).
+export const MARK_SYMBOLS = {supported: '✓', exists: '?', not_found: '✗', repealed: '↻', no_corpus: '∅'};
+
+export function markOf(c) {
+  return c.mark || (c.resolved ? 'exists' : 'not_found');
+}
+
+export function markText(c) {
+  const mark = markOf(c);
+  const parts = [t('mark_' + mark)];
+  if (mark === 'exists' && c.mark_reason) parts.push(t('why_' + c.mark_reason));
+  if (mark === 'not_found' && c.mark_reason === 'unknown_format') parts.push(t('why_unknown_format'));
+  else if (mark === 'not_found') parts.push(reasonText(c));
+  if (mark === 'repealed' && c.successor) parts.push(t('successor_is', {law: c.successor}));
+  if (c.support !== null && c.support !== undefined) parts.push(t('support_score', {p: Number(c.support).toFixed(2)}));
+  return parts.filter(Boolean).join(' · ');
+}
+
+export function citationButton(c, label) {
+  const mark = markOf(c), ok = c.resolved;
+  const button = h('button', {type: 'button', class: 'cite ' + (mark === 'supported' ? 'ok' : (ok ? 'exists' : 'bad')),
+    title: `${markText(c)}: ${c.canonical || c.text}`, dataset: {doc: c.document_id || '', mark}},
+    h('span', {translate: 'no'}, label || c.text), h('span', {class: 'mark', 'aria-label': t('mark_' + mark)}, ' ' + MARK_SYMBOLS[mark]));
+  button.addEventListener('click', () => ok ? openDocument(c.document_id, button, markText(c), mark === 'supported')
+    : openUnresolved(c, button));
   return button;
 }
 
@@ -279,11 +298,9 @@ export function linkedSection(text, citations) {
 
 export function citationList(citations) {
   if (!citations || !citations.length) return h('p', {class: 'muted small'}, t('no_citations'));
-  return h('ul', {class: 'citations'}, citations.map(c => h('li', {class: c.resolved ? 'ok' : 'bad'},
+  return h('ul', {class: 'citations'}, citations.map(c => h('li', {class: markOf(c) === 'supported' ? 'ok' : (c.resolved ? 'exists' : 'bad')},
     citationButton(c, c.canonical && c.canonical.length > c.text.length ? c.canonical : c.text), ' ',
-    c.resolved
-      ? h('span', {class: 'status'}, t('checked') + (c.in_retrieved ? '' : ` · ${t('not_retrieved')}`))
-      : h('span', {class: 'status flag'}, `${t('unresolved')}: `, reasonNodes(c)))));
+    h('span', {class: 'status' + (markOf(c) === 'supported' ? '' : ' flag')}, markText(c)))));
 }
 
 export function hitList(hits, terms) {

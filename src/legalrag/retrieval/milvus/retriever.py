@@ -7,6 +7,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from legalrag.errors import InputError
 from legalrag.retrieval.base import DocumentFilter
+from legalrag.retrieval.encoders import unit_rows
 from legalrag.retrieval.milvus.rows import doc_sha, rows_for
 from legalrag.retrieval.milvus.store import MilvusStore
 from legalrag.types import Document, Hit
@@ -104,7 +105,7 @@ class MilvusRetriever:
             return []
         expr = self._expr(filter)
         if self.mode == "dense":
-            data: list[Any] = [v.tolist() for v in self.encoder.encode_queries(queries)]
+            data: list[Any] = [v.tolist() for v in unit_rows(self.encoder.encode_queries(queries))]
             field, params = "vec", {"metric_type": "IP"}
             if self.search_params:
                 params["params"] = dict(self.search_params)
@@ -144,7 +145,7 @@ class MilvusRetriever:
                 raise InputError("this collection holds vectors: open it with its encoder to add documents")
             from legalrag.retrieval.dense import passage_text
 
-            vectors = self.encoder.encode_documents([passage_text(d, self.max_chars) for d in documents])
+            vectors = unit_rows(self.encoder.encode_documents([passage_text(d, self.max_chars) for d in documents]))
         return rows_for(documents, vectors)
 
     def add(self, documents: Sequence[Document]) -> int:

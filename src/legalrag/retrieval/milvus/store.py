@@ -14,6 +14,7 @@ from typing import Any, Iterable, Sequence
 
 from legalrag._optional import require
 from legalrag.errors import IndexError_, InputError
+from legalrag.retrieval.encoders import unit_rows
 from legalrag.retrieval.milvus.rows import INSERT_BATCH, VARCHAR_MAX, iter_rows, size_of
 from legalrag.types import Document
 
@@ -345,7 +346,7 @@ def build_collection(store: MilvusStore, documents: Iterable[Document], encoder:
             raise InputError(f"{m} precomputed vectors for {n} documents")
     elif encoder is not None:  # encode first: a long encoding failure then leaves nothing in the engine
         documents = documents if isinstance(documents, Sequence) else list(documents)
-        vectors = encoder.encode_documents([passage_text(d, max_chars) for d in documents])
+        vectors = unit_rows(encoder.encode_documents([passage_text(d, max_chars) for d in documents]))
         if vectors.ndim != 2 or vectors.shape[1] != int(encoder.dimension):
             raise InputError(f"encoder {encoder.model_id!r} gave vectors of shape {tuple(vectors.shape)}, "
                              f"expected (n, {encoder.dimension})")

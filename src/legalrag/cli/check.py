@@ -1,0 +1,117 @@
+"""`legalrag check [FILE|-]`: every citation in a text, resolved and marked supported / exists / not found /
+repealed / no corpus, as a terminal report, JSON, or an annotated Markdown or HTML copy."""
+
+from __future__ import annotations
+
+import enum
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from legalrag.cli.apps import app
+from legalrag.cli.common import IndexOrDemoOption, JsonOption, ProgressOption, print_json, root
+
+
+class SupportModelName(str, enum.Enum):
+    FULL = "full"
+    LEXICAL = "lexical"
+
+
+def read_input(file: str, encoding: str) -> tuple[str, str]:
+    """The text of ``file`` (``-``: standard input) and a name for messages. .txt/.md/.pdf/.docx/.html are read
+    by the document reader; anything else is refused with the formats it takes."""
+    from legalrag.corpora.extract import FORMATS, decode, extract
+    from legalrag.errors import InputError
+
+    if file == "-":
+        return decode(Path("<stdin>"), sys.stdin.buffer.read(), encoding), "<stdin>"
+    path = Path(file)
+    if not path.is_file():
+        raise InputError(f"no such file: {file}", path=file)
+    if path.suffix.lower() not in FORMATS:
+        raise InputError(f"unsupported file type {path.suffix or '(none)'!r}; `legalrag check` reads "
+                         f"{', '.join(sorted(FORMATS))} (or text on standard input: `legalrag check -`)", path=file)
+    return extract(path, path.read_bytes(), encoding).text, str(path)
+
+
+@app.command("check")
+def check(
+    ctx: typer.Context,
+    file: str = typer.Argument(..., help="The text to check: a .txt, .md, .pdf, .docx or .html file, or - for "
+                                         "standard input."),
+    index: IndexOrDemoOption = None,
+    json_out: JsonOption = False,
+    annotate: Optional[Path] = typer.Option(None, "--annotate", help="Also write an annotated copy: out.md "
+                                            "(Markdown marks and notes) or out.html (highlighted)."),
+    support: SupportModelName = typer.Option(SupportModelName.FULL, "--support", help="Support model: full (the "
+                                             "shipped stard-e5's cosine + lexical scores) or lexical (no encoder)."),
+    encoding: str = typer.Option("utf-8", "--encoding", help="Encoding of a text file or standard input."),
+    strict: bool = typer.Option(False, "--strict", help="Exit with status 2 when a citation is not supported."),
+    progress: ProgressOption = True,
+) -> None:
+    """Check every citation in a text against the corpus (at most about 5 MB of text). Marks: ✓ supported (its
+    article supports the sentence citing it), ? exists but not shown to support it, ✗ not found, ↻ repealed
+    (with the successor law), ∅ no corpus for this jurisdiction."""
+    from legalrag.engine import resolver_for
+    from legalrag.citations.checker import annotate_html, annotate_markdown, check_text
+    from legalrag.serialize import check_report_to_dict
+    from legalrag.errors import InputError
+    from legalrag.wiring import make_support_scorer
+
+    if annotate is not None and annotate.suffix.lower() not in (".md", ".markdown", ".html", ".htm"):
+        raise InputError(f"--annotate writes .md or .html, not {annotate.suffix or '(no extension)'!r}",
+                         field="--annotate")
+    text, name = read_input(file, encoding)
+    r = root(ctx)
+    idx = r.open_index_or_demo(index)
+    scorer = make_support_scorer("stard-e5" if support is SupportModelName.FULL else None,
+                                 settings=r.settings)
+    show = progress and not json_out and len(text) > 50_000
+
+    def on_block(done: int, total: int) -> None:
+        typer.echo(f"\rchecked {done:,} / {total:,} characters", nl=done >= total, err=True)
+
+    report = check_text(text, resolver_for(idx), scorer, progress=on_block if show else None, source=name)
+    if annotate is not None:
+        out = annotate_html(report, title=name) if annotate.suffix.lower() in (".html", ".htm") \
+            else annotate_markdown(report)
+        tmp = annotate.with_name(annotate.name + ".tmp")
+        tmp.write_text(out, encoding="utf-8")
+        tmp.replace(annotate)
+    if json_out:
+        print_json({"file": name, **check_report_to_dict(report)})
+    else:
+        _print_report(report, name, annotate)
+    if strict and (report.summary["no_citations"] or report.summary["supported"] < len(report.items)):
+        raise typer.Exit(2)
+
+
+def _print_report(report, name: str, annotate: Optional[Path]) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    from legalrag.citations.checker import SYMBOLS
+    from legalrag.citations.marks import mark_line
+
+    console = Console(soft_wrap=True)  # long lines stay whole (copyable), the terminal wraps them
+    colour = {"supported": "green", "exists": "yellow", "not_found": "red", "repealed": "red", "no_corpus": "blue"}
+    s = report.summary
+    if not report.items:
+        console.print(f"[yellow]{escape(name)}: {escape(s['message'])}.[/yellow]", highlight=False)
+    for n, item in enumerate(report.items, 1):
+        c = item.citation
+        line = report.text.count("\n", 0, item.start) + 1
+        sym = SYMBOLS.get(c.mark, "?")
+        console.print(f"[{colour.get(c.mark, 'white')}]{sym} {n}.[/] {escape(c.canonical or c.text)} "
+                      f"[dim](line {line})[/dim]: {escape(mark_line(c))}", highlight=False)
+        if c.claim:
+            console.print(f"    claim: {escape(c.claim[:160])}", highlight=False, style="dim")
+        if c.document_text:
+            console.print(f"    article: {escape(' '.join(c.document_text.split())[:160])}", highlight=False,
+                          style="dim")
+    console.print(f"{len(report.items)} citation(s): {s['supported']} supported, {s['exists']} exist but not shown "
+                  f"to support their sentence, {s['not_found']} not found, {s['repealed']} repealed, "
+                  f"{s['no_corpus']} of a jurisdiction the corpus lacks; {report.seconds:.2f} s"
+                  + (f"; annotated copy: {annotate}" if annotate else ""), highlight=False)

@@ -1,0 +1,105 @@
+"""The typed results of the integration tools (``tools.LegalTools``): pydantic models, so an MCP host receives
+their JSON schema as each tool's output schema and the results as structured content."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Mark = Literal["supported", "exists", "not_found", "repealed", "no_corpus"]
+MARKS: dict[str, str] = {
+    "supported": "the article exists and its text supports the sentence that cites it",
+    "exists": "the article exists, but is not shown to support the sentence (mark_reason says why)",
+    "not_found": "no such article in the corpus: the law, the article number or the title is wrong",
+    "repealed": "the law was repealed (successor names the law in force)",
+    "no_corpus": "a jurisdiction the corpus does not cover: not checked, not an error",
+}
+
+
+class Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Article(Out):
+    id: str = Field(description="corpus document id")
+    citation: str = Field(description="the article's citation, e.g. 《中华人民共和国劳动合同法》第十条")
+    law: str | None = Field(None, description="the law's title")
+    text: str = Field(description="the article's text")
+    score: float | None = Field(None, description="retrieval score (search results only)")
+
+
+class SearchResult(Out):
+    query: str
+    retriever: str = Field(description="the index component that ranked the articles")
+    hits: list[Article]
+
+
+class CheckedCitation(Out):
+    text: str = Field(description="the citation as written")
+    canonical: str = Field(description="its normalised form")
+    mark: Mark = Field(description="; ".join(f"{k}: {v}" for k, v in MARKS.items()))
+    mark_text: str = Field(description="the mark and why, in words")
+    mark_reason: str | None = Field(None, description="why an existing article is only marked exists "
+                                    "(not_retrieved, does_not_bear, no_claim...)")
+    claim: str | None = Field(None, description="the words of the text the article was checked against")
+    support: float | None = Field(None, description="the support model's probability that the article supports "
+                                  "the claim")
+    successor: str | None = Field(None, description="for a repealed law: the law in force")
+    resolved: bool = Field(description="whether it names an article of the corpus")
+    document_id: str | None = None
+    note: str = Field("", description="why it did not resolve, or what it resolved to")
+    article_text: str | None = Field(None, description="the cited article's text, when it resolved")
+
+
+class CheckResult(Out):
+    citations: list[CheckedCitation]
+    not_found: int = Field(description="citations that name no article of the corpus")
+    summary: dict[str, Any] = Field(description="how many citations have each mark; no_citations when the text "
+                                    "cites nothing")
+
+
+class Provision(Out):
+    id: str
+    citation: str
+    score: float
+    resolved: bool
+    stages: list[str] = Field(description="the pipeline stages that proposed it (retrieval, rules, co-citation...)")
+
+
+class CitationPrediction(Out):
+    provisions: list[Provision]
+    unresolved: list[str] = Field(description="corrections that named no provision of the corpus")
+    scope: dict[str, Any] | None = Field(None, description="whether the facts fall within the laws the model knows")
+
+
+class Scored(Out):
+    name: str
+    probability: float
+
+
+class Verdict(Out):
+    charges: list[Scored]
+    articles: list[Scored] = Field(description="Criminal Law article numbers applied")
+    prison_months: int | None
+    fine_yuan: int | None
+    probation: bool | None
+    low_confidence: bool
+    notes: list[str]
+    result_section: str = Field(description="the judgment's result section in the court's format")
+
+
+class Usage(Out):
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class AskResult(Out):
+    question: str
+    answer: str
+    citations: list[CheckedCitation]
+    not_found: int
+    sources: list[Article] = Field(description="the retrieved articles the answer was grounded on")
+    model: str
+    usage: Usage

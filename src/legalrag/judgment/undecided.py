@@ -1,0 +1,54 @@
+"""What the structure model says when it cannot decide: facts too short, or a charge it never saw in training.
+
+- **Too short** (``predict.MIN_DECIDE_CHARS``): the structure names the top charges with their probabilities and
+  carries no sentence (term, fine and probation are ``None``, no article); ``Structure.undecided`` is set and a
+  drafter refuses to write a judgment from it.
+- **A charge never seen in training** (an official charge the facts name or the model ranks first that no
+  training case carries): it is reported as unknown (``listed=False``, flag ``unknown``) together with the
+  nearest known charges and their probabilities, never silently replaced by one of them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Sequence
+
+from legalrag.judgment.signals import charge_mentions
+from legalrag.judgment.structure import Amount, Scored, Structure
+
+NEAREST = 3
+
+
+def mark_unseen(chosen: Sequence[Scored], ranked: Sequence[tuple[str, float]], seen: Counter, facts: str,
+                notes: list[str]) -> tuple[list[Scored], tuple[Scored, ...]]:
+    """(the chosen charges seen in training, the unseen ones flagged as unknown); ``notes`` says why."""
+    nearest = [{"name": n, "prob": round(p, 4)} for n, p in ranked if n in seen][:NEAREST]
+    named = [m.name for m in charge_mentions(facts) if m.name]
+    unseen = list(dict.fromkeys([c.name for c in chosen if c.name not in seen] + [n for n in named if n not in seen]))
+    if not unseen:
+        return list(chosen), ()
+    kept = [c for c in chosen if c.name in seen]
+    probs = dict(ranked)
+    flagged = []
+    for name in unseen:
+        flagged.append(Scored(name, probs.get(name, 0.0), {"flag": "unknown: never seen in training",
+                                                           "nearest_known": nearest}, listed=False))
+        notes.append(f"charge {name} was never seen in training: reported as unknown; nearest known charges: "
+                     + ("、".join(f"{d['name']} (p={d['prob']:.2f})" for d in nearest) or "none"))
+    if not kept and nearest:
+        notes.append("no known charge was chosen: the structure's charge is unknown and low confidence")
+    return kept, tuple(flagged)
+
+
+def undecided(facts: str, ranked: Sequence[tuple[str, float]], charges: tuple[Scored, ...], ctx,
+              notes: list[str]) -> Structure:
+    """The structure of facts too short to decide: top charges with probabilities, no sentence, no article."""
+    from legalrag.judgment.predict import MIN_DECIDE_CHARS
+
+    top = [Scored(n, p, {"rule": "top charge of facts too short to decide"}) for n, p in ranked[:NEAREST]] \
+        or [c for c in charges if c.listed]
+    notes.append(f"facts too short to decide ({len(facts.strip())} characters, fewer than {MIN_DECIDE_CHARS}): "
+                 "the top charges with their probabilities are given, and no sentence")
+    flagged = tuple(c for c in charges if not c.listed)
+    return Structure(tuple(top) + flagged, (), Amount(None), Amount(None), Amount(None), tuple(ctx.defendants),
+                     ctx.features, tuple(notes), True, (), undecided=True)
