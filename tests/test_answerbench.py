@@ -120,6 +120,7 @@ def test_the_yes_no_judge_works_over_an_openai_compatible_endpoint(small_llm, mo
         client = OpenAICompatLLM(url, "judge", api_key_env="LEGALRAG_TEST_KEY", max_retries=0)
         j = judge_yes_no(client, QUESTION, LAWYER, "结论：可以，公司应当每月支付二倍工资。")
     assert not j.failed, j.error
-    assert j.lawyer in ("yes", None) and j.response in ("yes", "no", None)
+    assert j.lawyer in ("yes", "no", None) and j.response in ("yes", "no", None)  # parsed (the 0.5B is no
+    # reliable judge: how far a judge agrees with hand labels is measured in bench/, not here)
     direct = judge_yes_no(small_llm, QUESTION, LAWYER, "结论：可以，公司应当每月支付二倍工资。")
     assert (direct.lawyer, direct.response) == (j.lawyer, j.response)  # the same model, served or embedded

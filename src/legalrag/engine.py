@@ -323,7 +323,10 @@ class AnswerEngine:
         messages = load_prompt("translate_query").render(text=text[:2000], language=self.corpus_lang)
         result = self.llm.chat(ChatRequest(messages=tuple(messages), max_tokens=200, temperature=0.0, seed=0))
         out = " ".join(result.text.strip().strip('"“”').split())
-        ok = bool(out) and detect_language(out) == self.corpus_lang
+        # a translation, not an answer: in the corpus's language and not far shorter than the text (a CJK
+        # character carries about as much as four Latin letters)
+        ok = bool(out) and detect_language(out) == self.corpus_lang and len(out) * (4 if self.corpus_lang == "zh"
+                                                                                     else 1) >= len(text) / 3
         steps.append(Step("answer", "translate", input=text, output=out if ok else None,
                           seconds=time.perf_counter() - t0, tokens=result.prompt_tokens + result.completion_tokens,
                           error=None if ok else "the translation was not in the corpus's language; searched as asked"))
