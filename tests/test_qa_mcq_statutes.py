@@ -132,3 +132,15 @@ def test_duplicate_letters_in_csv_and_json(tmp_path):
     js.write_text('[{"question": "Q", "choices": {"B": "x", "B": "y"}, "gold": "B"}]', encoding="utf-8")
     with pytest.raises(InputError, match="given twice"):
         load_mcq(js)
+
+
+def test_generated_exam_set_is_valid():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "data" / "mcq_cloze.jsonl"
+    questions = load_mcq(path)
+    rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    assert len(questions) == 160 and {r["part"] for r in rows} == {"dev", "test"}
+    for q, r in zip(questions, rows):  # the blank is in the stem, the gold value is in the article it names
+        assert "（　）" in q.question and len(q.choices) == 4 and len(set(q.choices.values())) == 4
+        assert r["article"].endswith("条") or "条之" in r["article"]
