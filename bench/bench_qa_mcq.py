@@ -8,6 +8,7 @@ HH:MM`` (UTC) starts no question after that time. ``--summary`` then writes accu
 randomization test of with-sources against closed-book, seconds and peak memory per question.
 
     nice -n 10 python bench/bench_qa_mcq.py --model qwen2.5-1.5b --index indexes/cn-law \\
+        --questions bench/data/mcq_cloze.jsonl --part test --threads 1 \\
         --rows runs/qa-mcq-1.5b.jsonl --summary runs/qa-mcq-1.5b.json
 """
 
@@ -59,6 +60,7 @@ def main() -> None:
     ap.add_argument("--rows", required=True, help="per-question rows (JSONL), appended to; resumable")
     ap.add_argument("--summary", default=None, help="write the summary JSON here")
     ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--part", default=None, help="only questions whose `part` field is this (e.g. test)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--stop-by", default=None, help="UTC HH:MM: start no question after it")
     args = ap.parse_args()
@@ -68,6 +70,10 @@ def main() -> None:
     from legalrag.wiring import make_llm, open_index
 
     questions = load_mcq(args.questions)
+    if args.part:
+        parts = [json.loads(x).get("part") for x in Path(args.questions).read_text(encoding="utf-8").splitlines()
+                 if x.strip()]
+        questions = [q for q, p in zip(questions, parts) if p == args.part]
     random.Random(0).shuffle(questions)
     if args.limit:
         questions = questions[:args.limit]
