@@ -144,3 +144,27 @@ def test_generated_exam_set_is_valid():
     for q, r in zip(questions, rows):  # the blank is in the stem, the gold value is in the article it names
         assert "（　）" in q.question and len(q.choices) == 4 and len(set(q.choices.values())) == 4
         assert r["article"].endswith("条") or "条之" in r["article"]
+
+
+def test_eval_mcq_answers_from_the_national_index_by_default(tmp_path):
+    """No --docs and no --index: the default national-law index is searched, article by article."""
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from legalrag.cli import app
+    from legalrag.wiring import Root
+
+    questions = Path(__file__).resolve().parents[1] / "bench" / "data" / "mcq_statutes.jsonl"
+    gold_articles = [json.loads(x)["article"] for x in questions.read_text(encoding="utf-8").splitlines()[:2]]
+    llm = ScriptedLLM(['{"answer": "B", "rationale": "依据来源[1]。"}'])
+    rows = tmp_path / "rows.jsonl"
+    res = CliRunner().invoke(app, ["eval", "mcq", "--questions", str(questions), "--limit", "2", "--modes", "simple",
+                                   "--json", "--out", str(rows)], obj=Root(llm=llm))
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output[res.output.index("{"):])
+    assert report["sources"] == ["statutes"] and report["problems"] == [] and report["notes"] == []
+    shown = [json.loads(x)["sources"] for x in rows.read_text(encoding="utf-8").splitlines()]
+    assert all(s and all(t.endswith("条") or "条之" in t for t in s) for s in shown)  # articles, not whole laws
+    assert all(article in s for article, s in zip(gold_articles, shown))
+    assert "rationale in Chinese" in llm.requests[0].messages[0]["content"]
