@@ -68,7 +68,10 @@ def test_eval_mcq_scores_every_mode_on_the_same_questions(tmp_path):
     # the local folder holds each question's article: reading it answers every question, citing a real source
     assert simple["accuracy"] == 1.0 and all(r["sources"] for r in rows if r["mode"] == "simple")
     assert simple["citations_resolved_share"] == 1.0
-    assert simple["mean_llm_calls"] == 2 and zero["mean_llm_calls"] == 1
+    # no planning call: the stem and the stem with each choice are the queries
+    assert simple["mean_llm_calls"] == 1 and zero["mean_llm_calls"] == 1
+    # one article per file, with no 第X条 marker: searched as passages, and the report says so
+    assert len(report["notes"]) == 1 and "searched as passages" in report["notes"][0]
 
 
 def _free_port() -> int:

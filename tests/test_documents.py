@@ -84,7 +84,19 @@ def test_markdown_title_sections_and_code_fences(folder):
 def test_chinese_chapter_headers_in_text_files(folder):
     docs = _by_path(load_folder(folder, size=150, overlap=30)[0])["handbook.txt"]
     assert {d.metadata["doc_title"] for d in docs} == {"示例公司员工手册"}  # first short line
-    window = next(d for d in docs if "第七条" in d.text)
+    # a text with article markers is read article by article, each cited "<title>第N条", within its section
+    assert {d.metadata["unit"] for d in docs} == {"article"}
+    article = next(d for d in docs if "第七条" in d.text)
+    assert article.text.startswith("第七条") and "第二节" not in article.text
+    assert article.metadata["section_path"] == ["第二章 劳动合同", "第二节 合同的解除"]
+    assert article.title == "示例公司员工手册第七条" and article.metadata["article"] == "第七条"
+    assert docs[0].metadata["section"] == "第一章 总则" and docs[0].text.startswith("第一条")
+    # the same text without article markers is windowed; a window takes the section it starts in
+    plain = re.sub(r"(?m)^第[一二三四五六七八九十]+条 ?", "", (folder / "handbook.txt").read_text("utf-8"))
+    (folder / "handbook.txt").write_text(plain, encoding="utf-8")
+    docs = _by_path(load_folder(folder, size=150, overlap=30)[0])["handbook.txt"]
+    assert {d.metadata["unit"] for d in docs} == {"passage"}
+    window = next(d for d in docs if "公司解除劳动合同的" in d.text)
     assert window.text.startswith("第二节 合同的解除")
     assert window.metadata["section_path"] == ["第二章 劳动合同", "第二节 合同的解除"]
     assert window.title == "示例公司员工手册 — 第二节 合同的解除"

@@ -46,10 +46,31 @@ def print_result(result: QAResult, streamed: TerminalStream | None = None) -> No
                   f"{len(result.steps)} steps[/dim]")
 
 
+def qa_sources(sources: str, docs: Path | None, index: Path | None, root: Root) -> tuple[dict, list[str], list[str]]:
+    """The QA sources named in ``sources``, the problems with them, and notes for the user. ``local`` without
+    ``--docs`` or ``--index`` is the configured statute index (``index.path``), else the default national-law
+    index, searched article by article; a documents folder says which of its files have no article markers."""
+    from legalrag.search.local import LocalDocumentsSource, StatuteIndexSource
+
+    names = [s.strip().lower() for s in sources.split(",") if s.strip()]
+    default_index = "local" in names and docs is None and index is None
+    srcs, problems = make_sources([n for n in names if not (default_index and n == "local")], docs=docs, index=index)
+    notes: list[str] = []
+    if default_index:
+        srcs = {"statutes": StatuteIndexSource(root.open_index_or_demo(None)), **srcs}
+    for src in srcs.values():
+        if isinstance(src, LocalDocumentsSource) and (note := src.unit_note()):
+            notes.append(note)
+    return srcs, problems, notes
+
+
 def run_qa_cli(question: str, *, mode: str, sources: str, docs: Path | None, index: Path | None, max_rounds: int,
                clarifications: Sequence[str], model: str | None, endpoint: str | None, endpoint_model: str | None,
                trace: Path | None, show: bool = True, root: Root) -> QAResult:
-    srcs, problems = make_sources([s for s in sources.split(",") if s.strip()], docs=docs, index=index)
+    srcs, problems, notes = qa_sources(sources, docs, index, root)
+    if show:
+        for note in notes:
+            print(note, file=sys.stderr)
     llm = root.make_llm(model, endpoint, endpoint_model)
     stream = TerminalStream() if show else None  # the summary as it is generated; the checks follow it
     result = run_qa(question, llm, srcs, mode=mode, max_rounds=max_rounds, clarifications=clarifications,
@@ -63,7 +84,7 @@ def run_qa_cli(question: str, *, mode: str, sources: str, docs: Path | None, ind
     return result
 
 
-def run_mcq_cli(questions: Path, *, modes: str, docs: Path | None, sources: str, limit: int | None, max_rounds: int,
+def run_mcq_cli(questions: Path, *, modes: str, docs: Path | None, sources: str, index: Path | None = None, limit: int | None, max_rounds: int,
                 model: str | None, endpoint: str | None, endpoint_model: str | None, out: Path | None,
                 print_table: bool = True, plot: Path | None = None, root: Root) -> dict[str, Any]:
     from legalrag.agents.qa.mcq_eval import evaluate_mcq, load_mcq
@@ -75,11 +96,15 @@ def run_mcq_cli(questions: Path, *, modes: str, docs: Path | None, sources: str,
     qs = load_mcq(questions)[:limit] if limit else load_mcq(questions)
     mode_list = [m.strip() for m in modes.split(",") if m.strip()]
     needs_sources = any(m in ("simple", "multi") for m in mode_list)
-    srcs, problems = make_sources([s for s in sources.split(",") if s.strip()], docs=docs) \
-        if needs_sources else ({}, [])
+    srcs, problems, notes = qa_sources(sources, docs, index, root) if needs_sources else ({}, [], [])
+    if print_table:
+        for note in notes:
+            print(note, file=sys.stderr)
     llm = root.make_llm(model, endpoint, endpoint_model)
     report = evaluate_mcq(qs, llm, srcs, mode_list, max_rounds=max_rounds, progress=print_table)
     report["problems"] = problems
+    report["notes"] = notes
+    report["sources"] = sorted(srcs)
     report["model"] = getattr(llm, "model_id", "")
     if out is not None:
         write_jsonl(out, report["rows"])

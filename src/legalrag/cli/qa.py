@@ -20,7 +20,8 @@ def qa(
     mode: QAMode = typer.Option(QAMode.SIMPLE, "--mode", help="simple (one pass) or multi (search, judge, refine)."),
     sources: str = typer.Option("local", "--sources", help="Comma-separated: local, web, courtlistener."),
     docs: Optional[Path] = typer.Option(None, "--docs", help="Folder of your documents (the local source)."),
-    index: Optional[Path] = typer.Option(None, "--index", help="A statute index to search as part of 'local'."),
+    index: Optional[Path] = typer.Option(None, "--index", help="A statute index to search as part of 'local' "
+                                         "(default, without --docs: the configured index, else national law)."),
     max_rounds: int = typer.Option(3, "--max-rounds", min=1, max=10, help="Most search rounds in multi mode."),
     clarify: list[str] = typer.Option([], "--clarify", help="A clarification of the question (repeatable)."),
     model: ModelOption = None,
@@ -44,7 +45,10 @@ def eval_mcq(
     ctx: typer.Context,
     questions: Path = typer.Option(..., "--questions", help="JSONL, JSON or CSV: question, choices, gold[, domain]."),
     modes: str = typer.Option("zero-shot,cot,simple,multi", "--modes", help="Comma-separated modes to compare."),
-    docs: Optional[Path] = typer.Option(None, "--docs", help="Folder of legal texts for the simple/multi modes."),
+    docs: Optional[Path] = typer.Option(None, "--docs", help="Folder of your own legal texts for the simple/multi "
+                                        "modes (law files are searched article by article)."),
+    index: Optional[Path] = typer.Option(None, "--index", help="A statute index for the simple/multi modes "
+                                         "(default, without --docs: the configured index, else national law)."),
     sources: str = typer.Option("local", "--sources", help="Sources for the simple/multi modes."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
     max_rounds: int = typer.Option(2, "--max-rounds", min=1, max=10, help="Most search rounds in multi mode."),
@@ -58,7 +62,7 @@ def eval_mcq(
     """Accuracy overall and per domain, latency and LLM calls per question, for each mode."""
     from legalrag.cli._qa_output import run_mcq_cli
 
-    report = run_mcq_cli(questions, modes=modes, docs=docs, sources=sources, limit=limit, max_rounds=max_rounds,
+    report = run_mcq_cli(questions, modes=modes, docs=docs, index=index, sources=sources, limit=limit, max_rounds=max_rounds,
                          model=model, endpoint=endpoint, endpoint_model=endpoint_model, out=out,
                          print_table=not as_json, plot=plot, root=root(ctx))
     if as_json:

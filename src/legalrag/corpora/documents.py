@@ -1,4 +1,4 @@
-"""A folder of user documents as overlapping windows, with incremental re-indexing by content hash.
+"""A folder of user documents as articles (statute texts with 第X条 markers) or overlapping windows, with incremental re-indexing by content hash.
 
     docs, manifest = load_folder("my_docs")                # every file, windowed
     update = plan_update("my_docs", manifest)              # later: what changed since that manifest
@@ -173,9 +173,64 @@ def _trim_end(text: str, start: int, end: int) -> int:
     return end
 
 
+# An article marker at the start of a line: 第一条 / 第120条 / 第一百三十三条之一, then a space or the text itself
+# (but not a reference such as "第一条规定的...").
+_ARTICLE = re.compile(r"^[ \t\u3000]*(第[零〇一二两三四五六七八九十百千万0-9]+条(?:之[一二三四五六七八九十]+)?)"
+                      r"(?=[ \t\u3000]|$|[^的规中款项、，,和或及])", re.M)
+
+
+def article_spans(text: str) -> list[tuple[str, int, int]]:
+    """``(第N条, start, end)`` for each article of a statute text (from its marker to the next one, or to the
+    next section header or the end); empty when the text has no article markers."""
+    marks = [(m.group(1), m.start() + len(m.group(0)) - len(m.group(0).lstrip())) for m in _ARTICLE.finditer(text)]
+    if not marks:
+        return []
+    header_starts = [h.offset for h in find_headers(text)]
+    out = []
+    for i, (label, start) in enumerate(marks):
+        end = marks[i + 1][1] if i + 1 < len(marks) else len(text)
+        j = bisect.bisect_left(header_starts, start + 1)  # a chapter header before the next article ends this one
+        if j < len(header_starts) and header_starts[j] < end:
+            end = header_starts[j]
+        end = _trim_end(text, start, end)
+        if text[start:end].strip():
+            out.append((label, start, end))
+    return out
+
+
 def windows(extracted: Extracted, rel: str, source: str, sha256: str, size: int = DEFAULT_SIZE,
             overlap: int = DEFAULT_OVERLAP) -> list[Document]:
-    """The windows of one extracted file as documents."""
+    """The documents of one extracted file: one per article (``metadata["unit"] == "article"``, title
+    "<law>第N条", the law being the file's title) when the text has 第X条 markers, else overlapping windows
+    (``unit == "passage"``). An article longer than three windows is cut into windows that keep its citation."""
+    if article_spans(extracted.text):
+        return _article_documents(extracted, rel, source, sha256, size, overlap)
+    return _passage_windows(extracted, rel, source, sha256, size, overlap)
+
+
+def _article_documents(extracted: Extracted, rel: str, source: str, sha256: str, size: int,
+                       overlap: int) -> list[Document]:
+    text, law = extracted.text, extracted.title
+    headers = find_headers(text)
+    offsets = [h.offset for h in headers]
+    docs: list[Document] = []
+    for label, a_start, a_end in article_spans(text):
+        path = _section_path(headers, bisect.bisect_right(offsets, a_start))
+        pieces = [(a_start, a_end)] if a_end - a_start <= 3 * size else \
+            [(a_start + s, a_start + e) for s, e in window_spans(text[a_start:a_end], size, overlap)]
+        for start, end in pieces:
+            meta = {"path": rel, "doc_title": law, "section": path[-1] if path else "", "section_path": path,
+                    "window": len(docs), "start": start, "end": end, "format": extracted.format, "sha256": sha256,
+                    "unit": "article", "article": label}
+            if extracted.page_starts:
+                meta["page"] = bisect.bisect_right(extracted.page_starts, start)
+            docs.append(Document(id=f"{rel}#{len(docs)}", text=text[start:end], title=f"{law}{label}",
+                                 kind=DocumentKind.USER_DOCUMENT, source=source, metadata=meta))
+    return docs
+
+
+def _passage_windows(extracted: Extracted, rel: str, source: str, sha256: str, size: int,
+                     overlap: int) -> list[Document]:
     text, title = extracted.text, extracted.title
     headers = find_headers(text)
     offsets = [h.offset for h in headers]
@@ -187,7 +242,7 @@ def windows(extracted: Extracted, rel: str, source: str, sha256: str, size: int 
         path = _section_path(headers, upto)
         section = path[-1] if path else ""
         meta = {"path": rel, "doc_title": title, "section": section, "section_path": path, "window": n,
-                "start": start, "end": end, "format": extracted.format, "sha256": sha256}
+                "start": start, "end": end, "format": extracted.format, "sha256": sha256, "unit": "passage"}
         if extracted.page_starts:
             meta["page"] = bisect.bisect_right(extracted.page_starts, start)
         shown = f"{title} — {section}" if section and section != title else title

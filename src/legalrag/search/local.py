@@ -1,6 +1,7 @@
 """Search the user's own documents folder and statute indexes through the SearchSource protocol.
 
-``LocalDocumentsSource`` keeps an in-memory BM25 index over windows of the files in a folder. Before each
+``LocalDocumentsSource`` keeps an in-memory BM25 index over the articles (statute texts with 第X条 markers,
+each cited "<law>第N条") or windows (other texts) of the files in a folder. Before each
 search it compares the files' content hashes with the indexed ones and re-indexes when a file was added,
 changed or removed, so the agent always searches what is on disk. Files (Markdown, text, PDF, HTML) are read
 into overlapping windows by the foundation's user-document reader (``legalrag.corpora.documents``).
@@ -64,6 +65,21 @@ class LocalDocumentsSource:
     def documents(self) -> list[Document]:
         self.refresh()
         return list(self._documents)
+
+    @property
+    def passage_files(self) -> list[str]:
+        """Files with no article markers (第X条), searched as overlapping passages rather than article by article."""
+        self.refresh()
+        return sorted({d.metadata["path"] for d in self._documents if d.metadata.get("unit") == "passage"})
+
+    def unit_note(self) -> str | None:
+        """A sentence saying which files are searched as passages (None when every file is read by article)."""
+        files = self.passage_files
+        if not files:
+            return None
+        shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+        return (f"{len(files)} of the documents have no article markers (第X条) and are searched as passages, "
+                f"cited by file title: {shown}")
 
     @property
     def content_lang(self) -> str | None:

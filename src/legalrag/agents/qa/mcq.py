@@ -30,14 +30,35 @@ def _fallback_letter(text: str, letters: Sequence[str]) -> str | None:
     return standalone[-1] if standalone else None
 
 
+def option_sources(choices: Mapping[str, str], evidence: Sequence[SearchResult],
+                   by_option: Mapping[str, Sequence[str]] | None) -> str:
+    """``A: [1], [3]`` per choice: the numbered sources retrieved for that choice (``by_option`` maps a letter to
+    the ids of its results); "(none)" for a choice with none, and one line saying so without a per-choice search."""
+    if not by_option:
+        return "(the sources were retrieved for the question as a whole)"
+    number = {r.id: n for n, r in enumerate(evidence, 1)}
+    lines = []
+    for letter in choices:
+        refs = [f"[{number[i]}]" for i in by_option.get(letter, ()) if i in number]
+        lines.append(f"{letter}: {', '.join(refs) if refs else '(none)'}")
+    return "\n".join(lines)
+
+
 def choose(llm: LLM, question: str, choices: Mapping[str, str], evidence: Sequence[SearchResult] | None,
-           *, max_chars: int = 400) -> tuple[str | None, str, str | None]:
-    """(letter, rationale, error). ``evidence=None`` is the zero-shot baseline (no sources in the prompt)."""
+           *, max_chars: int = 400, lang: str | None = None,
+           by_option: Mapping[str, Sequence[str]] | None = None) -> tuple[str | None, str, str | None]:
+    """(letter, rationale, error). ``evidence=None`` is the zero-shot baseline (no sources in the prompt). The
+    rationale is asked for in ``lang`` (default: the question's language); ``by_option`` lists the sources
+    retrieved for each choice."""
+    from legalrag.agents.qa.language import language_name, text_lang
+
+    language = language_name(lang or text_lang(question))
     if evidence is None:
-        messages = render_prompt("qa_mcq_zero", question=question, choices=format_choices(choices))
+        messages = render_prompt("qa_mcq_zero", question=question, choices=format_choices(choices), language=language)
     else:
         messages = render_prompt("qa_mcq", question=question, choices=format_choices(choices),
-                          evidence=evidence_block(evidence, max_chars))
+                                 evidence=evidence_block(evidence, max_chars), language=language,
+                                 option_sources=option_sources(choices, evidence, by_option))
     try:
         reply = ask_json(llm, messages, ChoiceAnswer, max_tokens=100)
     except StructuredOutputError as exc:

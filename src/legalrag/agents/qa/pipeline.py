@@ -239,10 +239,53 @@ def _answer(run: _Run, question: str, mode: str, evidence: list[SearchResult], g
                           injections=tuple(i.to_dict() for i in injections))
 
 
+def _gather_mcq(run: _Run, question: str, choices: Mapping[str, str], sources: Mapping[str, SearchSource],
+                k: int, per_option: int, max_sources: int) -> tuple[list[SearchResult], dict[str, list[str]]] | None:
+    """Evidence for a multiple-choice question without a planning call: the stem, and the stem followed by each
+    choice (a choice names the rule it tests), searched in every source; per choice its best ``per_option``
+    new results, then the stem's, pooled up to ``max_sources``. ``(evidence, result ids by letter)``; None when
+    a source is in another language than the question (the query agent must then write the queries)."""
+    qlang = text_lang(question)
+    langs = source_langs(sources, qlang)
+    if any(lang != qlang for lang in langs.values()):
+        return None
+    queries = {"": question, **{letter: f"{question} {text}" for letter, text in choices.items()}}
+    found: dict[str, list[SearchResult]] = {}
+    for key, query in queries.items():
+        results, steps = run_searches([SearchIntent(query=query, source="any", priority=1)], sources, k=k,
+                                      fetch_top=0)
+        run.steps.extend(steps)
+        found[key] = results
+    evidence: list[SearchResult] = []
+    by_option: dict[str, list[str]] = {letter: [] for letter in choices}
+    seen: set[str] = set()
+    for letter in choices:  # each choice's best articles first, so every choice is checked against some
+        for r in found[letter][:per_option]:
+            by_option[letter].append(r.id)
+            if r.id not in seen and len(evidence) < max_sources:
+                seen.add(r.id)
+                evidence.append(r)
+    for letter in choices:  # the rest of each choice's results, as far as they are shown
+        for r in found[letter][per_option:]:
+            if r.id in seen:
+                by_option[letter].append(r.id)
+    for r in found[""]:
+        if r.id not in seen and len(evidence) < max_sources:
+            seen.add(r.id)
+            evidence.append(r)
+    t = time.perf_counter()
+    kept, dropped = usable(evidence)
+    run.step("judge", "filter", len(evidence), {"kept": len(kept), "dropped": dropped}, t)
+    return run.screened(kept, 0), by_option
+
+
 def answer_mcq(question: str, choices: Mapping[str, str], llm: LLM, sources: Mapping[str, SearchSource] | None = None,
                *, mode: str = "simple", max_rounds: int = 2, k: int = 3, fetch_top: int = 3,
-               max_sources: int = 5) -> QAResult:
-    """A letter and a one-or-two-sentence rationale; ``mode`` is zero-shot, cot, simple or multi."""
+               max_sources: int = 8, per_option: int = 2) -> QAResult:
+    """A letter and a one-or-two-sentence rationale in the question's language; ``mode`` is zero-shot, cot,
+    simple or multi. With sources, simple mode searches the stem and the stem with each choice (no planning
+    call) when the sources are in the question's language, and the answer step sees which articles were found
+    for which choice; multi mode adds the query agent's search, judge and refine rounds."""
     if mode not in MCQ_MODES:
         raise InputError(f"unknown mode {mode!r}; use one of {', '.join(MCQ_MODES)}", field="mode")
     if len(choices) < 2:
@@ -258,11 +301,17 @@ def answer_mcq(question: str, choices: Mapping[str, str], llm: LLM, sources: Map
         letter, rationale = choose_cot(run.llm, question, choices)
         err = None if letter else "no answer letter in the reasoning"
     else:
+        by_option: dict[str, list[str]] | None = None
         if sources:
-            evidence, gaps = _gather(run, question, sources, mode, max_rounds, (), k, fetch_top)
-            evidence = evidence[:max_sources]
+            pooled = _gather_mcq(run, question, choices, sources, k, per_option, max_sources)
+            if pooled is not None:
+                evidence, by_option = pooled
+            if pooled is None or mode == "multi":
+                more, gaps = _gather(run, question, sources, mode, max_rounds, (), k, fetch_top)
+                known = {r.id for r in evidence}
+                evidence = (evidence + [r for r in more if r.id not in known])[:max_sources]
         t = time.perf_counter()
-        letter, rationale, err = choose(run.llm, question, choices, evidence)
+        letter, rationale, err = choose(run.llm, question, choices, evidence, max_chars=300, by_option=by_option)
     run.step("answer", mode, question, {"choice": letter, "rationale": rationale}, t, err)
     citations, unsupported = check_source_citations(rationale, evidence) if evidence else ([], [])
     notes = _not_established(sources, (), evidence, gaps, text_lang(question)) if mode in MODES else []
