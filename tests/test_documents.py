@@ -198,7 +198,7 @@ def test_plan_and_apply_update(folder):
     (folder / "handbook.txt").write_text("修改后的员工手册\n\n第一章 总则\n\n第一条 新的内容。", encoding="utf-8")
     (folder / "memo.pdf").unlink()
     (folder / "sub" / "new.md").write_text("# New note\n\nSome new text.", encoding="utf-8")
-    (folder / "ignored.docx").write_bytes(b"PK\x03\x04 not supported")
+    (folder / "ignored.xlsx").write_bytes(b"PK\x03\x04 not supported")
     (folder / ".hidden.md").write_text("# hidden", encoding="utf-8")
 
     update = plan_update(folder, manifest)
@@ -231,7 +231,7 @@ def test_plan_update_from_nothing_and_to_nothing(folder, tmp_path):
 
 
 def test_empty_folder(tmp_path):
-    (tmp_path / "readme.docx").write_bytes(b"x")
+    (tmp_path / "readme.xlsx").write_bytes(b"x")
     with pytest.raises(InputError, match=re.escape(str(tmp_path)) + ".*no documents found"):
         load_folder(tmp_path)
 
