@@ -82,7 +82,7 @@ def test_ask_answers_through_a_running_server_sources_first(server, indexes):
     assert f"answered by the legalrag server at {url}" in out and f"(index {indexes[0].resolve()})" in out
     sources, answer = out.index("Sources:\n  [1] 《中华人民共和国民法典》第一千零七十九条  (1)"), out.index("根据《劳动合同法》")
     assert sources < answer  # the articles before the answer
-    assert "Citations checked against the corpus:" in out and "UNRESOLVED" in out  # the scripted reply's citations
+    assert "Citations checked against the corpus:" in out and "✗ NOT FOUND" in out  # the scripted reply's citations
 
 
 def test_ask_answers_in_process_when_no_server_runs(monkeypatch, indexes):
@@ -225,7 +225,7 @@ def test_a_server_that_dies_mid_answer_is_finished_in_process(indexes, monkeypat
 def test_chat_sends_the_dialogue_to_the_server_each_turn(server, indexes):
     url, served = server()
     res = CliRunner().invoke(app, ["chat", "--index", str(indexes[0]), "--processor", "last"],
-                             input=f"{QUESTION}\n那孩子归谁？\n/exit\n", obj=Root(llm=ScriptedLLM([HERE])))
+                             input=f"{QUESTION}\n那离婚以后孩子归谁？\n/exit\n", obj=Root(llm=ScriptedLLM([HERE])))
     assert res.exit_code == 0, res.output
     assert res.output.count(f"answered by the legalrag server at {url}") == 2 and len(served.requests) == 2
     second = "\n".join(m["content"] for m in served.requests[1].messages)

@@ -15,13 +15,13 @@ from typing import Any, Callable, Sequence
 from legalrag.engine import question_language, resolver_for
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM
+from legalrag.lang import NOT_LEGAL_ADVICE, legal_notice
 from legalrag.types import Answer, Hit
 
 
 
 # shown under every answer (CLI footer, web page, API docs): what an answer from statute text cannot be
-NOTICE = {"zh": "仅供参考，不构成法律意见；具体案件请咨询律师。",
-          "en": "Not legal advice; consult a lawyer for your case."}
+NOTICE = NOT_LEGAL_ADVICE
 
 
 def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None, retriever: str | None = None,
@@ -52,9 +52,7 @@ def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None
 
 def notice(answer: Answer) -> str:
     """The not-legal-advice notice in the answer's language."""
-    from legalrag.engine import answer_language
-
-    return NOTICE[answer_language(answer.question, "zh")]
+    return legal_notice(answer.question)
 
 
 def answer_notes(answer: Answer) -> list[str]:

@@ -26,44 +26,9 @@ from legalrag.citations import citation_label
 from legalrag.errors import InputError
 from legalrag.lang import detect_language
 from legalrag.llm.base import LLM, ChatRequest, PromptTooLongError
-from legalrag.types import Answer, Hit, Search, Step, Turn, Usage
+from legalrag.types import (DEFAULT_EVIDENCE_TOKENS, DEFAULTS, STYLES, Answer, AnswerSettings, Hit, Search, Step,
+                            Turn, Usage)
 
-DEFAULT_EVIDENCE_TOKENS = 400  # prompt tokens of evidence: ~5 s of prefill on 2 cores with the 1.5B
-STYLES = {"guided": "answer", "brief": "answer_brief"}
-
-
-@dataclass(frozen=True)
-class AnswerSettings:
-    """How an answer is built. ``evidence_tokens=None`` gives whole articles cut at ``max_article_chars``;
-    ``style`` is ``guided`` (conclusion, legal basis with the decisive clause, what to do, when to see a
-    lawyer) or ``brief`` (conclusion and reasons)."""
-
-    k: int = 6
-    evidence_tokens: int | None = DEFAULT_EVIDENCE_TOKENS
-    max_article_chars: int = 600
-    max_tokens: int = 512
-    history_chars: int = 1500
-    temperature: float = 0.0
-    seed: int | None = 0
-    style: str = "guided"
-
-    def __post_init__(self) -> None:
-        if self.k < 1:
-            raise InputError(f"k must be at least 1, got {self.k}", field="k")
-        if self.evidence_tokens is not None and self.evidence_tokens < 1:
-            raise InputError(f"evidence_tokens must be a positive number of tokens (or None for whole articles), "
-                             f"got {self.evidence_tokens}", field="evidence_tokens")
-        if self.max_tokens < 1:
-            raise InputError(f"max_tokens must be positive, got {self.max_tokens}", field="max_tokens")
-        if self.style not in STYLES:
-            raise InputError(f"unknown answer style {self.style!r}; choose {' or '.join(STYLES)}", field="style")
-
-    def but(self, **changes: Any) -> "AnswerSettings":
-        """These settings with ``changes`` (None values ignored)."""
-        return replace(self, **{k: v for k, v in changes.items() if v is not None})
-
-
-DEFAULTS = AnswerSettings()
 _RESOLVERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 _RESOLVER_LOCK = threading.RLock()
 

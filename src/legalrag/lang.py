@@ -39,3 +39,15 @@ def cjk_share(texts: str | Iterable[str], max_chars: int = 200_000) -> float:
 def detect_language(texts: str | Iterable[str], threshold: float = DEFAULT_THRESHOLD) -> str:
     """``zh`` when at least ``threshold`` of the letters are CJK characters, else ``en``."""
     return "zh" if cjk_share(texts) >= threshold else "en"
+
+
+# shown under every answer (CLI footer, web page, API docs and each answer's JSON): what an answer from statute
+# text cannot be
+NOT_LEGAL_ADVICE = {"zh": "仅供参考，不构成法律意见；具体案件请咨询律师。",
+                    "en": "Not legal advice; consult a lawyer for your case."}
+
+
+def legal_notice(question: str) -> str:
+    """The not-legal-advice notice in the question's language (Chinese for a question with no letters)."""
+    lang = detect_language(question) if any(ch.isalpha() for ch in question) else "zh"
+    return NOT_LEGAL_ADVICE.get(lang, NOT_LEGAL_ADVICE["zh"])

@@ -8,6 +8,7 @@ import enum
 from typing import Any
 
 from legalrag.citations import citation_label
+from legalrag.lang import legal_notice
 from legalrag.types import Citation, Document, Hit, Response, Step
 
 UNRESOLVED_NOTE = "no article of this number and law in the corpus"
@@ -105,6 +106,7 @@ def answer_to_dict(answer: Response, *, model: str = "", llm: str = "", query: s
                not_retrieved=sum(c.resolved and not c.in_retrieved for c in answer.citations))
     out["citations"] = [{**citation_to_dict(c), "reason": reason_code(c)} for c in answer.citations]
     out["retrieved"] = out.pop("sources")
+    out["notice"] = legal_notice(answer.question)
     out.update(extra)
     return out
 

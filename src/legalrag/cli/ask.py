@@ -15,7 +15,7 @@ import typer
 from legalrag.cli.apps import app
 from legalrag.cli.common import (CacheOption, EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption,
                                  ModelOption, RetrieverOption, ThreadsOption, root)
-from legalrag.engine import DEFAULTS
+from legalrag.types import DEFAULTS
 
 StyleOption = typer.Option(None, "--style", help="guided (conclusion, legal basis with the decisive clause, what to "
                            "do, when to see a lawyer) or brief (conclusion and reasons); default: the answer.style "

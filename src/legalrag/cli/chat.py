@@ -20,7 +20,7 @@ from legalrag.cli.ask import LocalOption, StyleOption
 from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption, ModelOption,
                                  RetrieverOption, ThreadsOption, root)
 from legalrag.conversation import DEFAULT_PROCESSOR, PROCESSORS, ProcessorName
-from legalrag.engine import DEFAULTS
+from legalrag.types import DEFAULTS
 
 
 @app.command("chat")

@@ -10,7 +10,7 @@ from typing import List, Optional
 
 import typer
 
-from legalrag.engine import DEFAULTS
+from legalrag.types import DEFAULTS
 from legalrag.cli.apps import app
 from legalrag.cli.common import (CacheOption, EndpointModelOption, EndpointOption, IndexOrDemoOption, ModelOption,
                                  ThreadsOption, is_loopback, renamed, root)
@@ -90,6 +90,9 @@ def serve_cmd(
     from legalrag.cli.judgment import load_structure, structure_model_dir
 
     judgment_model = root(ctx).judgment_model(judgment_model)
+    user_chose = judgment_model is not None
+    from legalrag.errors import LegalRagError
+
     law_corpus = root(ctx).law_corpus(law_corpus)
     # the criminal law of the shipped national-law data: the statutes the judgment and citation models decide over
     criminal = root(ctx).law_index(progress=True) if law_corpus is None else None
@@ -102,8 +105,14 @@ def serve_cmd(
             raise InputError("--judgment-model-dir needs --law-corpus FILE (the statute corpus it was trained with) or "
                              "LEGALRAG_LAW_CORPUS")
         # with the encoder its manifest names, if any
-        structure = load_structure(structure_model_dir(judgment_model),
-                                   law_corpus if law_corpus is not None else list(criminal.documents))
+        try:
+            structure = load_structure(structure_model_dir(judgment_model),
+                                       law_corpus if law_corpus is not None else list(criminal.documents))
+        except LegalRagError as exc:
+            if user_chose:
+                raise
+            # the default model: serve without the judgment routes rather than not at all
+            typer.secho(f"warning: the judgment routes are off: {exc}", fg="yellow", err=True)
     idx = root(ctx).open_index_or_demo(index, progress=True)
     llm = None if no_llm else root(ctx).make_llm(model, endpoint, endpoint_model, llm_cache, threads=threads)
     agents_llm = None
