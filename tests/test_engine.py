@@ -142,7 +142,9 @@ def test_cli_json_and_http_json_have_one_shape_for_ask_and_chat(index):
     consult = client.post("/consult", json={"question": QUESTION})  # both take the default processor
     assert consult.status_code == 200, consult.text
     assert _shape(chat_json) == _shape(consult.json())
-    assert chat_json["processor"] == consult.json()["processor"] == "fused"
+    from legalrag.conversation import DEFAULT_PROCESSOR
+
+    assert chat_json["processor"] == consult.json()["processor"] == DEFAULT_PROCESSOR
     assert chat_json["answer"] == consult.json()["answer"] == REPLY
 
 
