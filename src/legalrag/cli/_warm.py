@@ -136,7 +136,11 @@ class AnswerPrinter:
             self._out(("\n" if self.pieces else "") + text)
         self._out("\n\n")
         citations = payload.get("citations") or []
-        if not citations:
+        declined = any(isinstance(st, dict) and st.get("agent") == "guard" and st.get("action") in
+                       ("injection", "not_covered") for st in payload.get("steps") or [])
+        if declined:
+            pass  # a one-line explanation instead of an answer: no citation to check
+        elif not citations:
             typer.secho("The answer cites no article: nothing in it is shown to be supported.", fg="yellow")
         else:
             typer.secho("Citations checked against the corpus:", bold=True)
@@ -144,6 +148,10 @@ class AnswerPrinter:
             typer.echo("  " + citation_line(c))
         for line in list(payload.get("notes") or []) + list(notes):
             typer.secho(f"Note: {line}", fg="yellow")
+        from legalrag.answer import NOTICE
+        from legalrag.engine import answer_language
+
+        typer.secho(NOTICE[answer_language(str(payload.get("question") or self.question or text), "zh")], bold=True)
         t, usage = payload.get("timings") or {}, payload.get("usage") or {}
         cached = ", cached" if usage.get("cached_calls") else ""
         prefill = (f" (the model read {int(t['prompt_tokens_evaluated'])} prompt tokens in {t['prefill_s']:.2f} s)"
