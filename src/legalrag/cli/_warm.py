@@ -136,10 +136,10 @@ class AnswerPrinter:
             self._out(("\n" if self.pieces else "") + text)
         self._out("\n\n")
         citations = payload.get("citations") or []
-        declined = any(st.get("agent") == "guard" and st.get("action") in ("injection", "not_covered")
-                       for st in payload.get("steps") or [])  # a one-line explanation: nothing to check
+        declined = any(isinstance(st, dict) and st.get("agent") == "guard" and st.get("action") in
+                       ("injection", "not_covered") for st in payload.get("steps") or [])
         if declined:
-            pass
+            pass  # a one-line explanation instead of an answer: no citation to check
         elif not citations:
             typer.secho("The answer cites no article: nothing in it is shown to be supported.", fg="yellow")
         else:
