@@ -76,7 +76,7 @@ def cmd_llm(args):
     from legalrag.judgment.draft import CLOSING
     from legalrag.judgment.predict import StructurePredictor
     from legalrag.judgment.reasoned import ReasonedDrafter, ReasoningReply
-    from legalrag.llm.structured import structured_call
+    from legalrag.llm.structured import StructuredOutputError, structured_call
     from legalrag.wiring import make_encoder, make_llm
 
     facts, gold, train_ids, eval_ids, labels, statutes = load_data(args.data)
@@ -88,8 +88,12 @@ def cmd_llm(args):
     for i in eval_ids[: args.n]:
         t0 = time.perf_counter()
         s = model.predict(facts[i], i)
-        raw = structured_call(llm, drafter.messages(facts[i], s), ReasoningReply, drafter.retries,
-                              max_tokens=drafter.max_tokens).value.reasoning
+        try:
+            raw = structured_call(llm, drafter.messages(facts[i], s), ReasoningReply, drafter.retries,
+                                  max_tokens=drafter.max_tokens).value.reasoning
+        except StructuredOutputError as exc:  # the drafter falls back to its template; nothing to compare
+            print(f"{i}: the reply could not be parsed ({str(exc)[:120]}); skipped", flush=True)
+            continue
         d = drafter.draft(facts[i], i, structure=s)  # the same reply, from the call cache
         secs.append(time.perf_counter() - t0)
         before[i] = OLD_HEADING + "\n" + facts[i].strip() + "\n\n" + reasoning_with_citation(raw, s) + "\n" + \
