@@ -148,8 +148,30 @@ def cmd_train(args):
         "n_judge_cases": len(labels.cases), "n_cail_cases": n_cail,
         "cail_dropped_overlapping_judge_eval": dropped if n_cail else None,
         "train_seconds": round(secs, 1), "encoder_spec": spec, "excluded_from_set_model": len(seen_by_judge_e5(train_ids)),
-        "command": "python " + " ".join(sys.argv)}, case_texts=not args.case_texts)
+        "command": "python " + " ".join(sys.argv)}, case_texts=args.case_texts)
     print(f"trained in {secs:.1f} s on {len(model.cases)} cases; thresholds {model.thresholds}; cv {model.cv_f1}")
+
+
+def cmd_strip(args):
+    """Re-save a model directory without the case texts (digests, circumstance keys and vectors instead)."""
+    from bench_judgment_structure import load_data
+
+    from legalrag.judgment.model_dir import FORMAT
+    from legalrag.judgment.predict import StructurePredictor
+    from legalrag.wiring import make_encoder
+
+    src = args.model_dir[0]
+    man = json.loads((src / "manifest.json").read_text(encoding="utf-8"))
+    statutes = load_data(DATA / "judge")[-1]
+    model = StructurePredictor.load(src, statutes, make_encoder(man["encoder_spec"], progress=False))
+    model.skipped = man.get("skipped", [])
+    own = {"format", "n_cases", "disabled", "columns", "thresholds", "cv_f1", "rounds", "params", "skipped",
+           "uses_citepred", "encoder", "lexical", "n_complete_cases", "model_groups", "per_defendant",
+           "feature_selection", "citepred"}
+    model.cv_f1 = man.get("cv_f1", {})
+    assert man["format"] == FORMAT
+    model.save(args.out, {k: v for k, v in man.items() if k not in own}, case_texts=False)
+    print(f"saved {args.out} without case texts")
 
 
 def prison_score(pred: float, gold: float) -> float:
@@ -201,8 +223,12 @@ def cmd_holdout(args):
     from legalrag.wiring import make_encoder
 
     (facts, gold, train_ids, eval_ids, labels, statutes), _, hold, _ = split_cases(args.cail)
+    by_id = {c.id: c for c in hold}
+    hold = [by_id[i] for i in capped(list(by_id), by_id, args.sample)]
     out = {"protocol": "CAIL2018 hold-out (bench/data/cail-split.json: 20% per main charge, split before any "
-                       "training; charges with < 5 cases only in training)", "machine": MACHINE,
+                       "training; charges with < 5 cases only in training), scored on a sample of at most "
+                       f"{args.sample} cases per main charge ({len(hold)} cases, the first by id hash)",
+           "machine": MACHINE,
            "command": "python " + " ".join(sys.argv), "data": "CAIL2018 (Xiao et al., 2018), see "
            "$LEGALRAG_DATA/cail2018/LICENSE-NOTE.txt; JuDGE (MIT)", "models": {}}
     for name, d in zip(args.names, args.model_dir):
@@ -224,7 +250,8 @@ def cmd_holdout(args):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["prepare", "train", "holdout"])
+    ap.add_argument("what", choices=["prepare", "train", "holdout", "strip"])
+    ap.add_argument("--out", type=Path, default=None, help="strip: the directory to write")
     ap.add_argument("--cail", type=Path, default=DATA / "cail2018")
     ap.add_argument("--encode", action="store_true", help="prepare: encode the CAIL facts into the vector cache")
     ap.add_argument("--index", type=Path, default=None)
@@ -232,15 +259,17 @@ def main() -> None:
     ap.add_argument("--model-dir", type=Path, nargs="+", default=None)
     ap.add_argument("--names", nargs="+", default=None, help="holdout: a name per --model-dir")
     ap.add_argument("--judge-only", action="store_true", help="train: without the CAIL cases")
-    ap.add_argument("--case-texts", action="store_true", help="train: keep the facts in the model directory")
+    ap.add_argument("--case-texts", action="store_true", help="train: keep the facts in the model directory "
+                    "(default: digests, circumstance keys and vectors only, as a shipped model)")
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--sample", type=int, default=5, help="holdout: at most this many cases per main charge")
     ap.add_argument("--json-out", type=Path, default=None)
     args = ap.parse_args()
     if args.what == "train":
         args.model_dir = args.model_dir[0]
     if args.what == "holdout":
         args.names = args.names or [p.name for p in args.model_dir]
-    {"prepare": cmd_prepare, "train": cmd_train, "holdout": cmd_holdout}[args.what](args)
+    {"prepare": cmd_prepare, "train": cmd_train, "holdout": cmd_holdout, "strip": cmd_strip}[args.what](args)
 
 
 if __name__ == "__main__":

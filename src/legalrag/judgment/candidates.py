@@ -193,7 +193,7 @@ class CaseRows:
                         if p > e.get("article_p", 0):
                             e["article_p"], e["article"] = round(p, 4), art
         cos = self.centroids.scores(ctx.vector, self.fold_of.get(ctx.id)) \
-            if self.centroids is not None and ctx.vector is not None else []
+            if self.centroids is not None and ctx.vector is not None and self.centroid_columns else []
         for name, _ in cos[:CENTROID_TOP]:
             cands.setdefault(name, {})["centroid_top"] = True
         if ctx.neighbours:
@@ -216,10 +216,16 @@ class CaseRows:
                 float(e.get("keyword_count", 0)), (kp[0] / n) if kp else 1.0, float(e.get("vote", 0.0)),
                 float("top_neighbour" in e), share(t.charge_counts, t.n, name),
                 float(len(name)), float(e.get("text_rank", 99)), float(e.get("text_score", 0.0)),
-                float(e.get("article_p", 0.0)), float(e.get("centroid_cos", -1.0)), float(e.get("centroid_rank", 99))]
+                float(e.get("article_p", 0.0))] + ([float(e.get("centroid_cos", -1.0)), float(e.get("centroid_rank", 99))]
+                                                   if self.centroid_columns else [])
 
-    CHARGE_COLUMNS = ["mentions", "first_mention", "keyword_count", "keyword_first_pos", "vote", "top_neighbour",
-                      "prior", "name_len", "text_rank", "text_score", "article_p", "centroid_cos", "centroid_rank"]
+    BASE_CHARGE_COLUMNS = ["mentions", "first_mention", "keyword_count", "keyword_first_pos", "vote", "top_neighbour",
+                           "prior", "name_len", "text_rank", "text_score", "article_p"]
+    centroid_columns = True  # False for a model saved before the charge centroids (format 3)
+
+    @property
+    def CHARGE_COLUMNS(self) -> list[str]:
+        return self.BASE_CHARGE_COLUMNS + (["centroid_cos", "centroid_rank"] if self.centroid_columns else [])
 
     @staticmethod
     def _predicted_specific(ctx: _Context, cut: float = 0.5) -> list[str]:
@@ -278,7 +284,9 @@ class CaseRows:
 
     # ------------------------------------------------------------------------------ numbers (case level)
     def _neighbour_stats(self, ctx: _Context) -> dict[str, float]:
-        nbs = ctx.neighbours
+        # the terms and fines of the complete cases' neighbours: CAIL's own (another court's conventions, no
+        # probation label) lowered the number models' cross-validated scores on the training cases
+        nbs = ctx.complete_neighbours
         total = sum(n.weight for n in nbs) or 1.0
         cases = [self.cases[n.id] for n in nbs]
         logs = [math.log1p(c.prison_capped) for c in cases]
@@ -296,6 +304,8 @@ class CaseRows:
     def _charge_stats(self, charges: Sequence[str], own_id: str | None) -> dict[str, float]:
         allowed = set(self._tables(own_id).ids)
         same = [c for c in self.cases.values() if c.id in allowed and charges and charges[0] in c.charges]
+        if sum(1 for c in same if c.complete) >= 3:  # the complete cases' conventions where they have the charge
+            same = [c for c in same if c.complete]
         pool = same or [c for c in self.cases.values() if c.id in allowed]
         logs = sorted(math.log1p(c.prison_capped) for c in pool)
         fines = [math.log1p(c.fine_yuan) for c in pool if c.fine_yuan]

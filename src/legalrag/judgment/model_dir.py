@@ -79,7 +79,7 @@ def load_structure(cls, path: str | Path, statutes: Sequence[Document], encoder=
         raise InputError("not a judgment structure model (manifest.json missing); train one with "
                          "`legalrag judgment train`", path=str(p))
     man = json.loads(man_path.read_text(encoding="utf-8"))
-    if man.get("format") != FORMAT:
+    if man.get("format") not in (3, FORMAT):
         raise InputError(f"model format {man.get('format')} is not {FORMAT}; retrain it", path=str(man_path))
     wanted = man.get("encoder")
     if wanted and (encoder is None or encoder.model_id != wanted):
@@ -124,6 +124,7 @@ def load_structure(cls, path: str | Path, statutes: Sequence[Document], encoder=
                select=man.get("feature_selection", {}).get("enabled", False), encoder=encoder if wanted else None,
                neighbour_vectors=vectors, digests=digests or None, circumstances=circumstances or None,
                lexical=lexical, lexical_vectors=lexical_vectors)
+    model.centroid_columns = man["format"] >= 4
     model.model_groups = {k: tuple(v) for k, v in man.get("model_groups", {}).items()}
     model.selection = man.get("feature_selection", {}).get("models", {})
     model.per_defendant = man.get("per_defendant", {}).get("models", {})

@@ -48,10 +48,9 @@ from legalrag.judgment.selection import backward_eliminate, column_index, fold_a
 from legalrag.judgment.signals import AMENDED_ARTICLES, AMENDED_CHARGES, charge_mentions, combined_range, share, \
     statutory_range, statutory_ranges
 from legalrag.judgment.structure import Amount, Scored, Structure
-from legalrag.judgment.undecided import mark_unseen, undecided
+from legalrag.judgment.undecided import MIN_DECIDE_CHARS, mark_unseen, undecided
 from legalrag.types import Document
 
-MIN_DECIDE_CHARS = 15  # shorter facts get their top charges with probabilities and no sentence (undecided.py)
 SIGNALS = ("explicit", "keywords", "neighbours", "citepred", "tables", "statutory", "charge_text")
 SELECTED = ("prison", "fine_present", "fine", "probation", "article")  # models whose feature groups are chosen
 

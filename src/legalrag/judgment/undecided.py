@@ -1,6 +1,6 @@
 """What the structure model says when it cannot decide: facts too short, or a charge it never saw in training.
 
-- **Too short** (``predict.MIN_DECIDE_CHARS``): the structure names the top charges with their probabilities and
+- **Too short** (:data:`MIN_DECIDE_CHARS`): the structure names the top charges with their probabilities and
   carries no sentence (term, fine and probation are ``None``, no article); ``Structure.undecided`` is set and a
   drafter refuses to write a judgment from it.
 - **A charge never seen in training** (an official charge the facts name or the model ranks first that no
@@ -17,6 +17,7 @@ from legalrag.judgment.signals import charge_mentions
 from legalrag.judgment.structure import Amount, Scored, Structure
 
 NEAREST = 3
+MIN_DECIDE_CHARS = 15  # shorter facts get their top charges with probabilities and no sentence
 
 
 def mark_unseen(chosen: Sequence[Scored], ranked: Sequence[tuple[str, float]], seen: Counter, facts: str,
@@ -43,8 +44,6 @@ def mark_unseen(chosen: Sequence[Scored], ranked: Sequence[tuple[str, float]], s
 def undecided(facts: str, ranked: Sequence[tuple[str, float]], charges: tuple[Scored, ...], ctx,
               notes: list[str]) -> Structure:
     """The structure of facts too short to decide: top charges with probabilities, no sentence, no article."""
-    from legalrag.judgment.predict import MIN_DECIDE_CHARS
-
     top = [Scored(n, p, {"rule": "top charge of facts too short to decide"}) for n, p in ranked[:NEAREST]] \
         or [c for c in charges if c.listed]
     notes.append(f"facts too short to decide ({len(facts.strip())} characters, fewer than {MIN_DECIDE_CHARS}): "
