@@ -24,8 +24,10 @@ from legalrag.server.streaming import Emit, sse_response
 
 SSE_DOC = {200: {"description": "server-sent events: queued, started, retrieved, token..., then done or error",
                  "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+           409: {"description": "the request names an index this server does not hold and may not open"},
            503: {"description": "no language model, or too many requests waiting for it"}}
 NEEDS_LLM = {503: {"description": "no language model, or too many requests waiting for it"}}
+ANSWERS = {409: {"description": "the request names an index this server does not hold and may not open"}, **NEEDS_LLM}
 
 
 def _tokens(emit: Emit | None) -> Callable[[str], None] | None:
@@ -199,7 +201,7 @@ def router(ctx: AppContext) -> Any:
 
     api = APIRouter(responses=ERRORS)
 
-    @api.post("/ask", summary="A cited answer from the retrieved articles (citations checked)", responses=NEEDS_LLM)
+    @api.post("/ask", summary="A cited answer from the retrieved articles (citations checked)", responses=ANSWERS)
     def ask_route(body: AskBody) -> dict:
         return ask(ctx, body)
 
@@ -212,7 +214,7 @@ def router(ctx: AppContext) -> Any:
         return sse_response(lambda emit, cancel: ask(ctx, body, emit, cancel))
 
     @api.post("/consult", summary="One consultation turn: the history in, the answer with checked citations out",
-              responses=NEEDS_LLM)
+              responses=ANSWERS)
     def consult_route(body: ConsultBody) -> dict:
         return consult(ctx, body)
 
