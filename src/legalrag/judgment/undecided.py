@@ -24,11 +24,20 @@ def mark_unseen(chosen: Sequence[Scored], ranked: Sequence[tuple[str, float]], s
                 notes: list[str]) -> tuple[list[Scored], tuple[Scored, ...]]:
     """(the chosen charges seen in training, the unseen ones flagged as unknown); ``notes`` says why."""
     nearest = [{"name": n, "prob": round(p, 4)} for n, p in ranked if n in seen][:NEAREST]
+    # a charge the LLM charge check read from the facts (charge_llm.py) stays chosen: it is that reading, made
+    # in the open (its evidence keeps the model's own choice), and is marked unseen with the nearest known ones
+    read = {c.name for c in chosen if "model_choice" in c.evidence}
+    chosen = [Scored(c.name, c.prob, {**c.evidence, "unseen_in_training": True, "nearest_known": nearest}, c.listed)
+              if c.name in read and c.name not in seen else c for c in chosen]
     named = [m.name for m in charge_mentions(facts) if m.name]
-    unseen = list(dict.fromkeys([c.name for c in chosen if c.name not in seen] + [n for n in named if n not in seen]))
+    unseen = list(dict.fromkeys([c.name for c in chosen if c.name not in seen and c.name not in read]
+                                + [n for n in named if n not in seen and n not in read]))
+    for name in sorted(read - set(seen)):
+        notes.append(f"charge {name} (read by the LLM charge check) was never seen in training; nearest known "
+                     "charges: " + ("、".join(f"{d['name']} (p={d['prob']:.2f})" for d in nearest) or "none"))
     if not unseen:
         return list(chosen), ()
-    kept = [c for c in chosen if c.name in seen]
+    kept = [c for c in chosen if c.name in seen or c.name in read]
     probs = dict(ranked)
     flagged = []
     for name in unseen:
