@@ -19,9 +19,7 @@ from legalrag.types import Answer, Hit
 
 
 
-# shown under every answer (CLI footer, web page, API docs): what an answer from statute text cannot be
-NOTICE = {"zh": "仅供参考，不构成法律意见；具体案件请咨询律师。",
-          "en": "Not legal advice; consult a lawyer for your case."}
+from legalrag.guard import NOTICE  # noqa: E402,F401 (re-exported)
 
 
 def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None, retriever: str | None = None,

@@ -148,10 +148,10 @@ class AnswerPrinter:
             typer.echo("  " + citation_line(c))
         for line in list(payload.get("notes") or []) + list(notes):
             typer.secho(f"Note: {line}", fg="yellow")
-        from legalrag.answer import NOTICE
-        from legalrag.engine import answer_language
+        from legalrag.guard import NOTICE  # light: the client path imports no engine or retrieval stack
+        from legalrag.lang import detect_language
 
-        typer.secho(NOTICE[answer_language(str(payload.get("question") or self.question or text), "zh")], bold=True)
+        typer.secho(NOTICE[detect_language(str(payload.get("question") or self.question or text))], bold=True)
         t, usage = payload.get("timings") or {}, payload.get("usage") or {}
         cached = ", cached" if usage.get("cached_calls") else ""
         prefill = (f" (the model read {int(t['prompt_tokens_evaluated'])} prompt tokens in {t['prefill_s']:.2f} s)"
