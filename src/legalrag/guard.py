@@ -40,6 +40,10 @@ _FOREIGN = re.compile(
     r"Hong Kong|Taiwan|Singapore|Switzerland|Swiss)\b")
 _CHINA = re.compile(r"中国|中华人民共和国|我国|国内|大陆|内地|\bChina\b|\bChinese\b|\bPRC\b|mainland", re.I)
 
+# shown under every answer (CLI footer, web page, API docs): what an answer from statute text cannot be
+NOTICE = {"zh": "仅供参考，不构成法律意见；具体案件请咨询律师。",
+          "en": "Not legal advice; consult a lawyer for your case."}
+
 # best-hit score below which nothing relevant was retrieved, per scorer (the component's encoder or kind)
 # (the shipped stard-e5 on the national corpus: the lowest best-hit score of the 131 STARD dev questions, which
 # declines none of the 131 test questions and 6 of the 15 off-corpus messages held out for reporting;
