@@ -15,6 +15,7 @@ openai = pytest.importorskip("openai")
 from http_app import serve_app  # noqa: E402
 from server_setup import ANSWER, MISSING, REAL_ID, reply, sample_index  # noqa: E402
 
+from legalrag.conversation import DEFAULT_PROCESSOR
 from legalrag.llm.base import ChatRequest  # noqa: E402
 from legalrag.llm.stream import ChatStream  # noqa: E402
 from legalrag.server import Settings, create_app  # noqa: E402
@@ -75,7 +76,7 @@ def test_models_and_a_completion_with_checked_citations(client, served):
     marks = {c["document_id"]: c["mark"] for c in ext["citations"]}
     assert marks[REAL_ID] in ("supported", "exists") and marks[None] == "not_found" and ext["unresolved"] == 1
     assert ext["marks"]["not_found"] == 1
-    assert ext["retrieved"] and ext["processor"] == "fused"
+    assert ext["retrieved"] and ext["processor"] == DEFAULT_PROCESSOR
     # the dialogue went through the consultation: the earlier turn is in the prompt, the pirate is not
     prompt = "\n".join(m["content"] for m in served[1].requests[-1].messages)
     assert "三个月" in prompt and "pirate" not in prompt
