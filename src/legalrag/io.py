@@ -12,7 +12,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from legalrag.errors import InputError, WriteLockError
 
@@ -287,3 +287,41 @@ def open_cache_db(path: str | os.PathLike, schema: str, what: str, **connect: An
         raise InputError(f"the {what} is not a usable SQLite database ({exc}); delete the file (and its -wal/-shm "
                          "siblings) and it is rebuilt on the next run", path=str(p)) from None
     return conn
+
+
+def log_tail(path: str | os.PathLike, lines: int = 12) -> str:
+    """The last ``lines`` lines of a log file, for an error message ("(no log)" when it cannot be read)."""
+    try:
+        return "\n".join(Path(path).read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def start_detached(cmd: list[str], state_file: Path, log: Path, url: str, ready: Callable[[], bool], *,
+                   timeout: float, on_wait: Callable[[float], None] | None = None) -> tuple[Any, float | None]:
+    """Run ``cmd`` in its own session (it outlives the command that started it), output appended to ``log``, its
+    pid recorded in ``state_file`` (written atomically), and wait until ``ready()`` or ``timeout`` seconds.
+
+    Returns (the process, the seconds it took), or (the process, None) when it did not get ready in time; a
+    process that exits while starting raises nothing here: ``process.poll()`` says so (callers raise their own
+    error with :func:`log_tail`)."""
+    import json
+    import subprocess
+    import time
+
+    with Path(log).open("ab") as fh:
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    tmp = state_file.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"pid": proc.pid, "url": url, "started": time.time(), "cmd": cmd}), encoding="utf-8")
+    tmp.replace(state_file)
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if proc.poll() is not None:
+            return proc, None
+        if ready():
+            return proc, round(time.monotonic() - t0, 1)
+        if on_wait is not None:
+            on_wait(time.monotonic() - t0)
+        time.sleep(0.5)
+    return proc, None

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from legalrag.errors import LegalRagError, ModelError
+from legalrag.io import log_tail, start_detached
 from legalrag.llm.base import LLM, ChatRequest, ChatResult
 
 PROBE_TIMEOUT = 0.5  # seconds to learn whether a server is up
@@ -94,25 +94,16 @@ def start(url: str, home: Path, *, model: str | None = None, threads: int | None
         cmd += ["--model", model]
     if threads:
         cmd += ["--threads", str(threads)]
-    with log.open("ab") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)  # survives the command that started it
-    tmp = state_file.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"pid": proc.pid, "url": url, "started": time.time(), "cmd": cmd}), encoding="utf-8")
-    tmp.replace(state_file)
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        if proc.poll() is not None:
-            raise ModelError(f"the model server exited with code {proc.returncode} while starting; its log "
-                             f"({log}) ends with:\n{_tail(log)}")
-        if probe(url) is not None:
-            return {**status(url, home), "already_running": False, "seconds": round(time.monotonic() - t0, 1)}
-        if on_wait is not None:
-            on_wait(time.monotonic() - t0)
-        time.sleep(0.5)
+    proc, seconds = start_detached(cmd, state_file, log, url, lambda: probe(url) is not None, timeout=timeout,
+                                   on_wait=on_wait)
+    if seconds is not None:
+        return {**status(url, home), "already_running": False, "seconds": seconds}
+    if proc.poll() is not None:
+        raise ModelError(f"the model server exited with code {proc.returncode} while starting; its log "
+                         f"({log}) ends with:\n{log_tail(log)}")
     stop(url, home)
     raise ModelError(f"the model server did not answer within {timeout:g} s of starting; its log ({log}) ends "
-                     f"with:\n{_tail(log)}")
+                     f"with:\n{log_tail(log)}")
 
 
 def stop(url: str, home: Path, timeout: float = 15.0) -> dict[str, Any]:
@@ -133,18 +124,12 @@ def stop(url: str, home: Path, timeout: float = 15.0) -> dict[str, Any]:
     return {"url": url, "stopped": stopped, "pid": pid, "still_up": probe(url) is not None}
 
 
+
 def _is_group_leader(pid: int) -> bool:
     try:
         return os.getpgid(pid) == pid
     except OSError:
         return False
-
-
-def _tail(path: Path, lines: int = 12) -> str:
-    try:
-        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
 
 
 class ServerFirstLLM:

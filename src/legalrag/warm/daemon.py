@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 from legalrag.errors import LegalRagError
+from legalrag.io import log_tail, start_detached
 from legalrag.warm.client import probe
 
 START_TIMEOUT = 600.0  # a large index and the model load in minutes on a busy 2-core machine
@@ -74,22 +74,13 @@ def start(url: str, home: Path, cmd: list[str], *, timeout: float = START_TIMEOU
     if up["up"]:
         return {**up, "already_running": True}
     state_file, log = files(home)
-    with log.open("ab") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)  # survives the command that started it
-    tmp = state_file.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"pid": proc.pid, "url": url, "started": time.time(), "cmd": cmd}), encoding="utf-8")
-    tmp.replace(state_file)
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        if proc.poll() is not None:
-            raise StartError(f"the server exited with code {proc.returncode} while starting; its log ({log}) ends "
-                             f"with:\n{tail(log)}")
-        if probe(url) is not None:
-            return {**status(url, home), "already_running": False, "seconds": round(time.monotonic() - t0, 1)}
-        if on_wait is not None:
-            on_wait(time.monotonic() - t0)
-        time.sleep(0.5)
+    proc, seconds = start_detached(cmd, state_file, log, url, lambda: probe(url) is not None, timeout=timeout,
+                                   on_wait=on_wait)
+    if seconds is not None:
+        return {**status(url, home), "already_running": False, "seconds": seconds}
+    if proc.poll() is not None:
+        raise StartError(f"the server exited with code {proc.returncode} while starting; its log ({log}) ends "
+                         f"with:\n{tail(log)}")
     stop(url, home)
     raise StartError(f"the server did not answer within {timeout:g} s of starting; its log ({log}) ends with:\n"
                      f"{tail(log)}")
@@ -125,8 +116,4 @@ def _reap(pid: int) -> None:
         pass
 
 
-def tail(path: Path, lines: int = 12) -> str:
-    try:
-        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
+tail = log_tail
