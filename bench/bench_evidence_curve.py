@@ -118,6 +118,32 @@ def summary(args: argparse.Namespace) -> None:
     print(json.dumps(chosen, indent=1))
 
 
+def floor(args: argparse.Namespace) -> None:
+    """The runtime's own prefill and decode rates per model (llama.cpp's timings of every answer of the grid,
+    at the prompts' real lengths and the run's threads), with the prompt lengths they cover."""
+    from bench_answers import read_run
+
+    per_model: dict[str, list[dict]] = {}
+    for path in sorted(Path(args.out_dir).glob("*-k*-e*.jsonl")):
+        config, rows = read_run(str(path))
+        per_model.setdefault(config["model"], []).extend(r for r in rows.values() if r.get("prefill_s"))
+    metrics = {}
+    for model, rows in sorted(per_model.items()):
+        evaluated = [r["prompt_tokens_evaluated"] for r in rows if r.get("prompt_tokens_evaluated")]
+        metrics[model] = {
+            "answers": len(rows),
+            "prompt_tokens_evaluated_min": min(evaluated), "prompt_tokens_evaluated_max": max(evaluated),
+            "prefill_tok_s_median": _median([r["prompt_tokens_evaluated"] / r["prefill_s"] for r in rows
+                                             if r.get("prompt_tokens_evaluated")]),
+            "decode_tok_s_median": _median([r["answer_tokens"] / r["decode_s"] for r in rows if r.get("decode_s")]),
+        }
+    result = {"name": args.name, "command": args.command, "machine": args.machine,
+              "date": datetime.date.today().isoformat(), "data": args.data, "metrics": metrics}
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(metrics, indent=1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -136,8 +162,12 @@ def main() -> None:
     s.add_argument("--command", default="")
     s.add_argument("--machine", default="2-core x86-64 CPU, 24 GiB, no GPU")
     s.add_argument("--data", default="")
+    f = sub.add_parser("floor")
+    for name, default in (("--out-dir", None), ("--out", None), ("--name", "The floor"), ("--command", ""),
+                          ("--machine", "2-core x86-64 CPU, 24 GiB, no GPU"), ("--data", "")):
+        f.add_argument(name, default=default, required=name == "--out-dir")
     args = ap.parse_args()
-    {"run": run, "summary": summary}[args.cmd](args)
+    {"run": run, "summary": summary, "floor": floor}[args.cmd](args)
 
 
 if __name__ == "__main__":
