@@ -7,12 +7,14 @@ randomization test, p < 0.05, on cites-gold and keyword accuracy) against the la
     python bench/bench_evidence_curve.py run --queries runs/stard-split/dev.jsonl --index INDEX --limit 20 \
         --models qwen2.5-0.5b,qwen2.5-1.5b --out-dir runs/evidence-curve
     python bench/bench_evidence_curve.py summary --out-dir runs/evidence-curve --out bench/results/evidence-curve.json
+    python bench/bench_evidence_curve.py floor --out-dir runs/evidence-curve --out bench/results/latency-floor.json
 
 Each cell's file is ``<model>-k<k>-e<budget>.jsonl``; a rerun resumes it (``eval answers`` skips answered
 questions). The LLM call cache is off so every answer is generated and timed. ``--cells`` restricts the grid
 (``k6-e400,k3-e200``). The first-token time is the answer engine's own (retrieval, evidence selection and the
 runtime's prefill), and the floor beside it is the runtime's prefill time for the same prompt (llama.cpp's
-``prompt_ms``), so the overhead above the floor is their difference.
+``prompt_ms``), so the overhead above the floor is their difference; ``floor`` gives the runtime's own prefill
+and decode rates per model over every answer of the grid.
 """
 
 from __future__ import annotations
