@@ -1,8 +1,8 @@
 """The structure model trained on JuDGE's 200 training cases plus CAIL2018, and the CAIL hold-out protocol.
 
-    python bench/bench_judgment_cail.py prepare --json-out bench/data/cail-split.json
+    python bench/bench_judgment_cail.py prepare --json-out bench/data/cail-split.json [--encode]
     python bench/bench_judgment_cail.py train --index indexes/judge-shipped \
-        --retriever dense-onnx-judge-e5-7ab6b31b7f2b --model-dir models/judge/structure-cail
+        --retriever dense-onnx-judge-e5-7ab6b31b7f2b --model-dir models/judge/structure-cail [--cail-rows none]
     python bench/bench_judgment_cail.py holdout --model-dir models/judge/structure-cail \
         --json-out bench/results/judge-cail-holdout.json
 
@@ -14,7 +14,10 @@ shingles, ``judgment/cail.overlapping``), splits off the hold-out (20% per main 
 
 ``train``: the first 200 JuDGE cases by text_id (full labels) plus the CAIL training part (``source="cail"``:
 the charges' own articles, no probation label); the citation signal is trained on the JuDGE cases only (its set
-decision needs the full article lists). ``holdout``: charge macro/micro F1, specific-article F1 (articles above
+decision needs the full article lists). The CAIL cases whose judge-e5 vectors the cache holds (``prepare
+--encode``) also give rows to the learned models, each model keeping them unless they lower its cross-validated
+score on the JuDGE training cases (``StructurePredictor.train``'s ``partial_rows``; ``--cail-rows none``: the
+earlier model, where CAIL reaches the models only through neighbours, centroids and count tables). ``holdout``: charge macro/micro F1, specific-article F1 (articles above
 the general part) and LawBench's prison score on the CAIL hold-out, death and life apart as accuracy.
 """
 
@@ -36,9 +39,9 @@ MACHINE = "2-core x86-64 CPU, 24 GiB, no GPU, shared with other jobs"
 DATA = Path(os.environ.get("LEGALRAG_DATA", REPO.parent / "shared" / "data"))
 CAIL_FILES = ("data_train.jsonl", "data_test.jsonl")
 SPLIT = REPO / "bench" / "data" / "cail-split.json"
-# Encoding a case's facts with judge-e5 costs about a second on the shared 2 cores: the training part is capped
-# per main charge and the hold-out is scored on a stratified sample (both stated with every figure).
-TRAIN_CAP, HOLDOUT_SAMPLE = 60, 10
+# Encoding a case's facts with judge-e5 costs about a second on 2 cores (far more while other jobs run): the
+# hold-out is scored on a stratified sample, and the training part is encoded in rounds over the main charges
+# (``capped``), so that any prefix the cache holds is balanced (both stated with every figure).
 SEEN_SEED, SEEN_DEV_SHARE = 13, 0.2  # judge-e5's own training split (training/data.split_by_id, its settings)
 
 
@@ -94,11 +97,11 @@ def cmd_prepare(args):
         from legalrag.wiring import make_encoder
 
         enc = make_encoder("judge-e5", progress=False)
-        order = capped(hold, by_id, HOLDOUT_SAMPLE) + capped(train, by_id, TRAIN_CAP)
+        order = capped(hold, by_id, args.sample) + capped(train, by_id, len(train))[: args.encode_train or None]
         t0 = time.perf_counter()
-        for k in range(0, len(order), 16):
-            enc.encode_queries([by_id[i].facts[:DENSE_CHARS] for i in order[k:k + 16]])
-            print(f"encoded {min(k + 16, len(order))}/{len(order)} in {time.perf_counter() - t0:.0f} s", flush=True)
+        for k in range(0, len(order), 32):  # each batch is committed to the cache: an interrupted run resumes
+            enc.encode_queries([by_id[i].facts[:DENSE_CHARS] for i in order[k:k + 32]])
+            print(f"encoded {min(k + 32, len(order))}/{len(order)} in {time.perf_counter() - t0:.0f} s", flush=True)
 
 
 def capped(ids, by_id, cap: int):
@@ -138,18 +141,40 @@ def cmd_train(args):
     model = build(cases, statutes, DATA / "judge", index, args.retriever, seen_by_judge_e5(train_ids),
                   select=False, cite_cases=list(labels.cases), lexical=lexical)
     model.skipped = list(labels.skipped)
-    model.train(progress=True)
-    secs = time.perf_counter() - t0
     spec = index.component_params(args.retriever).get("encoder")
+    rows = [] if args.judge_only or args.cail_rows == "none" else encoded(cail_train, spec)
+    if args.max_cail_rows:  # balanced across main charges: the first cases of every charge, then the next ...
+        by_id = {c.id: c for c in cail_train}
+        rows = capped(rows, by_id, max(len(rows), 1))[: args.max_cail_rows]
+    if rows:
+        print(f"{len(rows)} of {len(cail_train)} CAIL training cases have their {spec} vector: they give rows",
+              flush=True)
+    model.train(progress=True, partial_rows=rows)
+    secs = time.perf_counter() - t0
     n_cail = sum(1 for c in cases if c.source == "cail")
     model.save(args.model_dir, {
         "trained_on": "JuDGE data/test.json, first 200 text_ids" + (
             f"; CAIL2018 training part ({n_cail} cases, bench/data/cail-split.json)" if n_cail else ""),
         "n_judge_cases": len(labels.cases), "n_cail_cases": n_cail,
         "cail_dropped_overlapping_judge_eval": dropped if n_cail else None,
+        "n_cail_cases_with_rows": len(rows),
         "train_seconds": round(secs, 1), "encoder_spec": spec, "excluded_from_set_model": len(seen_by_judge_e5(train_ids)),
         "command": "python " + " ".join(sys.argv)}, case_texts=args.case_texts)
     print(f"trained in {secs:.1f} s on {len(model.cases)} cases; thresholds {model.thresholds}; cv {model.cv_f1}")
+
+
+def encoded(cases, spec: str) -> list[str]:
+    """The ids of ``cases`` whose facts' query vector by ``spec`` is in the vector cache (``prepare --encode``
+    fills it): each row of the learned models needs the citation pool and the neighbours of that vector, and
+    encoding on demand costs about a second a case here."""
+    from legalrag.io import sha256_text
+    from legalrag.judgment.signals import DENSE_CHARS
+    from legalrag.wiring import make_encoder
+
+    cache = make_encoder(spec, progress=False).vector_cache()
+    shas = {c.id: sha256_text(c.facts[:DENSE_CHARS]) for c in cases}
+    found = cache.get("query", list(shas.values()))
+    return [i for i, s in shas.items() if s in found]
 
 
 def cmd_strip(args):
@@ -166,7 +191,7 @@ def cmd_strip(args):
     model = StructurePredictor.load(src, statutes, make_encoder(man["encoder_spec"], progress=False))
     model.skipped = man.get("skipped", [])
     own = {"format", "n_cases", "disabled", "columns", "thresholds", "cv_f1", "rounds", "params", "skipped",
-           "uses_citepred", "encoder", "lexical", "n_complete_cases", "model_groups", "per_defendant",
+           "uses_citepred", "encoder", "lexical", "n_complete_cases", "model_groups", "per_defendant", "partial_rows",
            "feature_selection", "citepred"}
     model.cv_f1 = man.get("cv_f1", {})
     assert man["format"] == FORMAT
@@ -253,14 +278,21 @@ def main() -> None:
     ap.add_argument("what", choices=["prepare", "train", "holdout", "strip"])
     ap.add_argument("--out", type=Path, default=None, help="strip: the directory to write")
     ap.add_argument("--cail", type=Path, default=DATA / "cail2018")
-    ap.add_argument("--encode", action="store_true", help="prepare: encode the CAIL facts into the vector cache")
+    ap.add_argument("--encode", action="store_true", help="prepare: encode the CAIL facts into the vector cache "
+                    "(the hold-out sample of --sample cases per main charge, then the training part in rounds over "
+                    "the main charges)")
+    ap.add_argument("--encode-train", type=int, default=0, help="prepare --encode: at most this many training cases")
     ap.add_argument("--index", type=Path, default=None)
     ap.add_argument("--retriever", default=None)
     ap.add_argument("--model-dir", type=Path, nargs="+", default=None)
     ap.add_argument("--names", nargs="+", default=None, help="holdout: a name per --model-dir")
     ap.add_argument("--judge-only", action="store_true", help="train: without the CAIL cases")
+    ap.add_argument("--cail-rows", choices=["none", "encoded"], default="encoded",
+                    help="train: the CAIL cases whose judge-e5 vectors are cached give rows to the learned models "
+                    "(each model keeps them where they raise its cross-validated score on the JuDGE cases)")
     ap.add_argument("--case-texts", action="store_true", help="train: keep the facts in the model directory "
                     "(default: digests, circumstance keys and vectors only, as a shipped model)")
+    ap.add_argument("--max-cail-rows", type=int, default=0, help="train: at most this many CAIL cases give rows")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--sample", type=int, default=5, help="holdout: at most this many cases per main charge")
     ap.add_argument("--json-out", type=Path, default=None)

@@ -155,3 +155,65 @@ def test_heading_names_come_from_the_facts_or_are_marked_placeholders():
     assert procuratorate("被告人张某于2023年5月在某超市盗窃。") == "XX人民检察院"
     doc = "甲\n本院认为，被告人张某犯盗窃罪，判处有期徒刑六个月。\n本院认为，被告人张某犯盗窃罪，判处有期徒刑六个月。\n乙"
     assert repeated_paragraphs(doc) == 1 and repeated_paragraphs(dedupe_paragraphs(doc)) == 0
+
+
+# ------------------------------------------------------------------------ CAIL rows in the learned models
+
+def test_partial_label_cases_train_in_every_fold_and_are_never_scored(monkeypatch):
+    """With the partial-label (CAIL) cases as TRAIN_ONLY, every out-of-fold fit learns from all of them and
+    only the complete cases are predicted; left out, no fit sees them."""
+    import numpy as np
+
+    pytest.importorskip("lightgbm")
+    from legalrag.judgment import selection
+
+    seen = []
+    real = selection.fit
+    monkeypatch.setattr(selection, "fit", lambda X, y, o, c: (seen.append(X[:, 0].tolist()), real(X, y, o, c))[1])
+    rng = np.random.default_rng(0)
+    X = np.column_stack([np.arange(15.0), rng.normal(size=15)])  # column 0: the row's own index
+    y = (X[:, 1] > 0).astype(float)
+    with_p, without_p = selection.partial_assignments(10, 5)
+    assert len(with_p) == len(without_p) == selection.REPEATS
+    out = selection._oof(X, y, "binary", ["i", "x"], with_p[0])
+    assert np.isnan(out[10:]).all() and not np.isnan(out[:10]).any()
+    assert len(seen) == 5 and all(set(range(10, 15)) <= set(s) for s in seen)
+    seen.clear()
+    out = selection._oof(X, y, "binary", ["i", "x"], without_p[0])
+    assert np.isnan(out[10:]).all() and seen and not any(set(range(10, 15)) & set(s) for s in seen)
+    # the threshold is chosen on the complete cases only: the same as without the partial rows at all
+    G = np.arange(15)
+    t_all = selection.set_threshold_cv(X, y, G, 15, ["i", "x"], without_p[0])
+    t_complete = selection.set_threshold_cv(X[:10], y[:10], G[:10], 10, ["i", "x"], without_p[0][:10])
+    assert t_all == t_complete
+
+
+def test_the_structure_model_records_where_cail_rows_were_used(tmp_path):
+    """CAIL cases named in ``partial_rows`` are offered to every learned model; each model's choice and the
+    cross-validated scores behind it (on the complete cases) are in the manifest; probation and the
+    general-part articles still come from complete cases only."""
+    pytest.importorskip("lightgbm")
+    from test_judgment_structure import STATUTES, _cases
+
+    from legalrag.judgment.labels import label_cases
+    from legalrag.judgment.lexvec import LexicalVectors
+    from legalrag.judgment.predict import StructurePredictor
+    from legalrag.testing import FakeEncoder
+
+    facts, gold = _cases()
+    judge = list(label_cases(facts, gold).cases)
+    cail = [LabelledCase(f"cail-{i}", f"被告人王{i}在商场盗窃手机一部，价值人民币{3000 + 500 * i}元。", ("盗窃罪",), (264,),
+                         4 + i % 5, 1000 * (1 + i % 3) if i % 4 else None, False, source="cail") for i in range(12)]
+    cases = judge + cail
+    model = StructurePredictor(cases, STATUTES, encoder=FakeEncoder(), select=False,
+                               lexical=LexicalVectors.fit([c.facts for c in cases], min_df=2))
+    model.train(partial_rows=[c.id for c in cail[:8]])
+    assert model.n_partial_rows == 8
+    assert set(model.partial_use) == {"prison", "fine_present", "fine", "charge", "article"}
+    assert all(set(v) == {"with_partial", "complete_only"} for v in model.partial_cv.values())
+    assert "probation" not in model.partial_use  # CAIL says nothing of probation
+    model.save(tmp_path / "m", case_texts=False)
+    man = json.loads((tmp_path / "m" / "manifest.json").read_text(encoding="utf-8"))
+    assert man["partial_rows"]["n_cases"] == 8 and man["partial_rows"]["used_by"] == model.partial_use
+    s = model.predict("被告人周某在超市盗窃商品，价值人民币5000元，到案后如实供述。")
+    assert s.charges[0].name == "盗窃罪"

@@ -37,6 +37,9 @@ def save_structure(model, path: str | Path, extra: Mapping[str, Any] | None = No
                     "n_complete_cases": sum(1 for c in model.cases.values() if c.complete),
                     "model_groups": {k: list(v) for k, v in model.model_groups.items()},
                     "per_defendant": {"enabled": model.per_defendant_enabled, "models": model.per_defendant},
+                    "partial_rows": {"n_cases": getattr(model, "n_partial_rows", 0),
+                                     "used_by": getattr(model, "partial_use", {}),
+                                     "cv": getattr(model, "partial_cv", {})},
                     "feature_selection": {"enabled": model.select, "folds": FOLDS, "repeats": REPEATS, "tol": TOL,
                                           "models": model.selection},
                     **(extra or {})}

@@ -8,14 +8,18 @@ from legalrag.judgment.boosting import fit
 from legalrag.judgment.defendants import defendant_rows, local_features
 from legalrag.judgment.extract import LIFE_MONTHS
 from legalrag.judgment.metrics import relative_score
-from legalrag.judgment.selection import TOL, fold_assignments
+from legalrag.judgment.selection import EXCLUDED, TOL, TRAIN_ONLY, fold_assignments
 
 
 def choose_per_defendant(p, cases, contexts, X_num) -> None:
     """Per-defendant prison and fine models (one row per sentenced defendant, ``defendants.py``), used in
     place of the case-level ones where they score better out of fold on the training cases, each scored as
-    the evaluator reads a result (the distinct per-defendant terms summed)."""
+    the evaluator reads a result (the distinct per-defendant terms summed). Only the complete cases (first in
+    ``cases``) are scored; the partial-label ones after them train in every fold where the case-level model of
+    the same kind learns from them (``p.partial_use``), else take no part."""
     import numpy as np
+
+    n_complete = sum(1 for c in cases if c.complete or not p.lexical)
 
     rows, months, fines, case_of = [], [], [], []
     for i, (c, ctx) in enumerate(zip(cases, contexts)):
@@ -40,13 +44,14 @@ def choose_per_defendant(p, cases, contexts, X_num) -> None:
         labels = np.log1p(np.nan_to_num(months) if kind == "prison" else fines)
         idx, cols = p._idx(kind), p._cols(kind)
         per_scores, case_scores = [], []
-        for a in fold_assignments(len(cases)):
-            fold = np.array(a)
+        partial = TRAIN_ONLY_IF[bool(getattr(p, "partial_use", {}).get(kind))]
+        for a in fold_assignments(n_complete):
+            fold = np.array(list(a) + [partial] * (len(cases) - n_complete))
             for f in sorted(set(a)):
                 test = [i for i in range(len(cases)) if fold[i] == f and target[i]]
-                pd_model = fit(X[(fold[case_of] != f) & usable][:, idx], labels[(fold[case_of] != f) & usable],
-                               "quantile", cols)
-                train_cases = (fold != f) & target
+                tr = (fold[case_of] != f) & (fold[case_of] != EXCLUDED) & usable
+                pd_model = fit(X[tr][:, idx], labels[tr], "quantile", cols)
+                train_cases = (fold != f) & (fold != EXCLUDED) & target
                 case_y = np.log1p(truth[train_cases])
                 case_model = fit(X_num[train_cases][:, idx], case_y, "quantile", cols)
                 for i in test:
@@ -59,7 +64,11 @@ def choose_per_defendant(p, cases, contexts, X_num) -> None:
         p.per_defendant[kind] = {"used": used, "cv_per_defendant": round(per_mean, 5),
                                     "cv_case_level": round(case_mean, 5), "rows": int(usable.sum())}
         if used:
-            p.models[kind] = fit(X[usable][:, idx], labels[usable], "quantile", cols)
+            rows = usable & (case_of < n_complete) if partial == EXCLUDED else usable
+            p.models[kind] = fit(X[rows][:, idx], labels[rows], "quantile", cols)
+
+
+TRAIN_ONLY_IF = {True: TRAIN_ONLY, False: EXCLUDED}  # the partial cases train, or take no part
 
 
 def capped(months: int | None) -> float:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from legalrag.errors import InputError
-from legalrag.judgment.boosting import cross_fit_threshold, fit, out_of_fold
+from legalrag.judgment.boosting import fit, out_of_fold
 from legalrag.judgment.candidates import GENERAL_PART, CaseRows
 from legalrag.judgment.charge_llm import check_charges
 from legalrag.judgment.defendants import defendant_rows
@@ -43,8 +43,8 @@ from legalrag.judgment.features import GROUPS, extract_features
 from legalrag.judgment.labels import LabelledCase
 from legalrag.judgment.model_dir import load_structure, save_structure
 from legalrag.judgment.per_defendant import choose_per_defendant, round_fine
-from legalrag.judgment.selection import backward_eliminate, column_index, fold_assignments, \
-    logloss_cv, nested_check, penalty_cv, set_f1_cv
+from legalrag.judgment.selection import TOL, backward_eliminate, column_index, fold_assignments, \
+    logloss_cv, nested_check, partial_assignments, penalty_cv, set_f1_cv, set_threshold_cv
 from legalrag.judgment.signals import AMENDED_ARTICLES, AMENDED_CHARGES, charge_mentions, combined_range, share, \
     statutory_range, statutory_ranges
 from legalrag.judgment.structure import Amount, Scored, Structure
@@ -87,12 +87,22 @@ class StructurePredictor(CaseRows):
         self.per_defendant: dict[str, dict] = {}  # per kind (prison, fine): chosen or not, and the CV scores
 
     # -------------------------------------------------------------------------------------- training
-    def train(self, progress: bool = False) -> "StructurePredictor":
+    def train(self, progress: bool = False, partial_rows: Iterable[str] = ()) -> "StructurePredictor":
+        """Fit the five models. They learn from the cases with full labels; the cases with partial labels
+        (CAIL) named in ``partial_rows`` give rows too, to each model whose cross-validated score on the
+        complete cases (those cases' folds predicted, the partial ones in every training fold) they do not lower
+        by more than ``TOL`` (``self.partial_use``): they carry charges and articles the complete cases lack,
+        which that score cannot see, so they are kept unless they cost the complete cases; every other partial
+        case enters through the neighbours, the count tables and
+        the charge centroids every row reads. Probation and the general-part articles are learned from the
+        complete cases only."""
         import numpy as np
 
-        # The five models learn from the cases with full labels; cases with partial labels (CAIL) enter through
-        # the neighbours, the count tables and the charge centroids every row reads.
-        cases = [c for c in self.cases.values() if c.complete or not self.lexical]
+        wanted = set(partial_rows)
+        complete = [c for c in self.cases.values() if c.complete or not self.lexical]
+        extra = [c for c in self.cases.values() if c.id in wanted and not (c.complete or not self.lexical)]
+        cases = complete + extra
+        n_j = len(complete)
         it = cases
         if progress:
             from tqdm import tqdm
@@ -117,17 +127,38 @@ class StructurePredictor(CaseRows):
         on_probation = np.array([int(c.probation) for c in cases])
         # probation is known for complete cases only (CAIL has no probation label)
         known = np.array([c.complete for c in cases])
-        n_fined = int(mask.sum())
-        self._choose("prison", lambda idx, cols, a: penalty_cv(X_num[:, idx], prison, cols, a), len(cases))
-        self._choose("fine_present", lambda idx, cols, a: logloss_cv(X_num[:, idx], has_fine, cols, a), len(cases))
+        J = np.arange(len(cases)) < n_j  # the complete cases: feature selection and every score read them only
+        n_fined = int(mask[J].sum())
+        self._choose("prison", lambda idx, cols, a: penalty_cv(X_num[J][:, idx], prison[J], cols, a), n_j)
+        self._choose("fine_present", lambda idx, cols, a: logloss_cv(X_num[J][:, idx], has_fine[J], cols, a), n_j)
         if n_fined >= 10:
-            self._choose("fine", lambda idx, cols, a: penalty_cv(X_num[mask][:, idx], fines[mask], cols, a), n_fined)
+            self._choose("fine", lambda idx, cols, a: penalty_cv(X_num[J & mask][:, idx], fines[J & mask], cols, a),
+                         n_fined)
         self._choose("probation", lambda idx, cols, a: logloss_cv(X_num[known][:, idx], on_probation[known], cols, a),
                      int(known.sum()))
-        self.models["prison"] = self._fit("prison", X_num, prison, "quantile")
-        self.models["fine_present"] = self._fit("fine_present", X_num, has_fine, "binary")
+        self.partial_use, self.partial_cv = {}, {}
+        with_p, without_p = partial_assignments(n_j, len(cases) - n_j)
+
+        def decide(kind: str, score) -> np.ndarray:
+            """Rows (cases) the model of ``kind`` learns from: the partial cases join unless they cost the
+            complete cases' cross-validated score more than TOL."""
+            use = False
+            if len(cases) > n_j:
+                a, b = score(with_p), score(without_p)
+                use = a >= b - TOL
+                self.partial_cv[kind] = {"with_partial": round(a, 5), "complete_only": round(b, 5)}
+            self.partial_use[kind] = use
+            return np.ones(len(cases), bool) if use else J
+
+        rows = decide("prison", lambda a: penalty_cv(X_num[:, self._idx("prison")], prison, self._cols("prison"), a))
+        self.models["prison"] = self._fit("prison", X_num[rows], prison[rows], "quantile")
+        rows = decide("fine_present", lambda a: logloss_cv(X_num[:, self._idx("fine_present")], has_fine,
+                                                           self._cols("fine_present"), a))
+        self.models["fine_present"] = self._fit("fine_present", X_num[rows], has_fine[rows], "binary")
         if n_fined >= 10:
-            self.models["fine"] = self._fit("fine", X_num[mask], fines[mask], "quantile")
+            rows = decide("fine", lambda a: penalty_cv(X_num[mask][:, self._idx("fine")], fines[mask],
+                                                       self._cols("fine"), [np.array(x)[mask].tolist() for x in a]))
+            self.models["fine"] = self._fit("fine", X_num[rows & mask], fines[rows & mask], "quantile")
         self.models["probation"] = self._fit("probation", X_num[known], on_probation[known], "binary")
         self._choose_per_defendant(cases, contexts, X_num)
         # The article model reads P(fine) and P(probation) (arts. 52/53, 72/73 follow them); training rows get
@@ -146,13 +177,20 @@ class StructurePredictor(CaseRows):
                 ar_y.append(int(int(art) in c.articles))
                 ar_case.append(i)
         X, Y, G = np.array(ch_rows, dtype=float), np.array(ch_y), np.array(ch_case)
-        self.models["charge"] = fit(X, Y, "binary", self.CHARGE_COLUMNS)
-        self.thresholds["charge"], self.cv_f1["charge"] = cross_fit_threshold(X, Y, G, len(cases), self.CHARGE_COLUMNS)
+        rows = decide("charge", lambda a: set_f1_cv(X, Y, G, len(cases), self.CHARGE_COLUMNS, a))[G]
+        self.models["charge"] = fit(X[rows], Y[rows], "binary", self.CHARGE_COLUMNS)
+        self.thresholds["charge"], self.cv_f1["charge"] = set_threshold_cv(
+            X[rows], Y[rows], G[rows], len(cases), self.CHARGE_COLUMNS, (with_p if self.partial_use["charge"]
+                                                                       else without_p)[0])
         X, Y, G = np.array(ar_rows, dtype=float), np.array(ar_y), np.array(ar_case)
-        self._choose("article", lambda idx, cols, a: set_f1_cv(X[:, idx], Y, G, len(cases), cols, a), len(cases))
-        self.models["article"] = self._fit("article", X, Y, "binary")
-        self.thresholds["article"], self.cv_f1["article"] = cross_fit_threshold(
-            X[:, self._idx("article")], Y, G, len(cases), self._cols("article"))
+        self._choose("article", lambda idx, cols, a: set_f1_cv(X[J[G]][:, idx], Y[J[G]], G[J[G]], n_j, cols, a), n_j)
+        rows = decide("article", lambda a: set_f1_cv(X[:, self._idx("article")], Y, G, len(cases),
+                                                     self._cols("article"), a))[G]
+        self.models["article"] = self._fit("article", X[rows], Y[rows], "binary")
+        self.thresholds["article"], self.cv_f1["article"] = set_threshold_cv(
+            X[rows][:, self._idx("article")], Y[rows], G[rows], len(cases), self._cols("article"),
+            (with_p if self.partial_use["article"] else without_p)[0])
+        self.n_partial_rows = len(cases) - n_j
         return self
 
     # ------------------------------------------------------------------------------- several defendants

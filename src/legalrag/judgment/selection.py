@@ -151,6 +151,26 @@ def set_f1_cv(X, Y, G, n_cases: int, columns, assignments) -> float:
     return sum(out) / len(out)
 
 
+def set_threshold_cv(X, Y, G, n_cases: int, columns, assignment: Sequence[int]) -> tuple[float, float]:
+    """(threshold, F1): the selection threshold maximising the benchmark's set F1 out of fold over the cases
+    whose fold is >= 0 (TRAIN_ONLY cases only ever train), and that F1. With ``i % FOLDS`` for every case it
+    is the plain cross-fitted threshold."""
+    import numpy as np
+
+    probs = _oof(X, Y, "binary", columns, assignment, groups_of_rows=G)
+    tested = [c for c in range(n_cases) if assignment[c] >= 0]
+    index = {c: k for k, c in enumerate(tested)}
+    rows = np.array([r for r in range(len(Y)) if G[r] in index], dtype=int)
+    return best_threshold(probs[rows], Y[rows], np.array([index[G[r]] for r in rows], dtype=int), len(tested))
+
+
+def partial_assignments(n_complete: int, n_partial: int, folds: int = FOLDS) -> tuple[list[list[int]], list[list[int]]]:
+    """Fold assignments over the complete cases (first) and the partial-label ones (after them): (the partial
+    cases in every training fold, the partial cases left out). Only the complete cases are ever scored."""
+    base = fold_assignments(n_complete, folds)
+    return [a + [TRAIN_ONLY] * n_partial for a in base], [a + [EXCLUDED] * n_partial for a in base]
+
+
 @dataclass(frozen=True)
 class NestedCheck:
     """Whether selecting groups beats keeping them all on cases the selection never saw (outer folds)."""
