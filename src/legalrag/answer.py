@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from legalrag.engine import question_language, resolver_for
+from legalrag.engine import question_language
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM
 from legalrag.lang import NOT_LEGAL_ADVICE, legal_notice
@@ -33,7 +33,7 @@ def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None
     its defaults (arguments given override them; ``evidence_tokens=None`` gives whole articles).
     ``search(question, k) -> hits`` overrides retrieval; ``on_retrieved(query, hits)`` is called when retrieval
     ends (before the model starts); ``on_text`` receives the answer as it is generated."""
-    from legalrag.engine import DEFAULTS, AnswerEngine
+    from legalrag.engine import DEFAULTS, engine_for
 
     settings = DEFAULTS.but(k=k, max_tokens=max_tokens, max_article_chars=max_article_chars, style=style)
     if evidence_tokens is not ...:
@@ -41,12 +41,7 @@ def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None
     lang = lang or question_language(question or "", index)
     if lang not in ("zh", "en"):
         raise InputError(f"lang must be 'zh' or 'en', got {lang!r}", field="lang")
-    if search is None:
-        engine = AnswerEngine.from_index(index, llm, retriever=retriever, settings=settings, lang=lang)
-    else:
-        corpus = (getattr(index, "manifest", None) or {}).get("lang")
-        engine = AnswerEngine(llm, search, resolver=lambda: resolver_for(index), lang=lang, settings=settings,
-                              corpus_lang=corpus if corpus in ("zh", "en") else lang)
+    engine = engine_for(llm, index, retriever=retriever, search=search, settings=settings, lang=lang)
     return engine.answer(question, on_text=on_text, on_retrieved=on_retrieved)
 
 

@@ -139,10 +139,10 @@ def _consultation(ctx, index, k, retriever, processor, model, endpoint, endpoint
                   evidence_tokens, local, threads):
     """This process's consultation (index, model, answer engine) and its model."""
     from legalrag.conversation import Consultation
-    from legalrag.engine import AnswerEngine
+    from legalrag.engine import engine_for
 
     idx = root(ctx).open_index_or_demo(index, threads=threads)
     llm = root(ctx).make_answer_llm(model, endpoint, endpoint_model, threads=threads, local=local)
     settings = root(ctx).answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)
-    engine = AnswerEngine.from_index(idx, llm, retriever=retriever, settings=settings)
+    engine = engine_for(llm, idx, retriever=retriever, settings=settings)
     return Consultation(engine=engine, processor=processor.value), llm
