@@ -56,7 +56,7 @@ def test_an_over_long_paste_keeps_its_end_and_says_what_was_cut(index):
     a = engine(index, llm).answer(paste)
     prompt = llm.last_prompt()
     assert QUESTION in prompt and "起因" not in prompt
-    from legalrag.answer import answer_notes
+    from legalrag.serialize import answer_notes
 
     notes = answer_notes(a)
     assert any("最后" in n and str(len(paste) - 1500) in n for n in notes), notes

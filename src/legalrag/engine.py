@@ -19,15 +19,13 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
 from legalrag.citations import citation_label
 from legalrag.errors import InputError
 from legalrag.lang import detect_language
 from legalrag.llm.base import LLM, ChatRequest, PromptTooLongError
-from legalrag.types import (DEFAULT_EVIDENCE_TOKENS, DEFAULTS, STYLES, Answer, AnswerSettings, Hit, Search, Step,
-                            Turn, Usage)
+from legalrag.types import DEFAULTS, STYLES, Answer, AnswerSettings, Hit, Search, Step, Turn, Usage
 
 _RESOLVERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 _RESOLVER_LOCK = threading.RLock()
