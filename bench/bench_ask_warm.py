@@ -5,12 +5,12 @@ the runtime's own prefill time for that prompt (the floor: llama.cpp's ``prompt_
 Start the server first (it holds the index, the encoder, the resolver and the model; the call cache off, so
 every answer is generated):
 
-    python -m legalrag serve --index indexes/stard-ft --no-llm-cache --background
-    python bench/bench_ask_warm.py run --index indexes/stard-ft --n 20 --out runs/ask-warm.jsonl
+    python -m legalrag serve --no-cache --background      # the national default index
+    python bench/bench_ask_warm.py run --n 20 --out runs/ask-warm.jsonl   # --index DIR for another index
     python bench/bench_ask_warm.py summary runs/ask-warm.jsonl --out runs/ask-warm-summary.json
     python bench/bench_ask_warm.py imports --reps 5 --out runs/ask-imports.json   # the client path's imports
 
-Each question's process is ``python -m legalrag ask QUESTION --index INDEX`` reading the serve address from the
+Each question's process is ``python -m legalrag ask QUESTION [--index INDEX]`` reading the serve address from the
 settings (``LEGALRAG_SERVE_PORT``); its standard output is read unbuffered and each line timed as it arrives:
 the first article is the first ``  [1] `` line, the first token the first byte after the blank line that ends
 the article list. The last line says which path answered (a row answered in-process is recorded as such and
@@ -47,10 +47,11 @@ def questions(n: int, data: Path) -> list[dict]:
     return sorted(rows, key=lambda r: r["query_id"])[:n]
 
 
-def one(question: str, index: str, env: dict) -> dict:
+def one(question: str, index: str | None, env: dict) -> dict:
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-u", "-m", "legalrag", "ask", question, "--index", index],
+    where = ["--index", index] if index else []
+    proc = subprocess.Popen([sys.executable, "-u", "-m", "legalrag", "ask", question, *where],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
     first_article = first_token = None
     buf = b""
@@ -163,7 +164,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
-    r.add_argument("--index", required=True)
+    r.add_argument("--index", default=None, help="default: ask's own (the national default index)")
     r.add_argument("--n", type=int, default=20)
     r.add_argument("--out", required=True)
     r.add_argument("--data", default=os.environ.get("LEGALRAG_DATA", str(ROOT.parent / "shared" / "data")))

@@ -109,6 +109,26 @@ def test_the_cli_answers_as_ask_does_and_writes_rows_and_a_summary(index, querie
     assert saved["n"] == 2 and saved["cites_gold"] == 0.5 and saved["setting"] == "retriever"
 
 
+def test_the_cli_takes_k_and_the_evidence_budget_as_ask_does(index, queries, tmp_path):
+    from legalrag.wiring import Root
+
+    prompts = {}
+    for budget in ("100", "0"):
+        llm = ScriptedLLM([CITES_GOLD], prompt_tokens=123)
+        out = tmp_path / f"answers-{budget}.jsonl"
+        res = CliRunner().invoke(app, ["eval", "answers", "--queries", str(queries), "--index", str(index.path),
+                                       "--out", str(out), "--limit", "1", "--k", "2", "--evidence-tokens", budget,
+                                       "--json", "--no-progress"], obj=Root(llm=llm))
+        assert res.exit_code == 0, res.output
+        rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+        # the run's settings are recorded (0 = whole articles, as for `ask`), and k bounds what was retrieved
+        assert rows[0]["config"]["answer_settings"]["k"] == 2
+        assert rows[0]["config"]["answer_settings"]["evidence_tokens"] == (None if budget == "0" else 100)
+        assert len(rows[1]["retrieved"]) == 2 and rows[1]["prompt_tokens"] == 123
+        prompts[budget] = llm.last_prompt()
+    assert len(prompts["100"]) < len(prompts["0"])  # the budget cut the articles the model was shown
+
+
 @pytest.mark.llm
 def test_the_yes_no_judge_works_over_an_openai_compatible_endpoint(small_llm, monkeypatch):
     from http_app import serve_app

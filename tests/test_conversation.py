@@ -107,10 +107,11 @@ def test_consultation_selects_evidence_within_the_budget_and_checks_whole_articl
 
 def test_consultation_prompt_keeps_instructions_first_and_history_before_the_evidence():
     from legalrag.testing import ScriptedLLM
+    from legalrag.types import DEFAULT_EVIDENCE_TOKENS
 
     llm = ScriptedLLM([CITING_39])
     consultation = _consultation(llm)  # the library default budget, as `ask`
-    assert consultation.engine.settings.evidence_tokens == 400
+    assert consultation.engine.settings.evidence_tokens == DEFAULT_EVIDENCE_TOKENS
     consultation.ask("试用期里被辞退合法吗？")
     consultation.ask("那公司不签合同呢？")
     first, second = llm.requests

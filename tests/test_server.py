@@ -300,7 +300,9 @@ def test_the_servers_evidence_budget_reaches_ask_and_consult_prompts(index):
 def test_evidence_budget_setting_is_validated():
     from pydantic import ValidationError
 
-    assert Settings().evidence_tokens == 400  # the library default, as `legalrag ask`
+    from legalrag.types import DEFAULT_EVIDENCE_TOKENS
+
+    assert Settings().evidence_tokens == DEFAULT_EVIDENCE_TOKENS  # the library default, as `legalrag ask`
     with pytest.raises(ValidationError, match="evidence_tokens"):
         Settings(evidence_tokens=0)
 

@@ -31,7 +31,7 @@ path = "~/indexes/stard"
 endpoint = "http://127.0.0.1:9/v1"
 endpoint_model = "profile-model"
 
-[profiles.fast.runtime]
+[profiles.quick.runtime]
 threads = 5
 """
 
@@ -53,10 +53,10 @@ def test_defaults_without_a_file(tmp_path):
 
 
 def test_precedence_file_profile_env(config):
-    base = load_settings(config, profile=None, env={"LEGALRAG_PROFILE": "fast"})
-    assert base.profile == "fast"
+    base = load_settings(config, profile=None, env={"LEGALRAG_PROFILE": "quick"})
+    assert base.profile == "quick"
     assert base.llm.model == "qwen2.5-coder-0.5b" and base.origin["llm.model"] == "file"
-    assert base.threads == 5 and base.origin["runtime.threads"] == "profile fast"  # profile over file
+    assert base.threads == 5 and base.origin["runtime.threads"] == "profile quick"  # profile over file
     assert base.llm.endpoint is None  # the file's default profile is not active
 
     default = load_settings(config, env={})  # the file's `profile = "remote"`
@@ -142,7 +142,7 @@ def test_bad_values_name_file_line_and_key(tmp_path, body, line, words):
 def test_bad_environment_and_unknown_profile(config):
     with pytest.raises(InputError, match=r"\$LEGALRAG_THREADS: runtime.threads must be an integer"):
         load_settings(config, env={"LEGALRAG_THREADS": "many"})
-    with pytest.raises(InputError, match="unknown profile 'gpu'.*fast, remote"):
+    with pytest.raises(InputError, match="unknown profile 'gpu'.*fast, quick, remote"):
         load_settings(config, profile="gpu", env={})
     with pytest.raises(InputError, match="settings file not found"):
         load_settings(config.parent / "missing.toml", env={})
@@ -228,10 +228,25 @@ def test_config_set_keeps_comments_and_order(tmp_path):
     assert s.threads == 2 and s.llm.endpoint_model == "qwen" and s.llm.model is None
 
 
+def test_the_built_in_fast_profile_sets_the_small_model_and_budget_and_a_file_can_override_it(tmp_path):
+    from legalrag.settings import BUILTIN_PROFILES
+
+    fast = BUILTIN_PROFILES["fast"]
+    s = load_settings(profile="fast", env={"LEGALRAG_CONFIG": str(tmp_path / "none.toml")})  # no settings file
+    assert s.llm.model == fast["llm"]["model"] and s.origin["llm.model"] == "profile fast"
+    assert (s.answer.k, s.answer.evidence_tokens) == (fast["answer"]["k"], fast["answer"]["evidence_tokens"])
+    assert Root(settings=s).answer_settings().evidence_tokens == fast["answer"]["evidence_tokens"]
+    p = tmp_path / "config.toml"
+    p.write_text('[profiles.fast.answer]\nk = 9\n', encoding="utf-8")
+    s = load_settings(p, profile="fast", env={})
+    assert s.answer.k == 9 and s.answer.evidence_tokens == fast["answer"]["evidence_tokens"]  # key by key
+    assert load_settings(p, env={}).answer.k is None  # not active unless chosen
+
+
 def test_config_profiles_and_get(config):
     run = CliRunner().invoke
     out = run(app, ["--config", str(config), "config", "profiles"]).output.split("\n")
-    assert "* remote" in out and "  fast" in out
+    assert "* remote" in out and "  quick" in out and "  fast (built in)" in out
     got = json.loads(run(app, ["--config", str(config), "config", "get", "llm.endpoint", "--json"]).output)
     assert got == {"key": "llm.endpoint", "value": "http://127.0.0.1:9/v1", "from": "profile remote"}
     bad = run(app, ["--config", str(config), "config", "get", "llm.nope"])

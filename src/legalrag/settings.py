@@ -44,6 +44,14 @@ PROFILE_ENV = "LEGALRAG_PROFILE"
 DEFAULT_LLM_SERVER = "127.0.0.1:8000"  # where `legalrag llm serve` listens by default
 DEFAULT_MAX_FILE_MB = 100.0
 
+# Profiles that ship with legalrag; a file's ``[profiles.NAME.*]`` of the same name overrides them key by key.
+# `fast` trades answer quality for time, by the evidence-budget curve (bench/results/evidence-curve.json, whose
+# page states the cost): the 0.5B model, and the smallest evidence budget and k at which its answers did not
+# drop significantly.
+BUILTIN_PROFILES: Mapping[str, Mapping[str, Mapping[str, Any]]] = {
+    "fast": {"llm": {"model": "qwen2.5-coder-0.5b"}, "answer": {"k": 3, "evidence_tokens": 200}},
+}
+
 
 @dataclass(frozen=True)
 class Key:
@@ -303,7 +311,7 @@ def load_settings(config: str | os.PathLike | None = None, profile: str | None =
                          path=str(path))
     data = read_file(path)
     active = profile or env.get(PROFILE_ENV) or data.get("profile") or None
-    profiles = data.get("profiles", {})
+    profiles = merged_profiles(data)
     if active and active not in profiles:
         known = ", ".join(sorted(profiles)) or "none defined"
         raise InputError(f"unknown profile {active!r} (profiles: {known}); add one with "
@@ -422,9 +430,20 @@ def unset_value(path: Path, name: str, profile: str | None = None) -> bool:
     return True
 
 
+def merged_profiles(data: Mapping[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
+    """The built-in profiles with the file's ``profiles`` tables over them (key by key), then the file's own."""
+    out = {name: {table: dict(body) for table, body in tables.items()} for name, tables in BUILTIN_PROFILES.items()}
+    for name, tables in data.get("profiles", {}).items():
+        mine = out.setdefault(name, {})
+        for table, body in tables.items():
+            mine[table] = {**mine.get(table, {}), **body}
+    return out
+
+
 def profiles(path: Path) -> list[str]:
-    """The profiles the file defines, in file order."""
-    return list(read_file(path).get("profiles", {}))
+    """The profiles in effect: the file's, in file order, then the built-in ones it does not redefine."""
+    own = list(read_file(path).get("profiles", {}))
+    return own + [name for name in BUILTIN_PROFILES if name not in own]
 
 
 def get_value(settings: Settings, name: str) -> Any:

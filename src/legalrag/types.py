@@ -214,7 +214,9 @@ class Answer(Response):
 
 # -- how an answer is built (read by the CLI's help without importing the answer engine) ----------------
 
-DEFAULT_EVIDENCE_TOKENS = 400  # prompt tokens of evidence: ~5 s of prefill on 2 cores with the 1.5B
+# prompt tokens of evidence. Chosen by the evidence-budget curve (bench/results/evidence-curve.json): the smallest
+# budget at which no answer metric of the 1.5B fell below the largest budget's; it halves the first-token time
+DEFAULT_EVIDENCE_TOKENS = 200
 STYLES = {"guided": "answer", "brief": "answer_brief"}
 
 

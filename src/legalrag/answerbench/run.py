@@ -73,6 +73,13 @@ def score_answer(q: BenchQuestion, answer: Answer, setting: str, *, judge: Any =
         "outcome": next((s.action for s in answer.steps if s.agent == "guard" and s.action in DECLINES),
                         "answered"),
         "seconds": round(answer_seconds(answer), 3), "cached": bool(answer.usage.cached_calls),
+        # the prompt the model read and how long until its first token (the latency side of the evidence budget)
+        "prompt_tokens": int(answer.usage.prompt_tokens),
+        "ttft_s": None if answer.usage.cached_calls else round(float(answer.timings.get("ttft_s", 0.0)), 3),
+        "prefill_s": round(float(answer.timings["prefill_s"]), 3) if "prefill_s" in answer.timings else None,
+        "decode_s": round(float(answer.timings["decode_s"]), 3) if "decode_s" in answer.timings else None,
+        "answer_tokens": int(answer.usage.completion_tokens),
+        "prompt_tokens_evaluated": int(answer.timings.get("prompt_tokens_evaluated", 0)) or None,
     }
     if is_yes_no(q.query):
         lawyer = conclusion_polarity(q.answer, q.query)
@@ -178,6 +185,11 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return round(statistics.fmean(xs), 4) if xs else None
 
 
+def _median(values: Iterable[float | None]) -> float | None:
+    xs = [float(v) for v in values if v is not None]
+    return round(statistics.median(xs), 3) if xs else None
+
+
 def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The benchmark's figures over ``rows``: means over the answers each metric applies to, with counts."""
     yn = [r["yes_no"] for r in rows if r.get("yes_no")]
@@ -199,4 +211,7 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "judge_yes_no_agreement": _mean(float(bool(j["agrees"])) for j in judged_known),
         "judge_failed": sum(1 for y in yn if y.get("judge", {}).get("failed")),
         "seconds_per_answer": _mean(r.get("seconds") for r in rows),
+        "prompt_tokens_mean": _mean(r.get("prompt_tokens") for r in rows),
+        "ttft_s_median": _median(r.get("ttft_s") for r in rows),
+        "prefill_s_median": _median(r.get("prefill_s") for r in rows),
     }

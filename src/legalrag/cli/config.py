@@ -74,8 +74,8 @@ def get_cmd(ctx: typer.Context, key: str = typer.Argument(..., help="A dotted ke
 
 @config_app.command("profiles")
 def profiles_cmd(ctx: typer.Context, as_json: JsonOption = False) -> None:
-    """The profiles the settings file defines; the active one is marked with *."""
-    from legalrag.settings import profiles
+    """The profiles the settings file defines and the built-in ones; the active one is marked with *."""
+    from legalrag.settings import BUILTIN_PROFILES, profiles, read_file
 
     names = profiles(_file(ctx))
     active = root(ctx).settings.profile
@@ -85,7 +85,8 @@ def profiles_cmd(ctx: typer.Context, as_json: JsonOption = False) -> None:
     if not names:
         typer.echo("no profiles; add one with `legalrag config set --profile NAME KEY VALUE`")
     for name in names:
-        typer.echo(f"{'*' if name == active else ' '} {name}")
+        own = name not in BUILTIN_PROFILES or name in read_file(_file(ctx)).get("profiles", {})
+        typer.echo(f"{'*' if name == active else ' '} {name}{'' if own else ' (built in)'}")
 
 
 @config_app.command("set")
