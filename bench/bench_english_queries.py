@@ -29,7 +29,7 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     from legalrag.answerbench.data import load_questions
-    from legalrag.engine import AnswerEngine
+    from legalrag.engine import engine_for
     from legalrag.retrieval.pipeline import build_pipeline, resolve_component
     from legalrag.wiring import make_llm, open_index
 
@@ -39,7 +39,7 @@ def main() -> None:
     component = resolve_component(idx, None)
     pipe = build_pipeline(idx, retriever=component)
     llm = make_llm(a.model, threads=a.threads)
-    engine = AnswerEngine(llm, lambda q, k: list(pipe.search(q, k=k)), corpus_lang="zh")
+    engine = engine_for(llm, search=lambda q, k: list(pipe.search(q, k=k)), lang="zh")
     rows, seconds = [], []
     for q in qs:
         t0 = time.perf_counter()

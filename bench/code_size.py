@@ -4,7 +4,7 @@
 
 A "place" is a module (under src/ or bench/) with at least one call that constructs one of the classes (or,
 before the composition root, called the factories that turned a name into one): the figure the wiring
-refactor is judged by (target: one module each, legalrag/wiring.py, with bench/ going through it).
+refactor is judged by (target: one module each, in the legalrag/wiring/ package, with bench/ going through it).
 """
 
 from __future__ import annotations

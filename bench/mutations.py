@@ -137,7 +137,7 @@ MUTATIONS: list[Mutation] = [
     M("packer-prefixes-swapped", "retrieval", "src/legalrag/training/pack.py",
       'return {"query_prefix": qp, "passage_prefix": dp,', 'return {"query_prefix": dp, "passage_prefix": qp,',
       [PACKER], "a re-packed encoder ships with its query and passage prefixes swapped"),
-    M("corpus-max-file-mb", "retrieval", "src/legalrag/wiring.py",
+    M("corpus-max-file-mb", "retrieval", "src/legalrag/wiring/indexes.py",
       "return _read(path, fields, previous, progress, max_file_mb=current_settings(settings).max_file_mb)",
       "return _read(path, fields, previous, progress)",
       ["tests/test_settings.py::test_the_largest_document_size_setting_reaches_the_corpus_reader"],

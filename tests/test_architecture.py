@@ -141,7 +141,7 @@ def test_no_cycles_between_modules():
 
 
 def test_only_the_composition_root_builds_models():
-    """LLMs, encoders and rerankers are constructed in legalrag/wiring.py only (tests and bench aside)."""
+    """LLMs, encoders and rerankers are constructed in the legalrag/wiring/ package only (tests and bench aside)."""
     pattern = re.compile(r"\b(EmbeddedLLM|OpenAICompatLLM|CachedLLM|E5Small|USEMultilingual|SentenceTransformerEncoder|"
                          r"OpenAIEmbeddings|LLMListwiseReranker|LLMPointwiseReranker|LLMYesNoReranker)\(")
     places = []
@@ -151,8 +151,23 @@ def test_only_the_composition_root_builds_models():
             if pattern.search(code) and not re.match(r"\s*(class|def|return f\")", code) and '"""' not in code \
                     and "``" not in code and "repr" not in code:
                 places.append(f"{path.relative_to(REPO)}:{n}: {line.strip()}")
-    outside = [p for p in places if not p.startswith("src/legalrag/wiring.py")]
-    assert not outside, "models built outside legalrag/wiring.py:\n" + "\n".join(outside)
+    outside = [p for p in places if not p.startswith("src/legalrag/wiring/")]
+    assert not outside, "models built outside legalrag/wiring/:\n" + "\n".join(outside)
+
+
+def test_the_answer_engine_is_built_in_one_place():
+    """Every path that answers (ask, chat, serve's /ask, /consult and OpenAI route, the MCP tools, the answer
+    and consultation benchmarks) gets its ``AnswerEngine`` from ``engine.engine_for``: the constructor is
+    called there and nowhere else in src/legalrag."""
+    places = set()
+    for path in SRC.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        owner = {id(c): f.name for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) for c in ast.walk(f)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and (getattr(node.func, "id", None) == "AnswerEngine"
+                                               or getattr(node.func, "attr", None) == "AnswerEngine"):
+                places.add(f"{path.relative_to(REPO)}:{owner.get(id(node), '<module>')}")
+    assert places == {"src/legalrag/engine.py:engine_for"}, f"AnswerEngine built outside engine_for: {sorted(places)}"
 
 
 @pytest.mark.parametrize("name", ["legalrag", "legalrag.wiring", "legalrag.cli"])

@@ -138,3 +138,29 @@ def test_a_consultation_with_fused_answers_from_the_fused_articles(sample_index)
     fused_step = next(s for s in answer.steps if s.agent == "retriever")
     assert fused_step.action == "fused" and fused_step.output == [h.id for h in expected]
     assert "那利息呢？" in llm.last_prompt()
+
+
+@pytest.mark.parametrize("name", ["last", "all_questions", "full_context", "rewrite", "fused", "carry"])
+def test_chat_retrieves_each_turn_as_the_benchmark_measures(sample_index, name):
+    """`chat` (a Consultation) and the consultation benchmark (`retrieve_turn` over the same dialogue, a fresh
+    processor per consultation) search the same text and get the same articles, turn by turn, processor by
+    processor: the retrieval the benchmark reports is the one chat answers from."""
+    from legalrag.conversation import Consultation
+    from legalrag.retrieval.pipeline import build_pipeline
+    from legalrag.testing import ScriptedLLM
+
+    pipe = build_pipeline(sample_index, retriever="bm25")
+    search = lambda q, k: pipe.search(q, k=k)  # noqa: E731
+    questions = ["同事借了我一万元不还，可以要求返还吗？", "没约定还款时间怎么办", "那利息呢？"]
+    rewrites = ["没有约定还款时间的借款，出借人怎么要求返还？", "没有约定利息的借款，出借人能要求支付利息吗？"]
+    answers = ["可以要求返还。", "可以随时催告返还。", "没有约定的，视为没有利息。"]
+    script = [answers[0]] + [x for pair in zip(rewrites, answers[1:]) for x in pair] if name == "rewrite" else answers
+    chat = Consultation(search, ScriptedLLM(script), documents=sample_index.documents, processor=name, k=5)
+    chatted = [chat.ask(q) for q in questions]
+
+    bench = make_processor(name, ScriptedLLM(rewrites))
+    for i, answer in enumerate(chatted):
+        query, hits = retrieve_turn(bench, search, chat.turns[:2 * i + 1], 5)
+        assert answer.steps[0].output == query, f"turn {i + 1}: chat made another query than the benchmark"
+        assert [h.id for h in answer.sources] == [h.id for h in hits], f"turn {i + 1}: chat retrieved other articles"
+        assert hits, f"turn {i + 1}: nothing retrieved, so nothing compared"

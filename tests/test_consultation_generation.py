@@ -58,8 +58,9 @@ def test_three_settings_put_the_right_articles_and_the_history_in_the_prompt(tur
     assert "《劳动合同法》第八十二条" in retrieved and "《劳动合同法》第十条" in retrieved
     assert out[1].article_ids == ("13578", "13506")
     assert out[2].article_ids == ("13578",) and "二倍的工资" in reference
-    assert {"processor", "retrieval", "generation", "model_seconds", "generation_s", "citation_check_s",
+    assert {"processor_s", "retrieval_s", "model_seconds", "generation_s", "citation_check_s",
             "total_s"} <= set(out[1].timings)
+    assert not {"processor", "retrieval", "generation", "seconds"} & set(out[1].timings)  # one spelling each
     assert all(r.usage.calls == 1 for r in out)  # one engine call per answer, its usage recorded
     assert out[0].usage.calls == 1 and out[0].text == "答复"
 

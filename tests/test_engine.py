@@ -97,7 +97,7 @@ def test_a_follow_up_carries_the_history_and_the_processor_query(index):
 
 def test_a_rewritten_follow_up_counts_the_rewrite_in_its_usage(index):
     """The LLM rewrite of a follow-up is one more call: the answer's usage holds both calls."""
-    from legalrag.answer import resolver_for
+    from legalrag.engine import resolver_for
     from legalrag.conversation import Consultation
 
     llm = ScriptedLLM([REPLY, "公司不签书面劳动合同，劳动者申请劳动仲裁的时效是多久？", "结论：一年。"])

@@ -100,6 +100,17 @@ def test_local_flag_skips_a_running_server(server, indexes):
     assert code == 0 and here.requests and "answered by this process (--local)" in out
 
 
+def test_whole_articles_are_answered_in_process_by_a_server_that_cuts_them(server, indexes):
+    """`--evidence-tokens 0` asks for whole articles, which a request to a server with a budget cannot get: this
+    process answers, saying why, and its prompt holds the whole article."""
+    url, served = server()
+    code, out, here = ask("--index", str(indexes[0]), "--evidence-tokens", "0")
+    assert code == 0, out
+    assert here.requests and not served.requests
+    assert f"--evidence-tokens 0 (whole articles): the server at {url} cuts articles to" in out
+    assert DOCS[0].text in here.requests[0].messages[-1]["content"]
+
+
 def test_another_index_is_opened_by_the_server_when_allowed(server, indexes):
     url, served = server()
     code, out, here = ask("--index", str(indexes[1]), question=LABOUR)

@@ -2,9 +2,9 @@
 
 ``answer_question(question, index, llm)`` is the one answer engine (:mod:`legalrag.engine`) over an index,
 with its defaults. Each citation says whether it resolved to a corpus article and whether that article was
-among the retrieved ones; unresolved citations are kept and flagged, never dropped. This module also holds
-what the engine and its callers share: the question's language, the per-index citation resolver (built once,
-under a lock) and the notes a user should read about how the prompt was fitted.
+among the retrieved ones; unresolved citations are kept and flagged, never dropped. The notes a user should
+read about how the prompt was fitted are ``serialize.answer_notes``; the notice under every answer is
+``lang.legal_notice``.
 """
 
 from __future__ import annotations
@@ -12,16 +12,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, Sequence
 
-from legalrag.engine import question_language, resolver_for
+from legalrag.engine import question_language
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM
-from legalrag.lang import NOT_LEGAL_ADVICE, legal_notice
 from legalrag.types import Answer, Hit
-
-
-
-# shown under every answer (CLI footer, web page, API docs): what an answer from statute text cannot be
-NOTICE = NOT_LEGAL_ADVICE
 
 
 def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None, retriever: str | None = None,
@@ -33,7 +27,7 @@ def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None
     its defaults (arguments given override them; ``evidence_tokens=None`` gives whole articles).
     ``search(question, k) -> hits`` overrides retrieval; ``on_retrieved(query, hits)`` is called when retrieval
     ends (before the model starts); ``on_text`` receives the answer as it is generated."""
-    from legalrag.engine import DEFAULTS, AnswerEngine
+    from legalrag.engine import DEFAULTS, engine_for
 
     settings = DEFAULTS.but(k=k, max_tokens=max_tokens, max_article_chars=max_article_chars, style=style)
     if evidence_tokens is not ...:
@@ -41,22 +35,5 @@ def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None
     lang = lang or question_language(question or "", index)
     if lang not in ("zh", "en"):
         raise InputError(f"lang must be 'zh' or 'en', got {lang!r}", field="lang")
-    if search is None:
-        engine = AnswerEngine.from_index(index, llm, retriever=retriever, settings=settings, lang=lang)
-    else:
-        corpus = (getattr(index, "manifest", None) or {}).get("lang")
-        engine = AnswerEngine(llm, search, resolver=lambda: resolver_for(index), lang=lang, settings=settings,
-                              corpus_lang=corpus if corpus in ("zh", "en") else lang)
+    engine = engine_for(llm, index, retriever=retriever, search=search, settings=settings, lang=lang)
     return engine.answer(question, on_text=on_text, on_retrieved=on_retrieved)
-
-
-def notice(answer: Answer) -> str:
-    """The not-legal-advice notice in the answer's language."""
-    return legal_notice(answer.question)
-
-
-def answer_notes(answer: Answer) -> list[str]:
-    """What the user should know about how the prompt was built (:func:`legalrag.serialize.answer_notes`)."""
-    from legalrag.serialize import answer_notes as notes
-
-    return notes(answer)

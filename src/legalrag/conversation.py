@@ -29,7 +29,6 @@ from typing import Any, Callable, Iterable, Sequence
 
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM, ChatRequest
-from legalrag.engine import ROLE_LABELS as _ROLE_LABELS  # noqa: F401 (the LexRAG labels, kept for callers)
 from legalrag.engine import check_turns as _check
 from legalrag.engine import full_context
 from legalrag.followup import fuse_turns
@@ -208,14 +207,17 @@ class ContextFusion:
         return fuse_turns(runs, k, rrf_k=self.rrf_k, law_prior=self.law_prior, law_top=self.law_top)
 
 
-def retrieve_turn(processor: Callable, search: Search, turns: Sequence[Turn], k: int) -> tuple[str, list[Hit]]:
-    """(query text, hits) for the last question of ``turns``: a processor that retrieves by itself (``fused``)
-    does so through ``search``; any other one makes a query string that ``search`` runs."""
-    query = processor(turns)
+def retrieve_turn(processor: Callable, search: Search, turns: Sequence[Turn], k: int, *, query: str | None = None,
+                  prepare: Callable[[str], str] | None = None) -> tuple[str, list[Hit]]:
+    """(query text, hits) for the last question of ``turns``, as ``chat`` retrieves and the consultation benchmark
+    measures: a processor that retrieves by itself (``fused``, ``carry``) does so through ``search``; any other
+    one makes a query string that ``search`` runs (``prepare(text)`` first, when given: the answer engine's
+    search text). ``query``: the processor's text for ``turns`` when the caller has made it already."""
+    query = processor(turns) if query is None else query
     retrieve = getattr(processor, "retrieve", None)
     if retrieve is not None:
         return query, list(retrieve(search, turns, k))
-    return query, list(search(query, k))
+    return query, list(search(prepare(query) if prepare is not None else query, k))
 
 
 def _named(function: Callable, name: str) -> Callable:
@@ -259,7 +261,7 @@ class Consultation:
                  k: int | None = None, max_tokens: int | None = None, evidence_tokens: int | None | object = ...):
         from dataclasses import replace
 
-        from legalrag.engine import DEFAULTS, AnswerEngine
+        from legalrag.engine import DEFAULTS, engine_for
 
         if engine is None:
             if llm is None or search is None:
@@ -267,12 +269,8 @@ class Consultation:
             settings = (settings or DEFAULTS).but(k=k, max_tokens=max_tokens)
             if evidence_tokens is not ...:
                 settings = replace(settings, evidence_tokens=evidence_tokens)
-            docs = documents
-            if resolver is None:
-                from legalrag.citations import CitationResolver
-
-                resolver = lambda: CitationResolver.from_documents(docs)  # noqa: E731 (built on a thread)
-            engine = AnswerEngine(llm, search, resolver=resolver, lang=lang, settings=settings)
+            engine = engine_for(llm, search=search, resolver=resolver, documents=documents, lang=lang,
+                                settings=settings)
         self.engine, self.lang = engine, engine.lang
         llm = engine.llm
         if isinstance(processor, str):
@@ -294,29 +292,37 @@ class Consultation:
             on_retrieved: Callable[[str, Sequence[Hit]], None] | None = None) -> Answer:
         """Answer ``question`` in the context of the earlier turns; ``on_text`` receives the answer as it is
         generated, ``on_query`` the retrieval query the processor made, before the search."""
-        from legalrag.types import Usage
-
         question = " ".join((question or "").split())
         if not question:
             raise InputError("the question is empty", field="question")
-        turns = self.turns + [Turn("user", question)]
+        engine, turns = self.engine, self.turns + [Turn("user", question)]
         t0 = time.perf_counter()
         query = self.processor(turns)
         t1 = time.perf_counter()
         if on_query is not None:
             on_query(query)
-        step = Step(agent="conversation", action=self.processor_name, input=question, output=query,
-                    seconds=t1 - t0, tokens=getattr(self.processor, "tokens", 0))
-        before = getattr(self.processor, "last_usage", None) or Usage()
-        steps, hits = [step], None
-        retrieve = getattr(self.processor, "retrieve", None)  # `fused`: one search per turn, fused
-        if retrieve is not None and self.engine.search is not None:
-            hits = retrieve(self.engine.search, turns, self.engine.settings.k)
-            steps.append(Step(agent="retriever", action=self.processor_name, input=query,
-                              output=[h.id for h in hits], seconds=time.perf_counter() - t1))
-        self.last_trace = turn_trace(self.processor, turns, query, hits)
-        answer = self.engine.answer(question, history=self.turns, query=query, hits=hits, on_text=on_text,
-                                    on_retrieved=on_retrieved, steps_before=tuple(steps), usage_before=before)
+        steps = [Step(agent="conversation", action=self.processor_name, input=question, output=query,
+                      seconds=t1 - t0, tokens=getattr(self.processor, "tokens", 0))]
+        usage = getattr(self.processor, "last_usage", None) or Usage()
+        fused = getattr(self.processor, "retrieve", None) is not None  # one search per turn, fused
+        searched, t_search = [query], t1
+
+        def prepare(text: str) -> str:  # the engine's own search text: a long paste's end, in the corpus's language
+            nonlocal usage, t_search
+            text, spent = engine.corpus_query(engine.search_text(question, text), steps)
+            usage, searched[0], t_search = usage + spent, text, time.perf_counter()
+            return text
+
+        hits = None
+        if engine.search is not None:  # the retrieval the consultation benchmark measures (retrieve_turn)
+            _, hits = retrieve_turn(self.processor, engine.search, turns, engine.settings.k, query=query,
+                                    prepare=prepare)
+            steps.append(Step(agent="retriever", action=self.processor_name if fused else "retrieve",
+                              input=searched[0], output=[h.id for h in hits], seconds=time.perf_counter() - t_search))
+        self.last_trace = turn_trace(self.processor, turns, query, hits if fused else None)
+        answer = engine.answer(question, history=self.turns, query=query, hits=hits, on_text=on_text,
+                               on_retrieved=on_retrieved, steps_before=tuple(steps), usage_before=usage,
+                               searched=not fused, started=t1)
         self.turns = turns + [Turn("assistant", answer.text)]
         return replace_timings(answer, processor_s=t1 - t0)
 

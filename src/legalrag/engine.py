@@ -19,15 +19,13 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from legalrag.citations import citation_label
 from legalrag.errors import InputError
 from legalrag.lang import detect_language
 from legalrag.llm.base import LLM, ChatRequest, PromptTooLongError
-from legalrag.types import (DEFAULT_EVIDENCE_TOKENS, DEFAULTS, STYLES, Answer, AnswerSettings, Hit, Search, Step,
-                            Turn, Usage)
+from legalrag.types import DEFAULTS, STYLES, Answer, AnswerSettings, Hit, Search, Step, Turn, Usage
 
 _RESOLVERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 _RESOLVER_LOCK = threading.RLock()
@@ -140,8 +138,9 @@ class AnswerEngine:
     """Answers questions over ``search(query, k) -> hits`` with ``llm``; ``resolver`` (or a zero-argument
     function returning one, called on a background thread so the corpus is read while the model generates)
     checks the citations and marks each supported / exists / not found / repealed (``support``: a
-    ``citations.support.SupportScorer``; default its lexical model). Build one from an index with
-    :meth:`from_index`."""
+    ``citations.support.SupportScorer``; default its lexical model). Build one with :func:`engine_for`, the
+    one place an engine is made (``ask``, ``chat``, ``serve``'s routes, the MCP tools, the answer and
+    consultation benchmarks)."""
 
     def __init__(self, llm: LLM, search: Search | None = None, *, resolver: Any = None, lang: str = "zh",
                  settings: AnswerSettings = DEFAULTS, support: Any = None, corpus_lang: str | None = None,
@@ -165,28 +164,6 @@ class AnswerEngine:
             self._resolver = resolver
             self._ready.set()
 
-    @classmethod
-    def from_index(cls, index: Any, llm: LLM, *, retriever: str | None = None, settings: AnswerSettings = DEFAULTS,
-                   lang: str | None = None, pipeline: Any = None, filter: Any = None,
-                   support: Any = None) -> "AnswerEngine":
-        """An engine over ``index`` (its default component unless ``retriever`` names another)."""
-        from legalrag.guard import RELEVANCE_THRESHOLDS
-
-        min_score = None
-        if pipeline is None:
-            from legalrag.retrieval.pipeline import build_pipeline, resolve_component
-
-            component = resolve_component(index, retriever)
-            pipeline = build_pipeline(index, retriever=component)
-            min_score = RELEVANCE_THRESHOLDS.get(component)
-        corpus = (index.manifest.get("lang") if getattr(index, "manifest", None) else None) or "zh"
-        corpus = corpus if corpus in ("zh", "en") else "zh"
-        lang = lang or corpus
-        search = (lambda q, k: list(pipeline.search(q, k=k, filter=filter))) if filter is not None else \
-            (lambda q, k: list(pipeline.search(q, k=k)))
-        return cls(llm, search, resolver=lambda: resolver_for(index), lang=lang if lang in ("zh", "en") else "zh",
-                   settings=settings, support=support, corpus_lang=corpus, min_score=min_score)
-
     def _warm(self, make: Callable[[], Any]) -> None:
         try:
             self._resolver = make()
@@ -206,10 +183,13 @@ class AnswerEngine:
                hits: Sequence[Hit] | None = None, on_text: Callable[[str], None] | None = None,
                on_retrieved: Callable[[str, Sequence[Hit]], None] | None = None, lang: str | None = None,
                settings: AnswerSettings | None = None, steps_before: Sequence[Step] = (),
-               usage_before: Usage = Usage()) -> Answer:
+               usage_before: Usage = Usage(), searched: bool = False, started: float | None = None) -> Answer:
         """Answer ``question`` (after ``history``, the earlier turns): retrieve for ``query`` (default the
         question) unless ``hits`` are given, generate (``on_text`` receives the text as it is generated), check
-        every citation. ``steps_before`` / ``usage_before``: what the caller spent first (a query rewrite)."""
+        every citation. ``steps_before`` / ``usage_before``: what the caller spent first (a query rewrite);
+        ``searched``: the given hits are this engine's search for the question (:meth:`search_text`), so the
+        "not covered" check applies to them as to its own; ``started``: when retrieval began (``time.perf_counter``),
+        default now."""
         from legalrag.citations.marks import mark_citations
         from legalrag.guard import injection_verdict, keep_question, outside_corpus, question_tail
 
@@ -219,7 +199,7 @@ class AnswerEngine:
             raise InputError("the question is empty; ask something, e.g. legalrag ask \"公司不签劳动合同怎么办？\"",
                              field="question")
         lang = lang or answer_language(question, self.lang)
-        t0 = time.perf_counter()
+        t0 = started if started is not None else time.perf_counter()
         steps = list(steps_before)
         if self.guard:
             verdict = injection_verdict(question, lang)
@@ -233,18 +213,17 @@ class AnswerEngine:
         if hits is None:
             if self.search is None:
                 raise InputError("this answer engine has no search function; pass hits= or build it from an index")
-            search_query = query or question
-            if detect_language(search_query) != self.corpus_lang:
-                search_query, spent = self._translate(search_query, steps)
-                usage = usage + spent
+            search_query, spent = self.corpus_query(query or question, steps)
+            usage = usage + spent
             t_search = time.perf_counter()
             hits = list(self.search(search_query, s.k))
             steps.append(Step("retriever", "retrieve", input=search_query, output=[h.id for h in hits],
                               seconds=time.perf_counter() - t_search))
-            if self.guard:
-                verdict = outside_corpus(question, hits, lang, self.min_score)
-                if verdict is not None:
-                    return self._declined(question, verdict, steps, usage, t0, on_text, hits)
+            searched = True
+        if searched and self.guard:
+            verdict = outside_corpus(question, hits, lang, self.min_score)
+            if verdict is not None:
+                return self._declined(question, verdict, steps, usage, t0, on_text, hits)
         hits = list(hits)
         if on_retrieved is not None:
             on_retrieved(query or question, hits)
@@ -277,7 +256,24 @@ class AnswerEngine:
         total = time.perf_counter() - t0
         return Answer(question=question, text=verdict.text, citations=(), sources=tuple(hits), steps=tuple(steps),
                       usage=usage, timings={"retrieval_s": total, "ttft_s": total, "generation_s": 0.0,
-                                            "citation_check_s": 0.0, "total_s": total, "seconds": total})
+                                            "citation_check_s": 0.0, "total_s": total})
+
+    def search_text(self, question: str, query: str | None = None, lang: str | None = None) -> str:
+        """What :meth:`answer` searches for ``question`` before translation: ``query`` (default the question), or
+        its last sentences when the question is a paste too long to answer whole (``guard.keep_question``)."""
+        from legalrag.guard import keep_question, question_tail
+
+        if self.guard:
+            kept, cut = keep_question(question, lang or answer_language(question, self.lang))
+            if cut is not None:
+                return question_tail(query or kept)
+        return query or question
+
+    def corpus_query(self, text: str, steps: list[Step]) -> tuple[str, Usage]:
+        """``text`` in the corpus's language: itself, or translated by the model (recorded in ``steps``)."""
+        if detect_language(text) == self.corpus_lang:
+            return text, Usage()
+        return self._translate(text, steps)
 
     def _translate(self, text: str, steps: list[Step]) -> tuple[str, Usage]:
         """``text`` in the corpus's language, by the model (one short call); the text itself when the model
@@ -341,3 +337,42 @@ class AnswerEngine:
                               tokens=result.prompt_tokens + result.completion_tokens))
             return result, steps, {"ttft_s": (first[0] if first else t1) - t0, "runtime": dict(result.timings),
                                    "hits": hits}
+
+
+def engine_for(llm: LLM, index: Any = None, *, retriever: str | None = None, search: Search | None = None,
+               filter: Any = None, resolver: Any = None, documents: Iterable[Any] | None = None,
+               settings: AnswerSettings = DEFAULTS, lang: str | None = None, support: Any = None) -> AnswerEngine:
+    """The answer engine of every path that answers (the one place an :class:`AnswerEngine` is built).
+
+    Retrieval: ``search(query, k) -> hits`` when given (a caller's own pipeline, e.g. the server's, which
+    reports each search); else, with ``index``, the index's pipeline (its default component unless
+    ``retriever`` names another, ``filter`` applied), with the "not covered" floor calibrated for that
+    component (``guard.RELEVANCE_THRESHOLDS``); else none (the caller passes the hits to ``answer``).
+    Citations: checked by ``resolver`` (or a zero-argument function making one), else the index's resolver
+    (:func:`resolver_for`), else one over ``documents``. Languages: the corpus is the index's (``zh`` or
+    ``en``; ``zh`` when it records neither), else ``lang``; ``lang`` (the answer language when a question's own
+    cannot be told) defaults to the corpus's."""
+    min_score = None
+    if search is None and index is not None:
+        from legalrag.guard import RELEVANCE_THRESHOLDS
+        from legalrag.retrieval.pipeline import build_pipeline, resolve_component
+
+        component = resolve_component(index, retriever)
+        pipeline = build_pipeline(index, retriever=component)
+        min_score = RELEVANCE_THRESHOLDS.get(component)
+        search = (lambda q, k: list(pipeline.search(q, k=k, filter=filter))) if filter is not None else \
+            (lambda q, k: list(pipeline.search(q, k=k)))
+    corpus = None
+    if index is not None:
+        corpus = (index.manifest.get("lang") if getattr(index, "manifest", None) else None) or "zh"
+        corpus = corpus if corpus in ("zh", "en") else "zh"
+    lang = lang or corpus or "zh"
+    if resolver is None and index is not None:
+        resolver = lambda: resolver_for(index)  # noqa: E731 (built on a thread while the model generates)
+    elif resolver is None and documents is not None:
+        from legalrag.citations import CitationResolver
+
+        docs = list(documents)
+        resolver = lambda: CitationResolver.from_documents(docs)  # noqa: E731
+    return AnswerEngine(llm, search, resolver=resolver, lang=lang, settings=settings, support=support,
+                        corpus_lang=corpus, min_score=min_score)

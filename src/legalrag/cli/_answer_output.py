@@ -6,7 +6,9 @@ from __future__ import annotations
 import sys
 from typing import Any, Sequence
 
-from legalrag.answer import answer_notes, answer_question, notice
+from legalrag.answer import answer_question
+from legalrag.lang import legal_notice
+from legalrag.serialize import answer_notes
 from legalrag.llm.base import LLM
 from legalrag.types import Answer, Hit
 
@@ -54,7 +56,7 @@ def print_answer(answer: Answer, console: Any = None, show_text: bool = True, ro
             console.print("  " + citation_line(c, escape), highlight=False)
     for line in answer_notes(answer) + ([note] if note else []):
         console.print(f"[yellow]Note: {escape(line)}[/yellow]", highlight=False)
-    console.print(f"[bold]{escape(notice(answer))}[/bold]", highlight=False)
+    console.print(f"[bold]{escape(legal_notice(answer.question))}[/bold]", highlight=False)
     t = answer.timings
     console.print(f"[dim]retrieval {t.get('retrieval_s', 0):.2f} s, first token after {t.get('ttft_s', 0):.2f} s, "
                   f"generation {t.get('generation_s', 0):.2f} s "

@@ -51,6 +51,9 @@ def choose_server(settings: Any, *, local: bool = False, model: str | None = Non
         return None, f"the server at {url} has no model (started with --no-llm)"
     if model and not _same_model(model, server.llm):
         return None, f"--model {model}: the server at {url} answers with {server.llm}"
+    if evidence_tokens == 0 and server.evidence_tokens is not None:
+        return None, (f"--evidence-tokens 0 (whole articles): the server at {url} cuts articles to "
+                      f"{server.evidence_tokens} tokens")
     if evidence_tokens is not None and server.evidence_tokens is not None and evidence_tokens > server.evidence_tokens:
         return None, (f"--evidence-tokens {evidence_tokens} is above the server's budget of {server.evidence_tokens} "
                       "(`legalrag serve --evidence-tokens`)")
@@ -58,6 +61,13 @@ def choose_server(settings: Any, *, local: bool = False, model: str | None = Non
         return None, (f"the server at {url} holds {server.index} and may not open {index} "
                       "(`legalrag serve --max-indexes N`)")
     return server, ""
+
+
+def request_budget(evidence_tokens: int | None) -> int | None:
+    """The evidence budget a request to the warm server asks for: ``--evidence-tokens`` when given, else None
+    (the server's own); 0 (whole articles) asks for the server's too, which :func:`choose_server` allows only
+    to a server that gives whole articles itself."""
+    return evidence_tokens or None
 
 
 def _same_model(name: str, served: str) -> bool:

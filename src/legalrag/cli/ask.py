@@ -53,17 +53,18 @@ def ask(
     threads: ThreadsOption = None,
 ) -> None:
     """Answer a question from the index; unresolved or unretrieved citations are flagged."""
-    from legalrag.cli._warm import AnswerPrinter, choose_server, fallback_note, index_arg, server_route, through_server
+    from legalrag.cli._warm import (AnswerPrinter, choose_server, fallback_note, index_arg, request_budget,
+                                    server_route, through_server)
     from legalrag.warm.client import ServerError, ServerGone
 
     r = root(ctx)
     no_cache = not cache
     printer = AnswerPrinter(quiet=as_json)
     server, why = choose_server(r.settings, local=local, model=model, endpoint=endpoint, no_cache=no_cache,
-                                evidence_tokens=evidence_tokens or None, index=index_arg(index, r.settings))
+                                evidence_tokens=evidence_tokens, index=index_arg(index, r.settings))
     if server is not None:
         body = {"question": question, "k": k, "retriever": retriever, "max_tokens": max_tokens, "lang": lang,
-                "style": style, "evidence_tokens": evidence_tokens or None, "index": index_arg(index, r.settings)}
+                "style": style, "evidence_tokens": request_budget(evidence_tokens), "index": index_arg(index, r.settings)}
         try:
             payload = through_server(server, "/ask/stream", body, printer)
         except (ServerError, ServerGone) as exc:

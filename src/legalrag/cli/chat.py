@@ -48,12 +48,13 @@ def chat(
     threads: ThreadsOption = None,
 ) -> None:
     """Hold a multi-turn consultation: retrieval each turn, answers with checked citations."""
-    from legalrag.cli._warm import AnswerPrinter, choose_server, fallback_note, index_arg, server_route, through_server
+    from legalrag.cli._warm import (AnswerPrinter, choose_server, fallback_note, index_arg, request_budget,
+                                    server_route, through_server)
     from legalrag.warm.client import ServerError, ServerGone
 
     r = root(ctx)
     server, why = choose_server(r.settings, local=local, model=model, endpoint=endpoint,
-                                evidence_tokens=evidence_tokens or None, index=index_arg(index, r.settings))
+                                evidence_tokens=evidence_tokens, index=index_arg(index, r.settings))
     turns: list[tuple[str, str]] = []  # the dialogue so far (the server keeps none: it is sent each turn)
     in_process: list = []  # the consultation of this process, built on the first turn the server does not answer
 
@@ -112,7 +113,7 @@ def chat(
         if server is not None:
             body = {"question": question, "history": [{"role": role, "content": text} for role, text in turns],
                     "processor": processor.value, "retriever": retriever, "k": k, "max_tokens": max_tokens,
-                    "evidence_tokens": evidence_tokens or None, "index": index_arg(index, r.settings),
+                    "evidence_tokens": request_budget(evidence_tokens), "index": index_arg(index, r.settings),
                     "style": style}
             try:
                 payload = through_server(server, "/consult/stream", body, printer)
@@ -139,10 +140,10 @@ def _consultation(ctx, index, k, retriever, processor, model, endpoint, endpoint
                   evidence_tokens, local, threads):
     """This process's consultation (index, model, answer engine) and its model."""
     from legalrag.conversation import Consultation
-    from legalrag.engine import AnswerEngine
+    from legalrag.engine import engine_for
 
     idx = root(ctx).open_index_or_demo(index, threads=threads)
     llm = root(ctx).make_answer_llm(model, endpoint, endpoint_model, threads=threads, local=local)
     settings = root(ctx).answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)
-    engine = AnswerEngine.from_index(idx, llm, retriever=retriever, settings=settings)
+    engine = engine_for(llm, idx, retriever=retriever, settings=settings)
     return Consultation(engine=engine, processor=processor.value), llm

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from legalrag.consultation.data import ConsultTurn
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM
-from legalrag.types import Document, Hit, Response, Usage
+from legalrag.types import Document, Hit, Response
 
 
 class Setting(str, enum.Enum):
@@ -84,7 +84,7 @@ def generate_answer(llm: LLM, turn: ConsultTurn, setting: Setting, documents: Se
     """One answer by the answer engine (:mod:`legalrag.engine`) with the turn's history, the question and the
     articles (none in zero-shot; ``context`` is raw article text used when there are no documents). Evidence
     is selected against ``query`` (default: the question)."""
-    from legalrag.engine import DEFAULTS, AnswerEngine
+    from legalrag.engine import DEFAULTS, engine_for
 
     if setting is not Setting.ZERO_SHOT and not documents and not context:
         raise InputError(f"turn {turn.id}: the {setting.value} setting needs articles, and none were given")
@@ -94,15 +94,11 @@ def generate_answer(llm: LLM, turn: ConsultTurn, setting: Setting, documents: Se
         documents = (Document(id=f"{turn.id}:article_context", text=context, title="article_context"),)
     hits = [Hit(document=d, score=0.0, rank=i) for i, d in enumerate(documents, 1)]
     if engine is None:
-        from legalrag.citations import CitationResolver
-
-        docs = list(documents)
-        engine = AnswerEngine(llm, resolver=lambda: CitationResolver.from_documents(docs), lang="zh",
-                              settings=answer_settings or DEFAULTS)
+        engine = engine_for(llm, documents=documents, lang="zh", settings=answer_settings or DEFAULTS)
     answer = engine.answer(turn.question, history=turn.history, hits=hits, query=query or None,
                            settings=answer_settings)
     t = answer.timings
-    timings = {**(seconds_before or {}), **t, "generation": t.get("generation_s", 0.0),
+    timings = {**t, **(seconds_before or {}),  # the benchmark's own retrieval time, not the engine's (hits given)
                "model_seconds": answer.usage.saved_seconds if answer.usage.cached_calls else answer.usage.seconds}
     return ConsultationResponse(question=turn.question, text=answer.text, citations=answer.citations,
                                 sources=answer.sources, steps=answer.steps, usage=answer.usage, timings=timings,
@@ -122,8 +118,8 @@ def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Se
     ``search`` (with ``processor`` to build the query, default the last question) serves the retriever setting;
     ``documents`` (id -> Document) serves the reference setting; ``resolver`` checks the answers' citations
     (default: one over ``documents``)."""
-    from legalrag.conversation import last_question
-    from legalrag.engine import AnswerEngine
+    from legalrag.conversation import last_question, retrieve_turn
+    from legalrag.engine import engine_for
 
     answer_settings = _settings(k, max_tokens, history_chars, article_chars, evidence_tokens).but(style=style)
     settings = list(settings)
@@ -132,12 +128,8 @@ def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Se
     get = documents.__getitem__ if isinstance(documents, Mapping) else documents
     if Setting.REFERENCE in settings and get is None:
         raise InputError("the reference setting needs the corpus documents to look the gold articles up")
-    if resolver is None:
-        from legalrag.citations import CitationResolver
-
-        pool = list(documents.values()) if isinstance(documents, Mapping) else []
-        resolver = lambda: CitationResolver.from_documents(pool)  # noqa: E731 (built on a thread)
-    engine = AnswerEngine(llm, resolver=resolver, lang="zh", settings=answer_settings)
+    pool = list(documents.values()) if isinstance(documents, Mapping) else []
+    engine = engine_for(llm, resolver=resolver, documents=pool, lang="zh", settings=answer_settings)
     processor = processor or last_question
     jobs = [(t, s) for t in turns for s in settings]
     it: Any = jobs
@@ -152,13 +144,11 @@ def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Se
         context, note, query = "", "", ""
         if setting is Setting.RETRIEVER:
             t0 = time.perf_counter()
-            # a processor that retrieves by itself (fused, carry) searches through `search`; others make a query
             query = processor(turn.turns)
             t1 = time.perf_counter()
-            retrieve = getattr(processor, "retrieve", None)
-            hits = retrieve(search, turn.turns, answer_settings.k) if retrieve else search(query, answer_settings.k)
+            _, hits = retrieve_turn(processor, search, turn.turns, answer_settings.k, query=query)  # as chat does
             docs = [h.document for h in hits]
-            before = {"processor": t1 - t0, "retrieval": time.perf_counter() - t1}
+            before = {"processor_s": t1 - t0, "retrieval_s": time.perf_counter() - t1}
         elif setting is Setting.REFERENCE:
             docs = [get(i) for i in turn.gold_ids]
             query = processor(turn.turns) if answer_settings.evidence_tokens is not None else ""

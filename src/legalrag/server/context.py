@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from legalrag.engine import DEFAULT_EVIDENCE_TOKENS
+from legalrag.types import DEFAULT_EVIDENCE_TOKENS
 from legalrag.errors import InputError
 from legalrag.server.bodies import MAX_EVIDENCE_TOKENS
 from legalrag.server.streaming import IndexNotHeld, LLMGate, NoModel

@@ -76,9 +76,10 @@ def ask(ctx: AppContext, body: AskBody, emit: Emit | None = None, cancel: thread
 
 def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
             cancel: threading.Event | None = None) -> dict:
-    from legalrag.engine import question_language, resolver_for
+    from dataclasses import replace
+
     from legalrag.conversation import Consultation
-    from legalrag.engine import DEFAULTS
+    from legalrag.engine import DEFAULTS, engine_for, question_language
     from legalrag.types import Turn
 
     ctx.check_k(body.k)
@@ -99,10 +100,9 @@ def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
             emit("retrieved", {"query": (trace.get("searched") or [query])[0], "hits": [hit_to_dict(h) for h in hits],
                                "searched": trace.get("searched", [query]), "carried": trace.get("carried", [])})
 
-    lang = question_language(body.question, index)
-    consultation = Consultation(search, llm, processor=body.processor.value, k=body.k,
-                                lang=lang, max_tokens=body.max_tokens, evidence_tokens=budget,
-                                resolver=resolver_for(index), settings=DEFAULTS.but(style=body.style))
+    settings = replace(DEFAULTS.but(k=body.k, max_tokens=body.max_tokens, style=body.style), evidence_tokens=budget)
+    engine = engine_for(llm, index, search=search, lang=question_language(body.question, index), settings=settings)
+    consultation = Consultation(engine=engine, processor=body.processor.value)
     consultation.turns = [Turn(t.role.value, t.content) for t in body.history]
     with ctx.gate.slot(cancel, _queued(emit)) as queue_s:
         if emit is not None:
