@@ -356,78 +356,12 @@ def load_settings(config: str | os.PathLike | None = None, profile: str | None =
         profile=active, file=path, values=values, origin=origin)
 
 
-def _key(name: str) -> Key:
+def key_named(name: str) -> Key:
+    """The :class:`Key` called ``name``; a clear error naming the known keys otherwise."""
     key = KEYS_BY_NAME.get(name)
     if key is None:
         raise InputError(f"unknown setting {name!r}; known: {', '.join(KEYS_BY_NAME)}")
     return key
-
-
-def _read_document(path: Path):
-    """The file as a tomlkit document (comments, order and layout kept); checked as :func:`read_file` does."""
-    import tomlkit
-
-    read_file(path)  # the same checks and messages as a read
-    return tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
-
-
-def _write_document(path: Path, doc) -> None:
-    import tomlkit
-
-    from legalrag.io import atomic_write_text
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, tomlkit.dumps(doc))
-
-
-def _scope(doc, profile: str | None, create: bool):
-    """The table that holds top-level keys (the document) or a profile's (``[profiles.NAME]``)."""
-    import tomlkit
-
-    if not profile:
-        return doc
-    if "profiles" not in doc:
-        if not create:
-            return None
-        doc.add("profiles", tomlkit.table(is_super_table=True))
-    profiles = doc["profiles"]
-    if profile not in profiles:
-        if not create:
-            return None
-        profiles.add(profile, tomlkit.table(is_super_table=True))
-    return profiles[profile]
-
-
-def set_value(path: Path, name: str, value: str, profile: str | None = None, *, cwd: Path | None = None) -> Any:
-    """Write ``name = value`` (converted to the key's type; a path made absolute, see :func:`absolute`) into the
-    file, under ``profile`` when given. The file's comments, order and layout are kept (tomlkit); it is
-    written to a temp file and renamed into place."""
-    import tomlkit
-
-    key = _key(name)
-    typed = absolute(key, convert(key, value), cwd)
-    doc = _read_document(path)
-    scope = _scope(doc, profile, create=True)
-    if key.table not in scope:
-        scope.add(key.table, tomlkit.table())
-    scope[key.table][key.field] = typed
-    _write_document(path, doc)
-    return typed
-
-
-def unset_value(path: Path, name: str, profile: str | None = None) -> bool:
-    """Remove ``name`` from the file (or from ``profile``), keeping everything else as written; True when it
-    was there."""
-    key = _key(name)
-    doc = _read_document(path)
-    scope = _scope(doc, profile, create=False)
-    if scope is None or key.table not in scope or key.field not in scope[key.table]:
-        return False
-    del scope[key.table][key.field]
-    if not scope[key.table] and not scope[key.table].as_string().strip():  # empty, and no comment left in it
-        del scope[key.table]
-    _write_document(path, doc)
-    return True
 
 
 def merged_profiles(data: Mapping[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -440,15 +374,16 @@ def merged_profiles(data: Mapping[str, Any]) -> dict[str, dict[str, dict[str, An
     return out
 
 
-def profiles(path: Path) -> list[str]:
-    """The profiles in effect: the file's, in file order, then the built-in ones it does not redefine."""
+def profiles(path: Path) -> list[tuple[str, bool]]:
+    """The profiles in effect, each with whether it is built in: the file's, in file order, then the built-in
+    ones it does not redefine."""
     own = list(read_file(path).get("profiles", {}))
-    return own + [name for name in BUILTIN_PROFILES if name not in own]
+    return [(name, False) for name in own] + [(name, True) for name in BUILTIN_PROFILES if name not in own]
 
 
 def get_value(settings: Settings, name: str) -> Any:
     """The value of ``name`` in effect (after file, profile and environment; derived paths filled in)."""
-    _key(name)
+    key_named(name)
     derived = {"paths.home": settings.home, "paths.llm_cache": settings.llm_cache,
                "paths.models_dir": settings.models_dir}
     return derived[name] if name in derived else settings.values[name]

@@ -75,18 +75,18 @@ def get_cmd(ctx: typer.Context, key: str = typer.Argument(..., help="A dotted ke
 @config_app.command("profiles")
 def profiles_cmd(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """The profiles the settings file defines and the built-in ones; the active one is marked with *."""
-    from legalrag.settings import BUILTIN_PROFILES, profiles, read_file
+    from legalrag.settings import profiles
 
-    names = profiles(_file(ctx))
+    found = profiles(_file(ctx))
+    names = [name for name, _ in found]
     active = root(ctx).settings.profile
     if as_json:
         print_json({"profiles": names, "active": active})
         return
     if not names:
         typer.echo("no profiles; add one with `legalrag config set --profile NAME KEY VALUE`")
-    for name in names:
-        own = name not in BUILTIN_PROFILES or name in read_file(_file(ctx)).get("profiles", {})
-        typer.echo(f"{'*' if name == active else ' '} {name}{'' if own else ' (built in)'}")
+    for name, built_in in found:
+        typer.echo(f"{'*' if name == active else ' '} {name}{' (built in)' if built_in else ''}")
 
 
 @config_app.command("set")
@@ -94,7 +94,7 @@ def set_cmd(ctx: typer.Context, key: str = typer.Argument(..., help="A dotted ke
                                                               "`legalrag config show`)."),
             value: str = typer.Argument(...), profile: Optional[str] = ProfileOption) -> None:
     """Save KEY = VALUE in the settings file, keeping its comments and order; a relative path is saved absolute."""
-    from legalrag.settings import set_value
+    from legalrag.settings_edit import set_value
 
     path = _file(ctx)
     typed = set_value(path, key, value, profile or root(ctx).profile)
@@ -105,7 +105,7 @@ def set_cmd(ctx: typer.Context, key: str = typer.Argument(..., help="A dotted ke
 @config_app.command("unset")
 def unset_cmd(ctx: typer.Context, key: str = typer.Argument(...), profile: Optional[str] = ProfileOption) -> None:
     """Remove KEY from the settings file (the default or the environment applies again)."""
-    from legalrag.settings import unset_value
+    from legalrag.settings_edit import unset_value
 
     path = _file(ctx)
     removed = unset_value(path, key, profile or root(ctx).profile)
