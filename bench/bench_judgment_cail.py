@@ -204,6 +204,23 @@ def prison_score(pred: float, gold: float) -> float:
     return max(0.0, 1 - abs(math.log(pred + 1) - math.log(gold + 1)) / math.log(216))
 
 
+def per_case(g, s) -> dict:
+    """One case's charge F1, specific-article F1 and prison score (None for death and life), for paired tests."""
+    from legalrag.judgment.candidates import GENERAL_PART
+    from legalrag.judgment.extract import DEATH_MONTHS, LIFE_MONTHS
+
+    def f1(pred, gold):
+        hit = len(pred & gold)
+        return 2 * hit / (len(pred) + len(gold)) if hit else 0.0
+
+    m = s.prison.value
+    return {"charge_f1": f1({c.name for c in s.charges if c.listed}, set(g.charges)),
+            "specific_article_f1": f1({int(a.name) for a in s.articles if int(a.name) > GENERAL_PART},
+                                      {a for a in g.articles if a > GENERAL_PART}),
+            "prison_score": None if g.prison_months in (DEATH_MONTHS, LIFE_MONTHS) else
+            prison_score(0 if m is None else min(m, LIFE_MONTHS), g.prison_months)}
+
+
 def holdout_scores(pairs):
     """pairs: (gold LabelledCase, predicted Structure). The item 2(b) figures."""
     from legalrag.judgment.candidates import GENERAL_PART
@@ -256,6 +273,7 @@ def cmd_holdout(args):
            "machine": MACHINE,
            "command": "python " + " ".join(sys.argv), "data": "CAIL2018 (Xiao et al., 2018), see "
            "$LEGALRAG_DATA/cail2018/LICENSE-NOTE.txt; JuDGE (MIT)", "models": {}}
+    cases: dict[str, list[dict]] = {}
     for name, d in zip(args.names, args.model_dir):
         d = structure_model_dir(d)
         man = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
@@ -267,6 +285,15 @@ def cmd_holdout(args):
         res["seconds_per_case"] = round((time.perf_counter() - t0) / len(pairs), 3)
         res["model"] = str(args.model_dir[args.names.index(name)])
         out["models"][name] = res
+        cases[name] = [per_case(g, s) for g, s in pairs]
+        if len(cases) > 1:  # paired randomization test of the per-case scores against the first model
+            from legalrag.evaluation.compare import paired_randomization_test
+
+            first = cases[args.names[0]]
+            res["p_vs_" + args.names[0]] = {
+                k: round(paired_randomization_test([a[k] for a, b in zip(first, cases[name]) if a[k] is not None],
+                                                   [b[k] for a, b in zip(first, cases[name]) if a[k] is not None]), 4)
+                for k in ("charge_f1", "specific_article_f1", "prison_score")}
         print(name, json.dumps(res, ensure_ascii=False), flush=True)
     if args.json_out:
         args.json_out.parent.mkdir(parents=True, exist_ok=True)

@@ -169,7 +169,7 @@ def test_partial_label_cases_train_in_every_fold_and_are_never_scored(monkeypatc
 
     seen = []
     real = selection.fit
-    monkeypatch.setattr(selection, "fit", lambda X, y, o, c: (seen.append(X[:, 0].tolist()), real(X, y, o, c))[1])
+    monkeypatch.setattr(selection, "fit", lambda X, y, o, c, w=None: (seen.append(X[:, 0].tolist()), real(X, y, o, c, w))[1])
     rng = np.random.default_rng(0)
     X = np.column_stack([np.arange(15.0), rng.normal(size=15)])  # column 0: the row's own index
     y = (X[:, 1] > 0).astype(float)
@@ -188,6 +188,22 @@ def test_partial_label_cases_train_in_every_fold_and_are_never_scored(monkeypatc
     assert t_all == t_complete
 
 
+def test_a_row_weight_changes_what_the_booster_learns():
+    """Partial-label rows can train at a weight: rows of weight 0.1 move the fit a tenth as far."""
+    pytest.importorskip("lightgbm")
+    import numpy as np
+
+    from legalrag.judgment.boosting import fit
+
+    X = np.array([[0.0], [0.0], [1.0], [1.0]] * 10)
+    y = np.array([0, 1, 1, 1] * 10)  # at x = 0, one row of each class
+    w_even = np.ones(len(y))
+    w_low = np.where((X[:, 0] == 0) & (y == 1), 0.1, 1.0)  # the positive x = 0 rows count a tenth
+    p_even = fit(X, y, "binary", ["x"], w_even).predict(np.array([[0.0]]))[0]
+    p_low = fit(X, y, "binary", ["x"], w_low).predict(np.array([[0.0]]))[0]
+    assert abs(p_even - 0.5) < 0.05 and p_low < 0.2
+
+
 def test_the_structure_model_records_where_cail_rows_were_used(tmp_path):
     """CAIL cases named in ``partial_rows`` are offered to every learned model; each model's choice and the
     cross-validated scores behind it (on the complete cases) are in the manifest; probation and the
@@ -197,7 +213,8 @@ def test_the_structure_model_records_where_cail_rows_were_used(tmp_path):
 
     from legalrag.judgment.labels import label_cases
     from legalrag.judgment.lexvec import LexicalVectors
-    from legalrag.judgment.predict import StructurePredictor
+    from legalrag.judgment.predict import PARTIAL_WEIGHTS, StructurePredictor
+    from legalrag.judgment.selection import TOL
     from legalrag.testing import FakeEncoder
 
     facts, gold = _cases()
@@ -212,6 +229,12 @@ def test_the_structure_model_records_where_cail_rows_were_used(tmp_path):
     assert set(model.partial_use) == {"prison", "fine_present", "fine", "charge", "article"}
     assert all(set(v) == {"with_partial", "complete_only"} for v in model.partial_cv.values())
     assert "probation" not in model.partial_use  # CAIL says nothing of probation
+    for kind, cv in model.partial_cv.items():  # the largest weight that does not cost the complete cases
+        tried, floor = cv["with_partial"], cv["complete_only"] - TOL
+        assert list(tried) == [str(w) for w in PARTIAL_WEIGHTS[: len(tried)]]
+        assert all(score < floor for score in list(tried.values())[:-1])
+        last_w, last = list(tried.items())[-1]
+        assert model.partial_use[kind] == (float(last_w) if last >= floor else 0.0)
     model.save(tmp_path / "m", case_texts=False)
     man = json.loads((tmp_path / "m" / "manifest.json").read_text(encoding="utf-8"))
     assert man["partial_rows"]["n_cases"] == 8 and man["partial_rows"]["used_by"] == model.partial_use

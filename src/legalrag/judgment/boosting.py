@@ -17,14 +17,15 @@ def lightgbm():
     return require("lightgbm", "dense")  # the dense extra carries lightgbm (also used by the learned ranker)
 
 
-def fit(X, y, objective: str, columns: Sequence[str]):
+def fit(X, y, objective: str, columns: Sequence[str], weight=None):
+    """A booster of ``PARAMS`` for ``ROUNDS`` rounds; ``weight``: one per row (None: all 1)."""
     lgb = lightgbm()
     params = dict(PARAMS, objective=objective)
     if objective == "quantile":
         params["alpha"] = 0.5
     if objective == "binary" and len(set(y.tolist())) < 2:
         params["objective"] = "regression"  # one class only: a constant model, still a valid booster
-    ds = lgb.Dataset(X, label=y, feature_name=[_safe(c) for c in columns], free_raw_data=False)
+    ds = lgb.Dataset(X, label=y, weight=weight, feature_name=[_safe(c) for c in columns], free_raw_data=False)
     return lgb.train(params, ds, num_boost_round=ROUNDS)
 
 

@@ -15,8 +15,8 @@ def choose_per_defendant(p, cases, contexts, X_num) -> None:
     """Per-defendant prison and fine models (one row per sentenced defendant, ``defendants.py``), used in
     place of the case-level ones where they score better out of fold on the training cases, each scored as
     the evaluator reads a result (the distinct per-defendant terms summed). Only the complete cases (first in
-    ``cases``) are scored; the partial-label ones after them train in every fold where the case-level model of
-    the same kind learns from them (``p.partial_use``), else take no part."""
+    ``cases``) are scored; the partial-label ones after them train in every fold, at the case-level model's
+    weight, where that model learns from them (``p.partial_use``), else take no part."""
     import numpy as np
 
     n_complete = sum(1 for c in cases if c.complete or not p.lexical)
@@ -44,13 +44,15 @@ def choose_per_defendant(p, cases, contexts, X_num) -> None:
         labels = np.log1p(np.nan_to_num(months) if kind == "prison" else fines)
         idx, cols = p._idx(kind), p._cols(kind)
         per_scores, case_scores = [], []
-        partial = TRAIN_ONLY_IF[bool(getattr(p, "partial_use", {}).get(kind))]
+        w_partial = float(getattr(p, "partial_use", {}).get(kind) or 0.0)  # the case-level model's weight
+        partial = TRAIN_ONLY_IF[w_partial > 0]
+        weight = np.where(case_of < n_complete, 1.0, w_partial)
         for a in fold_assignments(n_complete):
             fold = np.array(list(a) + [partial] * (len(cases) - n_complete))
             for f in sorted(set(a)):
                 test = [i for i in range(len(cases)) if fold[i] == f and target[i]]
                 tr = (fold[case_of] != f) & (fold[case_of] != EXCLUDED) & usable
-                pd_model = fit(X[tr][:, idx], labels[tr], "quantile", cols)
+                pd_model = fit(X[tr][:, idx], labels[tr], "quantile", cols, weight[tr])
                 train_cases = (fold != f) & (fold != EXCLUDED) & target
                 case_y = np.log1p(truth[train_cases])
                 case_model = fit(X_num[train_cases][:, idx], case_y, "quantile", cols)
@@ -65,7 +67,7 @@ def choose_per_defendant(p, cases, contexts, X_num) -> None:
                                     "cv_case_level": round(case_mean, 5), "rows": int(usable.sum())}
         if used:
             rows = usable & (case_of < n_complete) if partial == EXCLUDED else usable
-            p.models[kind] = fit(X[rows][:, idx], labels[rows], "quantile", cols)
+            p.models[kind] = fit(X[rows][:, idx], labels[rows], "quantile", cols, weight[rows])
 
 
 TRAIN_ONLY_IF = {True: TRAIN_ONLY, False: EXCLUDED}  # the partial cases train, or take no part

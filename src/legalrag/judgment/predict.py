@@ -53,6 +53,10 @@ from legalrag.types import Document
 
 SIGNALS = ("explicit", "keywords", "neighbours", "citepred", "tables", "statutory", "charge_text")
 SELECTED = ("prison", "fine_present", "fine", "probation", "article")  # models whose feature groups are chosen
+# The weights a partial-label (CAIL) row may carry, tried largest first: thousands of short CAIL facts at full
+# weight can swamp the 200 JuDGE cases a model is scored on; a smaller weight keeps their charges and articles
+# in the trees without setting every split.
+PARTIAL_WEIGHTS = (1.0, 0.3, 0.1)
 
 
 class StructurePredictor(CaseRows):
@@ -91,7 +95,8 @@ class StructurePredictor(CaseRows):
         """Fit the five models. They learn from the cases with full labels; the cases with partial labels
         (CAIL) named in ``partial_rows`` give rows too, to each model whose cross-validated score on the
         complete cases (those cases' folds predicted, the partial ones in every training fold) they do not lower
-        by more than ``TOL`` (``self.partial_use``): they carry charges and articles the complete cases lack,
+        by more than ``TOL``, at the largest weight of ``PARTIAL_WEIGHTS`` that does not (``self.partial_use``:
+        the weight, 0 for not used): they carry charges and articles the complete cases lack,
         which that score cannot see, so they are kept unless they cost the complete cases; every other partial
         case enters through the neighbours, the count tables and
         the charge centroids every row reads. Probation and the general-part articles are learned from the
@@ -139,26 +144,41 @@ class StructurePredictor(CaseRows):
         self.partial_use, self.partial_cv = {}, {}
         with_p, without_p = partial_assignments(n_j, len(cases) - n_j)
 
-        def decide(kind: str, score) -> np.ndarray:
-            """Rows (cases) the model of ``kind`` learns from: the partial cases join unless they cost the
-            complete cases' cross-validated score more than TOL."""
-            use = False
-            if len(cases) > n_j:
-                a, b = score(with_p), score(without_p)
-                use = a >= b - TOL
-                self.partial_cv[kind] = {"with_partial": round(a, 5), "complete_only": round(b, 5)}
-            self.partial_use[kind] = use
-            return np.ones(len(cases), bool) if use else J
+        def weights(w: float) -> np.ndarray:
+            return np.where(J, 1.0, w)  # per case: the complete ones 1, the partial ones w
 
-        rows = decide("prison", lambda a: penalty_cv(X_num[:, self._idx("prison")], prison, self._cols("prison"), a))
-        self.models["prison"] = self._fit("prison", X_num[rows], prison[rows], "quantile")
-        rows = decide("fine_present", lambda a: logloss_cv(X_num[:, self._idx("fine_present")], has_fine,
-                                                           self._cols("fine_present"), a))
-        self.models["fine_present"] = self._fit("fine_present", X_num[rows], has_fine[rows], "binary")
+        def decide(kind: str, score) -> tuple[np.ndarray, np.ndarray | None]:
+            """(rows, per-case weights) the model of ``kind`` learns from: the partial cases join at the
+            largest weight of ``PARTIAL_WEIGHTS`` at which they do not cost the complete cases' cross-validated
+            score more than TOL, else not at all. ``score(assignments, weights)``."""
+            use = 0.0
+            if len(cases) > n_j:
+                b = score(without_p, None)
+                tried = {}
+                for w in PARTIAL_WEIGHTS:
+                    tried[str(w)] = round(score(with_p, weights(w)), 5)
+                    if tried[str(w)] >= b - TOL:
+                        use = w
+                        break
+                self.partial_cv[kind] = {"with_partial": tried, "complete_only": round(b, 5)}
+            self.partial_use[kind] = use
+            return (np.ones(len(cases), bool), weights(use)) if use else (J, None)
+
+        def sub(w, rows):
+            return None if w is None else w[rows]
+
+        rows, w = decide("prison", lambda a, w: penalty_cv(X_num[:, self._idx("prison")], prison, self._cols("prison"),
+                                                           a, w))
+        self.models["prison"] = self._fit("prison", X_num[rows], prison[rows], "quantile", sub(w, rows))
+        rows, w = decide("fine_present", lambda a, w: logloss_cv(X_num[:, self._idx("fine_present")], has_fine,
+                                                                 self._cols("fine_present"), a, w))
+        self.models["fine_present"] = self._fit("fine_present", X_num[rows], has_fine[rows], "binary", sub(w, rows))
         if n_fined >= 10:
-            rows = decide("fine", lambda a: penalty_cv(X_num[mask][:, self._idx("fine")], fines[mask],
-                                                       self._cols("fine"), [np.array(x)[mask].tolist() for x in a]))
-            self.models["fine"] = self._fit("fine", X_num[rows & mask], fines[rows & mask], "quantile")
+            rows, w = decide("fine", lambda a, w: penalty_cv(X_num[mask][:, self._idx("fine")], fines[mask],
+                                                             self._cols("fine"), [np.array(x)[mask].tolist() for x in a],
+                                                             sub(w, mask)))
+            self.models["fine"] = self._fit("fine", X_num[rows & mask], fines[rows & mask], "quantile",
+                                            sub(w, rows & mask))
         self.models["probation"] = self._fit("probation", X_num[known], on_probation[known], "binary")
         self._choose_per_defendant(cases, contexts, X_num)
         # The article model reads P(fine) and P(probation) (arts. 52/53, 72/73 follow them); training rows get
@@ -177,19 +197,21 @@ class StructurePredictor(CaseRows):
                 ar_y.append(int(int(art) in c.articles))
                 ar_case.append(i)
         X, Y, G = np.array(ch_rows, dtype=float), np.array(ch_y), np.array(ch_case)
-        rows = decide("charge", lambda a: set_f1_cv(X, Y, G, len(cases), self.CHARGE_COLUMNS, a))[G]
-        self.models["charge"] = fit(X[rows], Y[rows], "binary", self.CHARGE_COLUMNS)
+        rows, w = decide("charge", lambda a, w: set_f1_cv(X, Y, G, len(cases), self.CHARGE_COLUMNS, a, sub(w, G)))
+        rows, w = rows[G], sub(w, G)
+        self.models["charge"] = fit(X[rows], Y[rows], "binary", self.CHARGE_COLUMNS, sub(w, rows))
         self.thresholds["charge"], self.cv_f1["charge"] = set_threshold_cv(
             X[rows], Y[rows], G[rows], len(cases), self.CHARGE_COLUMNS, (with_p if self.partial_use["charge"]
-                                                                       else without_p)[0])
+                                                                       else without_p)[0], sub(w, rows))
         X, Y, G = np.array(ar_rows, dtype=float), np.array(ar_y), np.array(ar_case)
         self._choose("article", lambda idx, cols, a: set_f1_cv(X[J[G]][:, idx], Y[J[G]], G[J[G]], n_j, cols, a), n_j)
-        rows = decide("article", lambda a: set_f1_cv(X[:, self._idx("article")], Y, G, len(cases),
-                                                     self._cols("article"), a))[G]
-        self.models["article"] = self._fit("article", X[rows], Y[rows], "binary")
+        rows, w = decide("article", lambda a, w: set_f1_cv(X[:, self._idx("article")], Y, G, len(cases),
+                                                           self._cols("article"), a, sub(w, G)))
+        rows, w = rows[G], sub(w, G)
+        self.models["article"] = self._fit("article", X[rows], Y[rows], "binary", sub(w, rows))
         self.thresholds["article"], self.cv_f1["article"] = set_threshold_cv(
             X[rows][:, self._idx("article")], Y[rows], G[rows], len(cases), self._cols("article"),
-            (with_p if self.partial_use["article"] else without_p)[0])
+            (with_p if self.partial_use["article"] else without_p)[0], sub(w, rows))
         self.n_partial_rows = len(cases) - n_j
         return self
 
@@ -213,8 +235,8 @@ class StructurePredictor(CaseRows):
         full = self.article_columns if kind == "article" else self.number_columns
         return [full[i] for i in self._idx(kind)]
 
-    def _fit(self, kind: str, X, y, objective: str):
-        return fit(X[:, self._idx(kind)], y, objective, self._cols(kind))
+    def _fit(self, kind: str, X, y, objective: str, weight=None):
+        return fit(X[:, self._idx(kind)], y, objective, self._cols(kind), weight)
 
     def _choose(self, kind: str, score, n_cases: int) -> None:
         """Keep the groups chosen by cross-validation for ``kind`` (all offered groups when selection is off)."""

@@ -92,9 +92,9 @@ def backward_eliminate(groups: Sequence[str], score: Callable[[frozenset], float
 TRAIN_ONLY, EXCLUDED = -2, -1
 
 
-def _oof(X, y, objective: str, columns, assignment: Sequence[int], groups_of_rows=None):
+def _oof(X, y, objective: str, columns, assignment: Sequence[int], groups_of_rows=None, weight=None):
     """Out-of-fold predictions (NaN for rows never predicted); ``groups_of_rows`` maps rows to cases (rows of
-    one case share its fold)."""
+    one case share its fold); ``weight``: the training weight of each row (None: all 1)."""
     import numpy as np
 
     fold = np.array(assignment)[groups_of_rows] if groups_of_rows is not None else np.array(assignment)
@@ -104,18 +104,19 @@ def _oof(X, y, objective: str, columns, assignment: Sequence[int], groups_of_row
         train = (fold != f) & (fold != EXCLUDED)
         if test.sum() == 0 or train.sum() == 0:
             continue
-        out[test] = fit(X[train], y[train], objective, columns).predict(X[test])
+        out[test] = fit(X[train], y[train], objective, columns,
+                        None if weight is None else weight[train]).predict(X[test])
     return out
 
 
-def penalty_cv(X, log_y, columns, assignments) -> float:
+def penalty_cv(X, log_y, columns, assignments, weight=None) -> float:
     """Mean benchmark penalty score of out-of-fold median regressions of a log amount."""
     import numpy as np
 
     scores = []
     truth = np.expm1(log_y)
     for a in assignments:
-        pred = np.maximum(np.expm1(_oof(X, log_y, "quantile", columns, a)), 0.0)
+        pred = np.maximum(np.expm1(_oof(X, log_y, "quantile", columns, a, weight=weight)), 0.0)
         for p, t in zip(pred, truth):
             if np.isnan(p):
                 continue
@@ -123,27 +124,27 @@ def penalty_cv(X, log_y, columns, assignments) -> float:
     return float(np.mean(scores))
 
 
-def logloss_cv(X, y, columns, assignments) -> float:
+def logloss_cv(X, y, columns, assignments, weight=None) -> float:
     """Negative mean log loss of out-of-fold binary probabilities."""
     import numpy as np
 
     losses = []
     for a in assignments:
-        p = _oof(X, y, "binary", columns, a)
+        p = _oof(X, y, "binary", columns, a, weight=weight)
         seen = ~np.isnan(p)
         p, t = np.clip(p[seen], 1e-6, 1 - 1e-6), y[seen]
         losses.extend(-(t * np.log(p) + (1 - t) * np.log(1 - p)))
     return -float(np.mean(losses))
 
 
-def set_f1_cv(X, Y, G, n_cases: int, columns, assignments) -> float:
+def set_f1_cv(X, Y, G, n_cases: int, columns, assignments, weight=None) -> float:
     """The benchmark's set F1 of the candidate rows kept at the best threshold, out of fold (rows of a case
     share its fold), averaged over the repeats."""
     import numpy as np
 
     out = []
     for a in assignments:
-        probs = _oof(X, Y, "binary", columns, a, groups_of_rows=G)
+        probs = _oof(X, Y, "binary", columns, a, groups_of_rows=G, weight=weight)
         tested = [c for c in range(n_cases) if a[c] >= 0]
         index = {c: k for k, c in enumerate(tested)}
         rows = np.array([r for r in range(len(Y)) if G[r] in index], dtype=int)
@@ -151,13 +152,13 @@ def set_f1_cv(X, Y, G, n_cases: int, columns, assignments) -> float:
     return sum(out) / len(out)
 
 
-def set_threshold_cv(X, Y, G, n_cases: int, columns, assignment: Sequence[int]) -> tuple[float, float]:
+def set_threshold_cv(X, Y, G, n_cases: int, columns, assignment: Sequence[int], weight=None) -> tuple[float, float]:
     """(threshold, F1): the selection threshold maximising the benchmark's set F1 out of fold over the cases
     whose fold is >= 0 (TRAIN_ONLY cases only ever train), and that F1. With ``i % FOLDS`` for every case it
     is the plain cross-fitted threshold."""
     import numpy as np
 
-    probs = _oof(X, Y, "binary", columns, assignment, groups_of_rows=G)
+    probs = _oof(X, Y, "binary", columns, assignment, groups_of_rows=G, weight=weight)
     tested = [c for c in range(n_cases) if assignment[c] >= 0]
     index = {c: k for k, c in enumerate(tested)}
     rows = np.array([r for r in range(len(Y)) if G[r] in index], dtype=int)
