@@ -164,3 +164,24 @@ def test_chat_retrieves_each_turn_as_the_benchmark_measures(sample_index, name):
         assert answer.steps[0].output == query, f"turn {i + 1}: chat made another query than the benchmark"
         assert [h.id for h in answer.sources] == [h.id for h in hits], f"turn {i + 1}: chat retrieved other articles"
         assert hits, f"turn {i + 1}: nothing retrieved, so nothing compared"
+
+
+@pytest.mark.parametrize("name", ["fused", "carry"])
+def test_a_new_search_function_with_a_reused_id_gets_its_own_results(name, monkeypatch):
+    """The processors cache searches per search function. A function made per call (the consultation benchmark
+    makes one per retriever) can be given the id of one already freed; its searches must not be answered from
+    the other's cache. Here every object shares one id, as after such a reuse."""
+    import legalrag.conversation as conversation
+    import legalrag.followup as followup
+
+    for module in (conversation, followup):
+        monkeypatch.setattr(module, "id", lambda obj: 7, raising=False)
+    proc = make_processor(name)
+
+    def searcher(law: str):
+        return lambda q, n: [Hit(_doc(f"{law}-{i}", law), 1.0 / i, i, "bm25") for i in range(1, n + 1)]
+
+    first = proc.retrieve(searcher("民法典"), DIALOGUE, 3)
+    second = proc.retrieve(searcher("劳动合同法"), DIALOGUE, 3)
+    assert [h.id for h in first] == ["民法典-1", "民法典-2", "民法典-3"]
+    assert [h.id for h in second] == ["劳动合同法-1", "劳动合同法-2", "劳动合同法-3"]

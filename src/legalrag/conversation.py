@@ -167,7 +167,7 @@ class ContextFusion:
                 raise InputError(f"{label} must be at least 1, got {value}")
         self.question_decay, self.answer_weight, self.law_prior = question_decay, answer_weight, law_prior
         self.law_top, self.depth, self.rrf_k, self.max_turns = law_top, depth, rrf_k, max_turns
-        self._cache: OrderedDict[tuple[int, str, int], list[Hit]] = OrderedDict()
+        self._cache: OrderedDict[tuple[int, str, int], tuple[Search, list[Hit]]] = OrderedDict()
         self._cache_size = cache_size
         self.searches = 0  # searches actually run (the rest came from the cache)
 
@@ -190,13 +190,16 @@ class ContextFusion:
         return [x for x in out if x[1] > 0]
 
     def _search(self, search: Search, text: str) -> list[Hit]:
+        # the entry holds ``search`` itself: while it is cached its id cannot be given to another callable (a
+        # search function made per call, as the consultation benchmark makes one per retriever)
         key = (id(search), text, self.depth)
-        if key in self._cache:
+        entry = self._cache.get(key)
+        if entry is not None and entry[0] is search:
             self._cache.move_to_end(key)
-            return self._cache[key]
+            return entry[1]
         hits = list(search(text, self.depth))
         self.searches += 1
-        self._cache[key] = hits
+        self._cache[key] = (search, hits)
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
         return hits

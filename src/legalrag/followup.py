@@ -135,8 +135,8 @@ class FollowUp:
         self.short_question, self.overlap_top, self.max_turns = short_question, overlap_top, max_turns
         self.law_top, self.depth, self.rrf_k, self.cited = law_top, depth, rrf_k, cited
         self.law_prior_new, self.history_new, self.moved_share = law_prior_new, history_new, moved_share
-        self._cache: OrderedDict[tuple[int, str], list[Hit]] = OrderedDict()
-        self._memo: OrderedDict[tuple, tuple[list[Hit], FollowUpTrace]] = OrderedDict()
+        self._cache: OrderedDict[tuple[int, str], tuple[Search, list[Hit]]] = OrderedDict()
+        self._memo: OrderedDict[tuple, tuple[Search, tuple[list[Hit], FollowUpTrace]]] = OrderedDict()
         self._cited_memo: OrderedDict[str, list[Document]] = OrderedDict()
         self._cache_size = cache_size
         self.searches = 0
@@ -180,13 +180,15 @@ class FollowUp:
         return [x for x in out if x[1] > 0]
 
     def _search(self, search: Search, text: str) -> list[Hit]:
+        # entries hold ``search`` itself, so its id is not given to another callable while they live
         key = (id(search), text)
-        if key in self._cache:
+        entry = self._cache.get(key)
+        if entry is not None and entry[0] is search:
             self._cache.move_to_end(key)
-            return self._cache[key]
+            return entry[1]
         hits = list(search(text, self.depth))
         self.searches += 1
-        self._cache[key] = hits
+        self._cache[key] = (search, hits)
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
         return hits
@@ -234,9 +236,10 @@ class FollowUp:
     def _retrieve(self, search: Search, questions: tuple[str, ...], answers: tuple[str, ...],
                   k: int) -> tuple[list[Hit], FollowUpTrace]:
         key = (id(search), questions, answers, k)
-        if key in self._memo:
+        entry = self._memo.get(key)
+        if entry is not None and entry[0] is search:
             self._memo.move_to_end(key)
-            return self._memo[key]
+            return entry[1]
         runs = [(self._search(search, text), weight, last) for text, weight, last in self._runs(questions, answers)]
         context = self._context_query(questions)
         searched = (questions[-1],) + ((context,) if context else ())
@@ -265,7 +268,7 @@ class FollowUp:
             hits = fuse_turns(runs, k, rrf_k=self.rrf_k, law_prior=prior, law_top=self.law_top)
             carried = tuple(h.id for h in hits if h.id in established)
             result = (hits, FollowUpTrace(searched, carried, tuple(established), same, reason))
-        self._memo[key] = result
+        self._memo[key] = (search, result)
         if len(self._memo) > self._cache_size:
             self._memo.popitem(last=False)
         return result
