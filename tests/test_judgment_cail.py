@@ -213,8 +213,8 @@ def test_the_structure_model_records_where_cail_rows_were_used(tmp_path):
 
     from legalrag.judgment.labels import label_cases
     from legalrag.judgment.lexvec import LexicalVectors
-    from legalrag.judgment.predict import PARTIAL_WEIGHTS, StructurePredictor
-    from legalrag.judgment.selection import TOL
+    from legalrag.judgment.predict import StructurePredictor
+    from legalrag.judgment.selection import PARTIAL_WEIGHTS, TOL
     from legalrag.testing import FakeEncoder
 
     facts, gold = _cases()
