@@ -100,8 +100,8 @@ class StructurePredictor(CaseRows):
         import numpy as np
 
         wanted = set(partial_rows)
-        complete = [c for c in self.cases.values() if c.complete or not self.lexical]
-        extra = [c for c in self.cases.values() if c.id in wanted and not (c.complete or not self.lexical)]
+        complete = [c for c in self.cases.values() if c.complete]
+        extra = [c for c in self.cases.values() if c.id in wanted and not c.complete]
         cases = complete + extra
         n_j = len(complete)
         it = cases
