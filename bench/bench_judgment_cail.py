@@ -137,7 +137,8 @@ def cmd_train(args):
     cases = list(labels.cases) + ([] if args.judge_only else cail_train)
     index = open_index(args.index)
     t0 = time.perf_counter()
-    lexical = None if args.judge_only else LexicalVectors.fit([c.facts for c in cases])
+    # similar cases among all of them by hashed n-gram vectors (the JuDGE ones also by judge-e5), or by judge-e5
+    lexical = None if args.judge_only or args.neighbours == "encoder" else LexicalVectors.fit([c.facts for c in cases])
     model = build(cases, statutes, DATA / "judge", index, args.retriever, seen_by_judge_e5(train_ids),
                   select=False, cite_cases=list(labels.cases), lexical=lexical)
     model.skipped = list(labels.skipped)
@@ -317,6 +318,10 @@ def main() -> None:
     ap.add_argument("--cail-rows", choices=["none", "encoded"], default="encoded",
                     help="train: the CAIL cases whose judge-e5 vectors are cached give rows to the learned models "
                     "(each model keeps them where they raise its cross-validated score on the JuDGE cases)")
+    ap.add_argument("--neighbours", choices=["lexical", "encoder"], default="lexical",
+                    help="train: the similar cases among all the cases (and the charge centroids) by hashed character "
+                    "n-gram vectors, or by the index's encoder (judge-e5: every CAIL case's vector must be cached, "
+                    "`prepare --encode`)")
     ap.add_argument("--case-texts", action="store_true", help="train: keep the facts in the model directory "
                     "(default: digests, circumstance keys and vectors only, as a shipped model)")
     ap.add_argument("--max-cail-rows", type=int, default=0, help="train: at most this many CAIL cases give rows")

@@ -213,8 +213,8 @@ def test_the_structure_model_records_where_cail_rows_were_used(tmp_path):
 
     from legalrag.judgment.labels import label_cases
     from legalrag.judgment.lexvec import LexicalVectors
-    from legalrag.judgment.predict import PARTIAL_WEIGHTS, StructurePredictor
-    from legalrag.judgment.selection import TOL
+    from legalrag.judgment.predict import StructurePredictor
+    from legalrag.judgment.selection import PARTIAL_WEIGHTS, TOL
     from legalrag.testing import FakeEncoder
 
     facts, gold = _cases()
@@ -240,3 +240,31 @@ def test_the_structure_model_records_where_cail_rows_were_used(tmp_path):
     assert man["partial_rows"]["n_cases"] == 8 and man["partial_rows"]["used_by"] == model.partial_use
     s = model.predict("被告人周某在超市盗窃商品，价值人民币5000元，到案后如实供述。")
     assert s.charges[0].name == "盗窃罪"
+
+
+def test_cail_cases_searched_by_the_encoder_are_saved_at_half_precision_and_load_as_trained(tmp_path):
+    """Without the n-gram vectors, every case (CAIL too) is a neighbour by the encoder: the CAIL cases give rows
+    as partial-label cases, the neighbour vectors are held and saved at float16, and the loaded model (without
+    case texts) predicts exactly as the trained one."""
+    pytest.importorskip("lightgbm")
+    import numpy as np
+    from test_judgment_structure import STATUTES, _cases
+
+    from legalrag.judgment.labels import label_cases
+    from legalrag.judgment.predict import StructurePredictor
+    from legalrag.testing import FakeEncoder
+
+    facts, gold = _cases()
+    judge = list(label_cases(facts, gold).cases)
+    cail = [LabelledCase(f"cail-{i}", f"被告人王{i}在商场盗窃手机一部，价值人民币{3000 + 500 * i}元。", ("盗窃罪",), (264,),
+                         4 + i % 5, 1000 * (1 + i % 3) if i % 4 else None, False, source="cail") for i in range(12)]
+    model = StructurePredictor(judge + cail, STATUTES, encoder=FakeEncoder(), select=False)
+    assert model.neighbours.ids[-1] == "cail-11"  # CAIL cases are neighbours by the encoder
+    assert model.complete_neighbours.ids == [c.id for c in judge]  # general-part articles from JuDGE only
+    model.train(partial_rows=[c.id for c in cail])
+    assert model.n_partial_rows == 12 and set(model.partial_use) >= {"prison", "charge"}
+    model.save(tmp_path / "m", case_texts=False)
+    assert np.load(tmp_path / "m" / "neighbours.npy").dtype == np.float16
+    loaded = StructurePredictor.load(tmp_path / "m", STATUTES, FakeEncoder())
+    for text in ("被告人周某在超市盗窃商品，价值人民币5000元，到案后如实供述。", facts[judge[0].id]):
+        assert loaded.predict(text).to_dict() == model.predict(text).to_dict()

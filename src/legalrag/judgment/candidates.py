@@ -14,7 +14,7 @@ from legalrag.judgment.boosting import FOLDS
 from legalrag.judgment.defendants import DEFENDANT_COLUMNS, defendants_in_facts
 from legalrag.judgment.features import GROUPS, FactFeatures, extract_features
 from legalrag.judgment.labels import LabelledCase
-from legalrag.judgment.signals import ChargeCentroids, CoTable, Neighbour, NeighbourIndex, charge_mentions, \
+from legalrag.judgment.signals import DENSE_CHARS, ChargeCentroids, CoTable, Neighbour, NeighbourIndex, charge_mentions, \
     keyword_hits, share, vote
 
 K_NEIGHBOURS = 10
@@ -91,6 +91,10 @@ class CaseRows:
                 [c.id for c in complete], [c.facts for c in complete], encoder=encoder, vectors=neighbour_vectors,
                 digests={c.id: digests[c.id] for c in complete} if digests else None)
         else:
+            if encoder is not None and self.partial and neighbour_vectors is None:
+                import numpy as np  # thousands of partial-label cases: held at float16, as saved (model_dir.py)
+
+                neighbour_vectors = encoder.encode_queries([c.facts[:DENSE_CHARS] for c in cases]).astype(np.float16)
             self.neighbours = NeighbourIndex(list(self.cases), [c.facts for c in cases], encoder=encoder,
                                              vectors=neighbour_vectors, digests=digests)
             self.complete_neighbours = self.neighbours.subset([c.id for c in cases if c.complete]) \

@@ -60,8 +60,10 @@ def save_structure(model, path: str | Path, extra: Mapping[str, Any] | None = No
                 model.lexical.save(tmp / "lexical.json")
                 np.save(tmp / "neighbours.npy", model.neighbours.vectors.astype(np.float16), allow_pickle=False)
                 np.save(tmp / "complete_neighbours.npy", model.complete_neighbours.vectors, allow_pickle=False)
-            else:
-                np.save(tmp / "neighbours.npy", model.neighbours.vectors, allow_pickle=False)
+            else:  # with partial-label cases (thousands) at float16, as candidates.py holds them
+                vectors = model.neighbours.vectors
+                np.save(tmp / "neighbours.npy", vectors.astype(np.float16) if model.partial else vectors,
+                        allow_pickle=False)
         if model.cite is not None:
             from legalrag.citepred.model import save_model
 

@@ -43,8 +43,8 @@ from legalrag.judgment.features import GROUPS, extract_features
 from legalrag.judgment.labels import LabelledCase
 from legalrag.judgment.model_dir import load_structure, save_structure
 from legalrag.judgment.per_defendant import choose_per_defendant, round_fine
-from legalrag.judgment.selection import TOL, backward_eliminate, column_index, fold_assignments, \
-    logloss_cv, nested_check, partial_assignments, penalty_cv, set_f1_cv, set_threshold_cv
+from legalrag.judgment.selection import backward_eliminate, column_index, fold_assignments, \
+    logloss_cv, nested_check, partial_assignments, partial_weight, penalty_cv, set_f1_cv, set_threshold_cv
 from legalrag.judgment.signals import AMENDED_ARTICLES, AMENDED_CHARGES, charge_mentions, combined_range, share, \
     statutory_range, statutory_ranges
 from legalrag.judgment.structure import Amount, Scored, Structure
@@ -53,10 +53,6 @@ from legalrag.types import Document
 
 SIGNALS = ("explicit", "keywords", "neighbours", "citepred", "tables", "statutory", "charge_text")
 SELECTED = ("prison", "fine_present", "fine", "probation", "article")  # models whose feature groups are chosen
-# The weights a partial-label (CAIL) row may carry, tried largest first: thousands of short CAIL facts at full
-# weight can swamp the 200 JuDGE cases a model is scored on; a smaller weight keeps their charges and articles
-# in the trees without setting every split.
-PARTIAL_WEIGHTS = (1.0, 0.3, 0.1)
 
 
 class StructurePredictor(CaseRows):
@@ -95,7 +91,7 @@ class StructurePredictor(CaseRows):
         """Fit the five models. They learn from the cases with full labels; the cases with partial labels
         (CAIL) named in ``partial_rows`` give rows too, to each model whose cross-validated score on the
         complete cases (those cases' folds predicted, the partial ones in every training fold) they do not lower
-        by more than ``TOL``, at the largest weight of ``PARTIAL_WEIGHTS`` that does not (``self.partial_use``:
+        by more than ``selection.TOL``, at the largest weight of ``selection.PARTIAL_WEIGHTS`` that does not (``self.partial_use``:
         the weight, 0 for not used): they carry charges and articles the complete cases lack,
         which that score cannot see, so they are kept unless they cost the complete cases; every other partial
         case enters through the neighbours, the count tables and
@@ -104,8 +100,8 @@ class StructurePredictor(CaseRows):
         import numpy as np
 
         wanted = set(partial_rows)
-        complete = [c for c in self.cases.values() if c.complete or not self.lexical]
-        extra = [c for c in self.cases.values() if c.id in wanted and not (c.complete or not self.lexical)]
+        complete = [c for c in self.cases.values() if c.complete]
+        extra = [c for c in self.cases.values() if c.id in wanted and not c.complete]
         cases = complete + extra
         n_j = len(complete)
         it = cases
@@ -144,25 +140,13 @@ class StructurePredictor(CaseRows):
         self.partial_use, self.partial_cv = {}, {}
         with_p, without_p = partial_assignments(n_j, len(cases) - n_j)
 
-        def weights(w: float) -> np.ndarray:
-            return np.where(J, 1.0, w)  # per case: the complete ones 1, the partial ones w
-
         def decide(kind: str, score) -> tuple[np.ndarray, np.ndarray | None]:
-            """(rows, per-case weights) the model of ``kind`` learns from: the partial cases join at the
-            largest weight of ``PARTIAL_WEIGHTS`` at which they do not cost the complete cases' cross-validated
-            score more than TOL, else not at all. ``score(assignments, weights)``."""
+            """(rows, per-case weights) the model of ``kind`` learns from (``selection.partial_weight``)."""
             use = 0.0
             if len(cases) > n_j:
-                b = score(without_p, None)
-                tried = {}
-                for w in PARTIAL_WEIGHTS:
-                    tried[str(w)] = round(score(with_p, weights(w)), 5)
-                    if tried[str(w)] >= b - TOL:
-                        use = w
-                        break
-                self.partial_cv[kind] = {"with_partial": tried, "complete_only": round(b, 5)}
+                use, self.partial_cv[kind] = partial_weight(score, J, with_p, without_p)
             self.partial_use[kind] = use
-            return (np.ones(len(cases), bool), weights(use)) if use else (J, None)
+            return (np.ones(len(cases), bool), np.where(J, 1.0, use)) if use else (J, None)
 
         def sub(w, rows):
             return None if w is None else w[rows]

@@ -165,6 +165,27 @@ def set_threshold_cv(X, Y, G, n_cases: int, columns, assignment: Sequence[int], 
     return best_threshold(probs[rows], Y[rows], np.array([index[G[r]] for r in rows], dtype=int), len(tested))
 
 
+# The weights a partial-label (CAIL) row may carry, tried largest first: thousands of short CAIL facts at full
+# weight can swamp the 200 JuDGE cases a model is scored on; a smaller weight keeps their charges and articles
+# in the trees without setting every split.
+PARTIAL_WEIGHTS = (1.0, 0.3, 0.1)
+
+
+def partial_weight(score, complete, with_partial, without_partial) -> tuple[float, dict]:
+    """(weight, scores): the largest of ``PARTIAL_WEIGHTS`` at which the partial-label cases (``complete`` is
+    False) do not lower the complete cases' cross-validated score by more than ``TOL``, else 0; and every score
+    tried. ``score(assignments, per-case weights or None)``; the assignments are ``partial_assignments``'s."""
+    import numpy as np
+
+    floor = score(without_partial, None)
+    tried = {}
+    for w in PARTIAL_WEIGHTS:
+        tried[str(w)] = round(score(with_partial, np.where(complete, 1.0, w)), 5)
+        if tried[str(w)] >= floor - TOL:
+            return w, {"with_partial": tried, "complete_only": round(floor, 5)}
+    return 0.0, {"with_partial": tried, "complete_only": round(floor, 5)}
+
+
 def partial_assignments(n_complete: int, n_partial: int, folds: int = FOLDS) -> tuple[list[list[int]], list[list[int]]]:
     """Fold assignments over the complete cases (first) and the partial-label ones (after them): (the partial
     cases in every training fold, the partial cases left out). Only the complete cases are ever scored."""
