@@ -58,6 +58,16 @@ def test_data() -> Path:
 
 
 @pytest.fixture(scope="session")
+def national_index(tmp_path_factory):
+    """The real default index (the shipped national law), built once per test session through the composition
+    root as on a fresh install's first use; later tests (``demo`` among them) open it instead of rebuilding."""
+    from legalrag.wiring import Root
+
+    os.environ.setdefault("LEGALRAG_NATIONAL_INDEX", str(tmp_path_factory.mktemp("national") / "cn-law"))
+    return Root().default_index()
+
+
+@pytest.fixture(scope="session")
 def small_llm():
     """The real embedded Qwen2.5-Coder-0.5B (llm.EmbeddedLLM), loaded once per test session.
 

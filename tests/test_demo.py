@@ -29,10 +29,11 @@ def test_demo_retrieval_step_and_cache(tmp_path):
     assert again.manifest["corpus"]["source"].startswith("legalrag/data/statutes_sample.jsonl sha256=")
 
 
-def test_demo_command(tmp_path, monkeypatch, capsys):
+def test_demo_command(tmp_path, monkeypatch, capsys, national_index):
     from legalrag.cli import main
 
     monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path))
+    monkeypatch.setenv("LEGALRAG_NATIONAL_INDEX", str(national_index.path))  # built on first use, once a session
     monkeypatch.setattr(sys, "argv", ["legalrag", "demo", "--k", "3"])
     main()
     out = capsys.readouterr().out

@@ -121,17 +121,6 @@ def test_the_package_ships_national_law_with_its_hashes():
     assert total < 45_000_000  # the install-size budget of the national data
 
 
-@pytest.fixture(scope="session")
-def national_index(tmp_path_factory):
-    """The real default index, built once per test session through the composition root."""
-    import os
-
-    from legalrag.wiring import Root
-
-    os.environ.setdefault("LEGALRAG_NATIONAL_INDEX", str(tmp_path_factory.mktemp("national") / "cn-law"))
-    return Root().default_index()
-
-
 def test_a_fresh_install_answers_a_criminal_question_from_the_criminal_law(national_index):
     from legalrag.retrieval.pipeline import build_pipeline
 
