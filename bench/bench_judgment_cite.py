@@ -35,7 +35,10 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(REPO / "bench"))
 DATA = Path(os.environ.get("LEGALRAG_SHARED_DATA", REPO.parent / "shared" / "data")) / "judge" / "data"
+CAIL = DATA.parents[1] / "cail2018"
+GENERAL_PART = 101  # CAIL's article lists hold only articles above the general part (judgment/candidates.py)
 MACHINE = "2-core x86-64 CPU, 24 GiB, no GPU, shared with other jobs"
 BASELINE = {"core_k": 2, "prior_weight": 2.0, "rerank_top": 0, "case_weight": 0.9, "case_neighbours": 10}
 DEPTHS = (10, 20, 30)
@@ -83,7 +86,10 @@ def facts_as_given(index, retriever: str):
     return first
 
 
-def predictor(index, retriever, memory_cases, memory_kind, overrides, set_model=None):
+def predictor(index, retriever, memory_cases, memory_kind, overrides, set_model=None, partial_cases=(),
+              int8=False):
+    """``partial_cases``: labelled cases whose lists hold only the specific-part articles (CAIL2018), added to a
+    dense memory; ``int8``: its vectors held and saved as int8 codes."""
     from legalrag.citepred.cases import CaseMemory
     from legalrag.citepred.service import build_predictor
 
@@ -91,10 +97,25 @@ def predictor(index, retriever, memory_cases, memory_kind, overrides, set_model=
     if memory_kind == "bm25":
         memory = CaseMemory.build(memory_cases)
     elif memory_kind == "dense":
-        memory = CaseMemory.build(memory_cases, encoder=facts_as_given(index, retriever).encoder, max_chars=20_000)
+        memory = CaseMemory.build(list(memory_cases) + list(partial_cases),
+                                  encoder=facts_as_given(index, retriever).encoder, max_chars=20_000,
+                                  partial=[c.id for c in partial_cases], partial_above=GENERAL_PART, int8=int8)
     facts_as_given(index, retriever)
     return build_predictor(index, train_citations=DATA / "qrels_file_train", retriever=retriever,
                            overrides=overrides, cases=memory, set_model=set_model)
+
+
+def cail_cases():
+    """The CAIL2018 training part of bench/data/cail-split.json (cases overlapping any JuDGE case left out), as
+    citation cases whose lists hold only the charges' own articles."""
+    from bench_judgment_cail import split_cases
+
+    from legalrag.citepred.data import Case
+
+    _, train, _, dropped = split_cases(CAIL)
+    print(f"{len(train)} CAIL cases in the case memory ({dropped} overlapping JuDGE evaluation cases dropped)",
+          flush=True)
+    return [Case(c.id, c.facts, frozenset(str(a) for a in c.articles)) for c in train]
 
 
 def prior_of(pred) -> dict[str, float]:
@@ -162,7 +183,9 @@ def cmd_split(args):
             "max_query_chars": 20_000 if args.memory == "dense" else 600}
     exclude = seen_by_encoder(args.exclude_seen, args.train_queries) if args.exclude_seen else set()
     out["excluded_from_set_model"] = len(exclude)
-    pred = predictor(index, args.retriever, train, args.memory, over)
+    partial = cail_cases() if args.cail else []
+    out["cail_cases_in_memory"] = len(partial)
+    pred = predictor(index, args.retriever, train, args.memory, over, partial_cases=partial, int8=args.int8)
     model, train_res, cv = train_set_model(pred, train, exclude)
     out["set_model"] = {"depth_cv": {str(d): v for d, v in cv.items()}, "chosen_depth": model.depth,
                         "rule": model.rule, "threshold": model.threshold}
@@ -325,6 +348,9 @@ def main() -> None:
                            help="trained encoder directory: its training cases give the set model no rows")
             p.add_argument("--train-queries", type=Path, default=REPO / "runs" / "judge-split" / "train.jsonl")
             p.add_argument("--save-model", type=Path, default=None)
+            p.add_argument("--cail", action="store_true", help="split: the CAIL2018 training cases join the "
+                           "dense case memory, voting only for the specific-part articles their lists hold")
+            p.add_argument("--int8", action="store_true", help="split: the case memory's vectors as int8 codes")
             p.add_argument("--save-stage", choices=("learned-set", "similar-cases"), default="learned-set",
                            help="what --save-model keeps: the whole pipeline, or the pipeline up to similar cases "
                                 "with that row's threshold calibrated on the training cases (no set model)")

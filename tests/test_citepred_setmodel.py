@@ -131,6 +131,27 @@ def test_a_dense_case_memory_saved_without_texts_votes_the_same_and_still_skips_
         CaseMemory.build(CASES, lang="en").save(tmp_path / "bm25", texts=False)
 
 
+def test_partial_label_cases_vote_only_for_what_their_labels_cover_and_int8_memories_load_as_built(tmp_path):
+    """A case whose list holds only the specific-part articles (CAIL) votes for them, and a general-part article's
+    share is taken over the complete neighbours only; an int8 memory is saved as codes and votes the same loaded."""
+    enc = FakeEncoder()
+    facts = "Someone stole a bicycle from a parking lot and confessed."
+    judge = Case("j1", facts + " He returned it.", frozenset({"67", "264"}))  # general part 67, specific 264
+    cail = Case("c1", facts + " At night.", frozenset({"264"}))
+    plain = {v.provision: v.score for v in CaseMemory.build([judge, cail], encoder=enc).propose(facts, k=2)}
+    mem = CaseMemory.build([judge, cail], encoder=enc, partial=["c1"], partial_above=101, int8=True)
+    votes = {v.provision: v.score for v in mem.propose(facts, k=2)}
+    assert plain["67"] < 1.0 and votes["67"] == pytest.approx(1.0)  # not diluted by the CAIL neighbour
+    assert votes["264"] == pytest.approx(1.0) == plain["264"]
+    mem.save(tmp_path / "mem", texts=False)
+    assert (tmp_path / "mem" / "dense" / "vectors.i8.npy").exists()
+    assert np.load(tmp_path / "mem" / "dense" / "vectors.i8.npy").dtype == np.int8
+    again = CaseMemory.load(tmp_path / "mem", enc)
+    assert again.partial == {"c1"} and again.partial_above == 101
+    for q in (facts, "A fraud: she deceived a buyer to obtain money."):
+        assert again.propose(q, k=2) == mem.propose(q, k=2)
+
+
 def test_pipeline_stage_and_model_directory(tmp_path):
     from legalrag.citepred.model import save_model
     from legalrag.citepred.service import build_predictor

@@ -11,8 +11,13 @@ The cases are searched with BM25 or, given an encoder (``build(..., encoder=...)
 encoder's query vectors (facts against facts: :class:`DenseCases`); a dense neighbour's weight is
 ``exp((cos - cos_best) / tau)``, since cosines of one encoder all lie close together.
 
-Saved as a directory: ``cases.jsonl`` (id, facts as indexed, cited provisions) and ``bm25/`` or ``dense/``
-(``vectors.npy`` + ``meta.json`` naming the encoder's model id; no pickle). A dense memory can be saved without
+Cases with partial labels (CAIL2018: only the charges' own articles, numbered above the general part) vote only
+for the provisions their labels cover (``partial_above``): a provision's share is taken over the neighbours that
+could have voted for it, so they do not dilute the general-part articles the complete cases vote for.
+
+Saved as a directory: ``cases.jsonl`` (id, facts as indexed, cited provisions, ``partial`` where so) and
+``bm25/`` or ``dense/`` (``vectors.npy``, or int8 codes and one scale per vector, + ``meta.json`` naming the
+encoder's model id; no pickle). A dense memory can be saved without
 the case texts (``save(..., texts=False)``: each case keeps the SHA-256 of its facts instead, enough to skip
 the query's own case), so a model that ships does not carry the labelled cases' facts.
 """
@@ -41,15 +46,23 @@ class DenseCases:
     """Labelled cases searched by the cosine of an encoder's query vectors; a hit's score is
     ``exp((cos - 1) / tau)`` so that score ratios are ``exp((cos - cos_best) / tau)``."""
 
-    def __init__(self, documents: Sequence[Document], vectors: np.ndarray, encoder: Any, tau: float = DENSE_TAU):
+    def __init__(self, documents: Sequence[Document], vectors: np.ndarray, encoder: Any, tau: float = DENSE_TAU,
+                 int8: bool = False):
+        """``int8``: held and saved as int8 codes with one scale per vector (a memory of thousands of cases that
+        ships), the vectors searched being the dequantised ones, so a loaded memory ranks as the trained one."""
+        from legalrag.national import dequantise, quantise
+
         self.documents = list(documents)
-        self.vectors = np.asarray(vectors, dtype=np.float32)
+        self.int8 = int8
+        vectors = np.asarray(vectors, dtype=np.float32)
+        self.vectors = dequantise(*quantise(vectors)) if int8 else vectors
         self.encoder, self.tau = encoder, tau
         self.name = f"cases:{encoder.model_id}"
 
     @classmethod
-    def build(cls, documents: Sequence[Document], encoder: Any, tau: float = DENSE_TAU) -> "DenseCases":
-        return cls(documents, encoder.encode_queries([d.text for d in documents]), encoder, tau)
+    def build(cls, documents: Sequence[Document], encoder: Any, tau: float = DENSE_TAU,
+              int8: bool = False) -> "DenseCases":
+        return cls(documents, encoder.encode_queries([d.text for d in documents]), encoder, tau, int8)
 
     def retrieve(self, query: str, k: int = 10, filter=None) -> list[Hit]:
         q = np.asarray(self.encoder.encode_queries([query]), dtype=np.float32)[0]
@@ -59,10 +72,18 @@ class DenseCases:
                     retriever=self.name) for r, i in enumerate(order, 1)]
 
     def save(self, path: Path) -> None:
+        from legalrag.national import quantise
+
         path.mkdir(parents=True, exist_ok=True)
-        np.save(path / "vectors.npy", self.vectors, allow_pickle=False)
+        if self.int8:  # the held vectors are already dequantised codes: quantising them again gives the same codes
+            codes, scales = quantise(self.vectors)
+            np.save(path / "vectors.i8.npy", codes, allow_pickle=False)
+            np.save(path / "scales.npy", scales, allow_pickle=False)
+        else:
+            np.save(path / "vectors.npy", self.vectors, allow_pickle=False)
         (path / "meta.json").write_text(json.dumps({"model_id": self.encoder.model_id, "tau": self.tau,
-                                                    "ids": [d.id for d in self.documents]}), encoding="utf-8")
+                                                    "int8": self.int8, "ids": [d.id for d in self.documents]}),
+                                        encoding="utf-8")
 
     @classmethod
     def load(cls, path: Path, documents: Sequence[Document], encoder: Any) -> "DenseCases":
@@ -72,6 +93,14 @@ class DenseCases:
             raise InputError(f"this case memory was built with encoder {meta['model_id']!r} and got {got}; use an "
                              "index whose dense component has that encoder", path=str(path))
         by_id = {d.id: d for d in documents}
+        if meta.get("int8"):
+            from legalrag.national import dequantise
+
+            vectors = dequantise(np.load(path / "vectors.i8.npy", allow_pickle=False),
+                                 np.load(path / "scales.npy", allow_pickle=False))
+            out = cls([by_id[i] for i in meta["ids"]], vectors, encoder, float(meta.get("tau", DENSE_TAU)))
+            out.int8, out.vectors = True, vectors
+            return out
         return cls([by_id[i] for i in meta["ids"]], np.load(path / "vectors.npy", allow_pickle=False), encoder,
                    float(meta.get("tau", DENSE_TAU)))
 
@@ -85,10 +114,12 @@ class CaseVote:
 
 class CaseMemory:
     def __init__(self, cases: Sequence[Case], retriever: BM25Retriever | DenseCases, max_chars: int = 1500,
-                 digests: dict[str, str] | None = None):
+                 digests: dict[str, str] | None = None, partial: Sequence[str] = (), partial_above: int = 0):
+        """``partial``: the ids of cases whose labels cover only the provisions numbered above ``partial_above``."""
         self.cases = {c.id: c for c in cases}
         self.retriever = retriever
         self.max_chars = max_chars
+        self.partial, self.partial_above = frozenset(partial), partial_above
         # the SHA-256 of each case's facts (stripped): how a query is recognised as one of the cases
         self.digests = {c.id: sha256_text(c.facts.strip()) for c in cases} | dict(digests or {})
 
@@ -97,15 +128,19 @@ class CaseMemory:
 
     @classmethod
     def build(cls, cases: Sequence[Case], *, max_chars: int = 1500, lang: str = "auto", encoder: Any = None,
-              tau: float = DENSE_TAU) -> "CaseMemory":
-        """BM25 over the cases' facts, or with ``encoder`` the cosine of its query vectors."""
+              tau: float = DENSE_TAU, partial: Sequence[str] = (), partial_above: int = 0,
+              int8: bool = False) -> "CaseMemory":
+        """BM25 over the cases' facts, or with ``encoder`` the cosine of its query vectors (``int8``: held and
+        saved as int8 codes)."""
         cases = [Case(c.id, c.facts[:max_chars], c.gold) for c in cases if c.gold]
         if not cases:
             raise InputError("a case memory needs labelled cases (facts with their cited provisions); none given")
         docs = [Document(id=c.id, text=c.facts) for c in cases]
         if encoder is not None:
-            return cls(cases, DenseCases.build(docs, encoder, tau), max_chars)
-        return cls(cases, BM25Retriever.from_documents(docs, lang=lang), max_chars)
+            return cls(cases, DenseCases.build(docs, encoder, tau, int8), max_chars, partial=partial,
+                       partial_above=partial_above)
+        return cls(cases, BM25Retriever.from_documents(docs, lang=lang), max_chars, partial=partial,
+                   partial_above=partial_above)
 
     @property
     def dense(self) -> bool:
@@ -127,7 +162,14 @@ class CaseMemory:
                 weight[p] = weight.get(p, 0.0) + h.score / top
                 voters.setdefault(p, []).append(h.id)
         total = sum(h.score / top for h in hits)
-        votes = [CaseVote(p, w / total, tuple(voters[p])) for p, w in weight.items()]
+        complete = sum(h.score / top for h in hits if h.id not in self.partial)
+
+        def share(p: str, w: float) -> float:  # over the neighbours whose labels cover p
+            if not self.partial or (p.isdigit() and int(p) > self.partial_above):
+                return w / total
+            return w / complete if complete else 0.0
+
+        votes = [CaseVote(p, share(p, w), tuple(voters[p])) for p, w in weight.items()]
         return sorted(votes, key=lambda v: (-v.score, v.provision))
 
     def save(self, path: str | Path, *, texts: bool = True) -> None:
@@ -138,10 +180,12 @@ class CaseMemory:
             with (tmp / CASES_FILE).open("w", encoding="utf-8") as fh:
                 for c in self.cases.values():
                     facts = {"facts": c.facts} if texts else {"facts_sha256": self.digests[c.id]}
-                    fh.write(json.dumps({"id": c.id, **facts, "cited": sorted(c.gold)}, ensure_ascii=False) + "\n")
+                    flag = {"partial": True} if c.id in self.partial else {}
+                    fh.write(json.dumps({"id": c.id, **facts, "cited": sorted(c.gold), **flag},
+                                        ensure_ascii=False) + "\n")
             self.retriever.save(tmp / ("dense" if self.dense else "bm25"))
-            (tmp / "meta.json").write_text(json.dumps({"max_chars": self.max_chars, "n_cases": len(self.cases)}),
-                                           encoding="utf-8")
+            (tmp / "meta.json").write_text(json.dumps({"max_chars": self.max_chars, "n_cases": len(self.cases),
+                                                       "partial_above": self.partial_above}), encoding="utf-8")
 
     @staticmethod
     def encoder_of(path: str | Path) -> str | None:
@@ -154,7 +198,7 @@ class CaseMemory:
         p = Path(path)
         if not (p / CASES_FILE).exists():
             raise InputError(f"not a case memory directory ({CASES_FILE} missing)", path=str(p))
-        cases, digests = [], {}
+        cases, digests, partial = [], {}, []
         for line, rec in read_jsonl(p / CASES_FILE):
             try:
                 facts = rec["facts"] if "facts" in rec or "facts_sha256" not in rec else ""
@@ -163,11 +207,15 @@ class CaseMemory:
                 raise InputError(f"missing field {exc.args[0]!r}", path=str(p / CASES_FILE), line=line) from None
             if "facts" not in rec:
                 digests[str(rec["id"])] = str(rec["facts_sha256"])
+            if rec.get("partial"):
+                partial.append(str(rec["id"]))
         meta = json.loads((p / "meta.json").read_text(encoding="utf-8"))
         docs = [Document(id=c.id, text=c.facts) for c in cases]
         if (p / "dense").is_dir():
-            return cls(cases, DenseCases.load(p / "dense", docs, encoder), int(meta.get("max_chars", 1500)), digests)
+            return cls(cases, DenseCases.load(p / "dense", docs, encoder), int(meta.get("max_chars", 1500)), digests,
+                       partial, int(meta.get("partial_above", 0)))
         if digests:
             raise InputError("a BM25 case memory needs the cases' facts; this one holds only their digests",
                              path=str(p / CASES_FILE))
-        return cls(cases, BM25Retriever.load(p / "bm25", docs), int(meta.get("max_chars", 1500)))
+        return cls(cases, BM25Retriever.load(p / "bm25", docs), int(meta.get("max_chars", 1500)), partial=partial,
+                   partial_above=int(meta.get("partial_above", 0)))
