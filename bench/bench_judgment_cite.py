@@ -311,13 +311,23 @@ def cmd_saved(args):
 
     index = open_index(args.index)
     _, ev = split_dev_eval(load_cases(DATA / "test.json"), 200)
+    where = "301 JuDGE evaluation cases"
+    if args.cail_holdout:  # CAIL's lists hold only the charges' own articles: score those
+        from bench_judgment_cail import split_cases
+
+        from legalrag.citepred.data import Case
+
+        ev = [Case(c.id, c.facts, frozenset(str(a) for a in c.articles)) for c in split_cases(CAIL)[2]]
+        where = f"CAIL2018 hold-out ({len(ev)} cases), specific-part articles (above {GENERAL_PART}) only"
     pred = build_predictor(index, model_dir=args.model_dir)
     t0 = time.perf_counter()
     sets = [set(pred.predict(c.facts).provisions) for c in tqdm(ev, desc="cite (saved model)")]
     secs = time.perf_counter() - t0
+    if args.cail_holdout:
+        sets = [{p for p in s if p.isdigit() and int(p) > GENERAL_PART} for s in sets]
     gold = [c.gold for c in ev]
     micro = {k: round(v, 4) for k, v in micro_prf(sets, gold).items()}
-    out = {"name": f"citation model {args.model_dir} as `legalrag cite` runs it, 301 JuDGE evaluation cases",
+    out = {"name": f"citation model {args.model_dir} as `legalrag cite` runs it, {where}",
            "machine": MACHINE, "command": "python " + " ".join(sys.argv), "model_dir": str(args.model_dir),
            "index": str(args.index), "micro": micro, "seconds_per_case": round(secs / len(ev), 4)}
     print(f"saved model: micro P/R/F1 {micro['precision']:.4f}/{micro['recall']:.4f}/{micro['f1']:.4f}; "
@@ -333,6 +343,8 @@ def main() -> None:
     p = sub.add_parser("saved", help="a saved or shipped citation model, as `legalrag cite` runs it")
     p.add_argument("--index", type=Path, required=True)
     p.add_argument("--model-dir", required=True, help="model directory or shipped name (judge-cite)")
+    p.add_argument("--cail-holdout", action="store_true", help="score the CAIL2018 hold-out's specific-part "
+                   "articles instead of JuDGE's evaluation cases")
     p.add_argument("--json", type=Path, default=None)
     for name in ("split", "folds"):
         p = sub.add_parser(name)

@@ -11,15 +11,16 @@ The cases are searched with BM25 or, given an encoder (``build(..., encoder=...)
 encoder's query vectors (facts against facts: :class:`DenseCases`); a dense neighbour's weight is
 ``exp((cos - cos_best) / tau)``, since cosines of one encoder all lie close together.
 
-Cases with partial labels (CAIL2018: only the charges' own articles, numbered above the general part) vote only
-for the provisions their labels cover (``partial_above``): a provision's share is taken over the neighbours that
-could have voted for it, so they do not dilute the general-part articles the complete cases vote for.
+Cases with partial labels (CAIL2018: only the charges' own articles, numbered above the general part,
+``partial_above``) vote only for the provisions their labels cover, among the ``k`` nearest of all cases; the
+other provisions (the general part) are voted by the ``k`` nearest complete cases, so thousands of partial cases
+neither dilute nor crowd out the complete cases' votes.
 
 Saved as a directory: ``cases.jsonl`` (id, facts as indexed, cited provisions, ``partial`` where so) and
 ``bm25/`` or ``dense/`` (``vectors.npy``, or int8 codes and one scale per vector, + ``meta.json`` naming the
 encoder's model id; no pickle). A dense memory can be saved without
-the case texts (``save(..., texts=False)``: each case keeps the SHA-256 of its facts instead, enough to skip
-the query's own case), so a model that ships does not carry the labelled cases' facts.
+the case texts (``save(..., texts=False)``: each case keeps the first 16 hex digits of the SHA-256 of its facts
+instead, enough to skip the query's own case), so a model that ships does not carry the labelled cases' facts.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from legalrag.retrieval.bm25 import BM25Retriever
 from legalrag.types import Document, Hit
 
 CASES_FILE = "cases.jsonl"
+DIGEST_HEX = 16  # hex digits of a case's facts digest kept by a memory saved without texts
 DENSE_TAU = 0.05
 
 
@@ -105,6 +107,23 @@ class DenseCases:
                    float(meta.get("tau", DENSE_TAU)))
 
 
+def _votes(hits: Sequence[Hit], cases: dict[str, Case], keep) -> list["CaseVote"]:
+    """The share of the neighbours' weight (score relative to the best) citing each provision ``keep`` accepts."""
+    if not hits:
+        return []
+    top = hits[0].score
+    weight: dict[str, float] = {}
+    voters: dict[str, list[str]] = {}
+    for h in hits:
+        for p in cases[h.id].gold:
+            if keep(p):
+                weight[p] = weight.get(p, 0.0) + h.score / top
+                voters.setdefault(p, []).append(h.id)
+    total = sum(h.score / top for h in hits)
+    return sorted((CaseVote(p, w / total, tuple(voters[p])) for p, w in weight.items()),
+                  key=lambda v: (-v.score, v.provision))
+
+
 @dataclass(frozen=True)
 class CaseVote:
     provision: str
@@ -147,29 +166,19 @@ class CaseMemory:
         return isinstance(self.retriever, DenseCases)
 
     def propose(self, facts: str, k: int = 10) -> list[CaseVote]:
-        """Provisions cited by the ``k`` most similar labelled cases, best first."""
+        """Provisions cited by the ``k`` most similar labelled cases, best first. With partial-label cases, the
+        provisions their lists cover are voted by the ``k`` most similar of all cases, the others (the general
+        part) by the ``k`` most similar complete cases."""
         query = facts[: self.max_chars]
         own = sha256_text(query.strip())
-        hits = [h for h in self.retriever.retrieve(query, k=k + 1) if self.digests[h.id] != own][:k]
+        depth = len(self.cases) if self.partial else k
+        hits = [h for h in self.retriever.retrieve(query, k=depth + 1) if not own.startswith(self.digests[h.id])]
         hits = [h for h in hits if h.score > 0]
-        if not hits:
-            return []
-        top = hits[0].score
-        weight: dict[str, float] = {}
-        voters: dict[str, list[str]] = {}
-        for h in hits:
-            for p in self.cases[h.id].gold:
-                weight[p] = weight.get(p, 0.0) + h.score / top
-                voters.setdefault(p, []).append(h.id)
-        total = sum(h.score / top for h in hits)
-        complete = sum(h.score / top for h in hits if h.id not in self.partial)
-
-        def share(p: str, w: float) -> float:  # over the neighbours whose labels cover p
-            if not self.partial or (p.isdigit() and int(p) > self.partial_above):
-                return w / total
-            return w / complete if complete else 0.0
-
-        votes = [CaseVote(p, share(p, w), tuple(voters[p])) for p, w in weight.items()]
+        if not self.partial:
+            return _votes(hits[:k], self.cases, lambda p: True)
+        covered = lambda p: p.isdigit() and int(p) > self.partial_above  # noqa: E731
+        complete = [h for h in hits if h.id not in self.partial][:k]
+        votes = _votes(hits[:k], self.cases, covered) + _votes(complete, self.cases, lambda p: not covered(p))
         return sorted(votes, key=lambda v: (-v.score, v.provision))
 
     def save(self, path: str | Path, *, texts: bool = True) -> None:
@@ -179,7 +188,8 @@ class CaseMemory:
         with atomic_dir(path) as tmp:
             with (tmp / CASES_FILE).open("w", encoding="utf-8") as fh:
                 for c in self.cases.values():
-                    facts = {"facts": c.facts} if texts else {"facts_sha256": self.digests[c.id]}
+                    # without texts, the first 16 hex digits of the digest (64 bits) tell the query's own case
+                    facts = {"facts": c.facts} if texts else {"facts_sha256": self.digests[c.id][:DIGEST_HEX]}
                     flag = {"partial": True} if c.id in self.partial else {}
                     fh.write(json.dumps({"id": c.id, **facts, "cited": sorted(c.gold), **flag},
                                         ensure_ascii=False) + "\n")
