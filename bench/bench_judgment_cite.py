@@ -319,17 +319,29 @@ def cmd_saved(args):
 
         ev = [Case(c.id, c.facts, frozenset(str(a) for a in c.articles)) for c in split_cases(CAIL)[2]]
         where = f"CAIL2018 hold-out ({len(ev)} cases), specific-part articles (above {GENERAL_PART}) only"
-    pred = build_predictor(index, model_dir=args.model_dir)
-    t0 = time.perf_counter()
-    sets = [set(pred.predict(c.facts).provisions) for c in tqdm(ev, desc="cite (saved model)")]
-    secs = time.perf_counter() - t0
-    if args.cail_holdout:
-        sets = [{p for p in s if p.isdigit() and int(p) > GENERAL_PART} for s in sets]
+    def run(model_dir):
+        pred = build_predictor(index, model_dir=model_dir)
+        t0 = time.perf_counter()
+        sets = [set(pred.predict(c.facts).provisions) for c in tqdm(ev, desc=f"cite ({model_dir})")]
+        secs = time.perf_counter() - t0
+        if args.cail_holdout:
+            sets = [{p for p in s if p.isdigit() and int(p) > GENERAL_PART} for s in sets]
+        return sets, secs
+
+    sets, secs = run(args.model_dir)
     gold = [c.gold for c in ev]
     micro = {k: round(v, 4) for k, v in micro_prf(sets, gold).items()}
+    compared = {}
+    if args.compare:  # the same cases through another model: its micro figures and a paired test of per-case F1
+        other, _ = run(args.compare)
+        compared = {"model_dir": str(args.compare),
+                    "micro": {k: round(v, 4) for k, v in micro_prf(other, gold).items()},
+                    "p_per_case_f1": round(paired(per_case_f1(sets, gold), per_case_f1(other, gold)), 4)}
+        print("compared:", json.dumps(compared), flush=True)
     out = {"name": f"citation model {args.model_dir} as `legalrag cite` runs it, {where}",
            "machine": MACHINE, "command": "python " + " ".join(sys.argv), "model_dir": str(args.model_dir),
-           "index": str(args.index), "micro": micro, "seconds_per_case": round(secs / len(ev), 4)}
+           "index": str(args.index), "micro": micro, "seconds_per_case": round(secs / len(ev), 4),
+           **({"compared": compared} if compared else {})}
     print(f"saved model: micro P/R/F1 {micro['precision']:.4f}/{micro['recall']:.4f}/{micro['f1']:.4f}; "
           f"{out['seconds_per_case']} s per case", flush=True)
     if args.json:
@@ -343,6 +355,8 @@ def main() -> None:
     p = sub.add_parser("saved", help="a saved or shipped citation model, as `legalrag cite` runs it")
     p.add_argument("--index", type=Path, required=True)
     p.add_argument("--model-dir", required=True, help="model directory or shipped name (judge-cite)")
+    p.add_argument("--compare", default=None, help="another model directory or shipped name: run on the same "
+                   "cases, with a paired randomization test of per-case F1")
     p.add_argument("--cail-holdout", action="store_true", help="score the CAIL2018 hold-out's specific-part "
                    "articles instead of JuDGE's evaluation cases")
     p.add_argument("--json", type=Path, default=None)
