@@ -248,3 +248,12 @@ def test_the_packer_writes_the_models_own_prefixes(tmp_path):
         f"the packer wrote prefixes {got['query_prefix']!r} / {got['passage_prefix']!r} for a model whose prompts " \
         "are query: / passage:"
     assert got["dimension"] == 32 and got["max_seq_length"] == 32
+
+
+def test_all_shipped_models_fit_the_install_budget():
+    """The shipped models together stay within 60 MB (the install-size budget of legalrag's models)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "src" / "legalrag" / "data" / "models"
+    total = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+    assert 0 < total <= 60_000_000, f"{total / 1e6:.1f} MB"
