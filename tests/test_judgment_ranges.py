@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from legalrag.judgment.signals import (AMENDED_ARTICLES, AMENDED_CHARGES, COMBINED_DETENTION, COMBINED_FIXED,
-                                       COMBINED_FIXED_LONG, COMBINED_LONG_FROM, COMBINED_SUPERVISION, DETENTION,
-                                       FIXED_TERM, SUPERVISION, combined_range, statutory_range)
+from legalrag.judgment.ranges import (AMENDED_ARTICLES, AMENDED_CHARGES, COMBINED_DETENTION, COMBINED_FIXED,
+                                      COMBINED_FIXED_LONG, COMBINED_LONG_FROM, COMBINED_SUPERVISION, DETENTION,
+                                      FIXED_TERM, SUPERVISION, combined_range, statutory_range)
 from legalrag.numerals import to_chinese, to_int
 
 # The articles' wording, as the national corpus (中华人民共和国刑法) gives it.

@@ -17,7 +17,8 @@ from legalrag.judgment.extract import extract_fields
 from legalrag.judgment.labels import label_case, label_cases
 from legalrag.judgment.numbers import numbers_in
 from legalrag.judgment.predict import StructurePredictor
-from legalrag.judgment.signals import charge_mentions, statutory_range
+from legalrag.judgment.ranges import statutory_range
+from legalrag.judgment.signals import charge_mentions
 from legalrag.numerals import to_chinese
 
 STATUTES = [

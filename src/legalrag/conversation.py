@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import enum
 import time
-from collections import OrderedDict
 from typing import Any, Callable, Iterable, Sequence
 
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM, ChatRequest
 from legalrag.engine import check_turns as _check
 from legalrag.engine import full_context
-from legalrag.followup import fuse_turns
+from legalrag.followup import SearchCache, fuse_turns
 from legalrag.types import Answer, Document, Hit, Search, Step, Turn, Usage
 
 Processor = Callable[[Sequence[Turn]], str]
@@ -167,8 +166,7 @@ class ContextFusion:
                 raise InputError(f"{label} must be at least 1, got {value}")
         self.question_decay, self.answer_weight, self.law_prior = question_decay, answer_weight, law_prior
         self.law_top, self.depth, self.rrf_k, self.max_turns = law_top, depth, rrf_k, max_turns
-        self._cache: OrderedDict[tuple[int, str, int], tuple[Search, list[Hit]]] = OrderedDict()
-        self._cache_size = cache_size
+        self._cache = SearchCache(cache_size)  # (text, depth) -> hits
         self.searches = 0  # searches actually run (the rest came from the cache)
 
     def params(self) -> dict[str, Any]:
@@ -190,18 +188,11 @@ class ContextFusion:
         return [x for x in out if x[1] > 0]
 
     def _search(self, search: Search, text: str) -> list[Hit]:
-        # the entry holds ``search`` itself: while it is cached its id cannot be given to another callable (a
-        # search function made per call, as the consultation benchmark makes one per retriever)
-        key = (id(search), text, self.depth)
-        entry = self._cache.get(key)
-        if entry is not None and entry[0] is search:
-            self._cache.move_to_end(key)
-            return entry[1]
-        hits = list(search(text, self.depth))
-        self.searches += 1
-        self._cache[key] = (search, hits)
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+        hits = self._cache.get(search, (text, self.depth))
+        if hits is None:
+            hits = list(search(text, self.depth))
+            self.searches += 1
+            self._cache.put(search, (text, self.depth), hits)
         return hits
 
     def retrieve(self, search: Search, turns: Sequence[Turn], k: int = 10) -> list[Hit]:

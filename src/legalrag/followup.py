@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from legalrag.errors import InputError
@@ -102,9 +102,27 @@ class FollowUpTrace:
                 "carried": [{"id": i, "title": titles.get(i, i)} for i in self.carried]}
 
 
-@dataclass
-class _Memo:
-    hits: "OrderedDict[tuple, list[Hit]]" = field(default_factory=OrderedDict)
+class SearchCache:
+    """A bounded LRU of what was found per search function and key. Each entry holds the function itself, so
+    its id (part of the entry's key) cannot be given to another function while the entry lives: a search made
+    per call (the consultation benchmark makes one per retriever) is never answered with another one's hits."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._entries: OrderedDict[tuple, tuple[Search, Any]] = OrderedDict()
+
+    def get(self, search: Search, key: tuple) -> Any:
+        """The value stored for ``search`` and ``key``, or None."""
+        entry = self._entries.get((id(search),) + key)
+        if entry is None or entry[0] is not search:
+            return None
+        self._entries.move_to_end((id(search),) + key)
+        return entry[1]
+
+    def put(self, search: Search, key: tuple, value: Any) -> None:
+        self._entries[(id(search),) + key] = (search, value)
+        if len(self._entries) > self.size:
+            self._entries.popitem(last=False)
 
 
 class FollowUp:
@@ -135,8 +153,8 @@ class FollowUp:
         self.short_question, self.overlap_top, self.max_turns = short_question, overlap_top, max_turns
         self.law_top, self.depth, self.rrf_k, self.cited = law_top, depth, rrf_k, cited
         self.law_prior_new, self.history_new, self.moved_share = law_prior_new, history_new, moved_share
-        self._cache: OrderedDict[tuple[int, str], tuple[Search, list[Hit]]] = OrderedDict()
-        self._memo: OrderedDict[tuple, tuple[Search, tuple[list[Hit], FollowUpTrace]]] = OrderedDict()
+        self._cache = SearchCache(cache_size)  # (text,) -> hits
+        self._memo = SearchCache(cache_size)  # (questions, answers, k) -> (hits, trace)
         self._cited_memo: OrderedDict[str, list[Document]] = OrderedDict()
         self._cache_size = cache_size
         self.searches = 0
@@ -180,17 +198,11 @@ class FollowUp:
         return [x for x in out if x[1] > 0]
 
     def _search(self, search: Search, text: str) -> list[Hit]:
-        # entries hold ``search`` itself, so its id is not given to another callable while they live
-        key = (id(search), text)
-        entry = self._cache.get(key)
-        if entry is not None and entry[0] is search:
-            self._cache.move_to_end(key)
-            return entry[1]
-        hits = list(search(text, self.depth))
-        self.searches += 1
-        self._cache[key] = (search, hits)
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+        hits = self._cache.get(search, (text,))
+        if hits is None:
+            hits = list(search(text, self.depth))
+            self.searches += 1
+            self._cache.put(search, (text,), hits)
         return hits
 
     def _cited(self, answer: str) -> list[Document]:
@@ -235,11 +247,10 @@ class FollowUp:
 
     def _retrieve(self, search: Search, questions: tuple[str, ...], answers: tuple[str, ...],
                   k: int) -> tuple[list[Hit], FollowUpTrace]:
-        key = (id(search), questions, answers, k)
-        entry = self._memo.get(key)
-        if entry is not None and entry[0] is search:
-            self._memo.move_to_end(key)
-            return entry[1]
+        key = (questions, answers, k)
+        done = self._memo.get(search, key)
+        if done is not None:
+            return done
         runs = [(self._search(search, text), weight, last) for text, weight, last in self._runs(questions, answers)]
         context = self._context_query(questions)
         searched = (questions[-1],) + ((context,) if context else ())
@@ -268,9 +279,7 @@ class FollowUp:
             hits = fuse_turns(runs, k, rrf_k=self.rrf_k, law_prior=prior, law_top=self.law_top)
             carried = tuple(h.id for h in hits if h.id in established)
             result = (hits, FollowUpTrace(searched, carried, tuple(established), same, reason))
-        self._memo[key] = (search, result)
-        if len(self._memo) > self._cache_size:
-            self._memo.popitem(last=False)
+        self._memo.put(search, key, result)
         return result
 
 

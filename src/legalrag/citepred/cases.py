@@ -50,28 +50,38 @@ class DenseCases:
 
     def __init__(self, documents: Sequence[Document], vectors: np.ndarray, encoder: Any, tau: float = DENSE_TAU,
                  int8: bool = False):
-        """``int8``: held and saved as int8 codes with one scale per vector (a memory of thousands of cases that
-        ships), the vectors searched being the dequantised ones, so a loaded memory ranks as the trained one."""
-        from legalrag.national import dequantise, quantise
-
+        """``int8``: saved as int8 codes with one scale per vector (a memory of thousands of cases that ships);
+        ``vectors`` are then the dequantised codes (``build`` rounds them so), and a loaded memory ranks as the
+        built one."""
         self.documents = list(documents)
         self.int8 = int8
-        vectors = np.asarray(vectors, dtype=np.float32)
-        self.vectors = dequantise(*quantise(vectors)) if int8 else vectors
+        self.vectors = np.asarray(vectors, dtype=np.float32)
         self.encoder, self.tau = encoder, tau
         self.name = f"cases:{encoder.model_id}"
 
     @classmethod
     def build(cls, documents: Sequence[Document], encoder: Any, tau: float = DENSE_TAU,
               int8: bool = False) -> "DenseCases":
-        return cls(documents, encoder.encode_queries([d.text for d in documents]), encoder, tau, int8)
+        vectors = np.asarray(encoder.encode_queries([d.text for d in documents]), dtype=np.float32)
+        if int8:
+            from legalrag.national import dequantise, quantise
 
-    def retrieve(self, query: str, k: int = 10, filter=None) -> list[Hit]:
-        q = np.asarray(self.encoder.encode_queries([query]), dtype=np.float32)[0]
-        cos = self.vectors @ q
-        order = np.argsort(-cos, kind="stable")[:k]
+            vectors = dequantise(*quantise(vectors))
+        return cls(documents, vectors, encoder, tau, int8)
+
+    def cosines(self, query: str) -> np.ndarray:
+        """The cosine of ``query``'s vector with every case's."""
+        return self.vectors @ np.asarray(self.encoder.encode_queries([query]), dtype=np.float32)[0]
+
+    def top(self, cos: np.ndarray, k: int, among: np.ndarray | None = None) -> list[Hit]:
+        """The ``k`` best cases by ``cos`` (of :meth:`cosines`), among those ``among`` marks (a boolean mask)."""
+        idx = np.arange(len(cos)) if among is None else np.flatnonzero(among)
+        order = idx[np.argsort(-cos[idx], kind="stable")[:k]]
         return [Hit(document=self.documents[i], score=math.exp((float(cos[i]) - 1.0) / self.tau), rank=r,
                     retriever=self.name) for r, i in enumerate(order, 1)]
+
+    def retrieve(self, query: str, k: int = 10, filter=None) -> list[Hit]:
+        return self.top(self.cosines(query), k)
 
     def save(self, path: Path) -> None:
         from legalrag.national import quantise
@@ -100,9 +110,7 @@ class DenseCases:
 
             vectors = dequantise(np.load(path / "vectors.i8.npy", allow_pickle=False),
                                  np.load(path / "scales.npy", allow_pickle=False))
-            out = cls([by_id[i] for i in meta["ids"]], vectors, encoder, float(meta.get("tau", DENSE_TAU)))
-            out.int8, out.vectors = True, vectors
-            return out
+            return cls([by_id[i] for i in meta["ids"]], vectors, encoder, float(meta.get("tau", DENSE_TAU)), True)
         return cls([by_id[i] for i in meta["ids"]], np.load(path / "vectors.npy", allow_pickle=False), encoder,
                    float(meta.get("tau", DENSE_TAU)))
 
@@ -139,6 +147,9 @@ class CaseMemory:
         self.retriever = retriever
         self.max_chars = max_chars
         self.partial, self.partial_above = frozenset(partial), partial_above
+        # a dense memory's cases with complete labels, in its order
+        self._complete = np.array([d.id not in self.partial for d in retriever.documents]) \
+            if self.partial and isinstance(retriever, DenseCases) else None
         # the SHA-256 of each case's facts (stripped): how a query is recognised as one of the cases
         self.digests = {c.id: sha256_text(c.facts.strip()) for c in cases} | dict(digests or {})
 
@@ -171,15 +182,23 @@ class CaseMemory:
         part) by the ``k`` most similar complete cases."""
         query = facts[: self.max_chars]
         own = sha256_text(query.strip())
-        depth = len(self.cases) if self.partial else k
-        hits = [h for h in self.retriever.retrieve(query, k=depth + 1) if not own.startswith(self.digests[h.id])]
-        hits = [h for h in hits if h.score > 0]
+
+        def kept(hits, n=k):  # never the query's own case; the n best with a positive score
+            return [h for h in hits if not own.startswith(self.digests[h.id]) and h.score > 0][:n]
+
         if not self.partial:
-            return _votes(hits[:k], self.cases, lambda p: True)
+            return _votes(kept(self.retriever.retrieve(query, k=k + 1)), self.cases, lambda p: True)
+        if self.dense:  # one query vector, ranked among all cases and among the complete ones
+            cos = self.retriever.cosines(query)
+            nearest = kept(self.retriever.top(cos, k + 1))
+            complete = kept(self.retriever.top(cos, k + 1, self._complete))
+        else:
+            hits = kept(self.retriever.retrieve(query, k=len(self.cases) + 1), len(self.cases))
+            nearest, complete = hits[:k], [h for h in hits if h.id not in self.partial][:k]
         covered = lambda p: p.isdigit() and int(p) > self.partial_above  # noqa: E731
-        complete = [h for h in hits if h.id not in self.partial][:k]
-        votes = _votes(hits[:k], self.cases, covered) + _votes(complete, self.cases, lambda p: not covered(p))
+        votes = _votes(nearest, self.cases, covered) + _votes(complete, self.cases, lambda p: not covered(p))
         return sorted(votes, key=lambda v: (-v.score, v.provision))
+
 
     def save(self, path: str | Path, *, texts: bool = True) -> None:
         """Write the memory; ``texts=False`` (dense memories only) keeps each case's facts as their SHA-256."""

@@ -14,8 +14,8 @@ from legalrag.judgment.boosting import FOLDS
 from legalrag.judgment.defendants import DEFENDANT_COLUMNS, defendants_in_facts
 from legalrag.judgment.features import GROUPS, FactFeatures, extract_features
 from legalrag.judgment.labels import LabelledCase
-from legalrag.judgment.signals import DENSE_CHARS, ChargeCentroids, CoTable, Neighbour, NeighbourIndex, charge_mentions, \
-    keyword_hits, share, vote
+from legalrag.judgment.signals import DENSE_CHARS, ChargeCentroids, CoTable, Neighbour, NeighbourIndex, \
+    charge_mentions, keyword_hits, share, vote
 
 K_NEIGHBOURS = 10
 CENTROID_TOP = 3  # the charges whose centroid of case vectors is nearest the facts become candidates

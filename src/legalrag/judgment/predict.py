@@ -13,7 +13,7 @@ candidate and feature rows of ``candidates.py``, built from rule features (``fea
 - **prison months** and **fine** (quantile regression at the median of the log amount, which suits the
   benchmark's relative score), the fine behind a yes/no model; the term is clipped to the statutory range of
   the predicted charge's own article (an amended ``第X条之一`` article in the national corpus's wording where the
-  charge has one, ``signals.AMENDED_CHARGES``), or for several charges to the combined range of art. 69;
+  charge has one, ``ranges.AMENDED_CHARGES``), or for several charges to the combined range of art. 69;
 - **probation** (缓刑) yes/no.
 
 Every prediction (``structure.py``) carries its evidence: the spans, neighbours and table counts behind a
@@ -45,8 +45,9 @@ from legalrag.judgment.model_dir import load_structure, save_structure
 from legalrag.judgment.per_defendant import choose_per_defendant, round_fine
 from legalrag.judgment.selection import backward_eliminate, column_index, fold_assignments, \
     logloss_cv, nested_check, partial_assignments, partial_weight, penalty_cv, set_f1_cv, set_threshold_cv
-from legalrag.judgment.signals import AMENDED_ARTICLES, AMENDED_CHARGES, charge_mentions, combined_range, share, \
-    statutory_range, statutory_ranges
+from legalrag.judgment.ranges import AMENDED_ARTICLES, AMENDED_CHARGES, combined_range, statutory_range, \
+    statutory_ranges
+from legalrag.judgment.signals import charge_mentions, share
 from legalrag.judgment.structure import Amount, Scored, Structure
 from legalrag.judgment.undecided import MIN_DECIDE_CHARS, mark_unseen, undecided
 from legalrag.types import Document
@@ -90,13 +91,12 @@ class StructurePredictor(CaseRows):
     def train(self, progress: bool = False, partial_rows: Iterable[str] = ()) -> "StructurePredictor":
         """Fit the five models. They learn from the cases with full labels; the cases with partial labels
         (CAIL) named in ``partial_rows`` give rows too, to each model whose cross-validated score on the
-        complete cases (those cases' folds predicted, the partial ones in every training fold) they do not lower
-        by more than ``selection.TOL``, at the largest weight of ``selection.PARTIAL_WEIGHTS`` that does not (``self.partial_use``:
-        the weight, 0 for not used): they carry charges and articles the complete cases lack,
-        which that score cannot see, so they are kept unless they cost the complete cases; every other partial
-        case enters through the neighbours, the count tables and
-        the charge centroids every row reads. Probation and the general-part articles are learned from the
-        complete cases only."""
+        complete cases (those cases' folds predicted, the partial ones in every training fold) they do not
+        lower by more than ``selection.TOL``, at the largest such weight of ``selection.PARTIAL_WEIGHTS``
+        (``self.partial_use``: the weight, 0 for not used). They carry charges and articles the complete cases
+        lack, which that score cannot see, so they are kept unless they cost the complete cases; every other
+        partial case enters through the neighbours, the count tables and the charge centroids every row reads.
+        Probation and the general-part articles are learned from the complete cases only."""
         import numpy as np
 
         wanted = set(partial_rows)
@@ -164,7 +164,7 @@ class StructurePredictor(CaseRows):
             self.models["fine"] = self._fit("fine", X_num[rows & mask], fines[rows & mask], "quantile",
                                             sub(w, rows & mask))
         self.models["probation"] = self._fit("probation", X_num[known], on_probation[known], "binary")
-        self._choose_per_defendant(cases, contexts, X_num)
+        self._choose_per_defendant(cases, contexts, X_num, n_j)
         # The article model reads P(fine) and P(probation) (arts. 52/53, 72/73 follow them); training rows get
         # out-of-fold probabilities so the model learns how far to trust the predicted ones.
         fine_oof = out_of_fold(X_num[:, self._idx("fine_present")], has_fine, self._cols("fine_present"))
@@ -200,8 +200,8 @@ class StructurePredictor(CaseRows):
         return self
 
     # ------------------------------------------------------------------------------- several defendants
-    def _choose_per_defendant(self, cases, contexts, X_num) -> None:
-        choose_per_defendant(self, cases, contexts, X_num)
+    def _choose_per_defendant(self, cases, contexts, X_num, n_complete: int) -> None:
+        choose_per_defendant(self, cases, contexts, X_num, n_complete)
 
     def _uses_per_defendant(self, kind: str) -> bool:
         return bool(self.per_defendant.get(kind, {}).get("used"))
@@ -353,7 +353,7 @@ class StructurePredictor(CaseRows):
 
     def _own_article(self, charge: str) -> tuple[str, str] | None:
         """(article, text) of the article that defines ``charge``: an amended article (``第X条之一``) from the
-        national corpus's wording when the charge is one (``signals.AMENDED_CHARGES``), else the specific-part
+        national corpus's wording when the charge is one (``ranges.AMENDED_CHARGES``), else the specific-part
         article the labelled cases cite most often with the charge, where the statute corpus states its range."""
         if charge in AMENDED_CHARGES:
             art = AMENDED_CHARGES[charge]
@@ -367,7 +367,7 @@ class StructurePredictor(CaseRows):
 
     def _range_for(self, charges: Sequence[str]) -> tuple[str, tuple[int, int]] | None:
         """The statutory range keyed by the predicted charges' own articles: one charge, its article's range;
-        several, the combined range of art. 69 (``signals.combined_range``). None when a charge's article is
+        several, the combined range of art. 69 (``ranges.combined_range``). None when a charge's article is
         unknown."""
         own = [self._own_article(c) for c in dict.fromkeys(charges)]
         if not own or any(o is None for o in own):
