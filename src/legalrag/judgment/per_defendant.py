@@ -11,15 +11,13 @@ from legalrag.judgment.metrics import relative_score
 from legalrag.judgment.selection import EXCLUDED, TOL, TRAIN_ONLY, fold_assignments
 
 
-def choose_per_defendant(p, cases, contexts, X_num) -> None:
+def choose_per_defendant(p, cases, contexts, X_num, n_complete: int) -> None:
     """Per-defendant prison and fine models (one row per sentenced defendant, ``defendants.py``), used in
     place of the case-level ones where they score better out of fold on the training cases, each scored as
-    the evaluator reads a result (the distinct per-defendant terms summed). Only the complete cases (first in
-    ``cases``) are scored; the partial-label ones after them train in every fold, at the case-level model's
-    weight, where that model learns from them (``p.partial_use``), else take no part."""
+    the evaluator reads a result (the distinct per-defendant terms summed). Only the ``n_complete`` complete
+    cases (first in ``cases``) are scored; the partial-label ones after them train in every fold, at the
+    case-level model's weight, where that model learns from them (``p.partial_use``), else take no part."""
     import numpy as np
-
-    n_complete = sum(1 for c in cases if c.complete or not p.lexical)
 
     rows, months, fines, case_of = [], [], [], []
     for i, (c, ctx) in enumerate(zip(cases, contexts)):
