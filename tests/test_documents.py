@@ -13,15 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from legalrag.corpora.documents import (
-    apply_update,
-    file_manifest,
-    find_headers,
-    load_file,
-    load_folder,
-    plan_update,
-    window_spans,
-)
+from legalrag.corpora.documents import apply_update, file_manifest, load_file, load_folder, plan_update
+from legalrag.corpora.spans import find_headers, window_spans
 from legalrag.errors import InputError
 from legalrag.io import sha256_file
 from legalrag.types import DocumentKind

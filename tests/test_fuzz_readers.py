@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from legalrag.corpora.documents import load_file, window_spans
+from legalrag.corpora.documents import load_file
+from legalrag.corpora.spans import window_spans
 from legalrag.corpora.statutes import load_statutes
 from legalrag.errors import InputError
 from legalrag.evaluation.datasets import load_queries
