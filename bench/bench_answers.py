@@ -5,7 +5,7 @@ randomization tests between runs on the same questions (before/after a change, r
         --run after=runs/answers/after-0.5b-retriever.jsonl --pair before:after \
         --name "..." --command "..." --out bench/results/answers-0.5b.json
 
-A run file's first line is its settings; every other line one scored answer (see legalrag.answerbench.run).
+A run file's first line is its settings; every other line one scored answer (see legalrag.evaluation.answers.run).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def main() -> None:
                     "runs/stard-split/test.jsonl; index of the 55,515-article corpus with the shipped stard-e5")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
-    from legalrag.answerbench.run import summarise
+    from legalrag.evaluation.answers.run import summarise
 
     runs = {}
     for spec in a.run:

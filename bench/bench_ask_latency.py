@@ -40,7 +40,7 @@ import json, os, sys, time
 t_spawn = float(sys.argv[1]); question = sys.argv[2]; index_dir = sys.argv[3]; opts = json.loads(sys.argv[4])
 sys.path.insert(0, opts["src"])
 t_start = time.time()
-from legalrag.answer import answer_question
+from legalrag.answer.question import answer_question
 from legalrag.retrieval.index import open_index
 try:
     from legalrag.wiring import make_llm
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> None:
 def warm(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(Path(args.src).resolve()))
     os.environ["LEGALRAG_LLM_CACHE"] = os.devnull
-    from legalrag.answer import answer_question
+    from legalrag.answer.question import answer_question
     from legalrag.retrieval.index import open_index
     from legalrag.wiring import make_llm
 

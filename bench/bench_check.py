@@ -30,9 +30,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from legalrag.citations import CitationResolver  # noqa: E402
-from legalrag.citations.checker import check_text  # noqa: E402
-from legalrag.citations.chinese import ChineseCitation  # noqa: E402
+from legalrag.citecheck import CitationResolver  # noqa: E402
+from legalrag.citecheck.checker import check_text  # noqa: E402
+from legalrag.citecheck.chinese import ChineseCitation  # noqa: E402
 
 PAGE = {"section": "citations", "rows": [{"configuration": "legalrag check on texts with known errors (data we wrote from STARD test answers)", "result": "caught: wrong article {metrics[wrong_article][catch_rate]:.2f}, repealed {metrics[repealed][catch_rate]:.2f}, invented {metrics[invented][catch_rate]:.2f}, right article for the wrong claim {metrics[wrong_claim][catch_rate]:.2f}; correct citations not shown supported {metrics[correct][false_alarm_rate]:.2f}", "cost": "{metrics[speed][citations_per_s]:.0f} citations/s", "needs": "CPU", "anchor": "check.md"}]}  # the results page rows
 MACHINE = "2-core x86-64 CPU, 24 GiB, no GPU, shared with other jobs"

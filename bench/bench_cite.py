@@ -97,10 +97,10 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None, help="write all figures here")
     args = ap.parse_args()
 
-    from legalrag.citepred.codefilter import filter_report
-    from legalrag.citepred.data import load_cases, split_dev_eval
-    from legalrag.citepred.evaluate import ROWS, calibrate, compare_stages, evaluate, report, run_cases, stage_sets
-    from legalrag.citepred.service import build_predictor
+    from legalrag.citepredict.codefilter import filter_report
+    from legalrag.citepredict.data import load_cases, split_dev_eval
+    from legalrag.citepredict.evaluate import ROWS, calibrate, compare_stages, evaluate, report, run_cases, stage_sets
+    from legalrag.citepredict.service import build_predictor
 
     from legalrag.wiring import open_index
 
@@ -114,12 +114,12 @@ def main() -> None:
                  "case_neighbours": args.case_neighbours}
     out: dict = {"dev": len(dev), "eval": len(ev), "config": overrides}
 
-    from legalrag.citepred.cases import CaseMemory
+    from legalrag.citepredict.cases import CaseMemory
 
     memory = None if args.no_case_memory else CaseMemory.build(dev)
     out["case_memory"] = 0 if memory is None else len(memory)
     if args.tune_cases and memory is not None:
-        from legalrag.citepred.select import calibrate_threshold
+        from legalrag.citepredict.select import calibrate_threshold
 
         grid = []
         for k in (3, 5, 10, 20):

@@ -84,7 +84,7 @@ def report(out: Path) -> None:
 def validity(judge_dir: Path, out: Path) -> None:
     """Does the judge track anything measurable? Spearman of its per-answer mean score with ROUGE-L and keyword
     accuracy of the same answers, and paired randomization tests between settings on that mean."""
-    from legalrag.consultation.judge import spearman
+    from legalrag.evaluation.lexrag.judge import spearman
     from legalrag.evaluation.compare import paired_randomization_test
 
     gen = json.loads((judge_dir / "manifest.json").read_text(encoding="utf-8"))["parameters"]["generations"]

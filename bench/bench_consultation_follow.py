@@ -10,10 +10,10 @@ Every text any processor searches is searched once per retriever at depth 100 an
 ``OUT/lists-<retriever>.json`` (a rerun reads it). Processors:
 
 - ``last``, ``all_questions``: one query string each;
-- ``fused``: today's default (the shipped :class:`legalrag.conversation.ContextFusion` weights);
+- ``fused``: today's default (the shipped :class:`legalrag.answer.processors.ContextFusion` weights);
 - ``fused-dev``: ``fused`` with its weights chosen on the development part (the grid of
   ``bench_consultation_query.py``);
-- ``carry``: :class:`legalrag.followup.FollowUp` with its shipped defaults, and ``carry-dev`` with the weights a
+- ``carry``: :class:`legalrag.answer.carry.FollowUp` with its shipped defaults, and ``carry-dev`` with the weights a
   coordinate search chose on the development part (Recall@10 at turns 2-5, then MRR@10);
 - ``carry-nocite``: ``carry`` without the articles the earlier answers cite (what retrieval alone carries).
 
@@ -47,8 +47,8 @@ CARRY_GRID = {"context_weight": (0.0, 0.25, 0.5, 1.0), "law_prior": (0.0, 1.0, 2
 
 
 def load(path: Path, docs) -> list:
-    from legalrag.consultation.data import load_consultations
-    from legalrag.consultation.gold import resolve_gold
+    from legalrag.evaluation.lexrag.data import load_consultations
+    from legalrag.evaluation.lexrag.gold import resolve_gold
 
     rows, report = resolve_gold(load_consultations(path), docs)
     if report.scored < len(rows):
@@ -177,7 +177,7 @@ def paired(a_scores, b_scores, turns, metric) -> dict:
 def live_cost(index, retriever, processors, dialogues, resolver) -> dict:
     """Seconds per turn of each processor in a live consultation (searches run), five-turn dialogues and one
     30-turn consultation (six dialogues in a row): mean, and the mean of turns 26-30 for the long one."""
-    from legalrag.consultation.data import ConsultTurn  # noqa: F401 (shape of the rows)
+    from legalrag.evaluation.lexrag.data import ConsultTurn  # noqa: F401 (shape of the rows)
     from legalrag.types import Turn
     from legalrag.wiring import build_pipeline
 
@@ -234,9 +234,9 @@ def main() -> None:
     ap.add_argument("--parts", default="dev,test", help="which parts to score: dev,test or test")
     args = ap.parse_args()
 
-    from legalrag.conversation import ContextFusion, all_questions, last_question
-    from legalrag.engine import resolver_for
-    from legalrag.followup import FollowUp, cited_documents
+    from legalrag.answer.processors import ContextFusion, all_questions, last_question
+    from legalrag.answer.engine import resolver_for
+    from legalrag.answer.carry import FollowUp, cited_documents
     from legalrag.wiring import open_index
 
     t_start = time.perf_counter()
@@ -311,7 +311,7 @@ def main() -> None:
         "dev_minus_test_recall@10_turn5": gap,
     }
     if args.cost:
-        from legalrag.consultation.data import load_consultations
+        from legalrag.evaluation.lexrag.data import load_consultations
 
         rows = load_consultations(data / "test.json")
         by_d: dict[str, list] = {}

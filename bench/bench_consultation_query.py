@@ -8,7 +8,7 @@ processor's weights chosen by cross-validation over dialogues.
 For each retriever (an index component by name) every text a processor searches (each question, each answer,
 all questions joined, the labelled dialogue) is searched once at depth 100 and the lists are kept in
 ``OUT/lists-<retriever>.json`` (a rerun reads them). ``last``, ``all_questions`` and ``full_context`` are then
-scored from those lists; ``fused`` runs the shipped :class:`legalrag.conversation.ContextFusion` over
+scored from those lists; ``fused`` runs the shipped :class:`legalrag.answer.processors.ContextFusion` over
 them with its defaults, and ``fused-cv`` with the weights chosen on the other folds (5 folds of whole dialogues,
 the grid below, Recall@10 then nDCG@10), so no turn is scored with weights chosen on it.
 
@@ -40,7 +40,7 @@ DEPTH = 100
 
 
 def texts_of(turns) -> list[str]:
-    from legalrag.conversation import all_questions, full_context
+    from legalrag.answer.processors import all_questions, full_context
 
     out = {}
     for t in turns:
@@ -100,7 +100,7 @@ def make_pool(idx, turns, texts: list[str], bm25: dict, pool_dir: Path, model: s
     every turn) and every text with encoder ``model``; skipped when the files exist."""
     import numpy as np
 
-    from legalrag.conversation import all_questions, full_context
+    from legalrag.answer.processors import all_questions, full_context
     from legalrag.retrieval.dense import passage_text
     from legalrag.wiring import make_encoder
 
@@ -151,7 +151,7 @@ def summarise(turns, per_turn: dict[str, dict[str, float]]) -> dict:
 
 
 def fused_rankings(turns, search, params: dict) -> dict[str, list[str]]:
-    from legalrag.conversation import ContextFusion
+    from legalrag.answer.processors import ContextFusion
 
     proc = ContextFusion(**params)
     return {t.id: [h.id for h in proc.retrieve(search, t.turns, 10)] for t in turns}
@@ -193,8 +193,8 @@ def paired_p(a: dict, b: dict, turns, metric: str) -> float:
 
 def cost(idx, turns, name: str) -> dict[str, float]:
     """Seconds per turn of query making + search, per processor, asked turn by turn as in a live chat."""
-    from legalrag.conversation import retrieve_turn
-    from legalrag.conversation import make_processor
+    from legalrag.answer.processors import retrieve_turn
+    from legalrag.answer.processors import make_processor
     from legalrag.wiring import build_pipeline
 
     pipe = build_pipeline(idx, retriever=name)
@@ -229,9 +229,9 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args()
 
-    from legalrag.consultation.data import load_consultations
-    from legalrag.consultation.gold import resolve_gold
-    from legalrag.conversation import all_questions, full_context
+    from legalrag.evaluation.lexrag.data import load_consultations
+    from legalrag.evaluation.lexrag.gold import resolve_gold
+    from legalrag.answer.processors import all_questions, full_context
     from legalrag.wiring import open_index
 
     idx = open_index(a.index)

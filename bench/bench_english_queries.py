@@ -28,8 +28,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
-    from legalrag.answerbench.data import load_questions
-    from legalrag.engine import engine_for
+    from legalrag.evaluation.answers.data import load_questions
+    from legalrag.answer.engine import engine_for
     from legalrag.retrieval.pipeline import build_pipeline, resolve_component
     from legalrag.wiring import make_llm, open_index
 

@@ -67,7 +67,7 @@ def _median(xs: list[float]) -> float | None:
 
 def summary(args: argparse.Namespace) -> None:
     from bench_answers import paired, read_run
-    from legalrag.answerbench.run import summarise
+    from legalrag.evaluation.answers.run import summarise
 
     out_dir = Path(args.out_dir)
     cells: dict[str, dict] = {}

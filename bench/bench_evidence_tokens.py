@@ -28,7 +28,7 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
-    from legalrag.engine import DEFAULTS, build_messages
+    from legalrag.answer.engine import DEFAULTS, build_messages
     from legalrag.retrieval.pipeline import build_pipeline
     from legalrag.wiring import make_llm, open_index
 

@@ -46,7 +46,7 @@ def score(case: dict, result) -> dict:
     planted = case.get("injected_citation")
     planted_cits = []
     if planted:
-        from legalrag.citations.extract import extract_citations
+        from legalrag.citecheck.extract import extract_citations
 
         keys = {m.citation.article_key for m in extract_citations(planted)}
         planted_cits = [c for c in result.citations

@@ -90,8 +90,8 @@ def predictor(index, retriever, memory_cases, memory_kind, overrides, set_model=
               int8=False):
     """``partial_cases``: labelled cases whose lists hold only the specific-part articles (CAIL2018), added to a
     dense memory; ``int8``: its vectors held and saved as int8 codes."""
-    from legalrag.citepred.cases import CaseMemory
-    from legalrag.citepred.service import build_predictor
+    from legalrag.citepredict.cases import CaseMemory
+    from legalrag.citepredict.service import build_predictor
 
     memory = None
     if memory_kind == "bm25":
@@ -110,7 +110,7 @@ def cail_cases():
     citation cases whose lists hold only the charges' own articles."""
     from bench_judgment_cail import split_cases
 
-    from legalrag.citepred.data import Case
+    from legalrag.citepredict.data import Case
 
     _, train, _, dropped = split_cases(CAIL)
     print(f"{len(train)} CAIL cases in the case memory ({dropped} overlapping JuDGE evaluation cases dropped)",
@@ -126,8 +126,8 @@ def prior_of(pred) -> dict[str, float]:
 def train_set_model(pred, train_cases, exclude=(), depths=DEPTHS, progress=True):
     """The pipeline over the training cases (each left out of its own vote), then the set model at the depth whose
     out-of-fold micro F1 is best; returns (model, training results, {depth: oof F1})."""
-    from legalrag.citepred.evaluate import run_cases
-    from legalrag.citepred.setmodel import SetModel
+    from legalrag.citepredict.evaluate import run_cases
+    from legalrag.citepredict.setmodel import SetModel
 
     results = run_cases(pred, train_cases, progress, desc="training cases")
     gold, ids = [c.gold for c in train_cases], [c.id for c in train_cases]
@@ -156,8 +156,8 @@ def rows_table(title, rep):
 
 
 def cmd_split(args):
-    from legalrag.citepred.data import load_cases, split_dev_eval
-    from legalrag.citepred.evaluate import calibrate, report, run_cases, stage_sets
+    from legalrag.citepredict.data import load_cases, split_dev_eval
+    from legalrag.citepredict.evaluate import calibrate, report, run_cases, stage_sets
     from legalrag.wiring import open_index
 
     index = open_index(args.index)
@@ -213,7 +213,7 @@ def cmd_split(args):
         print(f"| {row} | {v['macro_f1_after_minus_before']:+.4f} | {v['p']:.4f} |")
     out["seconds_per_case_after"] = round(secs / len(ev), 4)
     if exclude:  # ablation: the same set model trained on every training case, encoder scores of its own included
-        from legalrag.citepred.setmodel import SetModel
+        from legalrag.citepredict.setmodel import SetModel
         from legalrag.evaluation.metrics import micro_prf
 
         leaky = SetModel.train(train_res, [c.gold for c in train], [c.id for c in train], prior_of(pred),
@@ -225,7 +225,7 @@ def cmd_split(args):
             "p_vs_excluding": paired(fl, per_case_f1(sa["+ learned set"], gold))}
         print("set model trained on all 200 (seen cases included):", out["ablation_not_excluding_seen"], flush=True)
     if args.save_model:
-        from legalrag.citepred.model import save_model
+        from legalrag.citepredict.model import save_model
 
         if args.save_stage == "similar-cases":  # the pipeline up to similar cases, with that row's calibrated cut
             kind, cut = calibrate(train_res, [c.gold for c in train])["+ similar cases"]
@@ -244,11 +244,11 @@ def cmd_split(args):
 
 def cmd_folds(args):
     """5-fold cross-validation over all 501 cases (a different protocol from the paper's)."""
-    from legalrag.citepred.data import load_cases
-    from legalrag.citepred.evaluate import calibrate, report, run_cases, stage_sets
+    from legalrag.citepredict.data import load_cases
+    from legalrag.citepredict.evaluate import calibrate, report, run_cases, stage_sets
     from dataclasses import replace
 
-    from legalrag.citepred.setmodel import SetModel, fold_of
+    from legalrag.citepredict.setmodel import SetModel, fold_of
     from legalrag.wiring import open_index
 
     index = open_index(args.index)
@@ -303,8 +303,8 @@ def cmd_folds(args):
 def cmd_saved(args):
     """A saved (or shipped) citation model as `legalrag cite` runs it: the 301 evaluation cases, micro P/R/F1 of
     the provisions it predicts, against the per-case F1 of a reference run's row (``--compare``)."""
-    from legalrag.citepred.data import load_cases, split_dev_eval
-    from legalrag.citepred.service import build_predictor
+    from legalrag.citepredict.data import load_cases, split_dev_eval
+    from legalrag.citepredict.service import build_predictor
     from legalrag.evaluation.metrics import micro_prf
     from legalrag.wiring import open_index
     from tqdm import tqdm
@@ -315,7 +315,7 @@ def cmd_saved(args):
     if args.cail_holdout:  # CAIL's lists hold only the charges' own articles: score those
         from bench_judgment_cail import split_cases
 
-        from legalrag.citepred.data import Case
+        from legalrag.citepredict.data import Case
 
         ev = [Case(c.id, c.facts, frozenset(str(a) for a in c.articles)) for c in split_cases(CAIL)[2]]
         where = f"CAIL2018 hold-out ({len(ev)} cases), specific-part articles (above {GENERAL_PART}) only"

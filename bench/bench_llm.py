@@ -220,7 +220,7 @@ def structured(args: argparse.Namespace) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------------------------- stard
 def stard(args: argparse.Namespace) -> dict[str, Any]:
-    from legalrag.answer import answer_question
+    from legalrag.answer.question import answer_question
     from legalrag.corpora.statutes import load_statutes
     from legalrag.wiring import make_llm
     from legalrag.retrieval.index import build_index, open_index
@@ -261,7 +261,7 @@ def stard(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def ask_one(args: argparse.Namespace) -> dict[str, Any]:
-    from legalrag.answer import answer_question
+    from legalrag.answer.question import answer_question
     from legalrag.serialize import answer_to_dict
     from legalrag.demo import SAMPLE_QUESTION, demo_index
     from legalrag.wiring import make_llm

@@ -32,7 +32,7 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args()
-    from legalrag.answerbench.data import load_questions
+    from legalrag.evaluation.answers.data import load_questions
     from legalrag.retrieval.pipeline import build_pipeline, resolve_component
     from legalrag.wiring import open_index
 

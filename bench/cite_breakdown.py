@@ -22,11 +22,11 @@ def main() -> None:
     ap.add_argument("--split-at", type=int, default=101, help="provisions numbered up to this form the first group")
     ap.add_argument("--dev", type=int, default=200)
     args = ap.parse_args()
-    from legalrag.citepred.cases import CaseMemory
-    from legalrag.citepred.data import load_cases, split_dev_eval
-    from legalrag.citepred.evaluate import run_cases
-    from legalrag.citepred.select import calibrate_threshold, select
-    from legalrag.citepred.service import build_predictor
+    from legalrag.citepredict.cases import CaseMemory
+    from legalrag.citepredict.data import load_cases, split_dev_eval
+    from legalrag.citepredict.evaluate import run_cases
+    from legalrag.citepredict.select import calibrate_threshold, select
+    from legalrag.citepredict.service import build_predictor
     from legalrag.evaluation.metrics import micro_prf
 
     dev, ev = split_dev_eval(load_cases(DATA / "test.json"), args.dev)

@@ -70,10 +70,10 @@ class Recorder:
 
 
 def _setup(index_dir: str):
-    from legalrag.citepred.cases import CaseMemory
-    from legalrag.citepred.data import load_cases, split_dev_eval
-    from legalrag.citepred.evaluate import calibrate, run_cases
-    from legalrag.citepred.service import build_predictor
+    from legalrag.citepredict.cases import CaseMemory
+    from legalrag.citepredict.data import load_cases, split_dev_eval
+    from legalrag.citepredict.evaluate import calibrate, run_cases
+    from legalrag.citepredict.service import build_predictor
     from legalrag.wiring import open_index
 
     index = open_index(index_dir)
@@ -86,8 +86,8 @@ def _setup(index_dir: str):
 
 
 def run(args: argparse.Namespace) -> None:
-    from legalrag.citepred.evaluate import ROWS, stage_sets
-    from legalrag.citepred.service import build_predictor
+    from legalrag.citepredict.evaluate import ROWS, stage_sets
+    from legalrag.citepredict.service import build_predictor
     from legalrag.evaluation.metrics import set_prf
     from legalrag.wiring import make_llm, make_reranker
 
@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 def summary(args: argparse.Namespace) -> None:
-    from legalrag.citepred.evaluate import ROWS
+    from legalrag.citepredict.evaluate import ROWS
     from legalrag.evaluation.compare import paired_randomization_test, sign_flips
     from legalrag.evaluation.metrics import micro_prf
 

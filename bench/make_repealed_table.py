@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from legalrag.citations.aliases import law_key  # noqa: E402
+from legalrag.citecheck.aliases import law_key  # noqa: E402
 from legalrag.corpora.statutes import split_article_name  # noqa: E402
 from legalrag.numerals import to_int  # noqa: E402
 

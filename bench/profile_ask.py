@@ -36,7 +36,7 @@ def _subprocess_seconds(code: str, reps: int = 3) -> float:
 
 def _messages(question, hits, lang):
     """The answer prompt as `legalrag ask` builds it (the answer engine's defaults)."""
-    from legalrag.engine import build_messages
+    from legalrag.answer.engine import build_messages
 
     return build_messages(question, hits, lang=lang)[0]
 
@@ -57,7 +57,7 @@ def main() -> None:
     phases["import_cli_s"] = _subprocess_seconds("import legalrag.cli") - phases["python_start_s"]
 
     t = time.perf_counter()
-    from legalrag.engine import question_language, resolver_for
+    from legalrag.answer.engine import question_language, resolver_for
     from legalrag.llm.base import ChatRequest
     from legalrag.retrieval.index import open_index
     from legalrag.retrieval.pipeline import build_pipeline
@@ -110,7 +110,7 @@ def main() -> None:
     phases["prefill_tok_s"] = tm.get("prompt_per_second", 0.0)
     phases["decode_tok_s"] = tm.get("predicted_per_second", 0.0)
 
-    from legalrag.citations import check_citations
+    from legalrag.citecheck import check_citations
 
     t = time.perf_counter()
     resolver = resolver_for(index)

@@ -29,7 +29,7 @@ def main() -> None:
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
 
-    from legalrag.citations.support import SupportScorer
+    from legalrag.citecheck.support import SupportScorer
     from legalrag.corpora.statutes import load_statutes
     from legalrag.wiring import make_encoder
 

@@ -12,7 +12,7 @@ Pairs (one question gives several):
 
 Negatives are the top retrieved non-gold articles of ``--index`` (BM25 over the 55,515-article corpus, or the
 stard-ft hybrid index when given), ``--negatives`` per claim. Features come from
-``legalrag.citations.support`` (the shipped ``stard-e5`` for the cosine). Writes the model file, the bigram
+``legalrag.citecheck.support`` (the shipped ``stard-e5`` for the cosine). Writes the model file, the bigram
 table and a results file:
 
     LEGALRAG_DATA=... python bench/support_calibrate.py --corpus $LEGALRAG_DATA/stard/corpus.jsonl \
@@ -35,9 +35,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from legalrag.citations import CitationResolver, extract_citations  # noqa: E402
-from legalrag.citations.claims import claim_words, find_claims  # noqa: E402
-from legalrag.citations.support import (DF_PATH, FULL_FEATURES, LEXICAL_FEATURES, MAX_ARTICLE_CHARS,  # noqa: E402
+from legalrag.citecheck import CitationResolver, extract_citations  # noqa: E402
+from legalrag.citecheck.claims import claim_words, find_claims  # noqa: E402
+from legalrag.citecheck.support import (DF_PATH, FULL_FEATURES, LEXICAL_FEATURES, MAX_ARTICLE_CHARS,  # noqa: E402
                                         SupportScorer, bigrams)
 
 PAGE = {"section": "citations", "rows": [{"configuration": "support mark (stard-e5 cosine + lexical), STARD test part, all labelled pairs", "default": True, "result": "precision {metrics[full][test][precision]:.2f}, recall {metrics[full][test][recall]:.2f} (target P >= 0.9 at R >= 0.7: missed)", "cost": "CPU", "needs": "CPU", "anchor": "lab/citations.md"}, {"configuration": "support mark, claims that cite their article in the sentence (test)", "result": "precision {metrics[full][test_sentence][precision]:.2f}, recall {metrics[full][test_sentence][recall]:.2f}", "cost": "CPU", "needs": "CPU", "anchor": "lab/citations.md"}, {"configuration": "support mark, 32 hand-labelled claims (data we wrote)", "result": "precision {metrics[full][hand][precision]:.2f}, recall {metrics[full][hand][recall]:.2f}", "cost": "CPU", "needs": "CPU", "anchor": "lab/citations.md"}, {"configuration": "wrong citation (retrieved, not gold) shown ✓", "result": "existence only {metrics[full][test_wrong_citation_shown_ok][existence_only]:.2f} -> support mark {metrics[full][test_wrong_citation_shown_ok][support_mark]:.3f}", "cost": "CPU", "needs": "CPU", "anchor": "lab/citations.md"}]}  # the results page rows
@@ -53,7 +53,7 @@ def write_df(corpus: str, out: Path, min_df: int = 20) -> None:
             df.update(set(b))
             n, total = n + 1, total + len(b)
     table = {"about": f"bigram document frequencies over {n} statute articles (df >= {min_df}); "
-                      "legalrag.citations.support", "n_docs": n, "min_df": min_df, "avg_len": total / n,
+                      "legalrag.citecheck.support", "n_docs": n, "min_df": min_df, "avg_len": total / n,
              "df": {k: v for k, v in sorted(df.items()) if v >= min_df}}
     tmp = out.with_suffix(".tmp")
     with gzip.open(tmp, "wt", encoding="utf-8") as f:
@@ -210,7 +210,7 @@ def main() -> None:
         metrics[name] = res
         print(name, json.dumps(res, ensure_ascii=False), flush=True)
     model_file = {"about": "legalrag's support model: logistic regression over the features of "
-                           "legalrag.citations.support; see data/citations/README.md (data, licence, figures)",
+                           "legalrag.citecheck.support; see data/citations/README.md (data, licence, figures)",
                   "data": "STARD (LeCoQA split, MIT licence) lawyers' answers and gold articles, frozen split: fitted "
                           "on train, threshold on dev (lowest with precision >= %.2f), reported on test; negatives "
                           "are retrieved non-gold articles" % args.min_precision,

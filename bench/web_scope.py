@@ -1,4 +1,4 @@
-"""How well the law-area scope check (``legalrag.citepred.scope``) tells a citation model's questions from others.
+"""How well the law-area scope check (``legalrag.citepredict.scope``) tells a citation model's questions from others.
 
 A citation model trained on criminal judgments (JuDGE) has the Criminal Law as its scope. Over the full STARD
 statute index, this scores: JuDGE test facts (criminal; should be in scope), STARD questions whose gold
@@ -32,7 +32,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
 
-    from legalrag.citepred.scope import DEFAULT_THRESHOLD, check_scope
+    from legalrag.citepredict.scope import DEFAULT_THRESHOLD, check_scope
     from legalrag.wiring import open_index
 
     index = open_index(args.index)

@@ -1,4 +1,4 @@
-"""How far the yes/no rule (legalrag.answerbench.yesno) agrees with hand labels: bench/data/answers-yesno-labels.jsonl
+"""How far the yes/no rule (legalrag.evaluation.answers.yesno) agrees with hand labels: bench/data/answers-yesno-labels.jsonl
 holds, per STARD test question id, whose answer was labelled ("lawyer": the data's answer; a run name: that run's
 answer) and the label (yes / no / unclear), written by reading each answer for this benchmark.
 
@@ -24,7 +24,7 @@ def main() -> None:
     ap.add_argument("--run", action="append", default=[], help="NAME=PATH of a run whose answers were labelled")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
-    from legalrag.answerbench.yesno import conclusion_polarity
+    from legalrag.evaluation.answers.yesno import conclusion_polarity
 
     questions = {}
     for line in Path(a.queries).read_text(encoding="utf-8").splitlines():

@@ -416,22 +416,22 @@ def ranker_check(work: Path) -> Outcome:
 
 
 def _cite_parts(gen: int):
-    from legalrag.citepred.cocitation import CoCitationGraph
-    from legalrag.citepred.pipeline import CiteConfig
-    from legalrag.citepred.rules import learn_rules
+    from legalrag.citepredict.cocitation import CoCitationGraph
+    from legalrag.citepredict.pipeline import CiteConfig
+    from legalrag.citepredict.rules import learn_rules
 
     sets = {f"c{j}": {f"Art. {1 + (j + gen) % 7}", f"Art. {100 + gen}"} for j in range(12)}
     return learn_rules(sets, min_support=2), CoCitationGraph.build(sets), CiteConfig(candidates=10 + gen)
 
 
 def cite_setup(work: Path) -> None:
-    from legalrag.citepred.model import save_model
+    from legalrag.citepredict.model import save_model
 
     save_model(work / "citemodel", *_cite_parts(0))
 
 
 def cite_work(work: Path) -> None:
-    from legalrag.citepred.model import save_model
+    from legalrag.citepredict.model import save_model
 
     gen = _last_committed(work)
     while True:
@@ -441,7 +441,7 @@ def cite_work(work: Path) -> None:
 
 
 def cite_check(work: Path) -> Outcome:
-    from legalrag.citepred.model import load_model
+    from legalrag.citepredict.model import load_model
 
     try:
         rules, graph, config = load_model(work / "citemodel")

@@ -77,10 +77,10 @@ def sample_index(directory: Path) -> Any:
 
 def sample_predictor(index: Any, directory: Path) -> Any:
     """A citation predictor over the sample, its rules and co-citation graph learned from toy citation sets."""
-    from legalrag.citepred.cocitation import CoCitationGraph
-    from legalrag.citepred.data import load_citation_sets
-    from legalrag.citepred.pipeline import CitationPredictor, CiteConfig
-    from legalrag.citepred.rules import learn_rules
+    from legalrag.citepredict.cocitation import CoCitationGraph
+    from legalrag.citepredict.data import load_citation_sets
+    from legalrag.citepredict.pipeline import CitationPredictor, CiteConfig
+    from legalrag.citepredict.rules import learn_rules
 
     labour = [d.id for d in index.documents if d.metadata.get("law") == "劳动合同法"][:12]
     rows = [{"id": f"d{i}", "cited": [labour[i % 6], labour[(i + 1) % 6], REAL_ID]} for i in range(12)]

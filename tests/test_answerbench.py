@@ -9,8 +9,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from legalrag.answerbench.data import load_questions, split_keywords
-from legalrag.answerbench.yesno import asked_predicate, conclusion_polarity, is_yes_no
+from legalrag.evaluation.answers.data import load_questions, split_keywords
+from legalrag.evaluation.answers.yesno import asked_predicate, conclusion_polarity, is_yes_no
 from legalrag.cli.apps import app
 from legalrag.errors import InputError
 from legalrag.testing import ScriptedLLM
@@ -70,7 +70,7 @@ def test_questions_that_ask_more_than_yes_or_no_are_not_yes_no():
 
 
 def test_a_run_scores_each_answer_resumes_and_refuses_other_settings(index, queries, tmp_path):
-    from legalrag.answerbench.run import Setting, run_answers, summarise
+    from legalrag.evaluation.answers.run import Setting, run_answers, summarise
 
     qs = load_questions(queries)
     out = tmp_path / "run.jsonl"
@@ -133,7 +133,7 @@ def test_the_cli_takes_k_and_the_evidence_budget_as_ask_does(index, queries, tmp
 def test_the_yes_no_judge_works_over_an_openai_compatible_endpoint(small_llm, monkeypatch):
     from http_app import serve_app
 
-    from legalrag.answerbench.judge import judge_yes_no
+    from legalrag.evaluation.answers.judge import judge_yes_no
     from legalrag.llm.openai_compat import OpenAICompatLLM
     from legalrag.llm.serve import create_app
 

@@ -8,9 +8,9 @@ import pytest
 from http_app import serve_app
 from typer.testing import CliRunner
 
-from legalrag.answer import answer_question
+from legalrag.answer.question import answer_question
 
-from legalrag.engine import resolver_for
+from legalrag.answer.engine import resolver_for
 from legalrag.cli._answer_output import print_answer
 from legalrag.cli.apps import app
 from legalrag.serialize import answer_to_dict
@@ -29,7 +29,7 @@ def sample_index(tmp_path_factory):
 
 def test_flags_unresolved_and_unretrieved(sample_index):
     """The check itself, on a fixed answer text: one retrieved, one in the corpus only, one invented."""
-    from legalrag.citations.marks import mark_citations
+    from legalrag.citecheck.marks import mark_citations
 
     retrieved = [d for d in sample_index.documents if d.metadata.get("law") == "劳动合同法"
                  and str(d.metadata.get("article")) == "82"]

@@ -139,9 +139,9 @@ def test_the_http_route_keeps_its_old_fields_and_adds_marks(index_dir):
 
 
 def test_a_long_text_is_read_in_blocks_with_progress_and_the_limit_is_stated():
-    from legalrag.citations import CitationResolver
-    from legalrag.citations.checker import check_text
-    from legalrag.citations.support import SupportScorer
+    from legalrag.citecheck import CitationResolver
+    from legalrag.citecheck.checker import check_text
+    from legalrag.citecheck.support import SupportScorer
     from legalrag.errors import InputError
 
     resolver = CitationResolver.from_documents(DOCS)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from legalrag.citations import CitationResolver
-from legalrag.citations.claims import find_claims
-from legalrag.citations.marks import mark_citations, summarise
-from legalrag.citations.support import SupportScorer
+from legalrag.citecheck import CitationResolver
+from legalrag.citecheck.claims import find_claims
+from legalrag.citecheck.marks import mark_citations, summarise
+from legalrag.citecheck.support import SupportScorer
 from legalrag.corpora.statutes import statute_document
 
 ARTICLES = {

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from legalrag.citations import (
+from legalrag.citecheck import (
     AliasTable,
     ChineseCitation,
     CitationResolver,
@@ -433,7 +433,7 @@ def test_every_sampled_stard_article_name_resolves_to_itself(shared_data):
 
 
 def test_unresolved_citation_carries_reason_note():
-    from legalrag.citations import check_citations
+    from legalrag.citecheck import check_citations
     from legalrag.corpora.statutes import statute_document
 
     docs = [statute_document("1", "盗窃公私财物……", "中华人民共和国刑法第二百六十四条")]

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from legalrag.citations import ChineseCitation, CitationResolver, Reason, explain_citations, extract_citations
+from legalrag.citecheck import ChineseCitation, CitationResolver, Reason, explain_citations, extract_citations
 from legalrag.corpora.statutes import load_statutes
 
 CRIMINAL_LAW = "中华人民共和国刑法"

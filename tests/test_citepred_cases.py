@@ -5,11 +5,11 @@ import json
 import pytest
 from citepred_corpus import PENAL_CODE
 
-from legalrag.citepred.cases import CaseMemory
-from legalrag.citepred.cocitation import CoCitationGraph
-from legalrag.citepred.data import Case
-from legalrag.citepred.pipeline import STAGES, CitationPredictor, CiteConfig
-from legalrag.citepred.rules import learn_rules
+from legalrag.citepredict.cases import CaseMemory
+from legalrag.citepredict.cocitation import CoCitationGraph
+from legalrag.citepredict.data import Case
+from legalrag.citepredict.pipeline import STAGES, CitationPredictor, CiteConfig
+from legalrag.citepredict.rules import learn_rules
 from legalrag.errors import InputError
 from legalrag.retrieval.index import build_index
 from typer.testing import CliRunner

@@ -2,9 +2,9 @@
 
 import pytest
 
-from legalrag.citepred.data import load_cases, split_dev_eval
-from legalrag.citepred.evaluate import evaluate
-from legalrag.citepred.service import build_predictor
+from legalrag.citepredict.data import load_cases, split_dev_eval
+from legalrag.citepredict.evaluate import evaluate
+from legalrag.citepredict.service import build_predictor
 from legalrag.corpora.statutes import load_statutes
 from legalrag.retrieval.index import build_index
 

@@ -2,10 +2,10 @@
 
 import pytest
 
-from legalrag.citepred.cocitation import CoCitationGraph
-from legalrag.citepred.pipeline import CitationPredictor, CiteConfig
-from legalrag.citepred.rules import learn_rules
-from legalrag.citepred.verify import Proposal, verify_all
+from legalrag.citepredict.cocitation import CoCitationGraph
+from legalrag.citepredict.pipeline import CitationPredictor, CiteConfig
+from legalrag.citepredict.rules import learn_rules
+from legalrag.citepredict.verify import Proposal, verify_all
 from legalrag.corpora.statutes import statute_document
 from legalrag.retrieval.index import build_index
 
@@ -61,7 +61,7 @@ def test_pipeline_with_analysis_and_verification(small_llm, tmp_path):
 
 
 def test_batched_verification_one_call_in_order(small_llm):
-    from legalrag.citepred.verify import verify_batch
+    from legalrag.citepredict.verify import verify_batch
 
     lookup = {d.id: d for d in DOCS}.get
     verdicts, step = verify_batch(small_llm, FACTS, [Proposal("4", "cluster"), Proposal("2", "co-citation")], lookup)
@@ -87,7 +87,7 @@ def test_pipeline_batched_verification_same_steps_as_additions(small_llm, tmp_pa
 
 
 def test_case_first_layout_shares_the_facts_prefix():
-    from legalrag.citepred.prompting import stage_prompt
+    from legalrag.citepredict.prompting import stage_prompt
 
     facts = FACTS * 3
     stages = {"analysis": {"language": "English", "codes": "Penal Code"}, "rerank": {"article": "Art. 1 ..."},
@@ -103,7 +103,7 @@ def test_case_first_layout_shares_the_facts_prefix():
 
 
 def test_case_first_calls_reuse_the_runtime_prompt_cache(small_llm):
-    from legalrag.citepred.prompting import stage_prompt
+    from legalrag.citepredict.prompting import stage_prompt
     from legalrag.llm.base import ChatRequest
 
     facts = FACTS * 6

@@ -3,11 +3,11 @@
 import pytest
 from citepred_corpus import PENAL_CODE
 
-from legalrag.citepred.cocitation import CoCitationGraph
-from legalrag.citepred.codefilter import filter_report, match_codes
-from legalrag.citepred.pipeline import STAGES, CitationPredictor, CiteConfig
-from legalrag.citepred.rules import learn_rules
-from legalrag.citepred.select import calibrate_threshold, calibrate_top_k, select
+from legalrag.citepredict.cocitation import CoCitationGraph
+from legalrag.citepredict.codefilter import filter_report, match_codes
+from legalrag.citepredict.pipeline import STAGES, CitationPredictor, CiteConfig
+from legalrag.citepredict.rules import learn_rules
+from legalrag.citepredict.select import calibrate_threshold, calibrate_top_k, select
 from legalrag.corpora.statutes import statute_document
 from legalrag.errors import InputError
 from legalrag.retrieval.index import build_index
@@ -103,7 +103,7 @@ def test_core_max_share_leaves_widely_cited_provisions_to_the_rules(predictor_pa
 
 
 def test_compare_stages_pairs_the_same_cases(predictor_parts):
-    from legalrag.citepred.evaluate import ROWS, compare_stages, report
+    from legalrag.citepredict.evaluate import ROWS, compare_stages, report
 
     index, rules, graph = predictor_parts
     facts = ["He steals a bicycle, the property of another person.", "She deceives a shop to obtain property by fraud."]

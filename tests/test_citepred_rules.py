@@ -11,9 +11,9 @@ import math
 import numpy as np
 import pytest
 
-from legalrag.citepred.cocitation import CoCitationGraph
-from legalrag.citepred.data import Case, load_cases, load_citation_sets, split_dev_eval
-from legalrag.citepred.rules import apply_rules, learn_rules, load_rules, natural_key, save_rules
+from legalrag.citepredict.cocitation import CoCitationGraph
+from legalrag.citepredict.data import Case, load_cases, load_citation_sets, split_dev_eval
+from legalrag.citepredict.rules import apply_rules, learn_rules, load_rules, natural_key, save_rules
 from legalrag.errors import IndexError_, InputError
 
 SETS = {"d1": {"A", "B", "X"}, "d2": {"A", "B", "Y"}, "d3": {"A", "C", "X"}, "d4": {"A", "B", "X", "Z"}}

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from citepred_corpus import PENAL_CODE
 
-from legalrag.citepred.cases import CaseMemory
-from legalrag.citepred.cocitation import CoCitationGraph
-from legalrag.citepred.data import Case
-from legalrag.citepred.pipeline import CitationPredictor, CiteConfig
-from legalrag.citepred.rules import learn_rules
-from legalrag.citepred.setmodel import COLUMNS, SetModel, cross_fit, decide, fit_booster, fold_of
+from legalrag.citepredict.cases import CaseMemory
+from legalrag.citepredict.cocitation import CoCitationGraph
+from legalrag.citepredict.data import Case
+from legalrag.citepredict.pipeline import CitationPredictor, CiteConfig
+from legalrag.citepredict.rules import learn_rules
+from legalrag.citepredict.setmodel import COLUMNS, SetModel, cross_fit, decide, fit_booster, fold_of
 from legalrag.errors import InputError
 from legalrag.retrieval.index import build_index
 from legalrag.testing import FakeEncoder
@@ -153,8 +153,8 @@ def test_partial_label_cases_vote_only_for_what_their_labels_cover_and_int8_memo
 
 
 def test_pipeline_stage_and_model_directory(tmp_path):
-    from legalrag.citepred.model import save_model
-    from legalrag.citepred.service import build_predictor
+    from legalrag.citepredict.model import save_model
+    from legalrag.citepredict.service import build_predictor
 
     index = build_index(tmp_path / "i", PENAL_CODE, ["bm25"], lang="en")
     train = {"t1": {"1", "3"}, "t2": {"2", "3"}, "t3": {"1", "4"}, "t4": {"2", "5"}}

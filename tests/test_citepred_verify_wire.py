@@ -5,7 +5,7 @@ import json
 
 from test_llm_openai import COMPLETION, scripted_server
 
-from legalrag.citepred.verify import Proposal, verify_batch
+from legalrag.citepredict.verify import Proposal, verify_batch
 from legalrag.corpora.statutes import statute_document
 from legalrag.llm.openai_compat import OpenAICompatLLM
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from legalrag.consultation.data import (
+from legalrag.evaluation.lexrag.data import (
     load_consultations,
     load_dialogues,
     load_law_library,
@@ -16,7 +16,7 @@ from legalrag.consultation.data import (
     sample_turns,
     write_turn_files,
 )
-from legalrag.consultation.gold import resolve_gold
+from legalrag.evaluation.lexrag.gold import resolve_gold
 from legalrag.errors import InputError
 from legalrag.types import Turn
 
@@ -160,8 +160,8 @@ def test_sample_turns_spreads_over_dialogues_and_positions(fixture_dir):
 # -- conversational retrieval ---------------------------------------------------------------------------------
 
 def test_processor_by_retriever_scores_overall_and_per_turn(fixture_dir, sample_index):
-    from legalrag.consultation.retrieval import evaluate_conversation
-    from legalrag.conversation import make_processor
+    from legalrag.evaluation.lexrag.retrieval import evaluate_conversation
+    from legalrag.answer.processors import make_processor
     from legalrag.evaluation.metrics import recall_at_k
     from legalrag.retrieval.pipeline import build_pipeline
 
@@ -190,8 +190,8 @@ def test_processor_by_retriever_scores_overall_and_per_turn(fixture_dir, sample_
 
 
 def test_rewrite_runs_once_per_turn_whatever_the_number_of_retrievers(fixture_dir, sample_index):
-    from legalrag.consultation.retrieval import evaluate_conversation
-    from legalrag.conversation import make_processor
+    from legalrag.evaluation.lexrag.retrieval import evaluate_conversation
+    from legalrag.answer.processors import make_processor
     from legalrag.retrieval.pipeline import build_pipeline
     from legalrag.testing import ScriptedLLM
 
@@ -210,8 +210,8 @@ def test_rewrite_runs_once_per_turn_whatever_the_number_of_retrievers(fixture_di
 
 
 def test_saved_runs_are_read_by_eval_compare(fixture_dir, sample_index, tmp_path):
-    from legalrag.consultation.retrieval import evaluate_conversation, plot_recall_by_turn, save_conversation_runs
-    from legalrag.conversation import make_processor
+    from legalrag.evaluation.lexrag.retrieval import evaluate_conversation, plot_recall_by_turn, save_conversation_runs
+    from legalrag.answer.processors import make_processor
     from legalrag.evaluation.compare import compare_runs
     from legalrag.evaluation.datasets import load_queries
     from legalrag.evaluation.runs import load_run

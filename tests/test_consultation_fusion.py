@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from legalrag.conversation import ContextFusion, make_processor, retrieve_turn
-from legalrag.followup import fuse_turns
+from legalrag.answer.processors import ContextFusion, make_processor, retrieve_turn
+from legalrag.answer.carry import fuse_turns
 from legalrag.errors import InputError
 from legalrag.types import Document, Hit, Turn
 
@@ -87,9 +87,9 @@ def test_bad_settings_are_refused():
 
 
 def test_fused_in_eval_conversation_scores_what_the_processor_retrieves(test_data, sample_index):
-    from legalrag.consultation.data import load_consultations
-    from legalrag.consultation.gold import resolve_gold
-    from legalrag.consultation.retrieval import evaluate_conversation
+    from legalrag.evaluation.lexrag.data import load_consultations
+    from legalrag.evaluation.lexrag.gold import resolve_gold
+    from legalrag.evaluation.lexrag.retrieval import evaluate_conversation
     from legalrag.evaluation.metrics import recall_at_k
     from legalrag.retrieval.pipeline import build_pipeline
 
@@ -123,7 +123,7 @@ def test_cli_eval_conversation_takes_fused(test_data, sample_index, tmp_path, mo
 
 
 def test_a_consultation_with_fused_answers_from_the_fused_articles(sample_index):
-    from legalrag.conversation import Consultation
+    from legalrag.answer.processors import Consultation
     from legalrag.retrieval.pipeline import build_pipeline
     from legalrag.testing import ScriptedLLM
 
@@ -145,7 +145,7 @@ def test_chat_retrieves_each_turn_as_the_benchmark_measures(sample_index, name):
     """`chat` (a Consultation) and the consultation benchmark (`retrieve_turn` over the same dialogue, a fresh
     processor per consultation) search the same text and get the same articles, turn by turn, processor by
     processor: the retrieval the benchmark reports is the one chat answers from."""
-    from legalrag.conversation import Consultation
+    from legalrag.answer.processors import Consultation
     from legalrag.retrieval.pipeline import build_pipeline
     from legalrag.testing import ScriptedLLM
 
@@ -171,8 +171,8 @@ def test_a_new_search_function_with_a_reused_id_gets_its_own_results(name, monke
     """The processors cache searches per search function. A function made per call (the consultation benchmark
     makes one per retriever) can be given the id of one already freed; its searches must not be answered from
     the other's cache. Here every object shares one id, as after such a reuse."""
-    import legalrag.conversation as conversation
-    import legalrag.followup as followup
+    import legalrag.answer.processors as conversation
+    import legalrag.answer.carry as followup
 
     for module in (conversation, followup):
         monkeypatch.setattr(module, "id", lambda obj: 7, raising=False)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from legalrag.consultation.data import load_consultations
-from legalrag.consultation.gold import resolve_gold
-from legalrag.consultation.generate import Setting, parse_settings, run_generation
-from legalrag.consultation.judge import DIMENSIONS, Judgement, agreement, judge_one, spread, summarise
+from legalrag.evaluation.lexrag.data import load_consultations
+from legalrag.evaluation.lexrag.gold import resolve_gold
+from legalrag.evaluation.lexrag.generate import Setting, parse_settings, run_generation
+from legalrag.evaluation.lexrag.judge import DIMENSIONS, Judgement, agreement, judge_one, spread, summarise
 from legalrag.errors import EndpointError, InputError
 from legalrag.testing import ScriptedLLM
 from legalrag.types import Document, Hit
@@ -165,7 +165,7 @@ def test_spread_and_agreement():
 
 
 def test_generation_and_judge_runs_end_to_end(turns, docs, tmp_path):
-    from legalrag.consultation.report import (
+    from legalrag.evaluation.lexrag.report import (
         load_judgements,
         plot_judge,
         run_judge,
@@ -203,7 +203,7 @@ def test_generation_and_judge_runs_end_to_end(turns, docs, tmp_path):
 def test_a_saved_run_is_scored_again_with_bertscore_and_nothing_else_changes(turns, docs, tmp_path):
     import numpy as np
 
-    from legalrag.consultation.report import rescore_generation_run, save_generation_run, score_generations
+    from legalrag.evaluation.lexrag.report import rescore_generation_run, save_generation_run, score_generations
     from legalrag.judgment.textmetrics import WordEmbedder
 
     llm = ScriptedLLM(lambda req: "不能。自然人之间借款对利息没有约定的，视为没有利息。")
@@ -233,7 +233,7 @@ def test_a_saved_run_is_scored_again_with_bertscore_and_nothing_else_changes(tur
 
 
 def test_a_missing_generation_run_is_a_clear_error(tmp_path):
-    from legalrag.consultation.report import run_judge
+    from legalrag.evaluation.lexrag.report import run_judge
 
     with pytest.raises(InputError, match="generations.jsonl missing"):
         run_judge(tmp_path, ScriptedLLM(["{}"]))
@@ -290,7 +290,7 @@ def test_consultation_score_command_rescores_a_run_in_place(turns, docs, tmp_pat
     from typer.testing import CliRunner
 
     from legalrag.cli import app
-    from legalrag.consultation.report import save_generation_run, score_generations
+    from legalrag.evaluation.lexrag.report import save_generation_run, score_generations
 
     picked = [t for t in turns if t.id in ("fx-1-t3", "fx-2-t2")]
     responses = run_generation(picked, ScriptedLLM(lambda req: "视为没有利息。"), [Setting.ZERO_SHOT], documents=docs)
@@ -327,7 +327,7 @@ def test_consultation_compare_pairs_two_runs_turn_by_turn(turns, docs, tmp_path)
     from typer.testing import CliRunner
 
     from legalrag.cli import app
-    from legalrag.consultation.report import compare_generation_runs, save_generation_run, score_generations
+    from legalrag.evaluation.lexrag.report import compare_generation_runs, save_generation_run, score_generations
 
     picked = [t for t in turns if t.turn in (1, 2, 3)]
     runs = {}

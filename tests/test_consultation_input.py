@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from legalrag.consultation.data import load_consultations, load_file
-from legalrag.consultation.gold import require_scorable, resolve_gold, same_text
+from legalrag.evaluation.lexrag.data import load_consultations, load_file
+from legalrag.evaluation.lexrag.gold import require_scorable, resolve_gold, same_text
 from legalrag.errors import InputError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src" / "legalrag" / "data" / "statutes_sample.jsonl"

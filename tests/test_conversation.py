@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from legalrag.conversation import LLMRewrite, all_questions, full_context, last_question, make_processor
+from legalrag.answer.processors import LLMRewrite, all_questions, full_context, last_question, make_processor
 from legalrag.errors import InputError
 from legalrag.types import Turn
 
@@ -76,7 +76,7 @@ CITING_39 = "依据《中华人民共和国劳动合同法》第三十九条，�
 
 
 def _consultation(llm, **options):
-    from legalrag.conversation import Consultation
+    from legalrag.answer.processors import Consultation
     from legalrag.types import Hit
 
     hits = [Hit(document=d, score=1.0 / r, rank=r) for r, d in enumerate(DOCS, 1)]

@@ -31,11 +31,11 @@ def _search(index):
 
 
 def test_ask_chat_and_the_benchmark_send_the_same_prompt_and_get_the_same_answer(index):
-    from legalrag.answer import answer_question
-    from legalrag.engine import resolver_for
-    from legalrag.consultation.data import ConsultTurn
-    from legalrag.consultation.generate import Setting, run_generation
-    from legalrag.conversation import Consultation
+    from legalrag.answer.question import answer_question
+    from legalrag.answer.engine import resolver_for
+    from legalrag.evaluation.lexrag.data import ConsultTurn
+    from legalrag.evaluation.lexrag.generate import Setting, run_generation
+    from legalrag.answer.processors import Consultation
 
     llms = [ScriptedLLM([REPLY]) for _ in range(3)]
     asked = answer_question(QUESTION, index, llms[0])
@@ -62,8 +62,8 @@ def test_time_to_first_token_includes_the_retrieval(index):
     """A search that takes 0.3 s: the first token cannot come before it, so ttft_s >= retrieval_s >= 0.3."""
     import time
 
-    from legalrag.engine import resolver_for
-    from legalrag.engine import AnswerEngine
+    from legalrag.answer.engine import resolver_for
+    from legalrag.answer.engine import AnswerEngine
 
     search = _search(index)
 
@@ -81,8 +81,8 @@ def test_time_to_first_token_includes_the_retrieval(index):
 
 
 def test_a_follow_up_carries_the_history_and_the_processor_query(index):
-    from legalrag.engine import resolver_for
-    from legalrag.conversation import Consultation
+    from legalrag.answer.engine import resolver_for
+    from legalrag.answer.processors import Consultation
 
     llm = ScriptedLLM([REPLY, "结论：可以在一年内申请仲裁。"])
     chat = Consultation(_search(index), llm, processor="all_questions", resolver=resolver_for(index))
@@ -97,8 +97,8 @@ def test_a_follow_up_carries_the_history_and_the_processor_query(index):
 
 def test_a_rewritten_follow_up_counts_the_rewrite_in_its_usage(index):
     """The LLM rewrite of a follow-up is one more call: the answer's usage holds both calls."""
-    from legalrag.engine import resolver_for
-    from legalrag.conversation import Consultation
+    from legalrag.answer.engine import resolver_for
+    from legalrag.answer.processors import Consultation
 
     llm = ScriptedLLM([REPLY, "公司不签书面劳动合同，劳动者申请劳动仲裁的时效是多久？", "结论：一年。"])
     chat = Consultation(_search(index), llm, processor="rewrite", resolver=resolver_for(index))
@@ -142,14 +142,14 @@ def test_cli_json_and_http_json_have_one_shape_for_ask_and_chat(index):
     consult = client.post("/consult", json={"question": QUESTION})  # both take the default processor
     assert consult.status_code == 200, consult.text
     assert _shape(chat_json) == _shape(consult.json())
-    from legalrag.conversation import DEFAULT_PROCESSOR
+    from legalrag.answer.processors import DEFAULT_PROCESSOR
 
     assert chat_json["processor"] == consult.json()["processor"] == DEFAULT_PROCESSOR
     assert chat_json["answer"] == consult.json()["answer"] == REPLY
 
 
 def test_the_default_answer_prompt_asks_for_basis_steps_and_a_lawyer(index):
-    from legalrag.answer import answer_question
+    from legalrag.answer.question import answer_question
 
     llm = ScriptedLLM([REPLY])
     answer_question(QUESTION, index, llm)
@@ -162,8 +162,8 @@ def test_the_default_answer_prompt_asks_for_basis_steps_and_a_lawyer(index):
 
 
 def test_a_processor_that_searches_itself_feeds_the_engine_its_hits(index):
-    from legalrag.engine import resolver_for
-    from legalrag.conversation import Consultation
+    from legalrag.answer.engine import resolver_for
+    from legalrag.answer.processors import Consultation
 
     llm = ScriptedLLM([REPLY, "结论：可以。"])
     chat = Consultation(_search(index), llm, processor="fused", resolver=resolver_for(index))

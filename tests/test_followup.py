@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from legalrag.conversation import make_processor
+from legalrag.answer.processors import make_processor
 from legalrag.errors import InputError
-from legalrag.followup import FollowUp, cited_documents, content_chars
+from legalrag.answer.carry import FollowUp, cited_documents, content_chars
 from legalrag.types import Turn
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src" / "legalrag" / "data" / "statutes_sample.jsonl"
@@ -60,7 +60,7 @@ def test_the_double_wage_follow_up_retrieves_article_82(sample, answer):
 
 
 def test_cited_articles_of_earlier_answers_are_carried(sample):
-    from legalrag.citations import CitationResolver
+    from legalrag.citecheck import CitationResolver
 
     search, by_title, docs = sample
     proc = FollowUp(cited=cited_documents(CitationResolver.from_documents(docs)), carry_top=1)
@@ -128,7 +128,7 @@ def test_content_chars_and_bad_options():
 
 
 def test_dialogues_whose_roles_alternate_wrongly_or_ask_nothing_are_refused(tmp_path):
-    from legalrag.consultation.data import load_consultations
+    from legalrag.evaluation.lexrag.data import load_consultations
 
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([{"id": "d7", "conversation": [
@@ -204,7 +204,7 @@ def test_eval_conversation_takes_every_chat_processor_and_reports_the_gold_repea
     from typer.testing import CliRunner
 
     from legalrag.cli import app
-    from legalrag.conversation import PROCESSORS
+    from legalrag.answer.processors import PROCESSORS
 
     dialogues = [{"id": "dw", "conversation": [
         {"user": DOUBLE_WAGE, "assistant": "可以，依据《劳动合同法》第八十二条。", "article": ["《劳动合同法》第八十二条"]},
@@ -220,7 +220,7 @@ def test_eval_conversation_takes_every_chat_processor_and_reports_the_gold_repea
     res = CliRunner().invoke(app, base + ["--json"])
     assert res.exit_code == 0, res.output
     payload = json.loads(res.stdout[res.stdout.index("{"):])
-    from legalrag.conversation import DEFAULT_PROCESSOR
+    from legalrag.answer.processors import DEFAULT_PROCESSOR
 
     assert [r["processor"] for r in payload["table"]] == [DEFAULT_PROCESSOR]  # chat's default
     assert payload["gold_repeat"]["rate"] == 0.5 and payload["gold_repeat"]["by_turn"] == {"2": 1.0, "3": 0.0}

@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from legalrag.citations import (ChineseCitation, SwissCitation, USCitation, check_citations, extract_citations,
+from legalrag.citecheck import (ChineseCitation, SwissCitation, USCitation, check_citations, extract_citations,
                                 parse_chinese, parse_citation, parse_swiss, parse_us)
 from legalrag.types import Document
 

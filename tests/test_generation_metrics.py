@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from legalrag.consultation import metrics as cm
+from legalrag.evaluation.lexrag import metrics as cm
 from legalrag.evaluation import generation as g
 from legalrag.errors import InputError
 

@@ -37,11 +37,11 @@ MARKED = ("用人单位自用工之日起超过一个月不满一年未与劳动
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     """The index, the citation and structure model directories, the statute file, and the scripted endpoint."""
-    from legalrag.citepred.cocitation import CoCitationGraph
-    from legalrag.citepred.data import load_citation_sets
-    from legalrag.citepred.model import save_model
-    from legalrag.citepred.pipeline import CiteConfig
-    from legalrag.citepred.rules import learn_rules
+    from legalrag.citepredict.cocitation import CoCitationGraph
+    from legalrag.citepredict.data import load_citation_sets
+    from legalrag.citepredict.model import save_model
+    from legalrag.citepredict.pipeline import CiteConfig
+    from legalrag.citepredict.rules import learn_rules
     from legalrag.llm.serve import create_app as model_server
     from tests.test_judgment_structure import STATUTES
 

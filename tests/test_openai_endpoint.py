@@ -15,7 +15,7 @@ openai = pytest.importorskip("openai")
 from http_app import serve_app  # noqa: E402
 from server_setup import ANSWER, MISSING, REAL_ID, reply, sample_index  # noqa: E402
 
-from legalrag.conversation import DEFAULT_PROCESSOR
+from legalrag.answer.processors import DEFAULT_PROCESSOR
 from legalrag.llm.base import ChatRequest  # noqa: E402
 from legalrag.llm.stream import ChatStream  # noqa: E402
 from legalrag.server import Settings, create_app  # noqa: E402

@@ -105,8 +105,8 @@ def test_unresolved_citations_carry_a_reason_code(client):
 
 
 def test_every_resolution_reason_maps_to_its_code():
-    from legalrag.citations.chinese import ChineseCitation
-    from legalrag.citations.resolve import Reason, Resolution
+    from legalrag.citecheck.chinese import ChineseCitation
+    from legalrag.citecheck.resolve import Reason, Resolution
     from legalrag.types import Citation
 
     cite = ChineseCitation(law="合同法", article=8)

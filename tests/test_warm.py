@@ -253,7 +253,7 @@ def test_the_ask_client_path_imports_no_retrieval_stack(server, indexes):
     assert "answered by the legalrag server" in out.stdout
     imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
     heavy = sorted(m for m in imported if m.split(".")[0] in ("numpy", "httpx", "fastapi", "rich", "xllamacpp")
-                   or m.startswith(("legalrag.retrieval", "legalrag.engine", "legalrag.agents", "legalrag.server")))
+                   or m.startswith(("legalrag.retrieval", "legalrag.answer.engine", "legalrag.agents", "legalrag.server")))
     assert not heavy, f"the client path imports {heavy}"
 
 

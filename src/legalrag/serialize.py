@@ -7,7 +7,7 @@ import dataclasses
 import enum
 from typing import Any
 
-from legalrag.citations import citation_label
+from legalrag.citecheck import citation_label
 from legalrag.lang import legal_notice
 from legalrag.types import Citation, Document, Hit, Response, Step
 
@@ -66,7 +66,7 @@ def citation_to_dict(c: Citation, *, text: bool = True) -> dict[str, Any]:
 def check_report_to_dict(report: Any, *, text: bool = True) -> dict[str, Any]:
     """The JSON shape of a ``citations.checker.CheckReport`` (``check --json``, ``POST /citations/check``): each
     citation's fields of :func:`citation_to_dict` plus ``start``/``end``, ``reason`` and a readable ``mark_text``."""
-    from legalrag.citations.marks import mark_line
+    from legalrag.citecheck.marks import mark_line
 
     cits = [{**citation_to_dict(i.citation, text=text), "reason": reason_code(i.citation),
              "mark_text": mark_line(i.citation), "start": i.start, "end": i.end} for i in report.items]
@@ -84,7 +84,7 @@ def step_to_dict(step: Step) -> dict[str, Any]:
 
 def response_to_dict(result: Response, *, hit_text: bool = False, **extra: Any) -> dict[str, Any]:
     """The shared part of every answer-like result, plus ``extra`` fields of the capability."""
-    from legalrag.citations.marks import summarise
+    from legalrag.citecheck.marks import summarise
 
     return {"question": result.question, "text": result.text,
             "citations": [citation_to_dict(c) for c in result.citations],

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Sequence
 
-from legalrag.answer import answer_question
+from legalrag.answer.question import answer_question
 from legalrag.lang import legal_notice
 from legalrag.serialize import answer_notes
 from legalrag.llm.base import LLM
@@ -72,7 +72,7 @@ MARK_STYLE = {"supported": ("green", "✓ SUPPORTED"), "exists": ("yellow", "? E
 
 def citation_line(c: Any, escape: Any = str) -> str:
     """One Rich line for a checked citation: its mark (✓ only for supported) and why."""
-    from legalrag.citations.marks import mark_line
+    from legalrag.citecheck.marks import mark_line
 
     name = escape(c.canonical or c.text)
     if c.mark in MARK_STYLE:

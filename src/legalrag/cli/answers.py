@@ -43,8 +43,8 @@ def eval_answers(
     progress: ProgressOption = True,
 ) -> None:
     """Answer benchmark: cites a gold article, keyword accuracy, supported share, yes/no agreement, seconds."""
-    from legalrag.answerbench.data import load_questions
-    from legalrag.answerbench.run import Setting, run_answers, summarise
+    from legalrag.evaluation.answers.data import load_questions
+    from legalrag.evaluation.answers.run import Setting, run_answers, summarise
 
     questions = load_questions(queries, limit)
     idx = root(ctx).open_index_or_demo(index, progress=progress, threads=threads)

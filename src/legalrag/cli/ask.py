@@ -2,7 +2,7 @@
 
 When a warm `legalrag serve` runs at the `serve` address and holds (or may open) the index, the question goes
 to it and its answer stream is printed (`legalrag.warm`); otherwise this process answers: the answer engine
-(:mod:`legalrag.engine`) with the local model server when one is up (`legalrag llm start`), else the embedded
+(:mod:`legalrag.answer.engine`) with the local model server when one is up (`legalrag llm start`), else the embedded
 model. Either way the retrieved articles are printed first and the last line says which path answered.
 """
 
@@ -93,7 +93,7 @@ def _in_process(ctx: typer.Context, printer, why: str, *, question: str, index, 
                 endpoint_model, max_tokens, lang, style, no_cache, evidence_tokens, local, threads,
                 as_json: bool) -> None:
     """This process answers: open the index, build the model, print the articles when retrieval ends."""
-    from legalrag.answer import answer_question
+    from legalrag.answer.question import answer_question
     from legalrag.serialize import answer_to_dict, hit_to_dict
 
     idx = root(ctx).open_index_or_demo(index, progress=not as_json)

@@ -1,7 +1,7 @@
 """`legalrag chat --index DIR`: a multi-turn legal consultation in the terminal.
 
 Each turn: the conversation processor turns the dialogue into a query, and the answer engine
-(:mod:`legalrag.engine`) retrieves, answers with the earlier turns as history, and checks every citation
+(:mod:`legalrag.answer.engine`) retrieves, answers with the earlier turns as history, and checks every citation
 against the corpus (unresolved ones are flagged). Type /exit (or end the input) to stop, /reset to start a new
 consultation. A warm `legalrag serve` answers each turn when one is up (the dialogue is sent with it); else
 this process does, with the local model server when one is up (`legalrag llm start`), else the embedded model.
@@ -19,7 +19,7 @@ from legalrag.cli.apps import app
 from legalrag.cli.ask import LocalOption, StyleOption
 from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption, ModelOption,
                                  RetrieverOption, ThreadsOption, root)
-from legalrag.conversation import DEFAULT_PROCESSOR, PROCESSORS, ProcessorName
+from legalrag.answer.processors import DEFAULT_PROCESSOR, PROCESSORS, ProcessorName
 from legalrag.types import DEFAULTS
 
 
@@ -139,8 +139,8 @@ def chat(
 def _consultation(ctx, index, k, retriever, processor, model, endpoint, endpoint_model, max_tokens, style,
                   evidence_tokens, local, threads):
     """This process's consultation (index, model, answer engine) and its model."""
-    from legalrag.conversation import Consultation
-    from legalrag.engine import engine_for
+    from legalrag.answer.processors import Consultation
+    from legalrag.answer.engine import engine_for
 
     idx = root(ctx).open_index_or_demo(index, threads=threads)
     llm = root(ctx).make_answer_llm(model, endpoint, endpoint_model, threads=threads, local=local)

@@ -54,8 +54,8 @@ def check(
     """Check every citation in a text against the corpus (at most about 5 MB of text). Marks: ✓ supported (its
     article supports the sentence citing it), ? exists but not shown to support it, ✗ not found, ↻ repealed
     (with the successor law), ∅ no corpus for this jurisdiction."""
-    from legalrag.engine import resolver_for
-    from legalrag.citations.checker import annotate_html, annotate_markdown, check_text
+    from legalrag.answer.engine import resolver_for
+    from legalrag.citecheck.checker import annotate_html, annotate_markdown, check_text
     from legalrag.serialize import check_report_to_dict
     from legalrag.errors import InputError
     from legalrag.wiring import make_support_scorer
@@ -92,8 +92,8 @@ def _print_report(report, name: str, annotate: Optional[Path]) -> None:
     from rich.console import Console
     from rich.markup import escape
 
-    from legalrag.citations.checker import SYMBOLS
-    from legalrag.citations.marks import mark_line
+    from legalrag.citecheck.checker import SYMBOLS
+    from legalrag.citecheck.marks import mark_line
 
     console = Console(soft_wrap=True)  # long lines stay whole (copyable), the terminal wraps them
     colour = {"supported": "green", "exists": "yellow", "not_found": "red", "repealed": "red", "no_corpus": "blue"}

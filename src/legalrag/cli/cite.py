@@ -78,15 +78,15 @@ def cite(
     as_json: JsonOption = False,
 ) -> None:
     """Predict the set of provisions a court would cite for FACTS, with the provenance of each."""
-    from legalrag.citepred.service import build_predictor, result_to_dict
+    from legalrag.citepredict.service import build_predictor, result_to_dict
 
     model, model_dir = _model_and_dir(model, llm_model, model_dir)
     idx, llm, reranker = _collaborators(ctx, index, rerank, analysis or rerank or verify, model, endpoint,
                                         endpoint_model)
     memory = None
     if labelled is not None:
-        from legalrag.citepred.cases import CaseMemory
-        from legalrag.citepred.data import load_cases
+        from legalrag.citepredict.cases import CaseMemory
+        from legalrag.citepredict.data import load_cases
 
         memory = CaseMemory.build(load_cases(Path(labelled)))
     predictor = build_predictor(idx, train_citations=train_citations, model_dir=model_dir, rules_path=rules,
@@ -150,7 +150,7 @@ def eval_cite(
 ) -> None:
     """Precision, recall and F1 (micro and macro) after each stage of the citation pipeline."""
     index = root(ctx).index_path(index)
-    from legalrag.citepred.runner import run_eval
+    from legalrag.citepredict.runner import run_eval
 
     if plot is not None:
         from legalrag.evaluation.plots import check_png_path

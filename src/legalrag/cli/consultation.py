@@ -18,8 +18,8 @@ import typer
 from legalrag.cli.apps import eval_app
 from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOption, JsonOption, ModelOption,
                                  ProgressOption, RetrieverOption, ThreadsOption, print_json, renamed, root)
-from legalrag.consultation.data import DataFormat
-from legalrag.conversation import DEFAULT_PROCESSOR, PROCESSORS
+from legalrag.evaluation.lexrag.data import DataFormat
+from legalrag.answer.processors import DEFAULT_PROCESSOR, PROCESSORS
 
 _PROCESSOR_HELP = (f"How the dialogue becomes a search each turn, as `chat --processor` offers: {', '.join(PROCESSORS)} "
                    f"(default: chat's, {DEFAULT_PROCESSOR}). last: the last question; all_questions: every question; "
@@ -34,8 +34,8 @@ _DATA_HELP = ("LexRAG data: dialogues (dataset.json) or per-turn items (turn_N.j
 def _load_turns(data: Path, index, turns: int, limit: Optional[int], fmt: str = "auto"):
     """The turns with gold resolved against ``index``; every excluded turn, unresolved name and text mismatch
     is printed by name, and a run with nothing to score is an error."""
-    from legalrag.consultation.data import load_consultations
-    from legalrag.consultation.gold import require_scorable, resolve_gold
+    from legalrag.evaluation.lexrag.data import load_consultations
+    from legalrag.evaluation.lexrag.gold import require_scorable, resolve_gold
 
     rows = load_consultations(data, turns or None, fmt)
     if limit:
@@ -92,12 +92,12 @@ def eval_conversation(
 ) -> None:
     """Conversational retrieval: each processor feeds each retriever on every turn; Recall/nDCG/MRR/Precision."""
     index = root(ctx).index_path(index)
-    from legalrag.consultation.retrieval import evaluate_conversation, plot_recall_by_turn, save_conversation_runs
-    from legalrag.consultation.retrieval import gold_repeat
-    from legalrag.conversation import make_processor
-    from legalrag.engine import resolver_for
+    from legalrag.evaluation.lexrag.retrieval import evaluate_conversation, plot_recall_by_turn, save_conversation_runs
+    from legalrag.evaluation.lexrag.retrieval import gold_repeat
+    from legalrag.answer.processors import make_processor
+    from legalrag.answer.engine import resolver_for
     from legalrag.errors import InputError
-    from legalrag.followup import cited_documents
+    from legalrag.answer.carry import cited_documents
     from legalrag.wiring import build_pipeline
 
     try:
@@ -190,13 +190,13 @@ def eval_consultation_generate(
 ) -> None:
     """Answer consultation turns in LexRAG's three settings and score them (keywords, ROUGE, BLEU, METEOR)."""
     index = root(ctx).index_path(index)
-    from legalrag.consultation.data import sample_turns
-    from legalrag.consultation.generate import parse_settings, run_generation
-    from legalrag.consultation.report import save_generation_run, score_generations
-    from legalrag.consultation.retrieval import gold_repeat
-    from legalrag.conversation import make_processor
+    from legalrag.evaluation.lexrag.data import sample_turns
+    from legalrag.evaluation.lexrag.generate import parse_settings, run_generation
+    from legalrag.evaluation.lexrag.report import save_generation_run, score_generations
+    from legalrag.evaluation.lexrag.retrieval import gold_repeat
+    from legalrag.answer.processors import make_processor
     from legalrag.errors import InputError
-    from legalrag.followup import cited_documents
+    from legalrag.answer.carry import cited_documents
     from legalrag.judgment.textmetrics import char_embedder
     from legalrag.wiring import build_pipeline
 
@@ -210,7 +210,7 @@ def eval_consultation_generate(
     pipe = build_pipeline(idx, retriever=retriever)
     llm = _llm(ctx, model, endpoint, endpoint_model, threads)
     docs = {d.id: d for d in idx.documents}
-    from legalrag.engine import resolver_for
+    from legalrag.answer.engine import resolver_for
 
     extra = {"evidence_tokens": evidence_tokens} if evidence_tokens is not None else {}
     responses = run_generation(rows, llm, settings, documents=docs, search=lambda q, n: pipe.search(q, k=n),
@@ -245,7 +245,7 @@ def eval_consultation_score(
 ) -> None:
     """Score a saved generation run again without a model (e.g. add the BERTScore-style F1, or answers that an
     endpoint wrote); rewrites the run's scores and metrics.json in place."""
-    from legalrag.consultation.report import rescore_generation_run
+    from legalrag.evaluation.lexrag.report import rescore_generation_run
     from legalrag.judgment.textmetrics import char_embedder
 
     embedder = char_embedder() if bertscore else None
@@ -263,7 +263,7 @@ def eval_consultation_compare(
 ) -> None:
     """Paired comparison of two generation runs over the turns both answered: per setting and metric, both
     means, B - A and a paired randomization test's p-value."""
-    from legalrag.consultation.report import compare_generation_runs
+    from legalrag.evaluation.lexrag.report import compare_generation_runs
     from legalrag.io import atomic_write_text
 
     rows = compare_generation_runs(run_a, run_b)
@@ -295,7 +295,7 @@ def eval_consultation_judge(
     progress: ProgressOption = True,
 ) -> None:
     """Score a generation run with an LLM judge on five dimensions (1-10, the reference counts as 8)."""
-    from legalrag.consultation.report import run_judge, save_judge_run
+    from legalrag.evaluation.lexrag.report import run_judge, save_judge_run
 
     if plot is not None:
         from legalrag.evaluation.plots import check_png_path
@@ -308,7 +308,7 @@ def eval_consultation_judge(
                                  "temperature": temperature, "retries": retries, "max_tokens": max_tokens,
                                  "self_check": self_check, "limit_turns": limit_turns, "against": str(against) if against else None})
     if plot is not None:
-        from legalrag.consultation.report import plot_judge
+        from legalrag.evaluation.lexrag.report import plot_judge
 
         plot_judge(result, plot)
     _table(f"judge {llm.model_id} on {generations.name}", result["table"])

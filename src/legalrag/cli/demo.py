@@ -23,7 +23,7 @@ def demo(
     from rich.console import Console
 
     from legalrag.demo import SAMPLE_QUESTION, demo_hits, describe_index
-    from legalrag.citations import citation_label
+    from legalrag.citecheck import citation_label
 
     q = question or SAMPLE_QUESTION
     index = root(ctx).default_index(progress=True)
@@ -40,7 +40,7 @@ def demo(
         console.print(h.document.text.strip(), highlight=False, markup=False)
     console.print("\n[bold]Cited articles:[/bold] " + "; ".join(citation_label(h.document) for h in hits),
                   highlight=False)
-    if answer:  # the LLM layer's step (legalrag.answer): generate from these hits, check every citation
+    if answer:  # the LLM layer's step (legalrag.answer.question): generate from these hits, check every citation
         from legalrag.cli._answer_output import demo_answer
 
         demo_answer(q, index, hits, console, root(ctx).make_llm("qwen2.5-coder-1.5b"))

@@ -51,7 +51,7 @@ def mcp_cmd(
         return r.make_answer_llm(model, endpoint, endpoint_model, cache=llm_cache, threads=threads)
 
     def make_predictor(idx):
-        from legalrag.citepred.service import build_predictor, default_model_dir
+        from legalrag.citepredict.service import build_predictor, default_model_dir
 
         model_dir = cite_model or default_model_dir(idx)
         if model_dir is not None:

@@ -169,7 +169,7 @@ def index_info(
 def _hits_table(hits, title: str):
     from rich.table import Table
 
-    from legalrag.citations import citation_label
+    from legalrag.citecheck import citation_label
 
     table = Table(title=title, show_lines=False)
     table.add_column("#", justify="right")

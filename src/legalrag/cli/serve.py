@@ -122,7 +122,7 @@ def serve_cmd(
         # the policy's own base model (it refuses another); answers keep --model / --endpoint
         agents_llm = make_policy_llm(policy, cache=llm_cache, threads=threads)
     predictor = None
-    from legalrag.citepred.service import build_predictor, default_model_dir
+    from legalrag.citepredict.service import build_predictor, default_model_dir
 
     model_dir = cite_model or default_model_dir(idx)
     if model_dir is not None:
@@ -159,7 +159,7 @@ def _open_warm(r, path: Path, threads: int | None):
 def _warm_up(idx, llm) -> None:
     """Load now what the first request would otherwise wait for: the default retriever (its encoder and
     vectors), the citation resolver, the model."""
-    from legalrag.engine import resolver_for
+    from legalrag.answer.engine import resolver_for
     from legalrag.retrieval.pipeline import build_pipeline
 
     build_pipeline(idx).search("合同", k=1)

@@ -17,7 +17,7 @@ Conventions (what each function promises, so figures can be compared):
   reports the same value times 100). ``effective_order`` drops orders longer than the candidate, as
   sacreBLEU's sentence-level BLEU does.
 - **METEOR** and the **BERTScore-style F1** are those of :mod:`legalrag.judgment.textmetrics`; the
-  capability layer applies them (``legalrag.consultation.metrics``), since this layer sits below judgment.
+  capability layer applies them (``legalrag.evaluation.lexrag.metrics``), since this layer sits below judgment.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def mark(c: Citation) -> Mark:
 
 
 def checked(c: Citation) -> CheckedCitation:
-    from legalrag.citations.marks import mark_line
+    from legalrag.citecheck.marks import mark_line
 
     return CheckedCitation(text=c.text, canonical=c.canonical, mark=mark(c), mark_text=mark_line(c),
                            mark_reason=c.mark_reason or None, claim=c.claim or None, support=c.support,
@@ -67,7 +67,7 @@ def checked(c: Citation) -> CheckedCitation:
 
 
 def article(doc: Document, score: float | None = None) -> Article:
-    from legalrag.citations import citation_label
+    from legalrag.citecheck import citation_label
 
     law = doc.metadata.get("law")
     return Article(id=doc.id, citation=citation_label(doc), law=str(law) if law else None, text=doc.text,
@@ -103,7 +103,7 @@ class LegalTools:
         return self.collaborators.slot() if self.collaborators.slot is not None else nullcontext()
 
     def _resolver(self) -> Any:
-        from legalrag.engine import resolver_for
+        from legalrag.answer.engine import resolver_for
 
         return resolver_for(self.index)
 
@@ -126,7 +126,7 @@ class LegalTools:
         index = self.index
         if citation in index:  # a document id, as search_statutes returns
             return article(index.get(citation))
-        from legalrag.citations import check_citations
+        from legalrag.citecheck import check_citations
 
         found = check_citations(citation, self._resolver())
         if not found:
@@ -140,7 +140,7 @@ class LegalTools:
         return article(index.get(first.document_id))
 
     def check_citations(self, text: str) -> CheckResult:
-        from legalrag.citations.checker import check_text
+        from legalrag.citecheck.checker import check_text
 
         support = self.collaborators.support() if self.collaborators.support is not None else None
         report = check_text(text, self._resolver(), support)
@@ -169,7 +169,7 @@ class LegalTools:
                                   scope=self._scope(predictor, facts))
 
     def _scope(self, predictor: Any, facts: str) -> dict[str, Any] | None:
-        from legalrag.citepred.scope import check_scope, trained_laws
+        from legalrag.citepredict.scope import check_scope, trained_laws
 
         counts, docs = getattr(predictor, "counts", None), getattr(predictor, "documents", None)
         if not counts or not isinstance(docs, dict):
@@ -194,7 +194,7 @@ class LegalTools:
             raise InputError("question is empty; ask a legal question", field="question")
         if not 1 <= k <= self.max_k:
             raise InputError(f"k={k} is outside 1..{self.max_k}", field="k")
-        from legalrag.answer import answer_question
+        from legalrag.answer.question import answer_question
 
         index, llm = self.index, self._get("llm")
         with self._slot():

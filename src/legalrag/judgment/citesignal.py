@@ -14,8 +14,8 @@ def build_cite(statutes: Sequence[Document], *, train_citations: str | Path | No
     """The citation-prediction pipeline over ``statutes`` (no LLM), from training citation sets (retrieval, rules,
     co-citation; no case memory: the structure model votes with its own neighbours) or a saved model (with the
     memory and set decision it holds; a dense first stage is read from ``articles_dir`` with ``encoder``)."""
-    from legalrag.citepred.model import load_case_memory, load_set_model, resolve_parts
-    from legalrag.citepred.pipeline import CitationPredictor
+    from legalrag.citepredict.model import load_case_memory, load_set_model, resolve_parts
+    from legalrag.citepredict.pipeline import CitationPredictor
     from legalrag.retrieval.bm25 import BM25Retriever
     from legalrag.retrieval.tokenize import tokenizer_for
 
@@ -47,16 +47,16 @@ def _articles(directory: Path, statutes: Sequence[Document], encoder):
 
 def train_cite(statutes: Sequence[Document], cases, *, train_citations: str | Path, retriever=None, encoder=None,
                exclude: Collection[str] = (), depth: int | None = 20, progress: bool = False):
-    """A :class:`~legalrag.citepred.crossfit.FoldedCite` over the labelled ``cases`` (``LabelledCase``: their
+    """A :class:`~legalrag.citepredict.crossfit.FoldedCite` over the labelled ``cases`` (``LabelledCase``: their
     judgments' articles are the gold): the first stage is ``retriever`` (e.g. a dense component of an index; BM25
     over ``statutes`` when None), the similar cases are searched by ``encoder`` (BM25 when None), and the set
     decision is cross-fitted (``exclude``: cases whose rows it must not learn from, such as those the encoder
     was trained on)."""
-    from legalrag.citepred.cases import CaseMemory
-    from legalrag.citepred.crossfit import FoldedCite
-    from legalrag.citepred.data import Case
-    from legalrag.citepred.model import resolve_parts
-    from legalrag.citepred.pipeline import CitationPredictor
+    from legalrag.citepredict.cases import CaseMemory
+    from legalrag.citepredict.crossfit import FoldedCite
+    from legalrag.citepredict.data import Case
+    from legalrag.citepredict.model import resolve_parts
+    from legalrag.citepredict.pipeline import CitationPredictor
     from legalrag.retrieval.bm25 import BM25Retriever
     from legalrag.retrieval.tokenize import tokenizer_for
 

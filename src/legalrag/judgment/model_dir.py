@@ -65,7 +65,7 @@ def save_structure(model, path: str | Path, extra: Mapping[str, Any] | None = No
                 np.save(tmp / "neighbours.npy", vectors.astype(np.float16) if model.partial else vectors,
                         allow_pickle=False)
         if model.cite is not None:
-            from legalrag.citepred.model import save_model
+            from legalrag.citepredict.model import save_model
 
             save_model(tmp / "citepred", model.cite.rules, model.cite.graph, model.cite.config,
                        getattr(model.cite, "cases", None), getattr(model.cite, "set_model", None),

@@ -13,8 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from legalrag.conversation import DEFAULT_PROCESSOR
-from legalrag.engine import DEFAULTS as ANSWER
+from legalrag.answer.processors import DEFAULT_PROCESSOR
+from legalrag.answer.engine import DEFAULTS as ANSWER
 
 MAX_QUESTION_CHARS = 4000
 MAX_FACTS_CHARS = 20000
@@ -41,7 +41,7 @@ class Closed(BaseModel):
 
 
 class Processor(str, enum.Enum):
-    """How a conversation becomes the retrieval query of its last turn (``legalrag.conversation``)."""
+    """How a conversation becomes the retrieval query of its last turn (``legalrag.answer.processors``)."""
 
     rewrite = "rewrite"
     last = "last"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from legalrag.citations import citation_label
+from legalrag.citecheck import citation_label
 from legalrag.serialize import REASONS, document_to_dict, hit_to_dict, jsonable, reason_code, step_to_dict
 from legalrag.serialize import citation_to_dict as _citation_to_dict
 from legalrag.types import Citation

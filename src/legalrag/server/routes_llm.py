@@ -51,7 +51,7 @@ def _index(ctx: AppContext, path: str | None, emit: Emit | None) -> tuple[Any, d
 
 
 def ask(ctx: AppContext, body: AskBody, emit: Emit | None = None, cancel: threading.Event | None = None) -> dict:
-    from legalrag.answer import answer_question
+    from legalrag.answer.question import answer_question
 
     ctx.check_k(body.k)
     budget = ctx.evidence_budget(body.evidence_tokens)
@@ -78,8 +78,8 @@ def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
             cancel: threading.Event | None = None) -> dict:
     from dataclasses import replace
 
-    from legalrag.conversation import Consultation
-    from legalrag.engine import DEFAULTS, engine_for, question_language
+    from legalrag.answer.processors import Consultation
+    from legalrag.answer.engine import DEFAULTS, engine_for, question_language
     from legalrag.types import Turn
 
     ctx.check_k(body.k)
@@ -137,7 +137,7 @@ def draft(ctx: AppContext, body: DraftBody, emit: Emit | None = None, cancel: th
 
 
 def cite(ctx: AppContext, body: CiteBody) -> dict:
-    from legalrag.citepred.service import result_to_dict
+    from legalrag.citepredict.service import result_to_dict
     from legalrag.server.streaming import NoModel
 
     if ctx.predictor is None:
@@ -160,7 +160,7 @@ def cite(ctx: AppContext, body: CiteBody) -> dict:
 
 def cite_scope(ctx: AppContext, facts: str) -> dict | None:
     """The law-area check of the facts against the laws the citation model was trained on (None: unknown)."""
-    from legalrag.citepred.scope import check_scope, trained_laws
+    from legalrag.citepredict.scope import check_scope, trained_laws
 
     counts, docs = getattr(ctx.predictor, "counts", None), getattr(ctx.predictor, "documents", None)
     if not counts or not isinstance(docs, dict):

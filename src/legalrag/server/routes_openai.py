@@ -137,8 +137,8 @@ def _citation(c: dict[str, Any]) -> Any:
 
 def citation_block(citations: list[dict[str, Any]]) -> str:
     """The answer's citations and their marks (the symbols of ``legalrag check``), appended to the answer."""
-    from legalrag.citations.checker import SYMBOLS
-    from legalrag.citations.marks import mark_line
+    from legalrag.citecheck.checker import SYMBOLS
+    from legalrag.citecheck.marks import mark_line
     from legalrag.integrations.tools import mark
 
     if not citations:

@@ -68,7 +68,7 @@ def router(ctx: AppContext) -> Any:
 
     @api.get("/capabilities", summary="What this server can do (the pages read it)")
     def capabilities() -> dict[str, Any]:
-        from legalrag.conversation import PROCESSORS
+        from legalrag.answer.processors import PROCESSORS
 
         return {"lang": ctx.lang, "retrievers": ctx.index.names, "default_retriever": ctx.index.default,
                 "processors": list(PROCESSORS), "max_k": ctx.settings.max_k, "llm": ctx.model,
@@ -108,8 +108,8 @@ def router(ctx: AppContext) -> Any:
         reason) and adds its mark, mark_reason, claim, support, successor, start/end and document_text;
         ``summary`` counts the marks (``no_citations`` when the text cites nothing); ``annotated``: the
         annotated copy when ``annotate`` is md or html."""
-        from legalrag.engine import resolver_for
-        from legalrag.citations.checker import annotate_html, annotate_markdown, check_text
+        from legalrag.answer.engine import resolver_for
+        from legalrag.citecheck.checker import annotate_html, annotate_markdown, check_text
         from legalrag.serialize import check_report_to_dict
 
         text, name = check_input(body)

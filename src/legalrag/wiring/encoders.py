@@ -87,7 +87,7 @@ def make_support_scorer(encoder: str | None = "stard-e5", *, threads: int | None
                         settings: Settings | None = None):
     """The citation support model (``citations.support``): with ``encoder`` (the shipped ``stard-e5``, which the
     model was calibrated with) its cosine is a feature; ``encoder=None`` gives the lexical model."""
-    from legalrag.citations.support import SupportScorer
+    from legalrag.citecheck.support import SupportScorer
 
     if encoder is None:
         return SupportScorer()

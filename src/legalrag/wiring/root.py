@@ -83,7 +83,7 @@ class Root:
         (``AnswerSettings.evidence_tokens=None``): the one place that conversion is made."""
         from dataclasses import replace
 
-        from legalrag.engine import DEFAULTS
+        from legalrag.answer.engine import DEFAULTS
 
         saved = self.settings.answer
         pick = (lambda flag, kept: flag if flag is not None else kept)

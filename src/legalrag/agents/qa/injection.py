@@ -68,7 +68,7 @@ def instructions_in(text: str) -> list[tuple[int, int]]:
 
 
 def _cited(text: str) -> tuple[tuple[str | None, str], ...]:
-    from legalrag.citations.extract import extract_citations
+    from legalrag.citecheck.extract import extract_citations
 
     return tuple((m.citation.law, m.citation.article_key) for m in extract_citations(_HIDDEN.sub("", text)))
 
@@ -120,7 +120,7 @@ def flag_injected(citations: Sequence[Citation], injections: Sequence[Injection]
     numbered citation of a source that held such text keeps resolving but says so."""
     if not injections:
         return list(citations)
-    from legalrag.citations.extract import extract_citations
+    from legalrag.citecheck.extract import extract_citations
 
     hostile = {i.source for i in injections}
     out = []

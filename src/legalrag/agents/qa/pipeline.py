@@ -190,7 +190,7 @@ def run_qa(question: str, llm: LLM, sources: Mapping[str, SearchSource], *, mode
         sources, problems, evidence, gaps, text_lang(question)), problems, max_answer_tokens, on_text)
 
 
-answer_question = run_qa  # the former name (it collided with legalrag.answer.answer_question); use run_qa
+answer_question = run_qa  # the former name (it collided with legalrag.answer.question.answer_question); use run_qa
 
 
 def answer_with_evidence(question: str, llm: LLM, evidence: Sequence[SearchResult], *,

@@ -50,7 +50,7 @@ _ARTICLE_TITLE = re.compile(r"^(.+?)(第[零〇一二两三四五六七八九十
 def _as_statute(result: SearchResult):
     """The result as a Document carrying ``law``/``article`` metadata when its title names a statute article
     (e.g. 劳动合同法第十九条), so the citation resolver can match article citations written in the answer."""
-    from legalrag.citations.extract import parse_citation
+    from legalrag.citecheck.extract import parse_citation
 
     m = _ARTICLE_TITLE.match(result.title.strip())
     if not m:
@@ -66,7 +66,7 @@ def _as_statute(result: SearchResult):
 def statute_citations(answer: str, evidence: Sequence[SearchResult]) -> list[Citation]:
     """Article citations written out in the answer (《民法典》第五百八十五条...), checked against the retrieved
     statute articles only: one that names no retrieved article stays unresolved."""
-    from legalrag.citations.resolve import check_citations as check_articles
+    from legalrag.citecheck.resolve import check_citations as check_articles
 
     docs = [d for d in map(_as_statute, evidence) if d is not None]
     return check_articles(answer, docs, [d.id for d in docs])

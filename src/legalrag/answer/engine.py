@@ -1,0 +1,378 @@
+"""The one answer engine: retrieve, select evidence, fit the prompt to the context, generate, check citations.
+
+``legalrag ask``, ``legalrag chat`` (a consultation: history and a query processor around the engine), the
+consultation benchmark's generation, ``POST /ask``, ``POST /consult`` and the web pages all answer through
+:class:`AnswerEngine`, with one set of defaults (:class:`AnswerSettings`). An answer is an ``Answer`` whose
+``usage`` (calls, prompt and completion tokens, seconds) and ``timings`` (``retrieval_s``, ``ttft_s``,
+``generation_s``, ``citation_check_s``, ``total_s``; ``prefill_s`` / ``decode_s`` where the runtime reports
+them) are filled in; every citation is checked against the corpus, unresolved ones are kept and flagged.
+
+The prompt (``prompts/answer.md``, or the shorter ``answer_brief.md``) puts the fixed instructions first (a
+runtime's prompt cache keeps them between calls), then the dialogue so far, the evidence and the question. Each
+article enters the prompt cut to the clauses that match the query, within ``evidence_tokens``; when the prompt
+still does not fit the model's context, the evidence budget halves, then the lowest-ranked articles drop
+(each step recorded in the trajectory).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from typing import Any, Callable, Iterable, Sequence
+
+from legalrag.citecheck import citation_label
+from legalrag.errors import InputError
+from legalrag.lang import detect_language
+from legalrag.llm.base import LLM, ChatRequest, PromptTooLongError
+from legalrag.types import DEFAULTS, STYLES, Answer, AnswerSettings, Hit, Search, Step, Turn, Usage
+
+_RESOLVERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+_RESOLVER_LOCK = threading.RLock()
+
+
+def question_language(question: str, index: Any = None) -> str:
+    """"zh" or "en": the language to answer ``question`` in, its own (the index's when it has no letters)."""
+    lang = (getattr(index, "manifest", None) or {}).get("lang")
+    return answer_language(question, lang if lang in ("zh", "en") else "zh")
+
+
+def answer_language(question: str, default: str = "zh") -> str:
+    """The question's own language (``zh`` or ``en``); ``default`` for a question with no letters at all."""
+    if not any(ch.isalpha() for ch in question):
+        return default
+    return detect_language(question)
+
+
+def format_sources(hits: Sequence[Hit], max_chars: int) -> str:
+    blocks = []
+    for i, h in enumerate(hits, 1):
+        text = " ".join(h.document.text.split())
+        if len(text) > max_chars:
+            text = text[:max_chars] + "…"
+        blocks.append(f"[{i}] {citation_label(h.document)}\n{text}")
+    return "\n\n".join(blocks)
+
+
+def resolver_for(index: Any) -> Any:
+    """The citation resolver of an index's corpus, built once per opened index."""
+    from legalrag.citecheck import CitationResolver
+
+    with _RESOLVER_LOCK:  # one build per index, even when a request and a warm-up thread ask together
+        try:
+            return _RESOLVERS[index]
+        except (KeyError, TypeError):
+            pass
+        resolver = CitationResolver.from_documents(index.documents)
+        try:
+            _RESOLVERS[index] = resolver
+        except TypeError:
+            pass
+        return resolver
+
+
+ROLE_LABELS = {"zh": {"user": "用户", "assistant": "助手"}, "en": {"user": "User", "assistant": "Assistant"}}
+
+
+def check_turns(turns: Sequence[Turn]) -> list[Turn]:
+    turns = list(turns)
+    for i, t in enumerate(turns):
+        if t.role not in ("user", "assistant"):
+            raise InputError(f"turn {i + 1} has role {t.role!r}; use 'user' or 'assistant'")
+    if not any(t.role == "user" and t.content.strip() for t in turns):
+        raise InputError("the conversation has no user question")
+    return turns
+
+
+def full_context(turns: Sequence[Turn], lang: str = "zh", max_chars: int = 2000) -> str:
+    """Every turn labelled by role; older turns are dropped first when over ``max_chars``."""
+    labels = ROLE_LABELS.get(lang, ROLE_LABELS["en"])
+    lines = [f"{labels[t.role]}: {' '.join(t.content.split())}" for t in check_turns(turns) if t.content.strip()]
+    while len(lines) > 1 and sum(len(x) + 1 for x in lines) > max_chars:
+        lines.pop(0)
+    return "\n".join(lines)
+
+
+def history_text(turns: Sequence[Turn], lang: str, max_chars: int) -> str:
+    return full_context(turns, lang, max_chars) if turns else ""
+
+
+def build_messages(question: str, hits: Sequence[Hit], *, lang: str, settings: AnswerSettings = DEFAULTS,
+                   history: str = "", query: str | None = None, n_ctx: int | None = None,
+                   terms: Callable[[str], list[str]] | None = None) -> tuple[list[dict[str, str]], list[Step]]:
+    """The answer prompt and the steps that record how it was fitted: with ``n_ctx`` known, a question too long
+    for the context is cut (noted) and the evidence budget shrinks to what is left. Evidence is selected
+    against ``query`` (the processor's standalone question in a consultation; default the question)."""
+    from legalrag.answer.evidence import MIN_EVIDENCE_ROOM, keep_last_tokens, prompt_evidence
+    from legalrag.llm.tokens import estimate_message_tokens, estimate_tokens
+    from legalrag.prompts import load_prompt
+
+    prompt = load_prompt(STYLES[settings.style])
+    steps: list[Step] = []
+    room = None
+    if n_ctx:
+        fixed = estimate_message_tokens(prompt.render(question="", sources="x", history=history, language=lang))
+        room = n_ctx - settings.max_tokens - fixed
+        reserve = MIN_EVIDENCE_ROOM if hits else 0  # one short piece of evidence with its article name
+        q_tokens = estimate_tokens(question)
+        if q_tokens > room - reserve:
+            keep = max(16, room - reserve)
+            note = (f"the question was cut from about {q_tokens} to its last {keep} tokens to fit the model's "
+                    f"context of {n_ctx} tokens (with max_tokens {settings.max_tokens}); ask a shorter question or use a "
+                    "model with a larger context")
+            steps.append(Step("answer", "cut_question", input=q_tokens, output=note))
+            question, q_tokens = keep_last_tokens(question, keep), keep  # the question is at a paste's end
+        room -= q_tokens
+    if not hits:
+        sources = ""
+    elif settings.evidence_tokens is None:
+        sources = format_sources(hits, settings.max_article_chars)
+    else:
+        sources, step = prompt_evidence(query or question, hits, budget=settings.evidence_tokens, lang=lang,
+                                        agent="answer", room=room, terms=terms)
+        steps.append(step)
+    return prompt.render(question=question, sources=sources, history=history, language=lang), steps
+
+
+class AnswerEngine:
+    """Answers questions over ``search(query, k) -> hits`` with ``llm``; ``resolver`` (or a zero-argument
+    function returning one, called on a background thread so the corpus is read while the model generates)
+    checks the citations and marks each supported / exists / not found / repealed (``support``: a
+    ``citations.support.SupportScorer``; default its lexical model). Build one with :func:`engine_for`, the
+    one place an engine is made (``ask``, ``chat``, ``serve``'s routes, the MCP tools, the answer and
+    consultation benchmarks)."""
+
+    def __init__(self, llm: LLM, search: Search | None = None, *, resolver: Any = None, lang: str = "zh",
+                 settings: AnswerSettings = DEFAULTS, support: Any = None, corpus_lang: str | None = None,
+                 min_score: float | None = None, guard: bool = True):
+        """``lang``: the answer language when the caller names none and the question's own cannot be told;
+        ``corpus_lang``: the language searched in (a question in another language is translated by ``llm``
+        first; default ``lang``); ``min_score``: best-hit score under which "not covered" is answered instead
+        (calibrated per scorer, ``guard.RELEVANCE_THRESHOLDS``); ``guard=False`` turns the checks of
+        :mod:`legalrag.answer.guard` off; ``support``: the support scorer of the citation marks."""
+        if lang not in ("zh", "en"):
+            raise InputError(f"lang must be 'zh' or 'en', got {lang!r}", field="lang")
+        self.llm, self.search, self.lang, self.settings = llm, search, lang, settings
+        self.support = support
+        self.corpus_lang, self.min_score, self.guard = corpus_lang or lang, min_score, guard
+        self._resolver: Any = None
+        self._resolver_error: BaseException | None = None
+        self._ready = threading.Event()
+        if callable(resolver) and not hasattr(resolver, "resolve"):
+            threading.Thread(target=self._warm, args=(resolver,), name="legalrag-resolver", daemon=True).start()
+        else:
+            self._resolver = resolver
+            self._ready.set()
+
+    def _warm(self, make: Callable[[], Any]) -> None:
+        try:
+            self._resolver = make()
+        except BaseException as exc:  # re-raised in the caller's thread when the resolver is needed
+            self._resolver_error = exc
+        finally:
+            self._ready.set()
+
+    @property
+    def resolver(self) -> Any:
+        self._ready.wait()
+        if self._resolver_error is not None:
+            raise self._resolver_error
+        return self._resolver
+
+    def answer(self, question: str, *, history: Sequence[Turn] = (), query: str | None = None,
+               hits: Sequence[Hit] | None = None, on_text: Callable[[str], None] | None = None,
+               on_retrieved: Callable[[str, Sequence[Hit]], None] | None = None, lang: str | None = None,
+               settings: AnswerSettings | None = None, steps_before: Sequence[Step] = (),
+               usage_before: Usage = Usage(), searched: bool = False, started: float | None = None) -> Answer:
+        """Answer ``question`` (after ``history``, the earlier turns): retrieve for ``query`` (default the
+        question) unless ``hits`` are given, generate (``on_text`` receives the text as it is generated), check
+        every citation. ``steps_before`` / ``usage_before``: what the caller spent first (a query rewrite);
+        ``searched``: the given hits are this engine's search for the question (:meth:`search_text`), so the
+        "not covered" check applies to them as to its own; ``started``: when retrieval began (``time.perf_counter``),
+        default now."""
+        from legalrag.citecheck.marks import mark_citations
+        from legalrag.answer.guard import injection_verdict, keep_question, outside_corpus, question_tail
+
+        s = settings or self.settings
+        question = " ".join((question or "").split()) if "\n" not in (question or "") else (question or "").strip()
+        if not question:
+            raise InputError("the question is empty; ask something, e.g. legalrag ask \"公司不签劳动合同怎么办？\"",
+                             field="question")
+        lang = lang or answer_language(question, self.lang)
+        t0 = started if started is not None else time.perf_counter()
+        steps = list(steps_before)
+        if self.guard:
+            verdict = injection_verdict(question, lang)
+            if verdict is not None:
+                return self._declined(question, verdict, steps, usage_before, t0, on_text)
+            question, cut = keep_question(question, lang)
+            if cut is not None:  # search for the question at the paste's end, not for its first pages
+                steps.append(Step("guard", "cut_message", output=cut))
+                query = question_tail(query or question)
+        usage = usage_before
+        if hits is None:
+            if self.search is None:
+                raise InputError("this answer engine has no search function; pass hits= or build it from an index")
+            search_query, spent = self.corpus_query(query or question, steps)
+            usage = usage + spent
+            t_search = time.perf_counter()
+            hits = list(self.search(search_query, s.k))
+            steps.append(Step("retriever", "retrieve", input=search_query, output=[h.id for h in hits],
+                              seconds=time.perf_counter() - t_search))
+            searched = True
+        if searched and self.guard:
+            verdict = outside_corpus(question, hits, lang, self.min_score)
+            if verdict is not None:
+                return self._declined(question, verdict, steps, usage, t0, on_text, hits)
+        hits = list(hits)
+        if on_retrieved is not None:
+            on_retrieved(query or question, hits)
+        t1 = time.perf_counter()
+        history_block = history_text(history, lang, s.history_chars)
+        result, gen_steps, gen = self._generate(question, hits, lang, s, history_block, query, on_text)
+        steps += gen_steps
+        hits = gen["hits"]
+        t2 = time.perf_counter()
+        citations = tuple(mark_citations(result.text, self.resolver, self.support, [h.id for h in hits]))
+        t3 = time.perf_counter()
+        steps.append(Step("answer", "check_citations", output=[c.canonical or c.text for c in citations],
+                          seconds=t3 - t2))
+        timings = {"retrieval_s": t1 - t0, "ttft_s": t1 - t0 + gen["ttft_s"], "generation_s": t2 - t1,
+                   "citation_check_s": t3 - t2, "total_s": t3 - t0}
+        if "prompt_ms" in gen["runtime"] and not result.cached:  # the runtime's own split (llama.cpp)
+            timings["prefill_s"] = gen["runtime"]["prompt_ms"] / 1000
+            timings["decode_s"] = gen["runtime"].get("predicted_ms", 0.0) / 1000
+            timings["prompt_tokens_evaluated"] = float(gen["runtime"].get("prompt_n", result.prompt_tokens))
+        usage = usage + Usage.of(result, t2 - t1)
+        return Answer(question=question, text=result.text.strip(), citations=citations, sources=tuple(hits),
+                      steps=tuple(steps), usage=usage, timings=timings)
+
+    def _declined(self, question: str, verdict: Any, steps: list[Step], usage: Usage, t0: float,
+                  on_text: Callable[[str], None] | None, hits: Sequence[Hit] = ()) -> Answer:
+        """The one-line answer of a guard (injection, not covered), recorded as a ``guard`` step."""
+        steps.append(Step("guard", verdict.action, input=verdict.reason, output=verdict.text))
+        if on_text is not None:
+            on_text(verdict.text)
+        total = time.perf_counter() - t0
+        return Answer(question=question, text=verdict.text, citations=(), sources=tuple(hits), steps=tuple(steps),
+                      usage=usage, timings={"retrieval_s": total, "ttft_s": total, "generation_s": 0.0,
+                                            "citation_check_s": 0.0, "total_s": total})
+
+    def search_text(self, question: str, query: str | None = None, lang: str | None = None) -> str:
+        """What :meth:`answer` searches for ``question`` before translation: ``query`` (default the question), or
+        its last sentences when the question is a paste too long to answer whole (``guard.keep_question``)."""
+        from legalrag.answer.guard import keep_question, question_tail
+
+        if self.guard:
+            kept, cut = keep_question(question, lang or answer_language(question, self.lang))
+            if cut is not None:
+                return question_tail(query or kept)
+        return query or question
+
+    def corpus_query(self, text: str, steps: list[Step]) -> tuple[str, Usage]:
+        """``text`` in the corpus's language: itself, or translated by the model (recorded in ``steps``)."""
+        if detect_language(text) == self.corpus_lang:
+            return text, Usage()
+        return self._translate(text, steps)
+
+    def _translate(self, text: str, steps: list[Step]) -> tuple[str, Usage]:
+        """``text`` in the corpus's language, by the model (one short call); the text itself when the model
+        returns nothing usable."""
+        from legalrag.prompts import load_prompt
+
+        t0 = time.perf_counter()
+        messages = load_prompt("translate_query").render(text=text[:2000], language=self.corpus_lang)
+        result = self.llm.chat(ChatRequest(messages=tuple(messages), max_tokens=200, temperature=0.0, seed=0))
+        out = " ".join(result.text.strip().strip('"“”').split())
+        # a translation, not an answer: in the corpus's language and not far shorter than the text (a CJK
+        # character carries about as much as four Latin letters)
+        ok = bool(out) and detect_language(out) == self.corpus_lang and len(out) * (4 if self.corpus_lang == "zh"
+                                                                                     else 1) >= len(text) / 3
+        steps.append(Step("answer", "translate", input=text, output=out if ok else None,
+                          seconds=time.perf_counter() - t0, tokens=result.prompt_tokens + result.completion_tokens,
+                          error=None if ok else "the translation was not in the corpus's language; searched as asked"))
+        return (out if ok else text), Usage.of(result, time.perf_counter() - t0)
+
+    def _generate(self, question: str, hits: list[Hit], lang: str, s: AnswerSettings, history: str,
+                  query: str | None, on_text: Callable[[str], None] | None) -> tuple[Any, list[Step], dict]:
+        """The model's answer; on a prompt too long for the context: halve the evidence, then drop the
+        lowest-ranked articles, then shorten whole articles."""
+        from legalrag.llm.stream import stream_chat
+
+        steps: list[Step] = []
+        n_ctx = getattr(self.llm, "n_ctx", None)
+        n_ctx = n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else None
+        while True:
+            messages, prep = build_messages(question, hits, lang=lang, settings=s, history=history, query=query,
+                                            n_ctx=n_ctx)
+            first: list[float] = []
+
+            def on_piece(piece: str) -> None:
+                if not first:
+                    first.append(time.perf_counter())
+                if on_text is not None:
+                    on_text(piece)
+
+            t0 = time.perf_counter()
+            request = ChatRequest(messages=tuple(messages), max_tokens=s.max_tokens, temperature=s.temperature,
+                                  seed=s.seed)
+            try:
+                result = stream_chat(self.llm, request, on_piece)
+            except PromptTooLongError as exc:
+                if s.evidence_tokens is not None and s.evidence_tokens > 2 * 64:
+                    s = s.but(evidence_tokens=s.evidence_tokens // 2)
+                    steps.append(Step("answer", "shrink_evidence", input=s.evidence_tokens, output=str(exc)))
+                elif len(hits) > 1:
+                    steps.append(Step("answer", "drop_source", input=hits.pop().id, output=str(exc)))
+                elif s.evidence_tokens is None and s.max_article_chars > 100:
+                    s = s.but(max_article_chars=s.max_article_chars // 2)
+                    steps.append(Step("answer", "shorten_sources", input=s.max_article_chars, output=str(exc)))
+                else:
+                    raise
+                continue
+            t1 = time.perf_counter()
+            steps += prep
+            steps.append(Step("answer", "generate", input={"sources": [h.id for h in hits], "lang": lang},
+                              output=result.text, seconds=t1 - t0,
+                              tokens=result.prompt_tokens + result.completion_tokens))
+            return result, steps, {"ttft_s": (first[0] if first else t1) - t0, "runtime": dict(result.timings),
+                                   "hits": hits}
+
+
+def engine_for(llm: LLM, index: Any = None, *, retriever: str | None = None, search: Search | None = None,
+               filter: Any = None, resolver: Any = None, documents: Iterable[Any] | None = None,
+               settings: AnswerSettings = DEFAULTS, lang: str | None = None, support: Any = None) -> AnswerEngine:
+    """The answer engine of every path that answers (the one place an :class:`AnswerEngine` is built).
+
+    Retrieval: ``search(query, k) -> hits`` when given (a caller's own pipeline, e.g. the server's, which
+    reports each search); else, with ``index``, the index's pipeline (its default component unless
+    ``retriever`` names another, ``filter`` applied), with the "not covered" floor calibrated for that
+    component (``guard.RELEVANCE_THRESHOLDS``); else none (the caller passes the hits to ``answer``).
+    Citations: checked by ``resolver`` (or a zero-argument function making one), else the index's resolver
+    (:func:`resolver_for`), else one over ``documents``. Languages: the corpus is the index's (``zh`` or
+    ``en``; ``zh`` when it records neither), else ``lang``; ``lang`` (the answer language when a question's own
+    cannot be told) defaults to the corpus's."""
+    min_score = None
+    if search is None and index is not None:
+        from legalrag.answer.guard import RELEVANCE_THRESHOLDS
+        from legalrag.retrieval.pipeline import build_pipeline, resolve_component
+
+        component = resolve_component(index, retriever)
+        pipeline = build_pipeline(index, retriever=component)
+        min_score = RELEVANCE_THRESHOLDS.get(component)
+        search = (lambda q, k: list(pipeline.search(q, k=k, filter=filter))) if filter is not None else \
+            (lambda q, k: list(pipeline.search(q, k=k)))
+    corpus = None
+    if index is not None:
+        corpus = (index.manifest.get("lang") if getattr(index, "manifest", None) else None) or "zh"
+        corpus = corpus if corpus in ("zh", "en") else "zh"
+    lang = lang or corpus or "zh"
+    if resolver is None and index is not None:
+        resolver = lambda: resolver_for(index)  # noqa: E731 (built on a thread while the model generates)
+    elif resolver is None and documents is not None:
+        from legalrag.citecheck import CitationResolver
+
+        docs = list(documents)
+        resolver = lambda: CitationResolver.from_documents(docs)  # noqa: E731
+    return AnswerEngine(llm, search, resolver=resolver, lang=lang, settings=settings, support=support,
+                        corpus_lang=corpus, min_score=min_score)
