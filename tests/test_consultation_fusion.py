@@ -123,7 +123,7 @@ def test_cli_eval_conversation_takes_fused(test_data, sample_index, tmp_path, mo
 
 
 def test_a_consultation_with_fused_answers_from_the_fused_articles(sample_index):
-    from legalrag.answer.processors import Consultation
+    from legalrag.answer.consultation import Consultation
     from legalrag.retrieval.pipeline import build_pipeline
     from legalrag.testing import ScriptedLLM
 
@@ -145,7 +145,7 @@ def test_chat_retrieves_each_turn_as_the_benchmark_measures(sample_index, name):
     """`chat` (a Consultation) and the consultation benchmark (`retrieve_turn` over the same dialogue, a fresh
     processor per consultation) search the same text and get the same articles, turn by turn, processor by
     processor: the retrieval the benchmark reports is the one chat answers from."""
-    from legalrag.answer.processors import Consultation
+    from legalrag.answer.consultation import Consultation
     from legalrag.retrieval.pipeline import build_pipeline
     from legalrag.testing import ScriptedLLM
 

@@ -76,7 +76,7 @@ CITING_39 = "依据《中华人民共和国劳动合同法》第三十九条，�
 
 
 def _consultation(llm, **options):
-    from legalrag.answer.processors import Consultation
+    from legalrag.answer.consultation import Consultation
     from legalrag.types import Hit
 
     hits = [Hit(document=d, score=1.0 / r, rank=r) for r, d in enumerate(DOCS, 1)]

@@ -35,7 +35,7 @@ def test_ask_chat_and_the_benchmark_send_the_same_prompt_and_get_the_same_answer
     from legalrag.answer.engine import resolver_for
     from legalrag.evaluation.lexrag.data import ConsultTurn
     from legalrag.evaluation.lexrag.generate import Setting, run_generation
-    from legalrag.answer.processors import Consultation
+    from legalrag.answer.consultation import Consultation
 
     llms = [ScriptedLLM([REPLY]) for _ in range(3)]
     asked = answer_question(QUESTION, index, llms[0])
@@ -82,7 +82,7 @@ def test_time_to_first_token_includes_the_retrieval(index):
 
 def test_a_follow_up_carries_the_history_and_the_processor_query(index):
     from legalrag.answer.engine import resolver_for
-    from legalrag.answer.processors import Consultation
+    from legalrag.answer.consultation import Consultation
 
     llm = ScriptedLLM([REPLY, "结论：可以在一年内申请仲裁。"])
     chat = Consultation(_search(index), llm, processor="all_questions", resolver=resolver_for(index))
@@ -98,7 +98,7 @@ def test_a_follow_up_carries_the_history_and_the_processor_query(index):
 def test_a_rewritten_follow_up_counts_the_rewrite_in_its_usage(index):
     """The LLM rewrite of a follow-up is one more call: the answer's usage holds both calls."""
     from legalrag.answer.engine import resolver_for
-    from legalrag.answer.processors import Consultation
+    from legalrag.answer.consultation import Consultation
 
     llm = ScriptedLLM([REPLY, "公司不签书面劳动合同，劳动者申请劳动仲裁的时效是多久？", "结论：一年。"])
     chat = Consultation(_search(index), llm, processor="rewrite", resolver=resolver_for(index))
@@ -163,7 +163,7 @@ def test_the_default_answer_prompt_asks_for_basis_steps_and_a_lawyer(index):
 
 def test_a_processor_that_searches_itself_feeds_the_engine_its_hits(index):
     from legalrag.answer.engine import resolver_for
-    from legalrag.answer.processors import Consultation
+    from legalrag.answer.consultation import Consultation
 
     llm = ScriptedLLM([REPLY, "结论：可以。"])
     chat = Consultation(_search(index), llm, processor="fused", resolver=resolver_for(index))

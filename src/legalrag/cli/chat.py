@@ -139,7 +139,7 @@ def chat(
 def _consultation(ctx, index, k, retriever, processor, model, endpoint, endpoint_model, max_tokens, style,
                   evidence_tokens, local, threads):
     """This process's consultation (index, model, answer engine) and its model."""
-    from legalrag.answer.processors import Consultation
+    from legalrag.answer.consultation import Consultation
     from legalrag.answer.engine import engine_for
 
     idx = root(ctx).open_index_or_demo(index, threads=threads)

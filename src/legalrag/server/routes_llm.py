@@ -78,7 +78,7 @@ def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
             cancel: threading.Event | None = None) -> dict:
     from dataclasses import replace
 
-    from legalrag.answer.processors import Consultation
+    from legalrag.answer.consultation import Consultation
     from legalrag.answer.engine import DEFAULTS, engine_for, question_language
     from legalrag.types import Turn
 
