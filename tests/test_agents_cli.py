@@ -30,14 +30,14 @@ def test_llm_rerankers_are_registered():
 
 def test_trace_needs_agents(index_dir, tmp_path):
     res = CliRunner().invoke(app, ["search", QUERY, "--index", str(index_dir), "--trace", str(tmp_path / "t.jsonl"),
-                                   "--endpoint", "http://127.0.0.1:9", "--endpoint-model", "m"])
+                                   "--model", "http://127.0.0.1:9#m"])
     assert res.exit_code != 0 and "--agents" in str(res.exception)
 
 
 def test_endpoint_needs_a_model_name(index_dir):
     res = CliRunner().invoke(app, ["search", QUERY, "--index", str(index_dir), "--agents",
-                                   "--endpoint", "http://127.0.0.1:9"])
-    assert res.exit_code != 0 and "--endpoint-model" in str(res.exception)
+                                   "--model", "http://127.0.0.1:9"])
+    assert res.exit_code != 0 and "--model http://127.0.0.1:9#NAME" in str(res.exception)
 
 
 @pytest.mark.llm
@@ -66,10 +66,10 @@ def test_eval_retrieval_with_an_llm_reranker(index_dir, tmp_path, llm):
     # the figure is the one the reranked list scores, and that list is what the library's pipeline gives with
     # the same (greedy) model: the CLI did rerank, kept the order, and scored it against the file's gold
     from legalrag.evaluation.runs import load_run
-    from legalrag.wiring import build_pipeline, open_index
+    from legalrag.wiring import Root
 
     _, run = load_run(tmp_path / "run")
-    pipe = build_pipeline(open_index(index_dir), None, "llm-listwise", llm=llm)
+    pipe = Root().build_pipeline(Root().index(index_dir), None, "llm-listwise", llm=llm)
     hits = pipe.search(QUERY, k=3)
     assert run["q1"] == [h.id for h in hits] and {h.retriever for h in hits} == {"llm-listwise"}
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text(encoding="utf-8"))
@@ -84,10 +84,10 @@ def served(small_llm):
     """`legalrag llm serve`'s app over the real 0.5B on a free 127.0.0.1 port, in a thread."""
     model = small_llm
     pytest.importorskip("uvicorn")
-    from legalrag.llm.serve import create_app
+    from legalrag.llm.serve import create_llm_app
     from http_app import serve_app
 
-    with serve_app(create_app(model, model_name="qwen-small")) as url:
+    with serve_app(create_llm_app(model, model_name="qwen-small")) as url:
         yield url + "/v1"
 
 
@@ -97,7 +97,7 @@ def test_same_pipeline_against_an_openai_compatible_endpoint(index_dir, tmp_path
     trace = tmp_path / "trace.jsonl"
     res = CliRunner().invoke(app, ["search", QUERY, "--index", str(index_dir), "--agents", "--json", "--k", "3",
                                    "--rerank", "llm-pointwise", "--trace", str(trace),
-                                   "--endpoint", served, "--endpoint-model", "qwen-small"])
+                                   "--model", f"{served}#qwen-small"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["retriever"] == "mas" and 1 <= len(out["hits"]) <= 3

@@ -206,7 +206,7 @@ def test_the_cli_flag_reaches_the_planner(index_dir, tmp_path):
     trace, runs = tmp_path / "t.jsonl", tmp_path / "run"
     llm = ScriptedLLM(one_round, supports_json_schema=True)
     res = CliRunner().invoke(app, ["eval", "retrieval", "--index", str(index_dir), "--queries", str(queries),
-                                   "--agents", "--fused-planner", "--trace", str(trace), "--out", str(runs),
+                                   "--agents", "-o", "fused_planner=true", "--trace", str(trace), "--out", str(runs),
                                    "--json", "--no-progress"], obj=Root(llm=llm))
     assert res.exit_code == 0, res.output
     assert len(llm.requests) == 2 and all(is_fused(r) for r in llm.requests)
@@ -216,12 +216,12 @@ def test_the_cli_flag_reaches_the_planner(index_dir, tmp_path):
     assert "fused_planner" in json.dumps(manifest)
 
     two_call = script([decision("single_element")], rewriter_reply='{"queries": ["离婚 子女抚养"]}')
-    res = CliRunner().invoke(app, ["search", QUERY, "--index", str(index_dir), "--agents", "--no-fused-planner",
+    res = CliRunner().invoke(app, ["search", QUERY, "--index", str(index_dir), "--agents", "-o", "fused_planner=false",
                                    "--json"], obj=Root(llm=two_call))
     assert res.exit_code == 0, res.output
     assert not any(is_fused(r) for r in two_call.requests)
 
-    res = CliRunner().invoke(app, ["search", QUERY, "--index", str(index_dir), "--fused-planner"],
+    res = CliRunner().invoke(app, ["search", QUERY, "--index", str(index_dir), "-o", "fused_planner=true"],
                              obj=Root(llm=llm))
     assert res.exit_code != 0 and "add --agents" in str(res.exception)
 
@@ -233,7 +233,7 @@ def test_rollouts_take_the_flag(index_dir, tmp_path):
     out = tmp_path / "r.jsonl"
     llm = ScriptedLLM(one_round, supports_json_schema=True)
     res = CliRunner().invoke(app, ["agents", "rollouts", "--index", str(index_dir), "--queries", str(queries),
-                                   "--out", str(out), "--n", "2", "--fused-planner", "--json"], obj=Root(llm=llm))
+                                   "--out", str(out), "--n", "2", "-o", "fused_planner=true", "--json"], obj=Root(llm=llm))
     assert res.exit_code == 0, res.output
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 2 and all(len(r["calls"]) == 2 and r["actions"] == ["single_element", "exit"] for r in rows)

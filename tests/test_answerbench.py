@@ -70,26 +70,26 @@ def test_questions_that_ask_more_than_yes_or_no_are_not_yes_no():
 
 
 def test_a_run_scores_each_answer_resumes_and_refuses_other_settings(index, queries, tmp_path):
-    from legalrag.evaluation.answers.run import Setting, run_answers, summarise
+    from legalrag.evaluation.answers.run import AnswerBenchSetting, run_answers, summarise_answers
 
     qs = load_questions(queries)
     out = tmp_path / "run.jsonl"
     llm = ScriptedLLM([CITES_GOLD, CITES_OTHER])
-    rows = run_answers(qs[:1], index, llm, Setting.REFERENCE, out, config={"model": "scripted"})
+    rows = run_answers(qs[:1], index, llm, AnswerBenchSetting.REFERENCE, out, config={"model": "scripted"})
     assert rows[0]["cites_gold"] and rows[0]["gold_retrieved"] and rows[0]["keyword_accuracy"] == 0.5
     assert rows[0]["yes_no"] == {"lawyer": "yes", "response": "yes", "agrees": True}
     assert set(rows[0]["retrieved"]) == {"13578", "34848"}  # the gold, and only the gold, reached the model
-    rows = run_answers(qs, index, llm, Setting.REFERENCE, out, config={"model": "scripted"})
+    rows = run_answers(qs, index, llm, AnswerBenchSetting.REFERENCE, out, config={"model": "scripted"})
     assert llm.calls == 2 and [r["id"] for r in rows] == ["1", "2"]  # question 1 was not answered again
     assert not rows[1]["cites_gold"] and rows[1]["keyword_accuracy"] == 0.0 and "yes_no" not in rows[1]
-    s = summarise(rows)
+    s = summarise_answers(rows)
     assert s["n"] == 2 and s["cites_gold"] == 0.5 and s["keyword_accuracy"] == 0.25
     assert s["yes_no_questions"] == 1 and s["yes_no_agreement"] == 1.0
     # the share is read from the citation checker's marks (its own tests say when a citation is supported)
     assert s["answers_with_marks"] == 2 and 0.0 <= s["supported_share"] <= 1.0
     assert all(m in ("supported", "exists", "not_found", "repealed") for r in rows for m in r["marks"])
     with pytest.raises(InputError, match="other settings"):
-        run_answers(qs, index, llm, Setting.RETRIEVER, out, config={"model": "scripted"})
+        run_answers(qs, index, llm, AnswerBenchSetting.RETRIEVER, out, config={"model": "scripted"})
 
 
 def test_the_cli_answers_as_ask_does_and_writes_rows_and_a_summary(index, queries, tmp_path):
@@ -135,9 +135,9 @@ def test_the_yes_no_judge_works_over_an_openai_compatible_endpoint(small_llm, mo
 
     from legalrag.evaluation.answers.judge import judge_yes_no
     from legalrag.llm.openai_compat import OpenAICompatLLM
-    from legalrag.llm.serve import create_app
+    from legalrag.llm.serve import create_llm_app
 
-    with serve_app(create_app(small_llm, model_name="judge", api_key="k3y")) as url:
+    with serve_app(create_llm_app(small_llm, model_name="judge", api_key="k3y")) as url:
         monkeypatch.setenv("LEGALRAG_TEST_KEY", "k3y")
         client = OpenAICompatLLM(url, "judge", api_key_env="LEGALRAG_TEST_KEY", max_retries=0)
         j = judge_yes_no(client, QUESTION, LAWYER, "结论：可以，公司应当每月支付二倍工资。")

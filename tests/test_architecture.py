@@ -46,13 +46,22 @@ def area(module: str) -> str:
     return parts[1]
 
 
+# The one import against the layer order: the package's ``__init__`` reaches the front door (``legalrag.open``,
+# in ``api``) lazily, inside its module ``__getattr__``, so that ``import legalrag`` stays cheap. Any other
+# import of ``legalrag.api`` from ``__init__`` (at the top, or in another function) is still an upward import.
+LAZY_FRONT_DOOR = ("legalrag", "__getattr__", "legalrag.api")
+
+
 def imports() -> dict[str, set[str]]:
     """module -> the legalrag modules it imports (resolved to existing modules)."""
     files = {module_name(p): p for p in SRC.rglob("*.py")}
     graph: dict[str, set[str]] = defaultdict(set)
     for mod, path in files.items():
         package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        lazy = {id(n) for f in tree.body if isinstance(f, ast.FunctionDef) and (mod, f.name) == LAZY_FRONT_DOOR[:2]
+                for n in ast.walk(f)}
+        for node in ast.walk(tree):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
@@ -65,7 +74,7 @@ def imports() -> dict[str, set[str]]:
                 if t.startswith("legalrag"):
                     while t and t not in files:  # `from legalrag.x import name` -> legalrag.x
                         t = t.rsplit(".", 1)[0] if "." in t else ""
-                    if t and t != mod:
+                    if t and t != mod and not (id(node) in lazy and t == LAZY_FRONT_DOOR[2]):
                         graph[mod].add(t)
     return graph
 

@@ -78,9 +78,9 @@ def test_answer_with_the_real_model(sample_index, small_llm):
 
 @pytest.fixture(scope="module")
 def endpoint(small_llm):
-    from legalrag.llm.serve import create_app
+    from legalrag.llm.serve import create_llm_app
 
-    with serve_app(create_app(small_llm, model_name="small")) as url:
+    with serve_app(create_llm_app(small_llm, model_name="small")) as url:
         yield url + "/v1"
 
 

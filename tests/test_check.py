@@ -24,10 +24,10 @@ MARKS = ["supported", "exists", "repealed", "not_found", "no_corpus"]
 
 @pytest.fixture(scope="module")
 def index_dir(tmp_path_factory):
-    from legalrag.wiring import build_index
+    from legalrag.wiring import Root
 
     out = tmp_path_factory.mktemp("check") / "idx"
-    build_index(out, DOCS, retrievers=("bm25",), lang="zh")
+    Root().build_index(out, DOCS, retrievers=("bm25",), lang="zh")
     return out
 
 
@@ -120,9 +120,9 @@ def test_the_http_route_keeps_its_old_fields_and_adds_marks(index_dir):
     from fastapi.testclient import TestClient
 
     from legalrag.server import Settings, create_app
-    from legalrag.wiring import open_index
+    from legalrag.wiring import Root
 
-    client = TestClient(create_app(open_index(index_dir), settings=Settings(rate_limit=0)))
+    client = TestClient(create_app(Root().index(index_dir), settings=Settings(rate_limit=0)))
     r = client.post("/citations/check", json={"text": TEXT, "annotate": "md"})
     assert r.status_code == 200, r.text
     out = r.json()

@@ -7,7 +7,7 @@ import pytest
 
 from legalrag.citecheck import CitationResolver
 from legalrag.citecheck.claims import find_claims
-from legalrag.citecheck.marks import mark_citations, summarise
+from legalrag.citecheck.marks import mark_citations, summarise_marks
 from legalrag.citecheck.support import SupportScorer
 from legalrag.corpora.statutes import statute_document
 
@@ -87,7 +87,7 @@ def test_an_invented_article_is_not_found(resolver):
 
 
 def test_a_text_with_no_citation_is_reported_as_such():
-    s = summarise([])
+    s = summarise_marks([])
     assert s["no_citations"] and s["supported"] == 0 and "cites no article" in s["message"]
 
 

@@ -57,9 +57,9 @@ def test_eval_cite_calibrates_and_saves_model(files):
     assert by["+ co-citation"]["f1"] >= by["retrieval top-k"]["f1"]
     assert sorted(p.name for p in model.iterdir()) == ["cocitation", "config.json", "rules.json"]
     # The saved model is usable instead of the training citations; the table output works too.
-    r = CliRunner().invoke(app, ["cite", "--index", str(files / "idx"), "--model", str(model), "He steals a phone."])
+    r = CliRunner().invoke(app, ["cite", "--index", str(files / "idx"), "--model-dir", str(model), "He steals a phone."])
     assert r.exit_code == 0, r.output
-    assert "Predicted citations" in r.output and "always-add" in r.output and "use --model-dir DIR" in r.output  # the old spelling
+    assert "Predicted citations" in r.output and "always-add" in r.output
 
 
 def test_cli_bad_input(files):
@@ -87,7 +87,7 @@ def test_cite_batched_case_first_verification_with_the_embedded_model(files, sma
     from legalrag.wiring import Root
 
     r = CliRunner().invoke(app, ["cite", "--index", str(files / "idx"), "--train-citations", str(files / "qrels"),
-                                 "--verify", "--verify-batch", "--case-first", "--json",
+                                 "--verify", "-o", "verify_batch=true", "-o", "case_first=true", "--json",
                                  "He steals a bicycle, the property of another."], obj=Root(llm=small_llm))
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
@@ -96,3 +96,18 @@ def test_cite_batched_case_first_verification_with_the_embedded_model(files, sma
     assert 1 <= out["llm_calls"] <= 2
     assert all(v["detail"].endswith("batch verdict") for v in verified)
     assert verified or "4" not in [p["id"] for p in out["provisions"]]
+
+
+def test_cite_overrides_the_model_with_o(files):
+    """`-o core_k=2` keeps two retrieved core predictions (the default model keeps one); an unknown key is a usage
+    error naming the valid ones."""
+    args = ["cite", "--index", str(files / "idx"), "--train-citations", str(files / "qrels"), "--json",
+            "He steals a bicycle, the property of another."]
+    for given, expected in (([], ["1"]), (["-o", "core_k=2"], ["1", "2"])):
+        r = CliRunner().invoke(app, [*args, *given])
+        assert r.exit_code == 0, r.output
+        retrieved = [p["id"] for p in json.loads(r.output)["provisions"]
+                     if [v["stage"] for v in p["provenance"]] == ["retrieval"]]
+        assert retrieved == expected, given
+    r = CliRunner().invoke(app, [*args, "-o", "corek=1"])
+    assert r.exit_code == 2 and "unknown key 'corek'" in r.output and "core_k" in r.output

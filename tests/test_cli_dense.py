@@ -1,5 +1,5 @@
 """The CLI end to end with dense and hybrid components: index build --retriever hybrid --encoder ...,
-search/eval retrieval --retriever dense|hybrid --rerank learned|none, ranker train; and its bad-input paths."""
+search/eval retrieval --retriever dense|hybrid --rerank learned|none, train ranker; and its bad-input paths."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_hybrid_index_search_eval_and_ranker(env, test_data, monkeypatch, capsys
     out = tmp / "idx"
     code, stdout, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", test_data / "lexical_statutes.jsonl",
                                 "--out", out, "--retriever", "hybrid", "--encoder", "openai:char-hash",
-                                "--encoder", "use-multilingual", "--fusion", "wsf", "--lang", "zh", "--no-progress")
+                                "--encoder", "use-multilingual", "-o", "fusion=wsf", "--lang", "zh", "--no-progress")
     assert code == 0, err
     assert "bm25, dense-openai-char-hash, dense-use-multilingual, hybrid" in stdout
     manifest = json.loads((out / "manifest.json").read_text())
@@ -71,7 +71,7 @@ def test_hybrid_index_search_eval_and_ranker(env, test_data, monkeypatch, capsys
         assert metrics[retriever]["n_queries"] == 10
     assert metrics["hybrid"]["hit@10"] >= 0.8
 
-    code, stdout, err = run_cli(monkeypatch, capsys, "ranker", "train", "--index", out, "--queries", qfile,
+    code, stdout, err = run_cli(monkeypatch, capsys, "train", "ranker", "--index", out, "--queries", qfile,
                                 "--depth", "12", "--rounds", "10", "--cv", "2", "--json", "--no-progress")
     assert code == 0, err
     summary = json.loads(stdout)
@@ -89,7 +89,7 @@ def test_hybrid_index_search_eval_and_ranker(env, test_data, monkeypatch, capsys
     assert json.loads(stdout)["retriever"] == "hybrid"
 
     # the neighbour memory: cross-validated, saved beside the ranker, used by the same pipeline
-    code, stdout, err = run_cli(monkeypatch, capsys, "ranker", "train", "--index", out, "--queries", qfile,
+    code, stdout, err = run_cli(monkeypatch, capsys, "train", "ranker", "--index", out, "--queries", qfile,
                                 "--depth", "12", "--rounds", "10", "--cv", "2", "--neighbours", "3", "--expand", "5",
                                 "--json", "--no-progress")
     assert code == 0, err
@@ -114,9 +114,9 @@ def test_bad_inputs_exit_non_zero_and_write_nothing(env, test_data, monkeypatch,
                            "--out", out, "--retriever", "dense", "--encoder", "bert-huge", "--no-progress")
     assert code == 1 and "unknown encoder 'bert-huge'" in err and not out.exists()
     code, _, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", test_data / "lexical_statutes.jsonl",
-                           "--out", out, "--retriever", "hybrid", "--encoder", "openai:char-hash", "--fusion", "borda",
+                           "--out", out, "--retriever", "hybrid", "--encoder", "openai:char-hash", "-o", "fusion=borda",
                            "--lang", "zh", "--no-progress")
-    assert code == 2 and "'borda' is not one of 'rrf', 'wsf'" in err and not out.exists()
+    assert code == 2 and "fusion='borda'" in err and "'rrf' or 'wsf'" in err and not out.exists()
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -121,12 +121,12 @@ def test_llm_serve_answers_chat_completions_with_the_embedded_model(small_llm, t
 def tiny(tmp_path_factory):
     """A BM25 index of the tiny training corpus, its queries as JSONL and the tiny BERT start model."""
     pytest.importorskip("sentence_transformers")
-    from legalrag.wiring import build_index
+    from legalrag.wiring import Root
     from training_fixtures import tiny_corpus, tiny_encoder
 
     root = tmp_path_factory.mktemp("tiny")
     docs, queries = tiny_corpus()
-    build_index(root / "index", docs, ("bm25",))
+    Root().build_index(root / "index", docs, ("bm25",))
     (root / "queries.jsonl").write_text("".join(json.dumps({"query_id": q.id, "query": q.text,
                                                             "gold_ids": list(q.gold_ids)}) + "\n"
                                                 for q in queries))

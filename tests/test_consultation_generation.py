@@ -11,7 +11,7 @@ import pytest
 from legalrag.evaluation.lexrag.data import load_consultations
 from legalrag.evaluation.lexrag.gold import resolve_gold
 from legalrag.evaluation.lexrag.generate import Setting, parse_settings, run_generation
-from legalrag.evaluation.lexrag.judge import DIMENSIONS, Judgement, agreement, judge_one, spread, summarise
+from legalrag.evaluation.lexrag.judge import DIMENSIONS, Judgement, agreement, judge_one, spread, summarise_judgements
 from legalrag.errors import EndpointError, InputError
 from legalrag.testing import ScriptedLLM
 from legalrag.types import Document, Hit
@@ -135,10 +135,10 @@ def test_judge_re_asks_an_out_of_range_score_then_counts_a_failure_with_raw_text
     assert failed.failed and failed.scores is None and failed.attempts == 3
     assert failed.raw == ("我觉得还行，给 8 分。",) * 3 and "could not be parsed" in failed.error
     assert failed.to_dict()["raw"] == list(failed.raw)
-    s = summarise([j, failed])
+    s = summarise_judgements([j, failed])
     assert s["failures"] == 1 and s["judged"] == 1 and s["re_asked"] == 1
     assert s["factuality"] == 7  # the failure is left out, not averaged in as 0
-    assert summarise([failed])["factuality"] is None
+    assert summarise_judgements([failed])["factuality"] is None
 
 
 def _j(item: str, *scores: int) -> Judgement:

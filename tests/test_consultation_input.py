@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from legalrag.evaluation.lexrag.data import load_consultations, load_file
+from legalrag.evaluation.lexrag.data import load_consultations, load_consultation_file
 from legalrag.evaluation.lexrag.gold import require_scorable, resolve_gold, same_text
 from legalrag.errors import InputError
 
@@ -56,11 +56,11 @@ def test_json_lines_are_read_in_both_forms(fixture_dir, tmp_path):
     whole = load_consultations(fixture_dir / "dataset.json")
     assert load_consultations(_jsonl(tmp_path / "dataset.json", dialogues)) == whole  # JSONL under a .json name
     items = _items(fixture_dir, 3)
-    assert load_file(_jsonl(tmp_path / "turn_3.jsonl", items)) == [t for t in whole if t.turn == 3]
+    assert load_consultation_file(_jsonl(tmp_path / "turn_3.jsonl", items)) == [t for t in whole if t.turn == 3]
     broken = tmp_path / "broken.jsonl"
     broken.write_text(json.dumps(items[0], ensure_ascii=False) + "\n{oops\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"broken.jsonl:2: not valid JSON"):
-        load_file(broken)
+        load_consultation_file(broken)
 
 
 def test_the_form_is_read_from_the_records_not_the_file_name(fixture_dir, tmp_path):

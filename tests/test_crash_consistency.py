@@ -1,10 +1,11 @@
 """A real SIGKILL at random moments while an index, a folder index, a dense index, the vector cache, the LLM
 call cache, a learned ranker, a citation model or a training checkpoint is being written: afterwards the state opens and is exactly
 the previous or the new generation, and nothing committed is lost. A few kills per kind here (seconds);
-``bench/bench_faults.py`` runs hundreds. Concurrent writers: one wins, the others get a clear lock error."""
+``bench/robustness/bench_faults.py`` runs hundreds. Concurrent writers: one wins, the others get a clear lock error."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import random
 import signal
@@ -17,8 +18,12 @@ import pytest
 from legalrag.errors import WriteLockError
 from legalrag.io import atomic_dir, recover_dir
 
-sys.path.insert(0, str(Path(__file__).parent))
-from crash_workers import FAULTS, corpus_version, index_check, index_setup, run_fault  # noqa: E402
+_spec = importlib.util.spec_from_file_location(  # the fault kinds: shared with the benchmark that runs hundreds
+    "bench_faults", Path(__file__).resolve().parents[1] / "bench" / "robustness" / "bench_faults.py")
+_faults = sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)  # its dataclasses look it up there
+_spec.loader.exec_module(_faults)
+FAULTS, corpus_version, index_check, index_setup, run_fault = (
+    _faults.FAULTS, _faults.corpus_version, _faults.index_check, _faults.index_setup, _faults.run_fault)
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="fault injection forks a child to kill")
 

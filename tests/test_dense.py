@@ -12,7 +12,7 @@ import pytest
 from embeddings_server import EmbeddingsServer
 from legalrag.errors import EndpointError, InputError
 from legalrag.retrieval.dense import DenseRetriever, component_name, passage_text
-from legalrag.wiring import build_index, make_encoder, open_index
+from legalrag.wiring import Root, make_encoder
 from legalrag.retrieval.encoders_openai import OpenAIEmbeddings
 from legalrag.retrieval.index import ComponentSpec
 from legalrag.types import Document
@@ -118,11 +118,11 @@ def test_hybrid_index_directory_and_failed_rebuild_leaves_old_index(server, tmp_
     name = component_name(make_encoder(spec, cache=False))
     assert name == "dense-openai-char-hash"
     out = tmp_path / "idx"
-    idx = build_index(out, DOCS, ["bm25", ComponentSpec("dense", {"encoder": spec}, name=name), "hybrid"], lang="zh")
+    idx = Root().build_index(out, DOCS, ["bm25", ComponentSpec("dense", {"encoder": spec}, name=name), "hybrid"], lang="zh")
     assert idx.names == ["bm25", name, "hybrid"]
     assert sorted(p.name for p in (out / name).iterdir()) == ["ids.npy", "index.faiss", "meta.json", "rows.npy"]
     assert idx.component_params("hybrid")["members"] == ["bm25", name]
-    hits = open_index(out).retriever("hybrid").retrieve("离婚 子女 抚养", k=3)
+    hits = Root().index(out).retriever("hybrid").retrieve("离婚 子女 抚养", k=3)
     assert hits[0].id in {"1", "4"} and hits[0].retriever == "hybrid"
     assert set(next(h for h in hits if h.id == "4").sources) == {"bm25", "dense:openai:char-hash"}
     before = sorted(p.name for p in out.iterdir())
@@ -133,23 +133,23 @@ def test_hybrid_index_directory_and_failed_rebuild_leaves_old_index(server, tmp_
     monkeypatch.setenv("LEGALRAG_EMBEDDINGS_BASE_URL", dead)
     monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path / "fresh-cache"))
     with pytest.raises(EndpointError, match="cannot connect"):
-        build_index(out, DOCS, [ComponentSpec("dense", {"encoder": spec}, name=name)], lang="zh")
+        Root().build_index(out, DOCS, [ComponentSpec("dense", {"encoder": spec}, name=name)], lang="zh")
     assert sorted(p.name for p in out.iterdir()) == before
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".idx")]
     monkeypatch.setenv("LEGALRAG_EMBEDDINGS_BASE_URL", server.url)
-    assert [h.id for h in open_index(out).retriever("hybrid").retrieve("离婚 子女 抚养", k=3)] == [h.id for h in hits]
+    assert [h.id for h in Root().index(out).retriever("hybrid").retrieve("离婚 子女 抚养", k=3)] == [h.id for h in hits]
 
 
 def test_rebuilding_after_a_corpus_change_encodes_only_the_changed_article(server, tmp_path, monkeypatch):
     monkeypatch.setenv("LEGALRAG_EMBEDDINGS_BASE_URL", server.url)
     spec = ComponentSpec("dense", {"encoder": "openai:char-hash"}, name=component_name("openai:char-hash"))
-    build_index(tmp_path / "idx", DOCS, [spec], lang="zh")
+    Root().build_index(tmp_path / "idx", DOCS, [spec], lang="zh")
     first = [t for r in server.requests for t in r["body"]["input"]]
     assert len(first) >= len(DOCS)
     changed = DOCS[:2] + [Document(id="2", text="盗窃数额巨大的，处十年以上有期徒刑。", title="刑法第二百六十四条",
                                    metadata={"law": "刑法"})] + DOCS[3:]
     server.requests.clear()
-    idx = build_index(tmp_path / "idx", changed, [spec], lang="zh")
+    idx = Root().build_index(tmp_path / "idx", changed, [spec], lang="zh")
     encoded = [t for r in server.requests for t in r["body"]["input"] if t != "dimension probe"]
     assert encoded == [passage_text(changed[2])]
     assert idx.retriever(spec.dirname).retrieve("盗窃数额巨大", k=1)[0].id == "2"

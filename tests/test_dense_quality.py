@@ -61,14 +61,14 @@ def stard_subset():
 def figures(request, stard_subset, tmp_path_factory):
     """encoder spec -> {component kind: metrics} for bm25, the encoder's dense component and their RRF hybrid."""
     from legalrag.evaluation.runs import evaluate_retrieval
-    from legalrag.wiring import build_index, expand_components
+    from legalrag.wiring import Root, expand_components
 
     spec = request.param
     docs, queries = stard_subset
     tmp = tmp_path_factory.mktemp("quality")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("LEGALRAG_HOME", str(tmp / "home"))  # a fresh vector cache
-        index = build_index(tmp / "idx", docs, expand_components(["hybrid"], [spec], max_chars=MAX_CHARS),
+        index = Root().build_index(tmp / "idx", docs, expand_components(["hybrid"], [spec], max_chars=MAX_CHARS),
                             lang="zh", progress=False)
         out = {}
         for name in index.names:

@@ -1,4 +1,4 @@
-"""The packed training job of bench/device_encoder.py (how a trained model crosses to and from a lent GPU
+"""The packed training job of bench/training/device_encoder.py (how a trained model crosses to and from a lent GPU
 machine): the lossless Q4_0 codec, the start rebuilt from its pack, and the trained layers merged back."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ pytest.importorskip("sentence_transformers")
 sys.path.insert(0, str(Path(__file__).parent))
 from training_fixtures import tiny_corpus, tiny_encoder  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location("device_encoder", Path(__file__).parents[1] / "bench" / "device_encoder.py")
+_spec = importlib.util.spec_from_file_location("device_encoder", Path(__file__).parents[1] / "bench" / "training" / "device_encoder.py")
 device_encoder = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(device_encoder)
 

@@ -143,7 +143,7 @@ def test_cli_eval_retrieval_with_workers_equals_the_single_process_run(tmp_path,
     args = lexical_eval_args(monkeypatch, capsys, tmp_path, test_data)
     code, single, err = run_cli(monkeypatch, capsys, *args, "--out", tmp_path / "r1")
     assert code == 0, err
-    code, spread, err = run_cli(monkeypatch, capsys, *args, "--workers", "2", "--out", tmp_path / "r2")
+    code, spread, err = run_cli(monkeypatch, capsys, *args, "-o", "workers=2", "--out", tmp_path / "r2")
     assert code == 0, err
     assert json.loads(spread) == json.loads(single)
     assert (tmp_path / "r1" / "run.trec").read_text() == (tmp_path / "r2" / "run.trec").read_text()

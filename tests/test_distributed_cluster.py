@@ -77,8 +77,8 @@ def test_index_build_with_ray_address_equals_the_local_build(connected, stard_co
     code, _, err = run_cli(monkeypatch, capsys, *build, "--out", tmp_path / "local")
     assert code == 0, err
     monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path / "home-ray"))
-    code, out, err = run_cli(monkeypatch, capsys, *build, "--out", tmp_path / "ray", "--ray-address",
-                             connected.address)
+    code, out, err = run_cli(monkeypatch, capsys, *build, "--out", tmp_path / "ray", "-o",
+                             f"ray_address={connected.address}")
     assert code == 0, err
     assert f"{STARD_ARTICLES} passages encoded on 2 Ray workers" in out and "0 crashed batches" in out
     for q in QUERIES:
@@ -99,7 +99,7 @@ def test_eval_retrieval_with_ray_address_equals_the_single_process_run(connected
     args = lexical_eval_args(monkeypatch, capsys, tmp_path, test_data)
     code, single, err = run_cli(monkeypatch, capsys, *args, "--out", tmp_path / "r1")
     assert code == 0, err
-    code, spread, err = run_cli(monkeypatch, capsys, *args, "--ray-address", connected.address, "--out",
+    code, spread, err = run_cli(monkeypatch, capsys, *args, "-o", f"ray_address={connected.address}", "--out",
                                 tmp_path / "r2")
     assert code == 0, err
     assert json.loads(spread) == json.loads(single)

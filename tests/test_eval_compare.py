@@ -88,7 +88,7 @@ def test_cli_compare_rescores_saved_runs_and_plots(two_runs, tmp_path, monkeypat
     idx, q, saved = two_runs
     plot = tmp_path / "curves.png"
     code, out, err = run_cli(monkeypatch, capsys, "eval", "compare", tmp_path / "bm25", tmp_path / "qld",
-                             "--queries", q, "--index", idx, "--json", "--plot", plot, "--trials", "500")
+                             "--queries", q, "--index", idx, "--json", "--plot", plot, "-o", "trials=500")
     assert code == 0, err
     res = json.loads(out)
     assert [r["name"] for r in res["runs"]] == ["bm25", "qld"] and res["n_queries"] == 3
@@ -99,7 +99,7 @@ def test_cli_compare_rescores_saved_runs_and_plots(two_runs, tmp_path, monkeypat
     assert res["runs"][0]["p_values"] == {} and 0 < res["runs"][1]["p_values"]["recall@10"] <= 1
     assert plot.read_bytes()[:8] == PNG
     code, out, err = run_cli(monkeypatch, capsys, "eval", "compare", tmp_path / "bm25", tmp_path / "qld",
-                             "--queries", q, "--index", idx, "--trials", "200")
+                             "--queries", q, "--index", idx, "-o", "trials=200")
     assert code == 0, err
     assert "bm25" in out and "qld" in out and "paired randomization" in out
 
@@ -149,5 +149,5 @@ def test_fuse_runs_is_reciprocal_rank_fusion_with_its_trail(tmp_path, monkeypatc
     assert code == 0 and json.loads(out)["runs"] == ["a", "b"]
     assert load_run(tmp_path / "f")[1] == {q: [h.id for h in hs] for q, hs in fused.items()}
     code, _, err = run_cli(monkeypatch, capsys, "eval", "fuse", trec("a", a), trec("b", b), "--out", tmp_path / "g",
-                           "--weights", "1,x")
-    assert code != 0 and "--weights" in err and not (tmp_path / "g").exists()
+                           "-o", "weights=1,x")
+    assert code == 2 and "weights='1,x'" in err and "separated by commas" in err and not (tmp_path / "g").exists()

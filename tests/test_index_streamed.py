@@ -182,12 +182,12 @@ def test_index_build_command_takes_the_chunk_size(tmp_path):
     outs = {}
     for chunk in ("2", str(DEFAULT_CHUNK_DOCS)):
         res = CliRunner().invoke(app, ["index", "build", "--corpus", str(corpus), "--out", str(tmp_path / chunk),
-                                       "--lang", "en", "--fields", "id=id,text=text,name=name", "--chunk-docs", chunk,
+                                       "--lang", "en", "--fields", "id=id,text=text,name=name", "-o", f"chunk_docs={chunk}",
                                        "--no-progress"])
         assert res.exit_code == 0, res.output
         outs[chunk] = [(h.id, h.score) for q in QUERIES_EN for h in open_index(tmp_path / chunk).retriever("bm25").retrieve(q, k=5)]
     assert outs["2"] == outs[str(DEFAULT_CHUNK_DOCS)] and outs["2"]
     bad = CliRunner().invoke(app, ["index", "build", "--corpus", str(corpus), "--out", str(tmp_path / "x"),
-                                   "--chunk-docs", "0"])
-    assert bad.exit_code == 2  # a usage error, nothing written
+                                   "-o", "chunk_docs=0"])
+    assert bad.exit_code == 2 and "chunk_docs" in bad.output  # a usage error, nothing written
     assert not (tmp_path / "x").exists()

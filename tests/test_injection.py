@@ -1,7 +1,7 @@
 """Prompt injection inside retrieved sources: text addressed to the model is removed before any model sees
 it, citations it asks for are flagged, and the answer's citations resolve only to retrieved sources. The model
 here is scripted to obey the injection (the worst case), so the checks do not depend on a model's restraint;
-bench/bench_injection.py measures real models on 30+ cases."""
+bench/answers/bench_injection.py measures real models on 30+ cases."""
 
 from __future__ import annotations
 

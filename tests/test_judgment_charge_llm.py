@@ -120,22 +120,22 @@ def test_cli_predict_checks_charges_through_an_endpoint(tmp_path, monkeypatch, c
     sys.path.insert(0, str(Path(__file__).parent))
     from http_app import serve_app
 
-    from legalrag.llm.serve import create_app
+    from legalrag.llm.serve import create_llm_app
 
     model.save(tmp_path / "m")
     law = tmp_path / "law.jsonl"
     law.write_text("".join(json.dumps({"text_id": d.id, "text": d.text, "name": d.title}, ensure_ascii=False) + "\n"
                            for d in STATUTES), encoding="utf-8")
     scripted = ScriptedLLM(["侵犯著作权罪"])
-    with serve_app(create_app(scripted, model_name="remote")) as url:
+    with serve_app(create_llm_app(scripted, model_name="remote")) as url:
         code, out, err = run_cli(monkeypatch, capsys, "judgment", "predict", "--model-dir", tmp_path / "m",
                                  "--law-corpus", law, "--facts", UNSURE, "--check-charges",
-                                 "--endpoint", url + "/v1", "--endpoint-model", "remote")
+                                 "--model", url + "/v1#remote")
     assert code == 0, err
     res = json.loads(out)
     assert [c["name"] for c in res["charges"]] == ["侵犯著作权罪"] and scripted.calls == 1
     code, out, err = run_cli(monkeypatch, capsys, "judgment", "predict", "--model-dir", tmp_path / "m",
-                             "--law-corpus", law, "--facts", UNSURE, "--endpoint", url + "/v1")
+                             "--law-corpus", law, "--facts", UNSURE, "--model", url + "/v1")
     assert code != 0 and "--check-charges" in err
     code, out, err = run_cli(monkeypatch, capsys, "judgment", "draft", "--model-dir", tmp_path / "m",
                              "--law-corpus", law, "--facts", UNSURE, "--check-charges", "--no-llm")

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from legalrag.judgment.io import load_judgments
-from legalrag.judgment.metrics import evaluate
+from legalrag.judgment.metrics import evaluate_judgments
 
 # Printed by JuDGE's evaluation/calc.py for Example_Output.jsonl against expected.jsonl.
 REFERENCE = {"prison": 0.6812, "fine": 0.5328, "charge_f1": 0.9283,
@@ -18,7 +18,7 @@ REFERENCE = {"prison": 0.6812, "fine": 0.5328, "charge_f1": 0.9283,
 def test_example_output_reproduces_reference_figures(shared_data):
     gold = load_judgments(shared_data / "judge" / "expected.jsonl")
     pred = load_judgments(shared_data / "judge" / "Example_Output.jsonl")
-    report = evaluate(pred, gold)
+    report = evaluate_judgments(pred, gold)
     assert report.n == 501
     for name, value in REFERENCE.items():  # calc.py prints four decimals: ours rounds to the same figure
         assert round(getattr(report, name), 4) == value, (name, getattr(report, name))
@@ -27,7 +27,7 @@ def test_example_output_reproduces_reference_figures(shared_data):
 @pytest.mark.shared_data
 def test_expected_against_itself_is_perfect(shared_data):
     gold = load_judgments(shared_data / "judge" / "expected.jsonl")
-    report = evaluate(gold, gold)
+    report = evaluate_judgments(gold, gold)
     assert report.prison == report.fine == report.charge_f1 == 1.0
     # Gold judgments that cite no Criminal Law article score 0 recall even against themselves.
     assert 0.995 <= report.article_f1 < 1.0

@@ -6,7 +6,7 @@ import pytest
 
 from legalrag.judgment.extract import (DEATH_MONTHS, LIFE_MONTHS, CitedArticle, charge_names, charges_in,
                                        extract_fields, normalize_charge, term_months)
-from legalrag.judgment.metrics import evaluate, penalty_score, recall_precision
+from legalrag.judgment.metrics import evaluate_judgments, penalty_score, recall_precision
 from legalrag.judgment.numbers import numbers_in
 from legalrag.judgment.sections import normalize, split_sections
 
@@ -164,7 +164,7 @@ def test_recall_precision_empty_sets():
 def test_evaluate_aggregates_like_the_benchmark():
     gold = {"a": DOC, "b": DOC.replace("一年六个月", "二年").replace("二万元", "一万元")}
     pred = {"a": DOC, "b": None}  # b missing: scores zero everywhere, listed as unparsed
-    r = evaluate(pred, gold)
+    r = evaluate_judgments(pred, gold)
     assert r.n == 2 and r.unparsed == ("b",)
     assert r.prison == pytest.approx(0.5) and r.fine == pytest.approx(0.5)
     assert r.charge_precision == pytest.approx(0.5) and r.charge_f1 == pytest.approx(0.5)
@@ -173,9 +173,9 @@ def test_evaluate_aggregates_like_the_benchmark():
 
 def test_evaluate_missing_prediction_is_not_unparsed():
     gold = {"a": DOC, "b": DOC}
-    r = evaluate({"a": DOC}, gold)  # b has no prediction line at all: scored as empty, listed as missing
+    r = evaluate_judgments({"a": DOC}, gold)  # b has no prediction line at all: scored as empty, listed as missing
     assert r.n == 2 and r.missing == ("b",) and r.unparsed == () and r.charge_f1 == pytest.approx(0.5)
-    r = evaluate({"a": DOC}, gold, skip_missing=True)
+    r = evaluate_judgments({"a": DOC}, gold, skip_missing=True)
     assert r.n == 1 and r.missing == ("b",) and r.charge_f1 == 1.0 and not r.missing_scored
 
 

@@ -118,7 +118,7 @@ def test_cli_draft_with_an_endpoint(tmp_path, monkeypatch, capsys):
     sys.path.insert(0, str(Path(__file__).parent))
     from http_app import serve_app
 
-    from legalrag.llm.serve import create_app
+    from legalrag.llm.serve import create_llm_app
 
     facts, gold = _cases()
     labels = label_cases(facts, gold)
@@ -127,10 +127,10 @@ def test_cli_draft_with_an_endpoint(tmp_path, monkeypatch, capsys):
     law.write_text("".join(json.dumps({"text_id": d.id, "text": d.text, "name": d.title}, ensure_ascii=False) + "\n"
                            for d in STATUTES), encoding="utf-8")
     scripted = ScriptedLLM([_reply(disagree=True, disagree_field="fine", disagree_reason="罚金偏高")])
-    with serve_app(create_app(scripted, model_name="remote")) as url:
+    with serve_app(create_llm_app(scripted, model_name="remote")) as url:
         code, out, err = run_cli(monkeypatch, capsys, "judgment", "draft", "--model-dir", tmp_path / "m",
-                                 "--law-corpus", law, "--facts", FACTS, "--endpoint", url + "/v1",
-                                 "--endpoint-model", "remote", "--json")
+                                 "--law-corpus", law, "--facts", FACTS, "--model", url + "/v1#remote",
+                                 "--json")
     assert code == 0, err
     res = json.loads(out)
     assert res["source"] == "llm" and res["disagreement"]["field"] == "fine" and res["parsed"]

@@ -15,7 +15,7 @@ from legalrag.rerank.base import Reranker
 from legalrag.rerank.features import FeatureExtractor, Prior
 from legalrag.rerank.learned import (LearnedRanker, build_training_set, cross_validate, cross_validate_for_index,
                                      folds, from_index, train_for_index)
-from legalrag.wiring import build_pipeline, open_index
+from legalrag.wiring import Root
 from legalrag.types import Document, Hit, Query
 
 TOPICS = ["租金", "工资", "押金", "借款", "房屋", "车辆", "保险", "利息", "违约金", "定金", "赠与", "继承",
@@ -94,35 +94,35 @@ def test_train_save_load_and_pipeline(index):
     assert (d / "model.txt").read_text().startswith("tree")
     spec = json.loads((d / "spec.json").read_text())
     assert spec["candidates"] == "hybrid" and spec["features"] == ranker.extractor.names
-    loaded = from_index(open_index(index.path))
+    loaded = from_index(Root().index(index.path))
     assert isinstance(loaded, Reranker)
-    hits = open_index(index.path).retriever("hybrid").retrieve("押金问题怎么办", k=10)
+    hits = Root().index(index.path).retriever("hybrid").retrieve("押金问题怎么办", k=10)
     np.testing.assert_allclose(loaded.score("押金问题怎么办", hits), ranker.score("押金问题怎么办", hits))
-    top = build_pipeline(open_index(index.path), retriever="hybrid", rerank="learned").search("押金问题怎么办", k=3)
+    top = Root().build_pipeline(Root().index(index.path), retriever="hybrid", rerank="learned").search("押金问题怎么办", k=3)
     assert top[0].id == "a2" and [h.rank for h in top] == [1, 2, 3]
-    plain = build_pipeline(open_index(index.path), retriever="hybrid", rerank="none").search("押金问题怎么办", k=3)
+    plain = Root().build_pipeline(Root().index(index.path), retriever="hybrid", rerank="none").search("押金问题怎么办", k=3)
     assert plain[0].retriever == "hybrid"
     # with no retriever named, the ranker reranks the candidates it was trained on, not the index's default
-    default = build_pipeline(open_index(index.path), rerank="learned")
+    default = Root().build_pipeline(Root().index(index.path), rerank="learned")
     assert default.retriever.name == "hybrid"
     # the index's default: the hybrid, since an untrained dense component (char-hash) ranks below it
-    assert open_index(index.path).default == "hybrid"
+    assert Root().index(index.path).default == "hybrid"
     assert [h.id for h in default.search("押金问题怎么办", k=3)] == [h.id for h in top]
-    assert build_pipeline(open_index(index.path), rerank="none").retriever.name == "hybrid"
+    assert Root().build_pipeline(Root().index(index.path), rerank="none").retriever.name == "hybrid"
 
 
 def test_the_ranker_can_rerank_another_component_and_the_pipeline_follows_it(index):
     dense = next(n for n in index.names if n.startswith("dense"))
     train_for_index(index, queries(), depth=10, rounds=30, params=SMALL, candidates=dense)
     assert json.loads((index.path / "ranker" / "spec.json").read_text())["candidates"] == dense
-    pipe = build_pipeline(open_index(index.path), rerank="learned")
+    pipe = Root().build_pipeline(Root().index(index.path), rerank="learned")
     assert pipe.retriever.name.startswith("dense") and pipe.search("押金问题怎么办", k=3)[0].id == "a2"
     with pytest.raises(InputError, match="no component 'nope'; it has bm25"):
         train_for_index(index, queries(), depth=10, rounds=5, candidates="nope")
 
 
 def test_missing_or_stale_ranker_is_a_clear_error(index):
-    with pytest.raises(IndexError_, match="no trained ranker; train one with `legalrag ranker train"):
+    with pytest.raises(IndexError_, match="no trained ranker; train one with `legalrag train ranker"):
         from_index(index)
     train_for_index(index, queries()[:20], depth=10, rounds=5, params=SMALL)
     bm25_only = FeatureExtractor(index.retriever("bm25"), [], depth=10)

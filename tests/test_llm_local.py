@@ -9,6 +9,9 @@ import threading
 import pytest
 from http_app import free_port, serve_app
 
+from typer.testing import CliRunner
+
+from legalrag.cli import app
 from legalrag.errors import ModelError
 from legalrag.llm.base import ChatRequest
 from legalrag.llm.local import ServerFirstLLM, probe
@@ -30,10 +33,10 @@ def test_no_server_up_means_the_model_loads_in_this_process():
 
 @pytest.mark.llm
 def test_a_running_server_answers_and_the_local_model_is_never_loaded(small_llm):
-    from legalrag.llm.serve import create_app
+    from legalrag.llm.serve import create_llm_app
 
     loaded: list[int] = []
-    with serve_app(create_app(small_llm)) as url:
+    with serve_app(create_llm_app(small_llm)) as url:
         assert probe(url + "/v1") is not None
         llm = ServerFirstLLM(url + "/v1", lambda: loaded.append(1) or small_llm, local_server_client)
         assert llm.route == f"server {url}/v1"
@@ -123,10 +126,12 @@ def test_a_server_that_sends_garbage_mid_answer_is_reported_not_hidden():
 def test_llm_start_status_stop_manage_a_background_server(tmp_path):
     """The lifecycle with a real process: `legalrag llm start` refuses to wait forever on a server that cannot
     start (a model file that does not exist), and says why from its log."""
-    from legalrag.llm.local import start, status
+    from legalrag.warm.daemon import LLM_SERVER, StartError, status
 
-    url = f"http://127.0.0.1:{free_port()}/v1"
-    with pytest.raises(ModelError, match="exited with code"):
-        start(url, tmp_path, model=str(tmp_path / "missing.gguf"), timeout=60)
-    s = status(url, tmp_path)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    res = CliRunner().invoke(app, ["llm", "start", "--model", str(tmp_path / "missing.gguf"), "--timeout", "60"],
+                             env={"LEGALRAG_HOME": str(tmp_path), "LEGALRAG_LLM_SERVER": f"127.0.0.1:{port}"})
+    assert isinstance(res.exception, StartError) and "the model server exited with code" in str(res.exception)
+    s = status(LLM_SERVER, url, tmp_path)
     assert not s["up"] and s["pid"] is None and s["log"].endswith("llm-server.log")

@@ -21,9 +21,9 @@ MSG = ({"role": "user", "content": "Reply with the single word: hello"},)
 @pytest.fixture(scope="module")
 def served(small_llm):
     """The OpenAI-compatible app of `legalrag llm serve` over the real 0.5B, on a free port, in a thread."""
-    from legalrag.llm.serve import create_app
+    from legalrag.llm.serve import create_llm_app
 
-    with serve_app(create_app(small_llm, model_name="qwen-small", api_key="k3y")) as url:
+    with serve_app(create_llm_app(small_llm, model_name="qwen-small", api_key="k3y")) as url:
         yield url
 
 

@@ -72,10 +72,10 @@ def test_cached_stream_stores_then_replays(small_llm, tmp_path):
 
 @pytest.mark.llm
 def test_serve_streams_and_client_reads_it(small_llm):
-    from legalrag.llm.serve import create_app
+    from legalrag.llm.serve import create_llm_app
 
     req = ChatRequest(messages=MSG, max_tokens=16, temperature=0.0, seed=1)
-    with serve_app(create_app(small_llm, model_name="qwen-small")) as url:
+    with serve_app(create_llm_app(small_llm, model_name="qwen-small")) as url:
         client = OpenAICompatLLM(url, "qwen-small", api_key_env=None, max_retries=0)
         seen = []
         result = stream_chat(client, req, seen.append)

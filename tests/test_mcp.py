@@ -42,7 +42,7 @@ def setup(tmp_path_factory):
     from legalrag.citepredict.model import save_model
     from legalrag.citepredict.pipeline import CiteConfig
     from legalrag.citepredict.rules import learn_rules
-    from legalrag.llm.serve import create_app as model_server
+    from legalrag.llm.serve import create_llm_app as model_server
     from tests.test_judgment_structure import STATUTES
 
     root = tmp_path_factory.mktemp("mcp")
@@ -70,11 +70,11 @@ def server_params(setup):
 
     root = setup["root"]
     env = {"PYTHONPATH": str(REPO / "src"), "LEGALRAG_HOME": str(root / "home"),
-           "LEGALRAG_CONFIG": os.environ["LEGALRAG_CONFIG"], "LEGALRAG_LLM_CACHE": os.environ["LEGALRAG_LLM_CACHE"]}
+           "LEGALRAG_CONFIG": os.environ["LEGALRAG_CONFIG"], "LEGALRAG_LLM_CACHE": os.environ["LEGALRAG_LLM_CACHE"],
+           "LEGALRAG_JUDGMENT_MODEL": str(root / "structure"), "LEGALRAG_LAW_CORPUS": str(root / "statutes.jsonl")}
     return StdioServerParameters(command=sys.executable, env=env, cwd=str(REPO), args=[
-        "-m", "legalrag", "mcp", "--index", str(root / "idx"), "--endpoint", setup["endpoint"],
-        "--endpoint-model", "scripted", "--no-cache", "--cite-model-dir", str(root / "cite"),
-        "--judgment-model-dir", str(root / "structure"), "--law-corpus", str(root / "statutes.jsonl")])
+        "-m", "legalrag", "mcp", "--index", str(root / "idx"), "--model", setup["endpoint"] + "#scripted",
+        "--no-cache", "--cite-model-dir", str(root / "cite")])
 
 
 async def call(client, name: str, arguments: dict) -> dict:

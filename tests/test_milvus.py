@@ -163,7 +163,7 @@ def test_another_encoder_dimension_or_schema_is_refused(indexes, tmp_path):
         name = store.create(model_id="fake-hash", dimension=64)
         store.client.alter_collection_properties(name, {milvus.PROP_SCHEMA: "0"})
         store.publish(name, 0)
-        with pytest.raises(IndexError_, match="schema version '0'.*index build --backend milvus"):
+        with pytest.raises(IndexError_, match="schema version '0'.*index build -o backend=milvus"):
             milvus.MilvusRetriever(store, "bm25")
     finally:
         store.client.close()
@@ -193,7 +193,7 @@ def test_cli_builds_searches_and_evaluates_on_milvus(tmp_path, test_data, monkey
 
     out = tmp_path / "idx"
     code, stdout, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", test_data / "lexical_statutes.jsonl",
-                                "--out", out, "--retriever", "bm25", "--backend", "milvus", "--lang", "zh",
+                                "--out", out, "--retriever", "bm25", "-o", "backend=milvus", "--lang", "zh",
                                 "--no-progress")
     assert code == 0, err
     assert "indexed 12 documents" in stdout and (out / milvus.EMBEDDED).is_dir()
@@ -219,12 +219,12 @@ def test_cli_builds_searches_and_evaluates_on_milvus(tmp_path, test_data, monkey
         assert json.loads(stdout)["hit@5"] == 1.0
         code, stdout, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus",
                                     test_data / "lexical_statutes.jsonl", "--out", tmp_path / "q", "--retriever",
-                                    "qld", "--backend", "milvus", "--no-progress")
+                                    "qld", "-o", "backend=milvus", "--no-progress")
         assert code == 1 and "qld has no Milvus equivalent" in err and not (tmp_path / "q").exists()
         code, stdout, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus",
-                                    test_data / "lexical_statutes.jsonl", "--out", tmp_path / "q", "--uri",
-                                    "http://127.0.0.1:19530", "--no-progress")
-        assert code == 1 and "--uri is only used with --backend milvus" in err and not (tmp_path / "q").exists()
+                                    test_data / "lexical_statutes.jsonl", "--out", tmp_path / "q", "-o",
+                                    "uri=http://127.0.0.1:19530", "--no-progress")
+        assert code == 2 and "uri tune a Milvus index; add -o backend=milvus" in err and not (tmp_path / "q").exists()
     finally:
         milvus.release(str(out / milvus.EMBEDDED))
 

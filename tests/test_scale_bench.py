@@ -12,12 +12,13 @@ from legalrag.errors import InputError
 from legalrag.evaluation.plots import plot_scaling
 from legalrag.types import Document
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+REPO = Path(__file__).resolve().parents[1]
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-def _load(name):
-    spec = importlib.util.spec_from_file_location(f"_bench_{name}", BENCH / f"{name}.py")
+def _load(path):
+    name = Path(path).stem
+    spec = importlib.util.spec_from_file_location(f"_bench_{name}", REPO / path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -25,14 +26,14 @@ def _load(name):
 
 @pytest.fixture(scope="module")
 def corpus_mod():
-    return _load("make_scale_corpus")
+    return _load("tools/make_scale_corpus.py")
 
 
 @pytest.fixture(scope="module")
 def bench_mod():
     saved = list(sys.argv)
     try:
-        return _load("bench_scale")
+        return _load("bench/scale/bench_scale.py")
     finally:
         sys.argv = saved
 

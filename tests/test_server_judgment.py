@@ -80,5 +80,5 @@ def test_serve_needs_the_statute_corpus_with_a_judgment_model(tmp_path, monkeypa
     monkeypatch.setattr(legalrag.national, "data_dir", lambda: tmp_path / "no-national-data")
     monkeypatch.delenv("LEGALRAG_LAW_CORPUS", raising=False)
     structure.save(tmp_path / "m")
-    code, out, err = run_cli(monkeypatch, capsys, "serve", "--judgment-model", tmp_path / "m", "--no-llm")
+    code, out, err = run_cli(monkeypatch, capsys, "serve", "--judgment-model-dir", tmp_path / "m", "--no-llm")
     assert code != 0 and "--law-corpus" in err

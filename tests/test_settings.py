@@ -94,19 +94,17 @@ def test_settings_reach_caches_and_encoders(tmp_path):
 def test_the_largest_document_size_setting_reaches_the_corpus_reader(tmp_path):
     """``documents.max_file_mb`` read by the composition root's ``read_corpus``: a 12 KiB file is refused under a
     0.01 MiB setting, naming the file and the setting, and read under the default."""
-    from legalrag.wiring import read_corpus
-
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "big.txt").write_text("劳动合同条款。" * 600, encoding="utf-8")  # 12.6 KB
     small = load_settings(env={"LEGALRAG_CONFIG": str(tmp_path / "none.toml"), "LEGALRAG_MAX_FILE_MB": "0.01"})
     assert small.max_file_mb == 0.01
     with pytest.raises(InputError, match="documents.max_file_mb") as err:
-        docs, _ = read_corpus(folder, settings=small)
+        docs, _ = Root(settings=small).read_corpus(folder)
         list(docs)
     assert "big.txt" in str(err.value), f"the refusal does not name the file: {err.value}"
     default = load_settings(env={"LEGALRAG_CONFIG": str(tmp_path / "none.toml")})
-    docs, _ = read_corpus(folder, settings=default)
+    docs, _ = Root(settings=default).read_corpus(folder)
     assert sum(len(d.text) for d in docs) >= 4200, "the default limit (100 MiB) reads the whole file"
 
 
@@ -278,10 +276,10 @@ def test_a_saved_model_is_used_while_a_model_server_runs(tmp_path):
     """A model server serving another model does not answer for the saved `llm.model`; one serving it does."""
     from http_app import serve_app
 
-    from legalrag.llm.serve import create_app
+    from legalrag.llm.serve import create_llm_app
     from legalrag.testing import ScriptedLLM
 
-    with serve_app(create_app(ScriptedLLM(["x"]), model_name="qwen2.5-1.5b")) as url:
+    with serve_app(create_llm_app(ScriptedLLM(["x"]), model_name="qwen2.5-1.5b")) as url:
         p = tmp_path / "config.toml"
         p.write_text(f'[llm]\nmodel = "qwen2.5-coder-0.5b"\nserver = "{url}"\n', encoding="utf-8")
         llm = Root(config=p).make_answer_llm()

@@ -14,11 +14,11 @@ from training_fixtures import tiny_corpus, tiny_encoder  # noqa: E402
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    from legalrag.wiring import build_index
+    from legalrag.wiring import Root
 
     root = tmp_path_factory.mktemp("cli")
     docs, queries = tiny_corpus()
-    build_index(root / "index", docs, ("bm25",))
+    Root().build_index(root / "index", docs, ("bm25",))
     lines = [json.dumps({"query_id": q.id, "query": q.text, "gold_ids": list(q.gold_ids)}) for q in queries]
     (root / "train.jsonl").write_text("\n".join(lines) + "\n")
     bad = lines[:2] + [json.dumps({"query_id": "x", "query": "syn1 law", "gold_ids": ["no-such-article"]})]
@@ -63,3 +63,24 @@ def test_split_writes_the_dev_set_training_holds_out(setup, monkeypatch, capsys)
     code, _, _ = run_cli(monkeypatch, capsys, "train", "split", "--index", root / "index", "--queries",
                          root / "train.jsonl", "--out", root / "first", "--train-first", "10")
     assert code == 0 and len(load_queries(root / "first" / "train.jsonl")) == 10
+
+
+def test_the_shipped_encoders_recipes_train_with_their_cards_settings(setup, monkeypatch, capsys):
+    from dataclasses import asdict
+
+    from legalrag.training.recipes import JUDGE_E5, STARD_E5
+
+    root, start = setup
+    out = root / "stard-e5"
+    code, stdout, stderr = run_cli(monkeypatch, capsys, "train", "stard-e5", "--index", root / "index", "--queries",
+                                   root / "train.jsonl", "--out", out, "--start", start, "--no-progress", "--json")
+    assert code == 0, stderr
+    record = json.loads(stdout)
+    assert record["settings"] == asdict(STARD_E5.settings) and record["negatives"]["sources"] == ["bm25"]
+    assert record["settings"]["epochs"] == 3 and record["settings"]["lr"] == 5e-5 and not record["settings"]["remine"]
+    assert "legalrag train pack-encoder" in stderr and (out / "training_record.json").exists()
+    assert JUDGE_E5.settings.remine and JUDGE_E5.mine == ("bm25", "dense-e5-small")
+    # judge-e5 mines from the untrained e5-small's dense component too: an index without it is refused up front
+    code, _, stderr = run_cli(monkeypatch, capsys, "train", "judge-e5", "--index", root / "index", "--queries",
+                              root / "train.jsonl", "--out", root / "judge-e5", "--start", start, "--no-progress")
+    assert code != 0 and "dense-e5-small" in stderr and not (root / "judge-e5").exists()

@@ -86,11 +86,11 @@ def test_cross_encoder_scores_become_learned_ranker_features(setup, tmp_path, mo
     from legalrag.errors import IndexError_
     from legalrag.rerank.features import CROSS_FEATURES
     from legalrag.rerank.learned import cross_encoder_path, from_index, train_for_index
-    from legalrag.wiring import build_index, expand_components, make_reranker
+    from legalrag.wiring import Root, expand_components, make_reranker
 
     monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path / "home"))
     start, docs, queries, bm25 = setup
-    index = build_index(tmp_path / "idx", docs, expand_components(["bm25"], []), lang="en")
+    index = Root().build_index(tmp_path / "idx", docs, expand_components(["bm25"], []), lang="en")
     train_reranker(start, index.path / "cross", queries, docs, {"bm25": retriever_ranker(bm25)},
                    RerankerSettings(**SETTINGS), progress=False, query_prefix="query: ")
     cross = make_reranker("cross", index)

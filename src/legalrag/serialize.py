@@ -84,12 +84,12 @@ def step_to_dict(step: Step) -> dict[str, Any]:
 
 def response_to_dict(result: Response, *, hit_text: bool = False, **extra: Any) -> dict[str, Any]:
     """The shared part of every answer-like result, plus ``extra`` fields of the capability."""
-    from legalrag.citecheck.marks import summarise
+    from legalrag.citecheck.marks import summarise_marks
 
     return {"question": result.question, "text": result.text,
             "citations": [citation_to_dict(c) for c in result.citations],
             "unresolved": sum(not c.resolved for c in result.citations),
-            "marks": summarise(result.citations),
+            "marks": summarise_marks(result.citations),
             "sources": [hit_to_dict(h, text=hit_text) for h in result.sources],
             "steps": [step_to_dict(s) for s in result.steps], "usage": result.usage.to_dict(),
             "timings": {k: round(float(v), 3) for k, v in result.timings.items()}, **extra}

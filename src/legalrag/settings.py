@@ -100,13 +100,23 @@ KEYS: tuple[Key, ...] = (
     Key("judgment.law_corpus", str, "LEGALRAG_LAW_CORPUS", None,
         "statute corpus JSONL the judgment commands and `serve` read (STARD or JuDGE shape)", path=True),
     Key("judgment.model", str, "LEGALRAG_JUDGMENT_MODEL", None,
-        "judgment structure model: a `legalrag judgment train` directory or a shipped name (default: "
+        "judgment structure model: a `legalrag train judge-structure` directory or a shipped name (default: "
         "judge-structure)", path=True),
     Key("judgment.encoder", str, "LEGALRAG_JUDGMENT_ENCODER", None,
         "encoder of a structure model trained on an encoder's signal (default: the one its manifest records)",
         path=True),
     Key("serve.host", str, "LEGALRAG_SERVE_HOST", "127.0.0.1", "address `legalrag serve` binds"),
     Key("serve.port", int, "LEGALRAG_SERVE_PORT", 8080, "port of `legalrag serve`"),
+    # the server's limits (`legalrag serve` flags of the same name override them)
+    Key("serve.max_k", int, "LEGALRAG_SERVE_MAX_K", 50, "largest k a request to `legalrag serve` may ask for "
+        "(at most 1000)"),
+    Key("serve.rate_limit", int, "LEGALRAG_SERVE_RATE_LIMIT", 120, "requests per minute per API key (per client "
+        "address without keys); 0: no limit", minimum=0),
+    Key("serve.max_waiting", int, "LEGALRAG_SERVE_MAX_WAITING", 16, "generations that may queue for the model; "
+        "more get 503", minimum=0),
+    Key("serve.max_body_kb", int, "LEGALRAG_SERVE_MAX_BODY_KB", 256, "largest request body, in KiB (at least 1)"),
+    Key("serve.max_indexes", int, "LEGALRAG_SERVE_MAX_INDEXES", None, "other indexes a request may have the "
+        "server open and keep (at most 16; default 2 on loopback, 0 on another address)", minimum=0),
     Key("runtime.threads", int, "LEGALRAG_THREADS", None, "CPU threads for models and encoders (default: all cores)"),
     Key("paths.home", str, "LEGALRAG_HOME", None, "cache folder for models, vectors, call cache (default ~/.cache/legalrag)",
         path=True),
@@ -252,12 +262,12 @@ def _check_tables(data: Mapping[str, Any], path: Path, text: str, prefix: str) -
                                  f"{', '.join(k.name for k in KEYS if k.table == table)}",
                                  path=str(path), line=_line_of(text, name))
             try:
-                convert(key, value)
+                convert_value(key, value)
             except InputError as exc:
                 raise InputError(str(exc), path=str(path), line=_line_of(text, name)) from None
 
 
-def convert(key: Key, value: Any) -> Any:
+def convert_value(key: Key, value: Any) -> Any:
     """``value`` (from TOML, the environment or `config set`) as ``key``'s type; a clear error otherwise."""
     if value is None:
         return None
@@ -322,15 +332,15 @@ def load_settings(config: str | os.PathLike | None = None, profile: str | None =
         values[key.name], origin[key.name] = key.default, "default"
         # a relative path written into the file by hand means the same from any directory: relative to the file
         if key.field in data.get(key.table, {}):
-            values[key.name] = absolute(key, convert(key, data[key.table][key.field]), path.parent)
+            values[key.name] = absolute(key, convert_value(key, data[key.table][key.field]), path.parent)
             origin[key.name] = "file"
         if active and key.field in profiles[active].get(key.table, {}):
-            values[key.name] = absolute(key, convert(key, profiles[active][key.table][key.field]), path.parent)
+            values[key.name] = absolute(key, convert_value(key, profiles[active][key.table][key.field]), path.parent)
             origin[key.name] = f"profile {active}"
         raw = env.get(key.env)
         if raw is not None and raw.strip():
             try:
-                values[key.name] = convert(key, raw.strip())
+                values[key.name] = convert_value(key, raw.strip())
             except InputError as exc:
                 raise InputError(f"${key.env}: {exc}") from None
             origin[key.name] = f"${key.env}"

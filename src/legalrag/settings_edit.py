@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from legalrag.settings import absolute, convert, key_named, read_file
+from legalrag.settings import absolute, convert_value, key_named, read_file
 
 
 def _read_document(path: Path):
@@ -52,7 +52,7 @@ def set_value(path: Path, name: str, value: str, profile: str | None = None, *, 
     import tomlkit
 
     key = key_named(name)
-    typed = absolute(key, convert(key, value), cwd)
+    typed = absolute(key, convert_value(key, value), cwd)
     doc = _read_document(path)
     scope = _scope(doc, profile, create=True)
     if key.table not in scope:

@@ -131,7 +131,7 @@ class FollowUp:
     name = "carry"
 
     # Defaults: the weights a coordinate search chose on the development part of the STARD-grounded consultations
-    # (bench/bench_consultation_follow.py, BM25 over the full corpus; docs/lab/consultation.md). The "moved"
+    # (bench/consultation/bench_consultation_follow.py, BM25 over the full corpus; docs/lab/consultation.md). The "moved"
     # decision (moved_share >= 0) lost on that part, so it is off by default (a negative share).
     def __init__(self, *, context_weight: float = 0.5, question_decay: float = 0.1, answer_weight: float = 0.5,
                  law_prior: float = 2.0, carry_same: float = 0.5, carry_new: float = 0.5, carry_top: int = 3,

@@ -56,7 +56,7 @@ CORPUS_NAME = {"zh": "中华人民共和国的法律、行政法规和司法解�
 
 
 @dataclass(frozen=True)
-class Verdict:
+class GuardVerdict:
     action: str  # "injection", "not_covered"
     text: str  # the one-line answer
     reason: str = ""
@@ -71,14 +71,14 @@ def instruction_in(question: str) -> str | None:
     return None
 
 
-def injection_verdict(question: str, lang: str) -> Verdict | None:
+def injection_verdict(question: str, lang: str) -> GuardVerdict | None:
     found = instruction_in(question)
     if found is None:
         return None
     text = ("这条消息要求我改变或透露自己的指令，我不会照做；我只根据法条回答法律问题，请直接描述你遇到的法律问题。"
             if lang == "zh" else "This message asks me to change or reveal my instructions, which I will not do; I "
             "answer legal questions from statute text, so please describe your legal problem.")
-    return Verdict("injection", text, reason=found)
+    return GuardVerdict("injection", text, reason=found)
 
 
 def foreign_jurisdiction(question: str) -> str | None:
@@ -102,17 +102,17 @@ def not_covered_text(lang: str, what: str = "", corpus: str = "") -> str:
             "--index.")
 
 
-def outside_corpus(question: str, hits: Sequence[Hit], lang: str, threshold: float | None) -> Verdict | None:
+def outside_corpus(question: str, hits: Sequence[Hit], lang: str, threshold: float | None) -> GuardVerdict | None:
     """"Not covered" when the question names a foreign jurisdiction, or nothing was retrieved, or the best hit
     scores below ``threshold`` (None: no threshold known for this scorer)."""
     place = foreign_jurisdiction(question)
     if place:
-        return Verdict("not_covered", not_covered_text(lang, place), reason=f"names {place}")
+        return GuardVerdict("not_covered", not_covered_text(lang, place), reason=f"names {place}")
     if not hits:
-        return Verdict("not_covered", not_covered_text(lang), reason="nothing retrieved")
+        return GuardVerdict("not_covered", not_covered_text(lang), reason="nothing retrieved")
     best = max(h.score for h in hits)
     if threshold is not None and best < threshold:
-        return Verdict("not_covered", not_covered_text(lang), reason=f"best score {best:.4f} < {threshold:.4f}")
+        return GuardVerdict("not_covered", not_covered_text(lang), reason=f"best score {best:.4f} < {threshold:.4f}")
     return None
 
 

@@ -135,7 +135,7 @@ def make_processor(name: str, llm: LLM | None = None, lang: str = "zh", **option
 # question). It works with any search function search(query, k) -> hits (every index component, pipeline or
 # reranker) and remembers the lists of the texts it searched, so in a live consultation a turn costs the
 # search of the new question and of the last answer. The defaults were chosen by cross-validation over
-# dialogues on the 100 invented turns of bench/data/consultations (bench/bench_consultation_query.py).
+# dialogues on the 100 invented turns of bench/data/consultations (bench/consultation/bench_consultation_query.py).
 
 
 

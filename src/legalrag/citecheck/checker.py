@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from legalrag.citecheck.marks import LABELS, Mark, explain_all, mark_citations, mark_line, summarise
+from legalrag.citecheck.marks import LABELS, Mark, explain_all, mark_citations, mark_line, summarise_marks
 from legalrag.citecheck.repealed import RepealedTable
 from legalrag.citecheck.resolve import CitationResolver
 from legalrag.errors import InputError
@@ -87,7 +87,7 @@ def check_text(text: str, resolver: CitationResolver, scorer: Any = None, *, ret
         if progress is not None:
             progress(hi, len(text))
     cits = [i.citation for i in items]
-    return CheckReport(text, tuple(items), time.perf_counter() - t0, len(spans), summarise(cits))
+    return CheckReport(text, tuple(items), time.perf_counter() - t0, len(spans), summarise_marks(cits))
 
 
 def _groups(report: CheckReport) -> list[tuple[int, int, list[tuple[int, Citation]]]]:

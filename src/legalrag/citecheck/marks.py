@@ -199,7 +199,7 @@ def mark_line(c: Citation) -> str:
     return f"{text}: {c.note}" if c.note else text
 
 
-def summarise(citations: Sequence[Citation]) -> dict[str, Any]:
+def summarise_marks(citations: Sequence[Citation]) -> dict[str, Any]:
     """Counts of each mark; ``no_citations`` when the text cites nothing (never reported as supported)."""
     counts = {m.value: sum(c.mark == m.value for c in citations) for m in Mark}
     out: dict[str, Any] = {"citations": len(citations), **counts, "no_citations": not citations}
@@ -209,4 +209,4 @@ def summarise(citations: Sequence[Citation]) -> dict[str, Any]:
 
 
 __all__ = ["LABELS", "Mark", "REASONS", "UnknownCitation", "corpus_systems", "explain_all", "extract_unknown",
-           "mark_citations", "mark_line", "summarise"]
+           "mark_citations", "mark_line", "summarise_marks"]

@@ -1,6 +1,6 @@
 """Repealed national laws and their successors, from a curated table shipped with the package.
 
-The table (``data/citations/repealed_laws.json``, built by ``bench/make_repealed_table.py``) lists every law
+The table (``data/citations/repealed_laws.json``, built by ``tools/make_repealed_table.py``) lists every law
 that a corpus article repealed in the words "本法自…起施行。《X》…同时废止" (the nine laws the 民法典 replaced on
 2021-01-01 among them), each with that article as its source, and a short hand-curated list of article-level
 correspondences (合同法第一百零七条 -> 民法典第五百七十七条). A chain (A repealed by B, B later by C) is followed

@@ -13,7 +13,7 @@ Features of a (claim, article) pair:
 
 ``SupportModel`` holds the coefficients, intercept and threshold chosen on labelled pairs (the ``full`` model
 uses all four features; the ``lexical`` model, used when no encoder is given, the last three). Both are fitted
-and their threshold chosen by ``bench/support_calibrate.py``; the figures and the data are in the model file
+and their threshold chosen by ``bench/citecheck/support_calibrate.py``; the figures and the data are in the model file
 (``data/citations/support_model.json``) and in ``data/citations/README.md``.
 """
 

@@ -53,7 +53,7 @@ def load_model(path: str | Path) -> tuple[RuleSet, CoCitationGraph, CiteConfig]:
     p = Path(path)
     if not (p / "rules.json").exists():
         raise InputError("not a citation model directory (rules.json missing); write one with "
-                         "`legalrag eval cite ... --save-model DIR`", path=str(p))
+                         "`legalrag eval cite ... --out DIR`", path=str(p))
     return load_rules(p / "rules.json"), CoCitationGraph.load(p / "cocitation"), load_config(p / "config.json")
 
 
@@ -94,7 +94,7 @@ def resolve_parts(*, train_citations: str | Path | None = None, model_dir: str |
     else:
         raise InputError("no citation model for this index: build it with `--encoder judge-e5` to use the shipped "
                          "model judge-cite (Chinese criminal law), or pass --train-citations FILE (training "
-                         "decision -> provisions) or --model-dir DIR (written by `legalrag eval cite --save-model "
+                         "decision -> provisions) or --model-dir DIR (written by `legalrag eval cite --out "
                          "DIR`)")
     if rules_path is not None:
         rules = load_rules(rules_path)

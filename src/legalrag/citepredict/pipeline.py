@@ -12,7 +12,7 @@ predictions always stay.
 
 Cost of the LLM stages: ``verify_batch`` verifies every addition in one call, and ``case_first`` lays out every
 call of a case with the facts first (``legalrag.citepredict.prompting``), so a runtime that keeps its prompt cache
-reads them once per case; ``bench/cite_latency.py`` measures both.
+reads them once per case; ``bench/citepredict/cite_latency.py`` measures both.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping
 from legalrag.retrieval.base import Retriever
 from legalrag.types import Document
 
-DEFAULT_THRESHOLD = 0.3  # chosen on bench/web_scope.py (STARD index, JuDGE facts and STARD questions)
+DEFAULT_THRESHOLD = 0.3  # chosen on bench/citepredict/web_scope.py (STARD index, JuDGE facts and STARD questions)
 DEFAULT_DEPTH = 10
 # A legal area by the words of a law's title (Chinese titles name their area: 刑法, 刑事诉讼法, 关于办理…刑事案件…的解释).
 AREAS = {"criminal": ("刑", "犯罪"), "labour": ("劳动", "工伤")}

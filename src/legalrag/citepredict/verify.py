@@ -32,7 +32,7 @@ _SCHEMA = {
 
 
 @dataclass(frozen=True)
-class Verdict:
+class VerificationVerdict:
     provision: str
     decision: str  # accept | reject | correct
     corrected: str | None = None
@@ -49,17 +49,18 @@ class Proposal:
 
 
 def _verdict(provision: str, decision: str, corrected: str | None, reason: str,
-             lookup: Callable[[str], Document | None], *, calls: int) -> Verdict:
+             lookup: Callable[[str], Document | None], *, calls: int) -> VerificationVerdict:
     """A parsed reply as a verdict: a "correction" to the proposal itself is an accept, and a correction is
     resolved when it names a corpus document."""
     if decision == "correct" and corrected == provision:
         decision, corrected = "accept", None
     resolved = corrected is None or lookup(corrected) is not None
-    return Verdict(provision, decision, corrected if decision == "correct" else None, resolved, reason, calls=calls)
+    return VerificationVerdict(provision, decision, corrected if decision == "correct" else None, resolved, reason,
+                               calls=calls)
 
 
 def verify_one(llm: LLM, facts: str, proposal: Proposal, lookup: Callable[[str], Document | None], *,
-               max_chars: int = 1200, article_chars: int = 500, case_first: bool = False) -> tuple[Verdict, Step]:
+               max_chars: int = 1200, article_chars: int = 500, case_first: bool = False) -> tuple[VerificationVerdict, Step]:
     from legalrag.citepredict.prompting import stage_prompt
     from legalrag.errors import StructuredOutputError
     from legalrag.llm.structured import CallRecord, ReplyError, structured_call
@@ -86,8 +87,8 @@ def verify_one(llm: LLM, facts: str, proposal: Proposal, lookup: Callable[[str],
     except StructuredOutputError:
         value = None
     if value is None:
-        verdict = Verdict(proposal.provision, "accept", reason="no usable verdict; kept", parsed=False,
-                          calls=rec.attempts)
+        verdict = VerificationVerdict(proposal.provision, "accept", reason="no usable verdict; kept", parsed=False,
+                                      calls=rec.attempts)
     else:
         verdict = _verdict(proposal.provision, *value, lookup, calls=rec.attempts)
     step = Step(agent="cite-verify", action=verdict.decision, input=proposal.provision,
@@ -98,7 +99,7 @@ def verify_one(llm: LLM, facts: str, proposal: Proposal, lookup: Callable[[str],
 
 
 def verify_all(llm: LLM, facts: str, proposals: Sequence[Proposal], lookup: Callable[[str], Document | None], *,
-               concurrency: int = 4, case_first: bool = False) -> list[tuple[Verdict, Step]]:
+               concurrency: int = 4, case_first: bool = False) -> list[tuple[VerificationVerdict, Step]]:
     """Verify every proposal, at most ``concurrency`` at a time; results keep the input order."""
     from legalrag.llm.parallel import ordered_map
 
@@ -124,7 +125,7 @@ def _proposal_blocks(proposals: Sequence[Proposal], lookup: Callable[[str], Docu
 
 def verify_batch(llm: LLM, facts: str, proposals: Sequence[Proposal], lookup: Callable[[str], Document | None], *,
                  max_chars: int = 1200, article_chars: int = 300, case_first: bool = False
-                 ) -> tuple[list[Verdict], Step]:
+                 ) -> tuple[list[VerificationVerdict], Step]:
     """One call for every proposal: a verdict per proposal (input order) and the call's step. A verdict the
     reply lacks, or a reply that never parses, keeps the proposal (``parsed=False``), as in ``verify_one``."""
     from legalrag.citepredict.prompting import stage_prompt
@@ -173,8 +174,8 @@ def verify_batch(llm: LLM, facts: str, proposals: Sequence[Proposal], lookup: Ca
         calls = rec.attempts if n == 0 else 0  # the batch's calls are counted once
         got = (value or {}).get(p.provision)
         if got is None:
-            verdicts.append(Verdict(p.provision, "accept", reason="no verdict in the batch reply; kept", parsed=False,
-                                    calls=calls))
+            verdicts.append(VerificationVerdict(p.provision, "accept", reason="no verdict in the batch reply; kept",
+                                                parsed=False, calls=calls))
             continue
         verdicts.append(_verdict(p.provision, *got, "batch verdict", lookup, calls=calls))
     missing = [v.provision for v in verdicts if not v.parsed]

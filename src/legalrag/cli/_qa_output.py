@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from legalrag.agents.qa.pipeline import QAResult, run_qa, save_trace
 from legalrag.cli._answer_output import TerminalStream
-from legalrag.wiring import Root, make_sources
+from legalrag.wiring import Root
 
 
 def print_result(result: QAResult, streamed: TerminalStream | None = None) -> None:
@@ -54,10 +54,11 @@ def qa_sources(sources: str, docs: Path | None, index: Path | None, root: Root) 
 
     names = [s.strip().lower() for s in sources.split(",") if s.strip()]
     default_index = "local" in names and docs is None and index is None
-    srcs, problems = make_sources([n for n in names if not (default_index and n == "local")], docs=docs, index=index)
+    srcs, problems = root.make_sources([n for n in names if not (default_index and n == "local")], docs=docs,
+                                       index=index)
     notes: list[str] = []
     if default_index:
-        srcs = {"statutes": StatuteIndexSource(root.open_index_or_demo(None)), **srcs}
+        srcs = {"statutes": StatuteIndexSource(root.index()), **srcs}
     for src in srcs.values():
         if isinstance(src, LocalDocumentsSource) and (note := src.unit_note()):
             notes.append(note)

@@ -1,9 +1,9 @@
 """Scale-out options of `index build` and `eval retrieval`: the Milvus backend and Ray workers.
 
-`index build --backend milvus [--uri URI] [--collection NAME]` turns the requested components into Milvus
+`index build -o backend=milvus [-o uri=URI] [-o collection=NAME]` turns the requested components into Milvus
 ones (dense -> a ``milvus`` collection per encoder, bm25 -> ``milvus-bm25`` on it, hybrid fuses them as
-usual); `--workers N` / `--ray-address ADDR` encode the corpus on Ray workers into the vector cache first;
-`eval retrieval --workers N` shards the queries over Ray workers.
+usual); `-o workers=N` / `-o ray_address=ADDR` encode the corpus on Ray workers into the vector cache first;
+`eval retrieval -o workers=N` shards the queries over Ray workers. The keys are checked by ``cli/_options.py``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def milvus_components(components: Sequence[Any], uri: str | None, collection: st
     names = [c.dirname if isinstance(c, ComponentSpec) else c for c in components]
     unsupported = [n for n in names if n in ("qld", "ranker")]
     if unsupported:
-        raise InputError(f"{', '.join(unsupported)} has no Milvus equivalent; build it with --backend local",
+        raise InputError(f"{', '.join(unsupported)} has no Milvus equivalent; build it with -o backend=local",
                          field="--retriever")
     out: list = []
     for i, spec in enumerate(dense):
@@ -84,9 +84,10 @@ def prefill_encodings(docs, components: Sequence[Any], *, workers: int | None, a
 
 
 def _pipeline(index: str, retriever: str | None, rerank: str | None):
-    from legalrag.wiring import build_pipeline, open_index
+    from legalrag.wiring import Root
 
-    return build_pipeline(open_index(index), retriever, rerank)
+    r = Root()
+    return r.build_pipeline(r.index(index), retriever, rerank)
 
 
 def distributed_searcher(index, retriever: str | None, rerank: str | None, name: str, *, workers: int | None,

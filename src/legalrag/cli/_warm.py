@@ -28,17 +28,15 @@ def server_url(settings: Any) -> str:
 
 
 def choose_server(settings: Any, *, local: bool = False, model: str | None = None, endpoint: str | None = None,
-                  no_cache: bool = False, evidence_tokens: int | None = None,
-                  index: str | None = None) -> tuple[WarmServer | None, str]:
-    """The warm server to answer through, or None and the reason this process answers instead."""
+                  evidence_tokens: int | None = None, index: str | None = None) -> tuple[WarmServer | None, str]:
+    """The warm server to answer through, or None and the reason this process answers instead. (``--no-cache``
+    is no reason: the request asks the server to skip its call cache.)"""
     from legalrag.warm.build import build_id
 
     if local:
         return None, "--local"
     if endpoint or settings.llm.endpoint:
         return None, "the model is an endpoint"
-    if no_cache:
-        return None, "--no-cache (the server answers repeated prompts from its cache)"
     url = server_url(settings)
     server = probe(url)
     if server is None:

@@ -1,12 +1,12 @@
-"""Agent options for `legalrag search` and `legalrag eval retrieval` (defined in cli/retrieval.py).
+"""Agent options for `legalrag search` (cli/retrieval.py) and `legalrag eval retrieval` (cli/eval.py).
 
 ``--agents`` runs the planner loop (multi-agent query rewriting) over the chosen first-stage retriever;
 ``--rerank llm-listwise|llm-pointwise|llm-yesno`` reranks with the LLM (after the loop, over its pool, when
-``--agents`` is given); ``--endpoint URL --endpoint-model NAME`` sends every LLM call to an OpenAI-compatible
-server instead of the embedded model; ``--trace FILE`` writes the trajectories as JSONL. LLM calls are
+``--agents`` is given); ``--model URL#NAME`` sends every LLM call to an OpenAI-compatible server instead of
+the embedded model; ``--trace FILE`` writes the trajectories as JSONL. LLM calls are
 cached on disk, so re-running an evaluation costs only the calls not made before.
 
-The commands themselves stay in cli/retrieval.py; they call :func:`agent_pipeline` when an agent option is set.
+The commands call :func:`agent_pipeline` when an agent option is set.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class TracingMASRetriever:
 
 def light_reranker(index: Any):
     """The cheap reranker that cuts each reformulation's top 30 to 10: the index's learned ranker when it has
-    one (``legalrag ranker train``), else none (the first-stage order decides)."""
+    one (``legalrag train ranker``), else none (the first-stage order decides)."""
     if not (Path(index.path) / "ranker" / "spec.json").exists():
         return None
     from legalrag.wiring import make_reranker
@@ -67,23 +67,27 @@ def agent_pipeline(index: Any, retriever: str | None, rerank: str | None, *, age
     ``fused`` makes the planner write the chosen agent's queries in its own call (one call per round)."""
     from legalrag.errors import InputError
     from legalrag.retrieval.pipeline import Pipeline
-    from legalrag.wiring import Root, build_pipeline, make_policy_llm, make_reranker
+    from legalrag.wiring import Root, make_policy_llm, make_reranker
 
     if trace is not None and not agents:
         raise InputError("--trace writes the agents' trajectory; add --agents")
     if fused and not agents:
-        raise InputError("--fused-planner is a mode of the agents' planner; add --agents")
+        raise InputError("-o fused_planner=true is a mode of the agents' planner; add --agents")
     if policy is not None and (not agents or endpoint):
         raise InputError("--policy is the agents' trained policy on the embedded model: add --agents, "
-                         "drop --endpoint")
+                         "give --model an embedded model, not an endpoint URL")
+    if llm is None and policy is None:
+        from legalrag.cli.common import require_endpoint_model
+
+        require_endpoint_model(root or Root(), endpoint, endpoint_model)
     if llm is None:
         llm = (make_policy_llm(policy, model) if policy is not None
                else (root or Root()).make_llm(model, endpoint, endpoint_model))
     if not agents:
-        return build_pipeline(index, retriever, rerank, llm=llm)
+        return (root or Root()).build_pipeline(index, retriever, rerank, llm=llm)
     from legalrag.agents.planner import PlannerConfig, PlannerLoop
 
-    base = build_pipeline(index, retriever)
+    base = (root or Root()).build_pipeline(index, retriever)
     final = make_reranker(rerank, index, llm=llm) if rerank and rerank != "none" else None
     lang = index.manifest.get("lang", "zh")
     cfg = PlannerConfig(lang=lang if lang in ("zh", "en") else "zh", max_rounds=max_rounds, fused=fused)

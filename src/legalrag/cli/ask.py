@@ -1,9 +1,9 @@
 """`legalrag ask "question" --index DIR`: retrieve, answer with cited articles, check every citation.
 
 When a warm `legalrag serve` runs at the `serve` address and holds (or may open) the index, the question goes
-to it and its answer stream is printed (`legalrag.warm`); otherwise this process answers: the answer engine
-(:mod:`legalrag.answer.engine`) with the local model server when one is up (`legalrag llm start`), else the embedded
-model. Either way the retrieved articles are printed first and the last line says which path answered.
+to it and its answer stream is printed (`legalrag.warm`; with `--no-cache` the server answers past its call
+cache); otherwise this process answers: the answer engine (:mod:`legalrag.answer.engine`) with the local model
+server when one is up (`legalrag llm start`), else the embedded model. Either way the retrieved articles are printed first and the last line says which path answered.
 """
 
 from __future__ import annotations
@@ -60,11 +60,12 @@ def ask(
     r = root(ctx)
     no_cache = not cache
     printer = AnswerPrinter(quiet=as_json)
-    server, why = choose_server(r.settings, local=local, model=model, endpoint=endpoint, no_cache=no_cache,
+    server, why = choose_server(r.settings, local=local, model=model, endpoint=endpoint,
                                 evidence_tokens=evidence_tokens, index=index_arg(index, r.settings))
-    if server is not None:
+    if server is not None:  # --no-cache: the server answers too, past its call cache
         body = {"question": question, "k": k, "retriever": retriever, "max_tokens": max_tokens, "lang": lang,
-                "style": style, "evidence_tokens": request_budget(evidence_tokens), "index": index_arg(index, r.settings)}
+                "style": style, "evidence_tokens": request_budget(evidence_tokens),
+                "index": index_arg(index, r.settings), "cache": False if no_cache else None}
         try:
             payload = through_server(server, "/ask/stream", body, printer)
         except (ServerError, ServerGone) as exc:
@@ -96,7 +97,7 @@ def _in_process(ctx: typer.Context, printer, why: str, *, question: str, index, 
     from legalrag.answer.question import answer_question
     from legalrag.serialize import answer_to_dict, hit_to_dict
 
-    idx = root(ctx).open_index_or_demo(index, progress=not as_json)
+    idx = root(ctx).index(index, progress=not as_json)
     llm = root(ctx).make_answer_llm(model, endpoint, endpoint_model, cache=not no_cache, threads=threads,
                                     local=local)
     s = root(ctx).answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)

@@ -142,7 +142,7 @@ def _consultation(ctx, index, k, retriever, processor, model, endpoint, endpoint
     from legalrag.answer.consultation import Consultation
     from legalrag.answer.engine import engine_for
 
-    idx = root(ctx).open_index_or_demo(index, threads=threads)
+    idx = root(ctx).index(index, threads=threads)
     llm = root(ctx).make_answer_llm(model, endpoint, endpoint_model, threads=threads, local=local)
     settings = root(ctx).answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)
     engine = engine_for(llm, idx, retriever=retriever, settings=settings)

@@ -65,7 +65,7 @@ def check(
                          field="--annotate")
     text, name = read_input(file, encoding)
     r = root(ctx)
-    idx = r.open_index_or_demo(index)
+    idx = r.index(index)
     scorer = make_support_scorer("stard-e5" if support is SupportModelName.FULL else None,
                                  settings=r.settings)
     show = progress and not json_out and len(text) > 50_000

@@ -3,18 +3,21 @@
 The option types are ``Annotated`` aliases: a command writes ``model: ModelOption = None`` and gets the same
 flag name, checks and help text as every other command with that option. The vocabulary:
 
-- the LLM: ``--model`` (embedded model or GGUF path) / ``--endpoint`` / ``--endpoint-model``;
+- the LLM: ``--model SPEC`` (an embedded model, a GGUF path, or an endpoint ``URL#MODEL``; ``ask``, ``chat``
+  and ``serve`` still spell an endpoint ``--endpoint URL --endpoint-model NAME``);
 - the index directory: ``--index``; its component: ``--retriever``; a reranker by name: ``--rerank``;
 - everything a command writes (a file or a folder): ``--out``; a PNG figure: ``--plot``;
 - how many items a command reads: ``--limit N`` (``--skip N`` leaves out the first N);
 - a JSONL file of cases to read: ``--cases``; a trained artefact's folder: ``--model-dir`` (``--cite-model-dir``,
   ``--judgment-model-dir`` where a command takes two);
 - the LLM call cache: ``--cache/--no-cache`` (on by default); the cache *file*: ``--cache-file``;
-- ``--json`` prints JSON instead of text, ``--threads`` sets CPU threads, ``--progress/--no-progress`` bars.
+- ``--json`` prints JSON instead of text, ``--threads`` sets CPU threads (elsewhere the runtime.threads setting),
+  ``--progress/--no-progress`` bars;
+- a backend's or a tuning knob: ``-o KEY=VALUE`` (repeatable, typed and checked: ``cli/_options.py``).
 
-An old spelling stays accepted for a release as a hidden alias that prints the new name (:func:`renamed`).
+A renamed option may stay accepted for a release as a hidden alias that prints the new name (:func:`renamed`).
 A value not given comes from the saved settings (``legalrag config show``) where one exists.
-``bench/cli_options.py`` counts the declarations and checks that no name carries two meanings."""
+``tools/cli_options.py`` counts the declarations and checks that no name carries two meanings."""
 
 from __future__ import annotations
 
@@ -46,10 +49,45 @@ LimitOption = Annotated[Optional[int], typer.Option("--limit", min=1, help="Read
                                                     "all).")]
 IndexOption = Annotated[Optional[Path], typer.Option(
     "--index", help="Index directory (default: the index.path setting).")]
-IndexOrDemoOption = Annotated[Optional[Path], typer.Option(
-    "--index", help="Index directory (default: the index.path setting, else the statute sample shipped with "
-    "legalrag).")]
+DEFAULT_INDEX_HELP = ("Index directory (default: the index.path setting, else the national-law index built from the "
+                      "data shipped with legalrag).")
+IndexOrDemoOption = Annotated[Optional[Path], typer.Option("--index", help=DEFAULT_INDEX_HELP)]
+LLM_HELP = ("The LLM: an embedded model, qwen2.5-coder-1.5b (default) or qwen2.5-coder-0.5b, a GGUF path, or an "
+            "OpenAI-compatible endpoint as URL#MODEL (e.g. http://127.0.0.1:8000/v1#qwen; default: the llm.* "
+            "settings).")
+LLMOption = Annotated[Optional[str], typer.Option("--model", help=LLM_HELP)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+
+
+def llm_spec(spec: Optional[str]) -> tuple[Optional[str], Optional[str], Optional[str]]:
+    """``--model SPEC`` -> ``(model, endpoint, endpoint_model)`` for ``Root.make_llm``: a URL (``http(s)://``) is an
+    endpoint, with the model name it expects after ``#``; anything else is the embedded model or a GGUF path."""
+    from legalrag.errors import InputError
+
+    if spec is None or not spec.startswith(("http://", "https://")):
+        return spec, None, None
+    url, _, name = spec.partition("#")
+    if not url.rstrip("/").split("://", 1)[1]:
+        raise InputError(f"--model {spec!r}: the endpoint URL has no host", field="--model")
+    return None, url, name or None
+
+
+def make_llm(ctx: Any, spec: Optional[str], cache: bool = True, **options: Any):
+    """The command's LLM from ``--model SPEC`` (:func:`llm_spec`), built by the composition root."""
+    model, endpoint, endpoint_model = llm_spec(spec)
+    r = root(ctx)
+    require_endpoint_model(r, endpoint, endpoint_model)
+    return r.make_llm(model, endpoint, endpoint_model, cache, **options)
+
+
+def require_endpoint_model(r: Any, endpoint: Optional[str], endpoint_model: Optional[str]) -> None:
+    """An endpoint ``--model URL`` needs the model name it serves (``URL#NAME``, or the llm.endpoint_model
+    setting), unless the composition root was handed its LLM."""
+    if endpoint and not endpoint_model and not r.settings.llm.endpoint_model and r.llm is None:
+        from legalrag.errors import InputError
+
+        raise InputError(f"--model {endpoint}: name the model the endpoint serves, --model {endpoint}#NAME (or save "
+                         "the llm.endpoint_model setting)", field="--model")
 
 
 def deprecated(old: str, new: str) -> None:
@@ -58,7 +96,7 @@ def deprecated(old: str, new: str) -> None:
 
 
 def renamed(old_to_new: dict[str, str]) -> type:
-    """A command class that accepts the old spellings in ``old_to_new`` (``{"--run-out": "--out"}``) as hidden
+    """A command class that accepts the old spellings in ``old_to_new`` (``{"--old-name": "--new-name"}``) as hidden
     aliases: each is rewritten to its new name, with a note on stderr, before the options are parsed. Use as
     ``@app.command("name", cls=renamed({...}))``."""
     from typer.core import TyperCommand

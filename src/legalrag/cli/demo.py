@@ -26,7 +26,7 @@ def demo(
     from legalrag.citecheck import citation_label
 
     q = question or SAMPLE_QUESTION
-    index = root(ctx).default_index(progress=True)
+    index = root(ctx).index(progress=True)
     hits = demo_hits(q, k=k, index=index)
     console = Console()
     console.print(f"[bold]Question:[/bold] {q}")

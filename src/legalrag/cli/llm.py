@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import llm_app
-from legalrag.cli.common import JsonOption, ModelOption, ThreadsOption, is_loopback, renamed, root
+from legalrag.cli.common import JsonOption, ModelOption, ThreadsOption, is_loopback, root
 
 
 @llm_app.command("serve")
@@ -53,7 +53,7 @@ def serve_cmd(
         llm.close()
 
 
-@llm_app.command("info", cls=renamed({"--cache": "--cache-file"}))
+@llm_app.command("info")
 def info_cmd(
     ctx: typer.Context,
     as_json: JsonOption = False,
@@ -91,7 +91,7 @@ def info_cmd(
         console.print(f"call cache {c['path']}: empty")
 
 
-@llm_app.command("cache-clear", cls=renamed({"--cache": "--cache-file"}))
+@llm_app.command("cache-clear")
 def cache_clear_cmd(
     ctx: typer.Context,
     model: Optional[str] = typer.Option(None, "--model", help="Only this model id."),

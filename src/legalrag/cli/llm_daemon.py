@@ -1,8 +1,8 @@
 """`legalrag llm start | stop | status`: the local model server in the background, so `ask` and `chat` answer
-without loading the model each time (they use it whenever it is up at the `llm.server` address)."""
+without loading the model each time (they use it whenever it is up at the `llm.server` address). The start,
+stop and status are ``legalrag.warm.daemon``'s, the same as `legalrag serve --background`'s."""
 
 from __future__ import annotations
-
 
 import typer
 
@@ -20,12 +20,19 @@ def start_cmd(
     as_json: JsonOption = False,
 ) -> None:
     """Start the model server in the background at the `llm.server` address and wait until it answers."""
-    from legalrag.llm.local import start
+    import sys
+
+    from legalrag.warm.daemon import LLM_SERVER, start
 
     s = root(ctx).settings
+    cmd = [sys.executable, "-m", "legalrag", "llm", "serve", "--host", s.llm.server.host,
+           "--port", str(s.llm.server.port), "--n-ctx", str(n_ctx)]
+    if model or s.llm.model:
+        cmd += ["--model", str(model or s.llm.model)]
+    if threads or s.threads:
+        cmd += ["--threads", str(threads or s.threads)]
     typer.echo(f"starting the model server at {s.llm.server.url} (loading the model)...", err=True)
-    info = start(s.llm.server.url, s.home, model=model or s.llm.model, threads=threads or s.threads, n_ctx=n_ctx,
-                 timeout=timeout)
+    info = start(LLM_SERVER, s.llm.server.url, s.home, cmd, timeout=timeout)
     if as_json:
         print_json(info)
     elif info.get("already_running"):
@@ -38,10 +45,10 @@ def start_cmd(
 @llm_app.command("stop")
 def stop_cmd(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Stop the model server that `legalrag llm start` started."""
-    from legalrag.llm.local import stop
+    from legalrag.warm.daemon import LLM_SERVER, stop
 
     s = root(ctx).settings
-    info = stop(s.llm.server.url, s.home)
+    info = stop(LLM_SERVER, s.llm.server.url, s.home)
     if as_json:
         print_json(info)
     elif info["stopped"]:
@@ -54,10 +61,10 @@ def stop_cmd(ctx: typer.Context, as_json: JsonOption = False) -> None:
 @llm_app.command("status")
 def status_cmd(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Whether a model server is up at the `llm.server` address, and which model it serves."""
-    from legalrag.llm.local import status
+    from legalrag.warm.daemon import LLM_SERVER, status
 
     s = root(ctx).settings
-    info = status(s.llm.server.url, s.home)
+    info = status(LLM_SERVER, s.llm.server.url, s.home)
     if as_json:
         print_json(info)
     elif info["up"]:

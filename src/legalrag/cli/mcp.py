@@ -13,39 +13,37 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import (CacheOption, EndpointModelOption, EndpointOption, IndexOrDemoOption, ModelOption,
-                                 ThreadsOption, renamed, root)
+from legalrag.cli.common import CacheOption, IndexOrDemoOption, LLMOption, llm_spec, require_endpoint_model, root
 
 
-@app.command("mcp", cls=renamed({"--llm-cache": "--cache", "--no-llm-cache": "--no-cache"}))
+@app.command("mcp")
 def mcp_cmd(
     ctx: typer.Context,
     index: IndexOrDemoOption = None,
-    model: ModelOption = None,
-    endpoint: EndpointOption = None,
-    endpoint_model: EndpointModelOption = None,
-    threads: ThreadsOption = None,
+    model: LLMOption = None,
     no_llm: bool = typer.Option(False, "--no-llm", help="No language model: every tool but ask works."),
     llm_cache: CacheOption = True,
     cite_model: Optional[Path] = typer.Option(None, "--cite-model-dir", help="Citation model directory for "
                                               "predict_citations (default INDEX/citepred, or the shipped one the "
                                               "index was built for)."),
-    judgment_model: Optional[Path] = typer.Option(None, "--judgment-model-dir", envvar="LEGALRAG_JUDGMENT_MODEL",
-                                                  help="Judgment structure model directory for predict_verdict "
-                                                       "(default: the shipped judge-structure)."),
-    law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", envvar="LEGALRAG_LAW_CORPUS",
-                                              help="The statute corpus the judgment model was trained with (JSONL; "
-                                                   "default: the criminal law of the shipped national-law data)."),
 ) -> None:
     """Serve legalrag's tools (search_statutes, get_article, check_citations, predict_citations, predict_verdict,
-    ask) to an MCP host over stdio."""
+    ask) to an MCP host over stdio. predict_verdict's structure model and statutes are the judgment.model and
+    judgment.law_corpus settings ($LEGALRAG_JUDGMENT_MODEL, $LEGALRAG_LAW_CORPUS; default: the shipped
+    judge-structure over the criminal law of the shipped national-law data); threads: the runtime.threads
+    setting."""
     from legalrag.integrations.mcp_server import create_mcp_server
     from legalrag.integrations.tools import Collaborators, LegalTools
+    from legalrag.national import CRIMINAL_LAW
 
     r = root(ctx)
+    threads = None  # the runtime.threads setting
+    model, endpoint, endpoint_model = llm_spec(model)
+    require_endpoint_model(r, endpoint, endpoint_model)
+    judgment_model, law_corpus = r.judgment_model(None), r.law_corpus(None)
 
     def open_index():
-        return r.open_index_or_demo(index, threads=threads)
+        return r.index(index, threads=threads)
 
     def make_llm():
         return r.make_answer_llm(model, endpoint, endpoint_model, cache=llm_cache, threads=threads)
@@ -56,7 +54,7 @@ def mcp_cmd(
         model_dir = cite_model or default_model_dir(idx)
         if model_dir is not None:
             return build_predictor(idx, model_dir=model_dir)
-        criminal = r.law_index(threads=threads)  # the shipped judge-cite over the shipped criminal law, as serve does
+        criminal = r.index(laws=[CRIMINAL_LAW], threads=threads)  # the shipped judge-cite over the shipped criminal law, as serve does
         if criminal is not None and default_model_dir(criminal) is not None:
             return build_predictor(criminal, model_dir=default_model_dir(criminal))
         return None
@@ -66,7 +64,7 @@ def mcp_cmd(
 
         statutes = law_corpus
         if statutes is None:  # the criminal law of the shipped national-law data, which judge-structure decides over
-            criminal = r.law_index(threads=threads)
+            criminal = r.index(laws=[CRIMINAL_LAW], threads=threads)
             statutes = list(criminal.documents) if criminal is not None else None
         model_dir = structure_model_dir(judgment_model)
         if statutes is None or model_dir is None:

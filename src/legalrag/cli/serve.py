@@ -13,11 +13,10 @@ import typer
 from legalrag.types import DEFAULTS
 from legalrag.cli.apps import app
 from legalrag.cli.common import (CacheOption, EndpointModelOption, EndpointOption, IndexOrDemoOption, ModelOption,
-                                 ThreadsOption, is_loopback, renamed, root)
+                                 ThreadsOption, is_loopback, root)
 
 
-@app.command("serve", cls=renamed({"--llm-cache": "--cache", "--no-llm-cache": "--no-cache",
-                                   "--cite-model": "--cite-model-dir", "--judgment-model": "--judgment-model-dir"}))
+@app.command("serve")
 def serve_cmd(
     ctx: typer.Context,
     index: IndexOrDemoOption = None,
@@ -35,19 +34,24 @@ def serve_cmd(
     cite_model: Optional[Path] = typer.Option(None, "--cite-model-dir", help="Citation model directory for /cite "
                                               "(default INDEX/citepred when it exists)."),
     judgment_model: Optional[Path] = typer.Option(None, "--judgment-model-dir",
-                                                  help="Judgment structure model directory (`legalrag judgment "
-                                                       "train`) for /judgment/structure (default: the judgment.model "
-                                                       "setting, $LEGALRAG_JUDGMENT_MODEL); needs --law-corpus."),
+                                                  help="Judgment structure model directory (`legalrag train "
+                                                       "judge-structure`) for /judgment/structure and the drafting page "
+                                                       "(/draft drafts as `legalrag judgment draft` does; default: "
+                                                       "the judgment.model setting, $LEGALRAG_JUDGMENT_MODEL); "
+                                                       "needs --law-corpus."),
     law_corpus: Optional[Path] = typer.Option(None, "--law-corpus",
                                               help="The statute corpus the judgment model was trained with (JSONL; "
                                               "default: the judgment.law_corpus setting, $LEGALRAG_LAW_CORPUS)."),
     api_key_file: Optional[Path] = typer.Option(None, "--api-key-file", help="File of accepted API keys, one per "
                                                 "line; without it no key is needed."),
-    rate_limit: int = typer.Option(120, "--rate-limit", min=0, help="Requests per minute per key (0: no limit)."),
+    rate_limit: Optional[int] = typer.Option(None, "--rate-limit", min=0, help="Requests per minute per key (0: no "
+                                             "limit; default: the serve.rate_limit setting, 120)."),
     cors_origin: List[str] = typer.Option([], "--cors-origin", help="Allow browser calls from this origin "
                                           "(repeatable); CORS is off without it."),
-    max_k: int = typer.Option(50, "--max-k", min=1, max=1000, help="Largest k a request may ask for."),
-    max_waiting: int = typer.Option(16, "--max-waiting", min=0, help="Generations that may queue for the model."),
+    max_k: Optional[int] = typer.Option(None, "--max-k", min=1, max=1000, help="Largest k a request may ask for "
+                                        "(default: the serve.max_k setting, 50)."),
+    max_waiting: Optional[int] = typer.Option(None, "--max-waiting", min=0, help="Generations that may queue for "
+                                              "the model (default: the serve.max_waiting setting, 16)."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="A trained agents' policy directory (`legalrag "
                                           "train policy`): /agents/search runs the embedded model with its adapter."),
     mcp: bool = typer.Option(True, "--mcp/--no-mcp", help="Serve the MCP tools at /mcp (streamable HTTP; needs "
@@ -60,8 +64,9 @@ def serve_cmd(
                                                   "ask for less."),
     max_indexes: Optional[int] = typer.Option(None, "--max-indexes", min=0, max=16,
                                               help="Other indexes a request (`ask --index DIR`) may have this server "
-                                              "open and keep, least recently used dropped first (default 2 on "
-                                              "loopback, 0 on another address)."),
+                                              "open and keep, least recently used dropped first (default: the "
+                                              "serve.max_indexes setting, else 2 on loopback, 0 on another "
+                                              "address)."),
     background: bool = typer.Option(False, "--background", help="Start the server detached (log and pid in the "
                                     "home folder), wait until it answers, and return; `ask` and `chat` use it."),
     stop: bool = typer.Option(False, "--stop", help="Stop the server `--background` started."),
@@ -72,12 +77,13 @@ def serve_cmd(
     if background or stop or status:
         return _manage(ctx, background=background, stop=stop, status=status, index=index, host=host, port=port,
                        model=model, endpoint=endpoint, endpoint_model=endpoint_model, threads=threads,
-                       no_llm=no_llm, llm_cache=llm_cache, evidence_tokens=evidence_tokens, max_indexes=max_indexes)
+                       no_llm=no_llm, llm_cache=llm_cache, evidence_tokens=evidence_tokens, max_indexes=max_indexes,
+                       limits={"--rate-limit": rate_limit, "--max-k": max_k, "--max-waiting": max_waiting})
     import logging
 
     import uvicorn
 
-    from legalrag.server import Settings, create_app
+    from legalrag.server import create_app
     from legalrag.server.security import load_api_keys
 
     host = host or root(ctx).settings.serve_host
@@ -88,6 +94,7 @@ def serve_cmd(
                     "the server (and its model). Pass --api-key-file FILE.", fg="yellow", err=True)
     structure = None
     from legalrag.cli.judgment import load_structure, structure_model_dir
+    from legalrag.national import CRIMINAL_LAW
 
     judgment_model = root(ctx).judgment_model(judgment_model)
     user_chose = judgment_model is not None
@@ -95,7 +102,7 @@ def serve_cmd(
 
     law_corpus = root(ctx).law_corpus(law_corpus)
     # the criminal law of the shipped national-law data: the statutes the judgment and citation models decide over
-    criminal = root(ctx).law_index(progress=True) if law_corpus is None else None
+    criminal = root(ctx).index(laws=[CRIMINAL_LAW], progress=True) if law_corpus is None else None
     if judgment_model is None and (law_corpus is not None or criminal is not None):
         judgment_model = structure_model_dir(None)  # the shipped structure model, when this install has one
     if judgment_model is not None:
@@ -113,7 +120,7 @@ def serve_cmd(
                 raise
             # the default model: serve without the judgment routes rather than not at all
             typer.secho(f"warning: the judgment routes are off: {exc}", fg="yellow", err=True)
-    idx = root(ctx).open_index_or_demo(index, progress=True)
+    idx = root(ctx).index(index, progress=True)
     llm = None if no_llm else root(ctx).make_llm(model, endpoint, endpoint_model, llm_cache, threads=threads)
     agents_llm = None
     if policy is not None:
@@ -129,12 +136,10 @@ def serve_cmd(
         predictor = build_predictor(idx, model_dir=model_dir)
     elif criminal is not None and default_model_dir(criminal) is not None:  # the shipped judge-cite, out of the box
         predictor = build_predictor(criminal, model_dir=default_model_dir(criminal))
-    if max_indexes is None:
-        max_indexes = 2 if is_loopback(host) else 0  # a request may name a path on this machine: loopback only
-    settings = Settings(max_k=max_k, api_keys=keys, rate_limit=rate_limit, cors_origins=tuple(cors_origin),
-                        max_waiting=max_waiting,
-                        evidence_tokens=root(ctx).answer_settings(evidence_tokens=evidence_tokens).evidence_tokens,
-                        max_indexes=max_indexes, mcp=mcp, host=host)
+    budget = root(ctx).answer_settings(evidence_tokens=evidence_tokens).evidence_tokens
+    settings = server_settings(root(ctx).settings, host=host, api_keys=keys, cors_origins=tuple(cors_origin), mcp=mcp,
+                               evidence_tokens=budget, max_k=max_k, rate_limit=rate_limit, max_waiting=max_waiting,
+                               max_indexes=max_indexes)
     _warm_up(idx, llm)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     from legalrag.wiring import make_support_scorer
@@ -149,9 +154,40 @@ def serve_cmd(
     uvicorn.run(app, host=host, port=port, log_level="info", access_log=False)
 
 
+LIMITS = {"max_k": "serve.max_k", "rate_limit": "serve.rate_limit", "max_waiting": "serve.max_waiting",
+          "max_indexes": "serve.max_indexes", "max_body_bytes": "serve.max_body_kb"}
+
+
+def server_settings(saved, *, host: str, **given):
+    """The server's :class:`legalrag.server.Settings`: each limit a flag gave (``given``, None when not), else the
+    saved ``serve.*`` setting (``legalrag config set serve.max_k 20``), else its default. A saved value out of
+    range is an error naming the setting and its bound (a flag's range Typer checks)."""
+    from pydantic import ValidationError
+
+    from legalrag.errors import InputError
+    from legalrag.server import Settings
+
+    values = {k: v for k, v in given.items() if k not in LIMITS}
+    chosen = {}
+    for name, key in LIMITS.items():
+        flag = given.get(name)
+        chosen[name] = flag if flag is not None else saved.values.get(key)
+    if chosen["max_body_bytes"] is not None:
+        chosen["max_body_bytes"] = int(chosen["max_body_bytes"]) * 1024
+    if chosen["max_indexes"] is None:
+        chosen["max_indexes"] = 2 if is_loopback(host) else 0  # a request may name a path on this machine
+    try:
+        return Settings(host=host, **values, **{k: v for k, v in chosen.items() if v is not None})
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        key = LIMITS.get(str(e["loc"][0]) if e.get("loc") else "", "serve")
+        raise InputError(f"the {key} setting: {e['msg']}; change it with `legalrag config set {key} VALUE`",
+                         field=key) from None
+
+
 def _open_warm(r, path: Path, threads: int | None):
     """Another index a request names, opened with the server's settings and warmed like its own."""
-    idx = r.open_index(path, threads=threads)
+    idx = r.index(path, threads=threads)
     _warm_up(idx, None)
     return idx
 
@@ -169,8 +205,9 @@ def _warm_up(idx, llm) -> None:
 
 
 def _manage(ctx: typer.Context, *, background: bool, stop: bool, status: bool, index, host, port, model, endpoint,
-            endpoint_model, threads, no_llm, llm_cache, evidence_tokens, max_indexes) -> None:
-    """--background, --stop, --status: the detached server (``legalrag.warm.daemon``)."""
+            endpoint_model, threads, no_llm, llm_cache, evidence_tokens, max_indexes, limits: dict) -> None:
+    """--background, --stop, --status: the detached server (``legalrag.warm.daemon``); the server started gets the
+    flags given here (the limits not given come from the same settings file)."""
     import sys
 
     from legalrag.cli._warm import server_url
@@ -181,13 +218,13 @@ def _manage(ctx: typer.Context, *, background: bool, stop: bool, status: bool, i
     url = server_url(s) if host is None and port is None else \
         f"http://{'127.0.0.1' if host in (None, '0.0.0.0') else host}:{port or s.serve_port}"
     if stop:
-        info = daemon.stop(url, s.home)
+        info = daemon.stop(daemon.SERVE, url, s.home)
         typer.echo(f"stopped the server (pid {info['pid']})" if info["stopped"] else
                    "no server started by `legalrag serve --background` was running"
                    + (f"; another one still answers at {url}" if info["still_up"] else ""))
         return
     if status:
-        info = daemon.status(url, s.home)
+        info = daemon.status(daemon.SERVE, url, s.home)
         if not info["up"]:
             typer.echo(f"no legalrag server at {url}: `ask` and `chat` answer in their own process")
         elif info["stale"]:
@@ -205,7 +242,7 @@ def _manage(ctx: typer.Context, *, background: bool, stop: bool, status: bool, i
     cmd += ["serve"]
     for flag, value in (("--index", index), ("--host", host), ("--port", port), ("--model", model),
                         ("--endpoint", endpoint), ("--endpoint-model", endpoint_model), ("--threads", threads),
-                        ("--evidence-tokens", evidence_tokens), ("--max-indexes", max_indexes)):
+                        ("--evidence-tokens", evidence_tokens), ("--max-indexes", max_indexes), *limits.items()):
         if value is not None:
             cmd += [flag, str(Path(value).resolve()) if flag == "--index" else str(value)]
     if no_llm:
@@ -213,7 +250,7 @@ def _manage(ctx: typer.Context, *, background: bool, stop: bool, status: bool, i
     if not llm_cache:
         cmd.append("--no-cache")
     typer.echo(f"starting the legalrag server at {url} (loading the index and the model)...", err=True)
-    info = daemon.start(url, s.home, cmd)
+    info = daemon.start(daemon.SERVE, url, s.home, cmd)
     if info.get("already_running"):
         stale = " (STALE: another build; `legalrag serve --stop` first)" if info.get("stale") else ""
         typer.echo(f"already running at {url}{stale}")

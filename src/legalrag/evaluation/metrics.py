@@ -16,7 +16,7 @@ an empty prediction for an empty gold set scores 1 on all three, an empty side o
 from __future__ import annotations
 
 import math
-from typing import Collection, Iterable, Mapping, Sequence
+from typing import Any, Collection, Iterable, Mapping, Sequence
 
 RANKING_METRICS = ("recall", "precision", "f1", "mrr", "ndcg", "hit")
 
@@ -146,3 +146,24 @@ def micro_prf(predicted: Sequence[Collection[str]], gold: Sequence[Collection[st
 def _check_pairs(predicted: Sequence, gold: Sequence) -> None:
     if len(predicted) != len(gold):
         raise ValueError(f"{len(predicted)} predictions for {len(gold)} gold sets; they must pair up")
+
+
+def precision_recall_at(scores: Sequence[float], labels: Sequence[int], threshold: float) -> dict[str, Any]:
+    """Binary decisions ``score >= threshold`` against 0/1 ``labels``: precision and recall (None where
+    undefined), the false-positive rate, the number of pairs and of positives."""
+    tp = sum(p >= threshold and y == 1 for p, y in zip(scores, labels))
+    fp = sum(p >= threshold and y == 0 for p, y in zip(scores, labels))
+    pos = sum(labels)
+    return {"precision": round(tp / (tp + fp), 4) if tp + fp else None, "recall": round(tp / pos, 4) if pos else None,
+            "false_positive_rate": round(fp / max(len(labels) - pos, 1), 4), "n": len(labels), "positives": pos}
+
+
+def threshold_for_precision(scores: Sequence[float], labels: Sequence[int], min_precision: float,
+                            default: float = 0.99) -> float:
+    """The lowest threshold (of the scores, to 4 decimals) whose precision on these pairs is at least
+    ``min_precision``: the most recall at that precision; ``default`` when none reaches it."""
+    for t in sorted(set(round(p, 4) for p in scores)):
+        m = precision_recall_at(scores, labels, t)
+        if m["precision"] is not None and m["precision"] >= min_precision:
+            return t
+    return default

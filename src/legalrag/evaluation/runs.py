@@ -127,7 +127,7 @@ def load_run(path: str | Path) -> tuple[str, dict[str, list[str]]]:
         trec = p / "run.trec"
         if not trec.is_file():
             raise InputError("not a run directory (run.trec missing); write one with "
-                             "`legalrag eval retrieval ... --run-out DIR`", path=str(p))
+                             "`legalrag eval retrieval ... --out DIR`", path=str(p))
         return p.name, read_trec_run(trec)
     if not p.is_file():
         raise InputError("no such run directory or TREC run file", path=str(p))

@@ -18,8 +18,8 @@ from pydantic import Field, ValidationError
 
 from legalrag._optional import require
 from legalrag.errors import LegalRagError
-from legalrag.integrations.models import (Article, AskResult, CheckResult, CitationPrediction, SearchResult,
-                                          Verdict)
+from legalrag.integrations.models import (Article, AskResult, CheckResult, CitationPrediction, StatuteSearchResult,
+                                          VerdictPrediction)
 from legalrag.integrations.tools import MAX_K, LegalTools
 
 MAX_QUESTION_CHARS = 4000
@@ -112,7 +112,7 @@ def create_mcp_server(tools: LegalTools, *, name: str = "legalrag") -> Any:
             raise ToolError(str(exc)) from None
 
     @server.tool(description=DESCRIPTIONS["search_statutes"])
-    def search_statutes(query: Query, k: K = 5) -> SearchResult:
+    def search_statutes(query: Query, k: K = 5) -> StatuteSearchResult:
         return run(lambda: tools.search_statutes(query, k))
 
     @server.tool(description=DESCRIPTIONS["get_article"])
@@ -128,7 +128,7 @@ def create_mcp_server(tools: LegalTools, *, name: str = "legalrag") -> Any:
         return run(lambda: tools.predict_citations(facts))
 
     @server.tool(description=DESCRIPTIONS["predict_verdict"])
-    def predict_verdict(facts: Facts) -> Verdict:
+    def predict_verdict(facts: Facts) -> VerdictPrediction:
         return run(lambda: tools.predict_verdict(facts))
 
     @server.tool(description=DESCRIPTIONS["ask"])

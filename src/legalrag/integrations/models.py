@@ -29,13 +29,13 @@ class Article(Out):
     score: float | None = Field(None, description="retrieval score (search results only)")
 
 
-class SearchResult(Out):
+class StatuteSearchResult(Out):
     query: str
     retriever: str = Field(description="the index component that ranked the articles")
     hits: list[Article]
 
 
-class CheckedCitation(Out):
+class MarkedCitation(Out):
     text: str = Field(description="the citation as written")
     canonical: str = Field(description="its normalised form")
     mark: Mark = Field(description="; ".join(f"{k}: {v}" for k, v in MARKS.items()))
@@ -53,7 +53,7 @@ class CheckedCitation(Out):
 
 
 class CheckResult(Out):
-    citations: list[CheckedCitation]
+    citations: list[MarkedCitation]
     not_found: int = Field(description="citations that name no article of the corpus")
     summary: dict[str, Any] = Field(description="how many citations have each mark; no_citations when the text "
                                     "cites nothing")
@@ -73,14 +73,14 @@ class CitationPrediction(Out):
     scope: dict[str, Any] | None = Field(None, description="whether the facts fall within the laws the model knows")
 
 
-class Scored(Out):
+class ScoredName(Out):
     name: str
     probability: float
 
 
-class Verdict(Out):
-    charges: list[Scored]
-    articles: list[Scored] = Field(description="Criminal Law article numbers applied")
+class VerdictPrediction(Out):
+    charges: list[ScoredName]
+    articles: list[ScoredName] = Field(description="Criminal Law article numbers applied")
     prison_months: int | None
     fine_yuan: int | None
     probation: bool | None
@@ -89,7 +89,7 @@ class Verdict(Out):
     result_section: str = Field(description="the judgment's result section in the court's format")
 
 
-class Usage(Out):
+class UsageSummary(Out):
     calls: int
     prompt_tokens: int
     completion_tokens: int
@@ -98,8 +98,8 @@ class Usage(Out):
 class AskResult(Out):
     question: str
     answer: str
-    citations: list[CheckedCitation]
+    citations: list[MarkedCitation]
     not_found: int
     sources: list[Article] = Field(description="the retrieved articles the answer was grounded on")
     model: str
-    usage: Usage
+    usage: UsageSummary

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from legalrag.errors import InputError, LegalRagError
-from legalrag.integrations.models import (Article, AskResult, CheckedCitation, CheckResult, CitationPrediction,
-                                          Mark, Provision, Scored, SearchResult, Usage, Verdict)
+from legalrag.integrations.models import (Article, AskResult, CheckResult, CitationPrediction, Mark, MarkedCitation,
+                                          Provision, ScoredName, StatuteSearchResult, UsageSummary, VerdictPrediction)
 from legalrag.types import Citation, Document
 
 MAX_K = 50
@@ -42,7 +42,7 @@ NEEDS = {
     "llm": "ask needs a language model and this server has none; start it without --no-llm (or with --model NAME "
            "or --endpoint URL --endpoint-model NAME)",
     "predictor": "predict_citations needs a citation model; start the server with --cite-model-dir DIR (written by "
-                 "`legalrag eval cite --save-model DIR`) or use an index that has one (INDEX/citepred)",
+                 "`legalrag eval cite --out DIR`) or use an index that has one (INDEX/citepred)",
     "structure": "predict_verdict needs a judgment structure model and its statutes; start the server with "
                  "--judgment-model-dir DIR and --law-corpus FILE (the statute corpus the model was trained with)",
 }
@@ -56,14 +56,14 @@ def mark(c: Citation) -> Mark:
     return "exists" if c.resolved else "not_found"
 
 
-def checked(c: Citation) -> CheckedCitation:
+def marked_citation(c: Citation) -> MarkedCitation:
     from legalrag.citecheck.marks import mark_line
 
-    return CheckedCitation(text=c.text, canonical=c.canonical, mark=mark(c), mark_text=mark_line(c),
-                           mark_reason=c.mark_reason or None, claim=c.claim or None, support=c.support,
-                           successor=c.successor or None, resolved=c.resolved, document_id=c.document_id,
-                           note=c.note or ("" if c.resolved else "no such article"),
-                           article_text=c.document_text if c.resolved else None)
+    return MarkedCitation(text=c.text, canonical=c.canonical, mark=mark(c), mark_text=mark_line(c),
+                          mark_reason=c.mark_reason or None, claim=c.claim or None, support=c.support,
+                          successor=c.successor or None, resolved=c.resolved, document_id=c.document_id,
+                          note=c.note or ("" if c.resolved else "no such article"),
+                          article_text=c.document_text if c.resolved else None)
 
 
 def article(doc: Document, score: float | None = None) -> Article:
@@ -108,7 +108,7 @@ class LegalTools:
         return resolver_for(self.index)
 
     # -- the tools ------------------------------------------------------------------------------------
-    def search_statutes(self, query: str, k: int = 5) -> SearchResult:
+    def search_statutes(self, query: str, k: int = 5) -> StatuteSearchResult:
         if not query.strip():
             raise InputError("query is empty; give the question or the facts to search for", field="query")
         if not 1 <= k <= self.max_k:
@@ -117,7 +117,7 @@ class LegalTools:
 
         pipe = build_pipeline(self.index)
         hits = pipe.search(query, k=k)
-        return SearchResult(query=query, retriever=pipe.name, hits=[article(h.document, h.score) for h in hits])
+        return StatuteSearchResult(query=query, retriever=pipe.name, hits=[article(h.document, h.score) for h in hits])
 
     def get_article(self, citation: str) -> Article:
         citation = citation.strip()
@@ -144,7 +144,7 @@ class LegalTools:
 
         support = self.collaborators.support() if self.collaborators.support is not None else None
         report = check_text(text, self._resolver(), support)
-        cits = [checked(c) for c in report.citations]
+        cits = [marked_citation(c) for c in report.citations]
         return CheckResult(citations=cits, not_found=sum(c.mark == "not_found" for c in cits),
                            summary=dict(report.summary))
 
@@ -177,17 +177,18 @@ class LegalTools:
         laws = trained_laws(counts, docs)
         return check_scope(facts, predictor.retriever, laws).to_dict() if laws else None
 
-    def predict_verdict(self, facts: str) -> Verdict:
+    def predict_verdict(self, facts: str) -> VerdictPrediction:
         if not facts.strip():
             raise InputError("facts is empty; give the facts of the criminal case", field="facts")
         from legalrag.judgment.compose import result_section
 
         s = self._get("structure").predict(facts)
-        return Verdict(charges=[Scored(name=c.name, probability=round(c.prob, 4)) for c in s.charges],
-                       articles=[Scored(name=a.name, probability=round(a.prob, 4)) for a in s.articles],
-                       prison_months=s.prison.value, fine_yuan=s.fine.value,
-                       probation=None if s.probation.value is None else bool(s.probation.value),
-                       low_confidence=s.low_confidence, notes=list(s.notes), result_section=result_section(s))
+        return VerdictPrediction(charges=[ScoredName(name=c.name, probability=round(c.prob, 4)) for c in s.charges],
+                                 articles=[ScoredName(name=a.name, probability=round(a.prob, 4)) for a in s.articles],
+                                 prison_months=s.prison.value, fine_yuan=s.fine.value,
+                                 probation=None if s.probation.value is None else bool(s.probation.value),
+                                 low_confidence=s.low_confidence, notes=list(s.notes),
+                                 result_section=result_section(s))
 
     def ask(self, question: str, k: int = 6) -> AskResult:
         if not question.strip():
@@ -199,10 +200,10 @@ class LegalTools:
         index, llm = self.index, self._get("llm")
         with self._slot():
             answer = answer_question(question, index, llm, k=k, evidence_tokens=self.evidence_tokens)
-        cits = [checked(c) for c in answer.citations]
+        cits = [marked_citation(c) for c in answer.citations]
         u = answer.usage
         return AskResult(question=question, answer=answer.text, citations=cits,
                          not_found=sum(c.mark == "not_found" for c in cits),
                          sources=[article(h.document, h.score) for h in answer.sources],
                          model=str(getattr(llm, "model_id", "") or ""),
-                         usage=Usage(calls=u.calls, prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens))
+                         usage=UsageSummary(calls=u.calls, prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens))

@@ -15,7 +15,7 @@ from legalrag.judgment.defendants import DEFENDANT_COLUMNS, defendants_in_facts
 from legalrag.judgment.features import GROUPS, FactFeatures, extract_features
 from legalrag.judgment.labels import LabelledCase
 from legalrag.judgment.signals import DENSE_CHARS, ChargeCentroids, CoTable, Neighbour, NeighbourIndex, \
-    charge_mentions, keyword_hits, share, vote
+    charge_mentions, keyword_positions, share, vote
 
 K_NEIGHBOURS = 10
 CENTROID_TOP = 3  # the charges whose centroid of case vectors is nearest the facts become candidates
@@ -180,7 +180,7 @@ class CaseRows:
                 if i == 0:
                     e["first_mention"] = True
         if self._on("keywords"):
-            for name, pos in keyword_hits(ctx.facts).items():
+            for name, pos in keyword_positions(ctx.facts).items():
                 cands.setdefault(name, {})["keyword_positions"] = pos[:5]
                 cands[name]["keyword_count"] = len(pos)
         for h in ctx.charge_hits:

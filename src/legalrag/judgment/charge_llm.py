@@ -66,7 +66,7 @@ class ChargeReader:
     The predictor uses at most ``max_charges`` of the names (in the model's order) and asks only where ``when``
     says: ``"low"``, every low-confidence charge; ``"unsupported"``, only a charge that rests on similar cases or
     its conduct text (the facts neither name it nor describe its conduct in known words). The defaults were
-    chosen by cross-fitting on the JuDGE training cases (``bench/bench_judgment_structure.py check-cv``)."""
+    chosen by cross-fitting on the JuDGE training cases (``bench/judgment/bench_judgment_structure.py check-cv``)."""
 
     def __init__(self, llm, *, max_chars: int = 500, max_tokens: int = 32, max_charges: int = 2,
                  when: str = "low"):

@@ -6,7 +6,7 @@ import os
 
 from legalrag.errors import InputError
 from legalrag.judgment.io import load_judgments
-from legalrag.judgment.metrics import JudgmentReport, evaluate
+from legalrag.judgment.metrics import JudgmentReport, evaluate_judgments
 from legalrag.judgment.textmetrics import TextScores
 
 
@@ -23,7 +23,7 @@ def evaluate_files(pred_path: str | os.PathLike, gold_path: str | os.PathLike, *
     if not any(i in pred for i in gold):
         raise InputError(f"none of the {len(pred)} predicted ids is in the gold file ({len(gold)} cases); check that "
                          "both files use the same case ids", path=str(pred_path))
-    report = evaluate(pred, gold, progress=progress, skip_missing=not include_missing)
+    report = evaluate_judgments(pred, gold, progress=progress, skip_missing=not include_missing)
     gold = {i: g for i, g in gold.items() if include_missing or i in pred}
     text = None
     if text_metrics:

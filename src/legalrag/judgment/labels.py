@@ -117,7 +117,7 @@ def load_facts(path: str | Path) -> dict[str, str]:
     return out
 
 
-def split_by_id(ids: Sequence[str], n_train: int) -> tuple[list[str], list[str]]:
+def sorted_split(ids: Sequence[str], n_train: int) -> tuple[list[str], list[str]]:
     """The first ``n_train`` ids in sorted order train, the rest are evaluated (the stated JuDGE split)."""
     ordered = sorted(ids)
     return ordered[:n_train], ordered[n_train:]

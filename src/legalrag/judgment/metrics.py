@@ -141,8 +141,8 @@ def aggregate(scores: list[DocumentScore]) -> JudgmentReport:
     )
 
 
-def evaluate(pred: Mapping[str, str | None], gold: Mapping[str, str], progress: bool = False, *,
-             skip_missing: bool = False) -> JudgmentReport:
+def evaluate_judgments(pred: Mapping[str, str | None], gold: Mapping[str, str], progress: bool = False, *,
+                       skip_missing: bool = False) -> JudgmentReport:
     """Score predicted judgments against gold ones, both keyed by case id. Every gold id is scored, a missing
     prediction as an empty judgment, unless ``skip_missing``: then only the gold ids with a prediction are.
     Either way the report lists the missing ids (``missing``), apart from the unparsed ones."""

@@ -82,7 +82,7 @@ def load_structure(cls, path: str | Path, statutes: Sequence[Document], encoder=
     man_path = p / "manifest.json"
     if not man_path.exists():
         raise InputError("not a judgment structure model (manifest.json missing); train one with "
-                         "`legalrag judgment train`", path=str(p))
+                         "`legalrag train judge-structure`", path=str(p))
     man = json.loads(man_path.read_text(encoding="utf-8"))
     if man.get("format") not in (3, FORMAT):
         raise InputError(f"model format {man.get('format')} is not {FORMAT}; retrain it", path=str(man_path))

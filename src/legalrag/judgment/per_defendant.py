@@ -26,7 +26,7 @@ def choose_per_defendant(p, cases, contexts, X_num, n_complete: int) -> None:
         for name, m, f in sentences:
             feats = local_features(c.facts, name, named) if c.defendants else defendant_rows(c.facts, [name] if name else [])[0][1]
             rows.append(p._number_row(ctx, c.charges, feats))
-            months.append(capped(m))
+            months.append(regression_months(m))
             fines.append(f or 0)
             case_of.append(i)
     X, case_of = np.array(rows, dtype=float), np.array(case_of)
@@ -71,7 +71,7 @@ def choose_per_defendant(p, cases, contexts, X_num, n_complete: int) -> None:
 TRAIN_ONLY_IF = {True: TRAIN_ONLY, False: EXCLUDED}  # the partial cases train, or take no part
 
 
-def capped(months: int | None) -> float:
+def regression_months(months: int | None) -> float:
     """Months for regression: life and death count as 240; NaN where the clause states no term."""
     if months is None:
         return float("nan")

@@ -3,7 +3,7 @@ training cases only.
 
 With 200 labelled cases, a model offered every feature group over-fits (the article model especially: in the
 ablations on held-out cases, removing the drug, people or citation-pipeline columns *raised* statute F1). So
-``judgment train`` chooses, per model, the groups to keep by greedy backward elimination: starting from all
+``train judge-structure`` chooses, per model, the groups to keep by greedy backward elimination: starting from all
 groups, it drops the group whose removal most improves the cross-validated score, and stops when no removal
 improves it by more than ``tol``. Folds are fixed (case index modulo K, plus rotated repeats), so the choice
 is deterministic. The evaluated cases are never seen.
@@ -29,7 +29,7 @@ TOL = 0.002
 
 
 @dataclass(frozen=True)
-class Selection:
+class GroupSelection:
     """The groups one model keeps, the cross-validated score of every subset tried, and the final score."""
 
     kept: tuple[str, ...]
@@ -59,7 +59,7 @@ def _coprime_stride(n: int, start: int) -> int:
     return s
 
 
-def backward_eliminate(groups: Sequence[str], score: Callable[[frozenset], float], *, tol: float = TOL) -> Selection:
+def backward_eliminate(groups: Sequence[str], score: Callable[[frozenset], float], *, tol: float = TOL) -> GroupSelection:
     """Greedy backward elimination over ``groups``; ``score(kept)`` is the cross-validated score of a subset.
     Ties go to the earlier group in ``groups`` (deterministic); the empty subset is allowed."""
     kept = list(groups)
@@ -82,7 +82,7 @@ def backward_eliminate(groups: Sequence[str], score: Callable[[frozenset], float
             break
         kept.remove(g)
         current = best
-    return Selection(tuple(kept), current, all_score, tuple(trace))
+    return GroupSelection(tuple(kept), current, all_score, tuple(trace))
 
 
 # ------------------------------------------------------------------------------------------------ scores

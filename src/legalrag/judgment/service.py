@@ -1,13 +1,13 @@
-"""File-level entry points for ``legalrag judgment train / predict``: paths in, a model directory or JSONL out."""
+"""File-level entry points for ``legalrag judgment predict``: paths in, JSONL out (a structure model is trained
+by its recipe, ``legalrag.training.recipes.judge_structure`` / ``legalrag train judge-structure``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterator
 
 from legalrag.errors import InputError
-from legalrag.judgment.citesignal import build_cite
-from legalrag.judgment.labels import label_cases, load_facts, split_by_id
+from legalrag.judgment.labels import load_facts
 from legalrag.judgment.predict import StructurePredictor
 
 
@@ -19,35 +19,6 @@ def load_statutes_file(law_corpus: str | Path):
         raise InputError("statute corpus not found; pass --law-corpus FILE (JSONL of articles) or set "
                          "LEGALRAG_LAW_CORPUS", path=str(p))
     return load_statutes(p)
-
-
-def train_from_files(facts_path: str | Path, judgments_path: str | Path, law_corpus: str | Path, out: str | Path,
-                     *, train_citations: str | Path | None = None, first: int | None = None,
-                     disabled: Sequence[str] = (), progress: bool = False, select: bool = True,
-                     per_defendant: bool = True) -> StructurePredictor:
-    """Train on the labelled cases (the first ``first`` ids in sorted order, or all) and save to ``out``.
-
-    Cases whose judgment cannot be read (no charge or no sentence) are skipped; the skipped ids and reasons are
-    kept in the model's manifest."""
-    from legalrag.judgment.io import load_judgments
-
-    facts = load_facts(facts_path)
-    judgments = load_judgments(judgments_path, strict=False)
-    ids = [i for i in facts if i in judgments]
-    if not ids:
-        raise InputError("no case id is in both files; the facts and the judgments must share ids",
-                         path=str(judgments_path))
-    train_ids = split_by_id(ids, first)[0] if first else sorted(ids)
-    labels = label_cases(facts, judgments, train_ids)
-    statutes = load_statutes_file(law_corpus)
-    cite = build_cite(statutes, train_citations=train_citations) if train_citations else None
-    model = StructurePredictor(labels.cases, statutes, cite=cite, disabled=disabled, select=select,
-                               per_defendant=per_defendant)
-    model.skipped = [list(s) for s in labels.skipped]
-    model.train(progress=progress)
-    model.save(out, {"trained_on": {"facts": Path(facts_path).name, "judgments": Path(judgments_path).name,
-                                    "first": first, "ids": len(train_ids)}})
-    return model
 
 
 def predict_file(model: StructurePredictor, cases_path: str | Path, *, skip_first: int = 0,

@@ -100,7 +100,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 
-def keyword_hits(facts: str) -> dict[str, list[int]]:
+def keyword_positions(facts: str) -> dict[str, list[int]]:
     """Official name -> positions in ``facts`` where one of its keywords or aliases occurs."""
     hits: dict[str, list[int]] = {}
     names = set(charge_names())

@@ -1,9 +1,9 @@
 """A local legalrag model server kept warm in the background, and an LLM that prefers it.
 
-``legalrag llm start`` launches ``legalrag llm serve`` as a detached process (its pid and log in the home
-folder), waits until it answers, and returns; ``legalrag llm stop`` ends it; ``legalrag llm status`` says what
-runs. ``ask`` and ``chat`` then answer through it, the way the Ollama CLI talks to its daemon: the model stays
-loaded, so a question costs its prefill and decode only, not the seconds of loading the model.
+``legalrag llm start`` runs ``legalrag llm serve`` as a background process (``legalrag.warm.daemon``, the same
+start, stop and status as ``legalrag serve --background``); ``ask`` and ``chat`` then answer through it, the
+way the Ollama CLI talks to its daemon: the model stays loaded, so a question costs its prefill and decode
+only, not the seconds of loading the model. :func:`probe` tells whether one is up.
 
 :class:`ServerFirstLLM` is that choice made per call: a probe of ``/v1/models`` (at most ``PROBE_TIMEOUT``
 seconds) tells whether a legalrag server is up; when it is not, or it fails before the first token, the model
@@ -13,22 +13,14 @@ never waited on past its time limits (``CONNECT_TIMEOUT`` to connect, ``READ_TIM
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import sys
-import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 from legalrag.errors import LegalRagError, ModelError
-from legalrag.io import log_tail, start_detached
 from legalrag.llm.base import LLM, ChatRequest, ChatResult
 
 PROBE_TIMEOUT = 0.5  # seconds to learn whether a server is up
 READ_TIMEOUT = 120.0  # seconds without a byte from a server that was up: it is hung
-START_TIMEOUT = 300.0  # seconds for a started server to load its model and answer
 
 
 @dataclass(frozen=True)
@@ -50,86 +42,6 @@ def probe(url: str, timeout: float = PROBE_TIMEOUT) -> ServerInfo | None:
         return None
     ours = [m for m in data if isinstance(m, dict) and m.get("owned_by") == "legalrag"]
     return ServerInfo(url, str(ours[0].get("id", ""))) if ours else None
-
-
-def _files(home: Path) -> tuple[Path, Path]:
-    home.mkdir(parents=True, exist_ok=True)
-    return home / "llm-server.json", home / "llm-server.log"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def status(url: str, home: Path) -> dict[str, Any]:
-    """What runs: the server at ``url`` (model, pid when started here) and the pid file's view."""
-    state_file, log = _files(home)
-    state = json.loads(state_file.read_text(encoding="utf-8")) if state_file.is_file() else {}
-    pid = state.get("pid")
-    info = probe(url)
-    return {"url": url, "up": info is not None, "model": info.model if info else None,
-            "pid": pid if pid and _alive(pid) else None, "started": state.get("started"), "log": str(log)}
-
-
-def start(url: str, home: Path, *, model: str | None = None, threads: int | None = None, n_ctx: int = 4096,
-          timeout: float = START_TIMEOUT, on_wait: Callable[[float], None] | None = None) -> dict[str, Any]:
-    """Start ``legalrag llm serve`` for ``url``'s host and port in the background (unless one is up) and wait
-    until it answers; raises with the log's tail when it does not within ``timeout`` seconds."""
-    from urllib.parse import urlparse
-
-    up = probe(url)
-    if up is not None:
-        return {**status(url, home), "already_running": True}
-    state_file, log = _files(home)
-    parts = urlparse(url)
-    cmd = [sys.executable, "-m", "legalrag", "llm", "serve", "--host", parts.hostname or "127.0.0.1",
-           "--port", str(parts.port or 8000), "--n-ctx", str(n_ctx)]
-    if model:
-        cmd += ["--model", model]
-    if threads:
-        cmd += ["--threads", str(threads)]
-    proc, seconds = start_detached(cmd, state_file, log, url, lambda: probe(url) is not None, timeout=timeout,
-                                   on_wait=on_wait)
-    if seconds is not None:
-        return {**status(url, home), "already_running": False, "seconds": seconds}
-    if proc.poll() is not None:
-        raise ModelError(f"the model server exited with code {proc.returncode} while starting; its log "
-                         f"({log}) ends with:\n{log_tail(log)}")
-    stop(url, home)
-    raise ModelError(f"the model server did not answer within {timeout:g} s of starting; its log ({log}) ends "
-                     f"with:\n{log_tail(log)}")
-
-
-def stop(url: str, home: Path, timeout: float = 15.0) -> dict[str, Any]:
-    """Stop the server this host started (SIGTERM, then SIGKILL after ``timeout`` seconds)."""
-    state_file, _ = _files(home)
-    state = json.loads(state_file.read_text(encoding="utf-8")) if state_file.is_file() else {}
-    pid = state.get("pid")
-    stopped = False
-    if pid and _alive(pid):
-        os.killpg(pid, signal.SIGTERM) if _is_group_leader(pid) else os.kill(pid, signal.SIGTERM)
-        t0 = time.monotonic()
-        while _alive(pid) and time.monotonic() - t0 < timeout:
-            time.sleep(0.2)
-        if _alive(pid):
-            os.kill(pid, signal.SIGKILL)
-        stopped = True
-    state_file.unlink(missing_ok=True)
-    return {"url": url, "stopped": stopped, "pid": pid, "still_up": probe(url) is not None}
-
-
-
-def _is_group_leader(pid: int) -> bool:
-    try:
-        return os.getpgid(pid) == pid
-    except OSError:
-        return False
 
 
 class ServerFirstLLM:

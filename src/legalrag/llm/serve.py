@@ -73,8 +73,8 @@ def _error(status: int, message: str, kind: str, **extra: Any) -> Any:
                                                                **extra}})
 
 
-def create_app(llm: LLM, *, model_name: str | None = None, api_key: str | None = None,
-               default_max_tokens: int = 512) -> Any:
+def create_llm_app(llm: LLM, *, model_name: str | None = None, api_key: str | None = None,
+                   default_max_tokens: int = 512) -> Any:
     """A FastAPI app serving ``llm``; ``model_name`` is what /v1/models lists (default: its model id)."""
     fastapi = require("fastapi", "server")
     name = model_name or llm.model_id
@@ -175,4 +175,4 @@ def serve(llm: LLM, *, host: str = "127.0.0.1", port: int = 8000, model_name: st
           api_key: str | None = None, log_level: str = "warning") -> None:
     """Run the server until interrupted (blocking)."""
     uvicorn = require("uvicorn", "server")
-    uvicorn.run(create_app(llm, model_name=model_name, api_key=api_key), host=host, port=port, log_level=log_level)
+    uvicorn.run(create_llm_app(llm, model_name=model_name, api_key=api_key), host=host, port=port, log_level=log_level)

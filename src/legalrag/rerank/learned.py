@@ -173,12 +173,12 @@ class LearnedRanker:
         lgb = require("lightgbm", "dense")
         d = Path(directory)
         if not (d / "spec.json").exists() or not (d / "model.txt").exists():
-            raise IndexError_(f"no trained ranker at {d}; train one with `legalrag ranker train --index INDEX "
+            raise IndexError_(f"no trained ranker at {d}; train one with `legalrag train ranker --index INDEX "
                               "--queries TRAIN.jsonl`")
         spec = json.loads((d / "spec.json").read_text(encoding="utf-8"))
         if spec.get("features") != extractor.names or spec.get("retrievers") != extractor.retriever_names:
             raise IndexError_(f"the ranker at {d} was trained on features of {spec.get('retrievers')} but the index "
-                              f"now gives {extractor.retriever_names}; retrain it with `legalrag ranker train`")
+                              f"now gives {extractor.retriever_names}; retrain it with `legalrag train ranker`")
         prior = Prior.from_dict(json.loads((d / "prior.json").read_text(encoding="utf-8")))
         memory = None
         if spec.get("neighbours"):
@@ -189,10 +189,10 @@ class LearnedRanker:
         return cls(extractor, lgb.Booster(model_file=str(d / "model.txt")), prior, spec, memory, documents)
 
 
-def train(extractor: FeatureExtractor, ts: TrainingSet, law_of: Mapping[str, str], *,
-          params: Mapping[str, Any] | None = None, rounds: int = DEFAULT_ROUNDS,
-          extra_spec: Mapping[str, Any] | None = None, neighbours: NeighbourSettings | None = None,
-          documents: DocumentLookup | None = None, progress: bool = False) -> LearnedRanker:
+def train_ranker(extractor: FeatureExtractor, ts: TrainingSet, law_of: Mapping[str, str], *,
+                 params: Mapping[str, Any] | None = None, rounds: int = DEFAULT_ROUNDS,
+                 extra_spec: Mapping[str, Any] | None = None, neighbours: NeighbourSettings | None = None,
+                 documents: DocumentLookup | None = None, progress: bool = False) -> LearnedRanker:
     """``neighbours``: also remember the training queries (the extractor must have been made with
     ``neighbours=True``); ``documents``: where the memory's extra candidates come from."""
     p = {**DEFAULT_PARAMS, **(params or {})}
@@ -311,22 +311,22 @@ def train_for_index(index: Any, queries: Sequence[Query], *, depth: int = 50, ro
     name = candidate_retriever(index, candidates)
     ts = build_training_set(extractor, index.retriever(name), queries, depth, progress=progress)
     law_of = {d.id: str(d.metadata.get("law", "")) for d in index.documents}
-    ranker = train(extractor, ts, law_of, params=params, rounds=rounds, neighbours=neighbours,
-                   documents=index, progress=progress,
-                   extra_spec={"candidates": name, "corpus_sha256": index.corpus_sha256,
-                               **_cross_spec(index, cross)})
+    ranker = train_ranker(extractor, ts, law_of, params=params, rounds=rounds, neighbours=neighbours,
+                          documents=index, progress=progress,
+                          extra_spec={"candidates": name, "corpus_sha256": index.corpus_sha256,
+                                      **_cross_spec(index, cross)})
     ranker.save(Path(index.path) / RANKER_DIR)
     return ranker
 
 
 def from_index(index: Any, cross: Any = None) -> LearnedRanker:
-    """The ranker trained for this index (``INDEX/ranker``, written by ``legalrag ranker train``); ``cross``
+    """The ranker trained for this index (``INDEX/ranker``, written by ``legalrag train ranker``); ``cross``
     is the cross-encoder it was trained with, if any (:func:`cross_encoder_path` says where it is)."""
     d = Path(index.path) / RANKER_DIR
     spec = _index_spec(index)
     if spec is None:
         raise IndexError_(f"the index at {index.path} has no trained ranker; train one with "
-                          f"`legalrag ranker train --index {index.path} --queries TRAIN.jsonl`")
+                          f"`legalrag train ranker --index {index.path} --queries TRAIN.jsonl`")
     if spec.get("corpus_sha256") not in (None, index.corpus_sha256):
         raise IndexError_(f"the ranker at {d} was trained on another corpus; retrain it")
     if spec.get("cross_encoder") and cross is None:

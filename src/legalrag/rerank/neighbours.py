@@ -167,7 +167,7 @@ class NeighbourMemory:
         rows_file, vec_file = directory / "neighbours.jsonl", directory / "neighbours.npy"
         if not rows_file.exists() or not vec_file.exists():
             raise IndexError_(f"the ranker at {directory} uses a neighbour memory but {rows_file.name} or "
-                              f"{vec_file.name} is missing; retrain it with `legalrag ranker train --neighbours K`")
+                              f"{vec_file.name} is missing; retrain it with `legalrag train ranker --neighbours K`")
         ids, gold = [], []
         for n, line in enumerate(rows_file.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():

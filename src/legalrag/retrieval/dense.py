@@ -100,7 +100,7 @@ class DenseRetriever:
             nlist = ivf.nlist
             if len(documents) < nlist:
                 raise InputError(f"an IVF index with {nlist} lists needs at least {nlist} documents "
-                                 f"({len(documents)} given); use --index-type flat")
+                                 f"({len(documents)} given); use a flat index (`legalrag index build -o index_type=flat`)")
             ivf.train(vectors)
         rows = np.arange(len(documents), dtype=np.int64)
         index.add_with_ids(vectors, rows)

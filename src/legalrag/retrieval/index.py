@@ -72,7 +72,7 @@ COMPONENT_KINDS: dict[str, ComponentKind] = {
 
 def _no_encoder_factory(spec: str, **_: Any) -> Any:
     raise InputError(f"this index needs the encoder {spec!r}, but it was opened without an encoder factory; "
-                     "open it with legalrag.wiring.open_index (or pass make_encoder=)")
+                     "open it with legalrag.wiring.Root().index(PATH) (or pass make_encoder=)")
 
 
 def register_component_kind(kind: ComponentKind) -> None:
@@ -285,7 +285,7 @@ class Index:
 def open_index(path: str | Path, make_encoder: EncoderFactory | None = None) -> Index:
     """Open an index directory, checking that it is a legalrag index of a version this code reads.
 
-    ``make_encoder`` is needed only to load dense components (``legalrag.wiring.open_index`` passes it)."""
+    ``make_encoder`` is needed only to load dense components (``legalrag.wiring.Root.index`` passes it)."""
     p = Path(path)
     if not p.exists():
         raise IndexError_(f"no index at {p}; build one with `legalrag index build --corpus FILE --out {p}`")

@@ -107,7 +107,7 @@ class StatuteIndexSource:
     source_type = SourceType.STATUTE
 
     def __init__(self, index: Any, retriever: str | None = None):
-        self.index = index  # an opened index (``legalrag.wiring.open_index``)
+        self.index = index  # an opened index (``legalrag.wiring.Root.index``)
         self._retriever = self.index.retriever(retriever)
         self.content_lang = self.index.manifest.get("lang")  # the language the index was built for
 

@@ -2,9 +2,10 @@
 
 ``create_app(index, llm=None, settings=None, *, predictor=None, drafter=None, agents_llm=None, structure=None, support=None)``
 returns the app. Collaborators are passed in (an opened ``Index``, an ``LLM``, a ``CitationPredictor``, a
-``JudgmentDrafter``; without a drafter one is made from the LLM and the index's documents; ``agents_llm``, a
-trained policy's model, runs ``/agents/search`` instead of ``llm``; ``structure``, a judgment
-``StructurePredictor``, answers ``/judgment/structure``; ``open_index(path)``, when given, opens another index
+``JudgmentDrafter``, the free drafter ``/draft`` uses without a structure model (one is made from the LLM and the
+index's documents when not given); ``agents_llm``, a trained policy's model, runs ``/agents/search`` instead of
+``llm``; ``structure``, a judgment ``StructurePredictor``, answers ``/judgment/structure`` and decides the
+judgment ``/draft`` writes, as ``legalrag judgment draft`` does; ``open_index(path)``, when given, opens another index
 a request names, up to ``Settings.max_indexes`` kept); ``legalrag serve`` builds them with ``legalrag.wiring``.
 ``legalrag ask`` and ``legalrag chat`` answer through a running server (``legalrag.warm``): ``GET /health`` says
 its version and build, its model and the indexes it holds. Routes (the schema is at ``/openapi.json``, listed for people at ``/docs``):

@@ -34,6 +34,8 @@ INDEX_DOC = ("an index directory on the server's machine (default: the server's 
              "it when started with --max-indexes N (the `done` payload's server.index_load says `loaded` or "
              "`held`), else the request is a 409 IndexNotHeld")
 STYLE_DOC = "guided (default: conclusion, legal basis, what to do, when to see a lawyer) or brief"
+CACHE_DOC = ("false: the model answers again even when the server's call cache holds this prompt's answer "
+             "(`legalrag ask --no-cache`); the new answer is not stored either")
 
 
 class Closed(BaseModel):
@@ -90,6 +92,7 @@ class AskBody(Closed):
     index: str | None = Field(None, min_length=1, max_length=1000, description=INDEX_DOC)
     style: Literal["guided", "brief"] | None = Field(None, description=STYLE_DOC)
     lang: Literal["zh", "en"] | None = Field(None, description="answer language (default: the index's)")
+    cache: bool = Field(True, description=CACHE_DOC)
 
 
 class TurnBody(Closed):

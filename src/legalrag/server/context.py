@@ -106,6 +106,14 @@ class AppContext:
                           "--endpoint-model NAME)")
         return self.llm
 
+    def uncached_llm(self, what: str) -> Any:
+        """The server's model past its call cache (a request that asks for a fresh answer): the model itself
+        when ``llm`` is a ``CachedLLM``, else ``llm``."""
+        from legalrag.llm.cache import CachedLLM
+
+        llm = self.need_llm(what)
+        return llm.inner if isinstance(llm, CachedLLM) else llm
+
     def need_agents_llm(self) -> Any:
         return self.agents_llm if self.agents_llm is not None else self.need_llm("the agents search")
 

@@ -1,19 +1,23 @@
 """Routes that generate: answers, consultation turns and judgment drafts (JSON, or streamed as server-sent
 events), citation prediction and the judgment structure. Each is one library call (``answer_question``,
-``Consultation.ask``, ``JudgmentDrafter.draft``, ``CitationPredictor.predict``, ``StructurePredictor.predict``)
-made while holding a slot of the model's queue when it uses the model.
+``Consultation.ask``, ``ReasonedDrafter.draft`` (``legalrag judgment draft``'s drafter: the structure model
+decides, the LLM writes the reasoning; ``JudgmentDrafter.draft``, the free drafter, without a structure model),
+``CitationPredictor.predict``, ``StructurePredictor.predict``) made while holding a slot of the model's queue
+when it uses the model.
 
 Streamed routes send ``queued`` (position), ``started`` (queue_s), ``retrieved`` (the query and the articles
 found), ``token`` (text as generated), then ``done`` (the same payload as the JSON route) or ``error``; /ask and
 /consult also send ``stage`` ``load_index`` (an index the request named is being opened), and their ``started``
 says which index answers (``index``, ``index_load``: ``held`` or ``loaded`` now, ``index_load_s``); the
-draft stream also sends ``stage`` (``retrieve_laws``, ``laws`` with the articles found, ``generate``) as each
-stage starts. ``/cite`` adds ``scope``: whether the facts fall within the laws the model was trained on.
+draft stream also sends ``stage`` (``predict`` and ``laws`` with the predicted articles, or ``retrieve_laws`` and
+``laws`` with the articles found by the free drafter; then ``generate``) as each stage starts. ``/cite`` adds
+``scope``: whether the facts fall within the laws the model was trained on.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any, Callable
 
 from legalrag.server.bodies import AskBody, CiteBody, ConsultBody, DraftBody, StructureBody
@@ -55,7 +59,7 @@ def ask(ctx: AppContext, body: AskBody, emit: Emit | None = None, cancel: thread
 
     ctx.check_k(body.k)
     budget = ctx.evidence_budget(body.evidence_tokens)
-    llm = ctx.need_llm("answering")
+    llm = ctx.need_llm("answering") if body.cache else ctx.uncached_llm("answering")
     index, held = _index(ctx, body.index, emit)
     pipe, _ = ctx.pipeline(body.retriever, index=index)
 
@@ -117,7 +121,50 @@ def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
     return payload
 
 
+# `legalrag judgment draft`'s --max-tokens default: the reasoning the LLM writes around the predicted structure
+DRAFT_MAX_TOKENS = 500
+
+
 def draft(ctx: AppContext, body: DraftBody, emit: Emit | None = None, cancel: threading.Event | None = None) -> dict:
+    """The drafter of ``legalrag judgment draft``, with its defaults: when the server has a structure model, it
+    decides the judgment and the LLM writes only the reasoning (``ReasonedDrafter``); without one the LLM drafts
+    the whole judgment freely (``JudgmentDrafter``, the CLI's ``--free``). ``drafter`` in the payload says which."""
+    if ctx.structure is None:
+        return _free_draft(ctx, body, emit, cancel)
+    from legalrag.judgment.draft import check_articles
+    from legalrag.judgment.extract import extract_fields
+    from legalrag.judgment.reasoned import ReasonedDrafter
+    from legalrag.types import Hit
+
+    model = ctx.structure
+    drafter = ReasonedDrafter(model, ctx.need_llm("drafting"), max_tokens=DRAFT_MAX_TOKENS)
+    known = {d.id: d for d in model.statutes}
+    with ctx.gate.slot(cancel, _queued(emit)) as queue_s:
+        if emit is not None:
+            emit("started", {"queue_s": round(queue_s, 4)})
+            emit("stage", {"stage": "predict"})
+        t0 = time.perf_counter()
+        structure = model.predict(body.facts)
+        predict_s = time.perf_counter() - t0
+        laws = tuple(Hit(known[a.name], float(a.prob), i, "structure")
+                     for i, a in enumerate((a for a in structure.articles if a.name in known), 1))
+        if emit is not None:
+            emit("stage", {"stage": "laws", "hits": [hit_to_dict(h) for h in laws], "decided": True})
+            emit("stage", {"stage": "generate"})
+        result = drafter.draft(body.facts, structure=structure)
+    fields = extract_fields(result.document)
+    citations = check_articles(fields, model.statutes, (h.document.id for h in laws))
+    return {"drafter": "structure", "document": result.document,
+            "sections": {k: v for k, v in fields.sections.to_dict().items() if isinstance(v, str)},
+            "citations": [citation_to_dict(c) for c in citations], "laws": [hit_to_dict(h) for h in laws],
+            "unresolved": sum(not c.resolved for c in citations), "structure": structure.to_dict(),
+            "reasoning": result.reasoning, "source": result.source, "disagreement": result.disagreement,
+            "notes": list(result.notes),
+            "timings": {**{k: round(float(v), 4) for k, v in dict(result.timings).items()},
+                        "predict": round(predict_s, 4), "queue_s": round(queue_s, 4)}}
+
+
+def _free_draft(ctx: AppContext, body: DraftBody, emit: Emit | None, cancel: threading.Event | None) -> dict:
     drafter = ctx.judgment_drafter()
     with ctx.gate.slot(cancel, _queued(emit)) as queue_s:
         if emit is not None:  # each stage as it starts: the prompt's prefill can take tens of seconds on a CPU
@@ -128,7 +175,8 @@ def draft(ctx: AppContext, body: DraftBody, emit: Emit | None = None, cancel: th
             emit("stage", {"stage": "generate"})
         result = drafter.draft(body.facts, on_text=_tokens(emit))
     sections = result.sections.to_dict() if hasattr(result.sections, "to_dict") else dict(result.sections)
-    return {"document": result.document, "sections": {k: v for k, v in sections.items() if isinstance(v, str)},
+    return {"drafter": "free", "document": result.document,
+            "sections": {k: v for k, v in sections.items() if isinstance(v, str)},
             "citations": [citation_to_dict(c) for c in result.citations],
             "laws": [hit_to_dict(h) for h in result.law_hits],
             "unresolved": sum(not c.resolved for c in result.citations),
@@ -142,7 +190,7 @@ def cite(ctx: AppContext, body: CiteBody) -> dict:
 
     if ctx.predictor is None:
         raise NoModel("citation prediction needs a citation model and this server has none; start it with "
-                      "`legalrag serve --cite-model DIR` (written by `legalrag eval cite --save-model DIR`)")
+                      "`legalrag serve --cite-model-dir DIR` (written by `legalrag eval cite --out DIR`)")
     if getattr(ctx.predictor, "llm", None) is not None:
         with ctx.gate.slot() as queue_s:
             result = ctx.predictor.predict(body.facts)

@@ -68,10 +68,11 @@ def router(ctx: AppContext) -> Any:
 
     @api.get("/capabilities", summary="What this server can do (the pages read it)")
     def capabilities() -> dict[str, Any]:
-        from legalrag.answer.processors import PROCESSORS
+        from legalrag.answer.processors import DEFAULT_PROCESSOR, PROCESSORS
 
         return {"lang": ctx.lang, "retrievers": ctx.index.names, "default_retriever": ctx.index.default,
-                "processors": list(PROCESSORS), "max_k": ctx.settings.max_k, "llm": ctx.model,
+                "processors": list(PROCESSORS), "default_processor": DEFAULT_PROCESSOR,  # chat's and /consult's
+                "max_k": ctx.settings.max_k, "llm": ctx.model,
                 "evidence_tokens": ctx.settings.evidence_tokens,  # null: whole articles
                 "agents_llm": ctx.agents_model,
                 "features": {"search": True, "ask": ctx.llm is not None, "agents": ctx.agents_model is not None,

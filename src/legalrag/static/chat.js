@@ -182,7 +182,7 @@ function exportAs(kind) {
 async function load() {
   try {
     const caps = await loadCapabilities();
-    fillSelect($('#processor'), caps.processors, p => t('proc_' + p), 'fused');
+    fillSelect($('#processor'), caps.processors, p => t('proc_' + p), caps.default_processor);
     fillSelect($('#retriever'), caps.retrievers, r => r, caps.default_retriever, true);
     $('#k').max = caps.max_k;
     $('#send').disabled = !caps.features.ask;

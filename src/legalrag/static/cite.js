@@ -69,7 +69,7 @@ async function load() {
   try {
     const caps = await loadCapabilities();
     $('#predict').disabled = !caps.features.cite;
-    if (!caps.features.cite) showBanner('no_cite_model', {}, h('code', {}, 'legalrag serve --cite-model DIR'));
+    if (!caps.features.cite) showBanner('no_cite_model', {}, h('code', {}, 'legalrag serve --cite-model-dir DIR'));
   } catch (err) {
     bannerError(err);
   }

@@ -1,6 +1,7 @@
-// The drafting page: facts in, the judgment streamed from /draft/stream with each stage shown as it starts
-// (statutes retrieved, the model reading its prompt, writing) and a running clock; then shown section by
-// section with its statute citations checked against the corpus and clickable inside the text.
+// The drafting page: facts in, the judgment from /draft/stream (the drafter of `legalrag judgment draft`: the
+// structure model decides, the LLM writes the reasoning) with each stage shown as it starts (the judgment
+// decided, its statutes, the model writing) and a running clock; then shown section by section with its
+// statute citations checked against the corpus and clickable inside the text.
 import {$, h, t, initFrame, loadCapabilities, postStream, showError, citationList, hitList, linkedSection,
   showBanner, bannerError} from '/static/common.js';
 import {limitField, Progress} from '/static/progress.js';
@@ -42,8 +43,8 @@ async function draft(event) {
     shown = await postStream('/draft/stream', {facts}, {
       queued: d => progress.add('st_queued', {n: d.position}),
       stage: d => {
-        if (d.stage === 'laws') progress.add('st_laws', {n: d.hits.length}, h('span', {translate: 'no'},
-          d.hits.map(x => x.citation || x.title).join('；')), true);
+        if (d.stage === 'laws') progress.add(d.decided ? 'st_laws_decided' : 'st_laws', {n: d.hits.length},
+          h('span', {translate: 'no'}, d.hits.map(x => x.citation || x.title).join('；')), true);
         else progress.add('st_' + d.stage);
       },
       token: d => {

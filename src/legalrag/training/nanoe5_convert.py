@@ -21,7 +21,7 @@ from legalrag._optional import require
 from legalrag.errors import ModelError
 
 QUERY_PREFIX, PASSAGE_PREFIX = "query: ", "passage: "
-# A few texts for the quick agreement check after conversion (the 100-text check is bench/bench_training.py).
+# A few texts for the quick agreement check after conversion (the 100-text check is bench/training/bench_training.py).
 AGREEMENT_TEXTS = ["盗窃公私财物，数额较大的，处三年以下有期徒刑、拘役或者管制，并处或者单处罚金。",
                    "劳动合同期满，用人单位是否需要支付经济补偿？", "中华人民共和国民法典第一千零七十九条",
                    "The court held that the contract was void for lack of consideration.",

@@ -36,7 +36,7 @@ def available_models(dirs: Iterable[Path] | None = None) -> list[dict]:
         {"kind": "encoder", "spec": "openai:MODEL", "available": True,
          "origin": "any OpenAI-compatible /v1/embeddings endpoint"},
         {"kind": "reranker", "spec": "learned", "available": _installed("lightgbm"),
-         "origin": "LightGBM ranker trained per index (`legalrag ranker train`)"},
+         "origin": "LightGBM ranker trained per index (`legalrag train ranker`)"},
     ] + [{"kind": "reranker", "spec": name, "available": True, "origin": "an LLM (embedded or --endpoint)"}
          for name in ("llm-listwise", "llm-pointwise", "llm-yesno")]
     if dirs is None:

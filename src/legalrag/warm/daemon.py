@@ -1,9 +1,13 @@
-"""``legalrag serve --background`` / ``--stop`` / ``--status``: the warm server as a background process.
+"""Background servers: the one start, stop and status of ``legalrag serve --background`` and ``legalrag llm
+start``.
 
-``start`` launches the given ``legalrag serve`` command detached (its pid and log in the home folder), waits
-until ``/health`` answers, and returns; a server of another build already at the address is reported as
-stale with the fix (it is not replaced silently: it may be someone else's). ``stop`` ends the one started
-here (SIGTERM, then SIGKILL).
+A :class:`Daemon` names a kind of server: the stem of its pid file and log in the home folder
+(``serve.json`` / ``serve.log``, ``llm-server.json`` / ``llm-server.log``), what messages call it, and how to
+tell that one answers at a URL. ``start`` launches the command line it is given detached (its pid and log in
+the home folder) unless a server already answers, and waits until one does (a process that exits or does not
+answer within the timeout is an error with its log's tail); ``stop`` ends the one started here (SIGTERM to its
+process group, then SIGKILL after a grace); ``status`` says whether one answers and the pid of the one started
+here. A server already at the address is never replaced silently: it may be someone else's.
 """
 
 from __future__ import annotations
@@ -12,35 +16,52 @@ import json
 import os
 import signal
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from legalrag.errors import LegalRagError
 from legalrag.io import log_tail, start_detached
-from legalrag.warm.client import probe
 
 START_TIMEOUT = 600.0  # a large index and the model load in minutes on a busy 2-core machine
+STOP_GRACE = 15.0  # seconds between SIGTERM and SIGKILL
+KILL_WAIT = 5.0  # seconds for a killed process to be gone
 
 
 class StartError(LegalRagError):
     """The background server did not come up (its log's tail is in the message)."""
 
 
-def files(home: Path) -> tuple[Path, Path]:
-    home.mkdir(parents=True, exist_ok=True)
-    return home / "serve.json", home / "serve.log"
+@dataclass(frozen=True)
+class Daemon:
+    """A kind of background server: ``name`` is the stem of its pid file and log, ``label`` what messages call
+    it, ``probe(url)`` what one of its kind answering at ``url`` says of itself (``{"up": bool, ...}``: its
+    model, its build...)."""
+
+    name: str
+    label: str
+    probe: Callable[[str], dict[str, Any]]
+
+    def answers(self, url: str) -> bool:
+        return bool(self.probe(url).get("up"))
+
+    def files(self, home: Path) -> tuple[Path, Path]:
+        """The pid file (JSON: pid, url, started, cmd) and the log, in ``home`` (created when missing)."""
+        home.mkdir(parents=True, exist_ok=True)
+        return home / f"{self.name}.json", home / f"{self.name}.log"
 
 
-def _state(home: Path) -> dict[str, Any]:
-    path, _ = files(home)
+def _state(daemon: Daemon, home: Path) -> dict[str, Any]:
+    path, _ = daemon.files(home)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    return data if isinstance(data, dict) else {}
 
 
-def _alive(pid: int | None) -> bool:
-    if not pid:
+def _alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
         return False
     try:
         os.kill(pid, 0)
@@ -51,61 +72,72 @@ def _alive(pid: int | None) -> bool:
     return True
 
 
-def status(url: str, home: Path) -> dict[str, Any]:
-    """The server at ``url`` (build, model, indexes) and the pid of the one started here, if it still runs."""
-    from legalrag.warm.build import build_id
-
-    server = probe(url)
-    pid = _state(home).get("pid")
-    out: dict[str, Any] = {"url": url, "up": server is not None, "pid": pid if _alive(pid) else None,
-                           "log": str(files(home)[1])}
-    if server is not None:
-        out.update(version=server.version, build=server.build, stale=server.build != build_id(), llm=server.llm,
-                   index=server.index, indexes=list(server.indexes), server_pid=server.pid)
-    return out
+def status(daemon: Daemon, url: str, home: Path) -> dict[str, Any]:
+    """Whether a server answers at ``url``, the pid of the one started here (None when it no longer runs), when
+    it was started, and its log."""
+    state = _state(daemon, home)
+    pid = state.get("pid")
+    return {"url": url, **daemon.probe(url), "pid": pid if _alive(pid) else None, "started": state.get("started"),
+            "log": str(daemon.files(home)[1])}
 
 
-def start(url: str, home: Path, cmd: list[str], *, timeout: float = START_TIMEOUT,
+def start(daemon: Daemon, url: str, home: Path, cmd: list[str], *, timeout: float = START_TIMEOUT,
           on_wait: Callable[[float], None] | None = None) -> dict[str, Any]:
-    """Run ``cmd`` (a ``legalrag serve`` command line) in the background unless a server answers at ``url``;
-    wait until it does. Raises :class:`StartError` with the log's tail when it exits or does not answer in
-    ``timeout`` seconds."""
-    up = status(url, home)
-    if up["up"]:
-        return {**up, "already_running": True}
-    state_file, log = files(home)
-    proc, seconds = start_detached(cmd, state_file, log, url, lambda: probe(url) is not None, timeout=timeout,
+    """Run ``cmd`` in the background unless a server answers at ``url``, and wait until one does. Returns
+    :func:`status` with ``already_running`` (and ``seconds``, the wait, when started now). Raises
+    :class:`StartError` with the log's tail when the process exits or does not answer in ``timeout`` seconds
+    (it is stopped then)."""
+    if daemon.answers(url):
+        return {**status(daemon, url, home), "already_running": True}
+    state_file, log = daemon.files(home)
+    proc, seconds = start_detached(cmd, state_file, log, url, lambda: daemon.answers(url), timeout=timeout,
                                    on_wait=on_wait)
     if seconds is not None:
-        return {**status(url, home), "already_running": False, "seconds": seconds}
+        return {**status(daemon, url, home), "already_running": False, "seconds": seconds}
     if proc.poll() is not None:
-        raise StartError(f"the server exited with code {proc.returncode} while starting; its log ({log}) ends "
-                         f"with:\n{tail(log)}")
-    stop(url, home)
-    raise StartError(f"the server did not answer within {timeout:g} s of starting; its log ({log}) ends with:\n"
-                     f"{tail(log)}")
+        raise StartError(f"{daemon.label} exited with code {proc.returncode} while starting; its log ({log}) ends "
+                         f"with:\n{log_tail(log)}")
+    stop(daemon, url, home)
+    raise StartError(f"{daemon.label} did not answer within {timeout:g} s of starting; its log ({log}) ends "
+                     f"with:\n{log_tail(log)}")
 
 
-def stop(url: str, home: Path, timeout: float = 15.0) -> dict[str, Any]:
-    """Stop the server started here (SIGTERM to its process group, then SIGKILL after ``timeout`` seconds)."""
-    state_file, _ = files(home)
-    pid = _state(home).get("pid")
+def stop(daemon: Daemon, url: str, home: Path, grace: float = STOP_GRACE) -> dict[str, Any]:
+    """Stop the server started here: SIGTERM to its process group, then SIGKILL after ``grace`` seconds.
+    ``stopped`` says whether one ran; ``still_up`` whether a server (another one) still answers at ``url``."""
+    state_file, _ = daemon.files(home)
+    pid = _state(daemon, home).get("pid")
     stopped = False
     if _alive(pid):
         try:
-            os.killpg(pid, signal.SIGTERM)
+            os.killpg(pid, signal.SIGTERM) if _leads_group(pid) else os.kill(pid, signal.SIGTERM)
         except OSError:
             os.kill(pid, signal.SIGTERM)
-        t0 = time.monotonic()
-        while _alive(pid) and time.monotonic() - t0 < timeout:
-            _reap(pid)
-            time.sleep(0.2)
-        if _alive(pid):
+        if not _gone(pid, grace):
             os.kill(pid, signal.SIGKILL)
-            _reap(pid)
+            _gone(pid, KILL_WAIT)
         stopped = True
     state_file.unlink(missing_ok=True)
-    return {"url": url, "stopped": stopped, "pid": pid, "still_up": probe(url) is not None}
+    return {"url": url, "stopped": stopped, "pid": pid, "still_up": daemon.answers(url)}
+
+
+def _gone(pid: int, seconds: float) -> bool:
+    """Wait up to ``seconds`` for ``pid`` to end (reaping it when it is this process's child)."""
+    t0 = time.monotonic()
+    while True:
+        _reap(pid)
+        if not _alive(pid):
+            return True
+        if time.monotonic() - t0 >= seconds:
+            return False
+        time.sleep(0.1)
+
+
+def _leads_group(pid: int) -> bool:
+    try:
+        return os.getpgid(pid) == pid
+    except OSError:
+        return False
 
 
 def _reap(pid: int) -> None:
@@ -116,4 +148,26 @@ def _reap(pid: int) -> None:
         pass
 
 
-tail = log_tail
+def _serve_probe(url: str) -> dict[str, Any]:
+    """What ``/health`` of a ``legalrag serve`` says: its build (``stale`` when it is not this one), model and
+    indexes."""
+    from legalrag.warm.build import build_id
+    from legalrag.warm.client import probe
+
+    server = probe(url)
+    if server is None:
+        return {"up": False}
+    return {"up": True, "version": server.version, "build": server.build, "stale": server.build != build_id(),
+            "llm": server.llm, "index": server.index, "indexes": list(server.indexes), "server_pid": server.pid}
+
+
+def _llm_probe(url: str) -> dict[str, Any]:
+    """The model a ``legalrag llm serve`` at ``url`` serves (``model`` None when none answers)."""
+    from legalrag.llm.local import probe
+
+    info = probe(url)
+    return {"up": info is not None, "model": info.model if info else None}
+
+
+SERVE = Daemon("serve", "the server", _serve_probe)  # `legalrag serve --background`
+LLM_SERVER = Daemon("llm-server", "the model server", _llm_probe)  # `legalrag llm start`

@@ -1,15 +1,12 @@
-"""Index directories: opened, built and extended with the encoder factory of :mod:`legalrag.wiring.encoders`
-(for dense components) and the Milvus component kinds registered; CLI retriever choices turned into components;
-corpora read with the saved largest document size."""
+"""What index directories need from the composition root: the Milvus component kinds registered, and CLI
+retriever choices turned into components. ``Root`` (:mod:`legalrag.wiring.root`) opens, builds and extends
+indexes with them and with the encoder factory of :mod:`legalrag.wiring.encoders`."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from legalrag.settings import Settings
-from legalrag.wiring.base import current_settings
-from legalrag.wiring.encoders import encoder_factory, make_encoder
+from legalrag.wiring.encoders import make_encoder
 
 
 def register_backends() -> None:
@@ -23,34 +20,6 @@ def register_backends() -> None:
         register_component_kind(ComponentKind("milvus-bm25", milvus.build_bm25_component,
                                               milvus.load_bm25_component))
 
-def open_index(path: str | Path, *, threads: int | None = None, settings: Settings | None = None):
-    """An index directory whose dense components load their encoders through :func:`make_encoder`."""
-    from legalrag.retrieval.index import open_index as _open
-
-    register_backends()
-    return _open(path, encoder_factory(threads, settings))
-
-def build_index(out: str | Path, documents, retrievers=("bm25",), *, threads: int | None = None,
-                settings: Settings | None = None, **options: Any):
-    """``retrieval.index.build_index`` with this root's encoder factory (for dense components)."""
-    from legalrag.retrieval.index import build_index as _build
-
-    register_backends()
-    return _build(out, documents, retrievers, make_encoder=encoder_factory(threads, settings), **options)
-
-def add_components(path: str | Path, retrievers, *, threads: int | None = None, settings: Settings | None = None,
-                   **options: Any):
-    from legalrag.retrieval.index import add_components as _add
-
-    register_backends()
-    return _add(path, retrievers, make_encoder=encoder_factory(threads, settings), **options)
-
-def read_corpus(path: str | Path, fields: Any = None, previous: str | Path | None = None, progress: bool = False,
-                settings: Settings | None = None):
-    """``retrieval.index.read_corpus`` with the ``documents.max_file_mb`` setting for folders of documents."""
-    from legalrag.retrieval.index import read_corpus as _read
-
-    return _read(path, fields, previous, progress, max_file_mb=current_settings(settings).max_file_mb)
 
 def expand_components(retrievers, encoders=(), *, max_chars: int | None = None, index_type: str | None = None,
                       method: str | None = None) -> list:

@@ -1,4 +1,4 @@
-"""Rerankers from ``--rerank NAME`` and the retrieval pipeline (an index's retriever, then that reranker)."""
+"""Rerankers from ``--rerank NAME`` (``Root.build_pipeline`` puts one after an index's retriever)."""
 
 from __future__ import annotations
 
@@ -50,13 +50,3 @@ def make_reranker(name: str, index: Any = None, *, llm: LLM | None = None, **opt
         cls = LLMPointwiseReranker if name == "llm-pointwise" else LLMYesNoReranker
         return cls(llm, **{"prompts": (lang,), **options})
     raise InputError(f"unknown reranker {name!r}; known: {', '.join(RERANKERS)}")
-
-def build_pipeline(index: Any, retriever: str | None = None, rerank: str | None = None, *, rerank_depth: int = 50,
-                   llm: LLM | None = None, **rerank_options: Any):
-    """The index's retriever followed by the reranker named ``rerank`` (none for ``None`` or ``"none"``)."""
-    from legalrag.retrieval.pipeline import build_pipeline as _pipeline
-
-    reranker = None
-    if rerank and rerank != "none":
-        reranker = make_reranker(rerank, index, llm=llm, **rerank_options)
-    return _pipeline(index, retriever, reranker, rerank_depth=rerank_depth)

@@ -5,22 +5,25 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM
 from legalrag.settings import Settings, load_settings
-from legalrag.wiring.encoders import encoder_factory
-from legalrag.wiring.indexes import expand_components, open_index, register_backends
-from legalrag.wiring.llms import label_route, local_server_client, make_llm, served_model_id
+from legalrag.wiring.encoders import encoder_factory, make_encoder, make_support_scorer
+from legalrag.wiring.indexes import expand_components, register_backends
+from legalrag.wiring.llms import label_route, local_server_client, make_llm, make_policy_llm, served_model_id
+from legalrag.wiring.rerankers import LLM_RERANKERS, make_reranker
+from legalrag.wiring.sources import make_sources
 
 
 class Root:
     """What a command builds its collaborators with. The CLI passes one down as the Typer context object
     (``legalrag.cli.common.root(ctx)``) and the HTTP app's launcher uses one too; a test or an application
     embedding legalrag hands in ready objects, e.g. ``CliRunner().invoke(app, args, obj=Root(llm=my_llm))``.
-    Commands that build an LLM through :meth:`make_llm` or open an index through :meth:`open_index` then use
+    Commands that build an LLM through :meth:`make_llm` or open an index through :meth:`index` then use
     them instead of building their own. ``settings`` are the saved settings (read on first use from
     ``config`` / ``profile``, i.e. ``legalrag --config PATH --profile NAME``, else the environment and the
     platform's config file)."""
@@ -109,58 +112,136 @@ class Root:
                              "`legalrag config set index.path DIR`")
         return self.settings.index
 
-    def open_index(self, path: str | Path | None, *, threads: int | None = None):
-        path = self.index_path(path)
-        if self.encoder is None:
-            return open_index(path, threads=threads, settings=self.settings)
-        from legalrag.retrieval.index import open_index as _open
+    # indexes: the one way to open one, and the builders that give an index its encoders
+
+    def index(self, path: str | Path | None = None, *, laws: Sequence[str] | None = None, demo: bool = False,
+              threads: int | None = None, progress: bool = False):
+        """The index a command works on, opened (and built first where it is one legalrag builds itself):
+
+        - ``path`` (``--index DIR``), else the ``index.path`` setting: that directory, its dense components
+          loading their encoders by the specs they record (or ``Root(encoder=...)``'s encoder);
+        - neither: the national-law index of the data shipped in the package (``legalrag.national``: built once
+          under ``paths.home``, or ``$LEGALRAG_NATIONAL_INDEX``), or the sample's demo index in an install
+          without that data;
+        - ``laws=[...]`` (e.g. ``[national.CRIMINAL_LAW]``, the statute set of the judgment and citation models):
+          an index of those laws of the shipped data, with BM25 and the shipped judge-e5 dense component; None in
+          an install without that data;
+        - ``demo=True``: the statute sample's demo index, kept under ``paths.home``.
+
+        A command that must not fall back to the national law passes ``self.index_path(path)``."""
+        if demo:
+            from legalrag.demo import demo_index
+
+            return demo_index(self.settings.home / "demo-index", progress=progress)
+        if laws is not None:
+            return self._law_index(list(laws), threads=threads, progress=progress)
+        if path is None and self.settings.index is None:
+            return self._national_index(threads=threads, progress=progress)
+        from legalrag.retrieval.index import open_index
 
         register_backends()
-        return _open(path, lambda spec, **_: self.encoder)
+        return open_index(self.index_path(path), self._encoders(threads))
 
-    def demo_index(self, *, progress: bool = False):
-        """The statute sample's demo index, kept under the ``paths.home`` setting."""
-        from legalrag.demo import demo_index
+    def build_index(self, out: str | Path, documents, retrievers=("bm25",), *, threads: int | None = None,
+                    **options: Any):
+        """``retrieval.index.build_index`` with this root's encoders for the dense components."""
+        from legalrag.retrieval.index import build_index
 
-        return demo_index(self.settings.home / "demo-index", progress=progress)
+        register_backends()
+        return build_index(out, documents, retrievers, make_encoder=self._encoders(threads), **options)
 
-    def default_index(self, *, progress: bool = False, threads: int | None = None):
-        """The national-law index of the data shipped in the package (``legalrag.national``: built once under
-        ``paths.home``, or ``$LEGALRAG_NATIONAL_INDEX``), else, in an install without that data, the sample's
-        demo index."""
+    def add_components(self, path: str | Path, retrievers, *, threads: int | None = None, **options: Any):
+        """``retrieval.index.add_components`` with this root's encoders for the dense components."""
+        from legalrag.retrieval.index import add_components
+
+        register_backends()
+        return add_components(path, retrievers, make_encoder=self._encoders(threads), **options)
+
+    def read_corpus(self, path: str | Path, fields: Any = None, previous: str | Path | None = None,
+                    progress: bool = False):
+        """``retrieval.index.read_corpus`` with the ``documents.max_file_mb`` setting for folders of documents."""
+        from legalrag.retrieval.index import read_corpus
+
+        return read_corpus(path, fields, previous, progress, max_file_mb=self.settings.max_file_mb)
+
+    def _encoders(self, threads: int | None):
+        if self.encoder is not None:
+            return lambda spec, **_: self.encoder
+        return encoder_factory(threads, self.settings)
+
+    def _national_index(self, *, threads: int | None, progress: bool):
         from legalrag.national import ensure_index, national_law
 
         law = national_law()
         if law is None:
-            return self.demo_index(progress=progress)
+            return self.index(demo=True, progress=progress)
         directory = os.environ.get("LEGALRAG_NATIONAL_INDEX") or (
             self.settings.home / "indexes" / f"{law.name}-{law.digest[:12]}")
-        factory = encoder_factory(threads, self.settings)
-        return ensure_index(directory, law, lambda: expand_components(["hybrid"], [law.encoder]), factory,
-                            progress=progress, announce=(lambda m: print(m, file=sys.stderr)) if progress else None)
+        return ensure_index(directory, law, lambda: expand_components(["hybrid"], [law.encoder]),
+                            encoder_factory(threads, self.settings), progress=progress, announce=_announce(progress))
 
-    def law_index(self, laws=None, *, progress: bool = False, threads: int | None = None):
-        """An index of some laws of the shipped national-law data (default: the criminal law, the statute set of
-        the judgment and citation models), with BM25 and the shipped judge-e5 dense component; None in an
-        install without that data."""
-        from legalrag.national import CRIMINAL_LAW, ensure_law_index, national_law
+    def _law_index(self, laws: list[str], *, threads: int | None, progress: bool):
+        import hashlib
 
+        from legalrag.national import ensure_law_index, national_law
+
+        if not laws:
+            raise InputError("laws=[] names no law; pass the laws' titles, e.g. national.CRIMINAL_LAW", field="laws")
         law = national_law()
         if law is None:
             return None
-        laws = list(laws or [CRIMINAL_LAW])
         base = os.environ.get("LEGALRAG_NATIONAL_INDEX")
         home = Path(base).parent if base else self.settings.home / "indexes"
-        import hashlib
-
         tag = hashlib.sha256("|".join(sorted(laws)).encode()).hexdigest()[:8]
         return ensure_law_index(home / f"{law.name}-{law.digest[:12]}-{tag}", law, laws,
                                 lambda: expand_components(["bm25", "dense"], ["judge-e5"]),
-                                encoder_factory(threads, self.settings), article_ids=len(laws) == 1, progress=progress,
-                                announce=(lambda m: print(m, file=sys.stderr)) if progress else None)
+                                encoder_factory(threads, self.settings), article_ids=len(laws) == 1,
+                                progress=progress, announce=_announce(progress))
 
-    def open_index_or_demo(self, path: str | Path | None, *, progress: bool = False, threads: int | None = None):
-        """``path`` (``--index``), else the ``index.path`` setting, else the default index (national law)."""
-        if path is None and self.settings.index is None:
-            return self.default_index(progress=progress, threads=threads)
-        return self.open_index(path, threads=threads)
+    # models: one builder per kind, each with this root's settings and the ready objects handed in
+
+    def make_policy_llm(self, policy: str | Path, model: str | None = None, *, cache: bool | str | Path = True,
+                        threads: int | None = None) -> LLM:
+        """The embedded model with a trained policy's adapter (:func:`~legalrag.wiring.llms.make_policy_llm`)."""
+        return make_policy_llm(policy, model, cache=cache, threads=threads, settings=self.settings)
+
+    def make_encoder(self, spec: str | None = None, **options: Any):
+        """``Root(encoder=...)``'s encoder, else :func:`~legalrag.wiring.encoders.make_encoder` of ``spec``
+        (default: the ``encoder.name`` setting)."""
+        if self.encoder is not None:
+            return self.encoder
+        return make_encoder(spec, settings=self.settings, **options)
+
+    def make_reranker(self, name: str, index: Any = None, *, llm: LLM | None = None, **options: Any):
+        """:func:`~legalrag.wiring.rerankers.make_reranker`; an LLM reranker without ``llm`` gets
+        :meth:`make_llm` of the ``model`` / ``endpoint`` / ``endpoint_model`` in ``options``."""
+        if name in LLM_RERANKERS and llm is None:
+            llm = self.make_llm(*(options.pop(k, None) for k in ("model", "endpoint", "endpoint_model")))
+        return make_reranker(name, index, llm=llm, **options)
+
+    def build_pipeline(self, index: Any, retriever: str | None = None, rerank: str | None = None, *,
+                       rerank_depth: int = 50, llm: LLM | None = None, **rerank_options: Any):
+        """The index's retriever followed by the reranker named ``rerank`` (none for ``None`` or ``"none"``),
+        built by :meth:`make_reranker`."""
+        from legalrag.retrieval.pipeline import build_pipeline
+
+        reranker = None
+        if rerank and rerank != "none":
+            reranker = self.make_reranker(rerank, index, llm=llm, **rerank_options)
+        return build_pipeline(index, retriever, reranker, rerank_depth=rerank_depth)
+
+    def make_support_scorer(self, encoder: str | None = "stard-e5", *, threads: int | None = None,
+                            progress: bool = False):
+        """The citation support model (:func:`~legalrag.wiring.encoders.make_support_scorer`)."""
+        return make_support_scorer(encoder, threads=threads, progress=progress, settings=self.settings)
+
+    def make_sources(self, names, *, docs: str | os.PathLike | None = None, index: Any = None):
+        """The named QA sources (:func:`~legalrag.wiring.sources.make_sources`); ``index`` is an opened index or
+        a directory, opened with :meth:`index`."""
+        if isinstance(index, (str, os.PathLike)):
+            index = self.index(index)
+        return make_sources(names, docs=docs, index=index, settings=self.settings)
+
+
+def _announce(progress: bool):
+    return (lambda m: print(m, file=sys.stderr)) if progress else None

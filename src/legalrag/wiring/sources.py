@@ -8,13 +8,12 @@ from typing import Any
 from legalrag.errors import InputError
 from legalrag.settings import Settings
 from legalrag.wiring.base import current_settings
-from legalrag.wiring.indexes import open_index
 
 
-def make_sources(names, *, docs: str | os.PathLike | None = None, index: str | os.PathLike | None = None,
-                 settings: Settings | None = None):
+def make_sources(names, *, docs: str | os.PathLike | None = None, index: Any = None, settings: Settings | None = None):
     """The named QA sources (``local``, ``web``, ``courtlistener``) and a message for each one not usable
-    (a missing API key, no documents folder): ``(sources by name, problems)``."""
+    (a missing API key, no documents folder): ``(sources by name, problems)``. ``index`` is an opened index
+    (``Root.index``; ``Root.make_sources`` opens a directory) for the local source's statutes."""
     from legalrag.search.base import SourceNotConfigured
     from legalrag.search.courtlistener import CourtListenerSearch
     from legalrag.search.local import LocalDocumentsSource, StatuteIndexSource
@@ -31,7 +30,7 @@ def make_sources(names, *, docs: str | os.PathLike | None = None, index: str | o
                 if docs is not None:
                     sources["local"] = LocalDocumentsSource(docs, max_file_mb=current_settings(settings).max_file_mb)
                 if index is not None:
-                    sources["statutes"] = StatuteIndexSource(open_index(index, settings=settings))
+                    sources["statutes"] = StatuteIndexSource(index)
             elif name == "web":
                 sources["web"] = web_source_from_env()
             elif name == "courtlistener":

@@ -22,8 +22,10 @@ class QueryPlan(BaseModel):
     intents: list[SearchIntent] = Field(min_length=1, max_length=4)
 
 
-class JudgeVerdict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class SufficiencyVerdict(BaseModel):
+    # the judge agent's verdict: whether the evidence gathered so far suffices to answer. No docstring, and the
+    # schema keeps its old title: the schema is part of the prompt, so recorded calls still match
+    model_config = ConfigDict(extra="forbid", title="JudgeVerdict")
     sufficient: bool
     reason: str = Field(max_length=400)
     missing: list[Missing] = Field(default_factory=list, max_length=4)

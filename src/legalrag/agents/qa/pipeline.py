@@ -24,7 +24,7 @@ from legalrag.agents.qa.mcq import choose, choose_cot
 from legalrag.agents.qa.models import SearchIntent
 from legalrag.agents.qa.query_agent import plan_queries
 from legalrag.agents.qa.search_agent import run_searches
-from legalrag.agents.qa.summary_agent import check_source_citations, summarise
+from legalrag.agents.qa.summary_agent import check_source_citations, summarise_evidence
 from legalrag.errors import InputError, LegalRagError
 from legalrag.io import write_jsonl
 from legalrag.llm.base import LLM
@@ -218,8 +218,8 @@ def _answer(run: _Run, question: str, mode: str, evidence: list[SearchResult], g
     if evidence:
         t = time.perf_counter()
         try:
-            text = summarise(run.llm, question, evidence, gaps="; ".join(gaps), max_tokens=max_answer_tokens,
-                             on_text=on_text)
+            text = summarise_evidence(run.llm, question, evidence, gaps="; ".join(gaps), max_tokens=max_answer_tokens,
+                                      on_text=on_text)
         except LegalRagError as exc:  # the model failed or hung: the run ends with what it found, and says so
             failed = str(exc)
             run.step("summary", "answer", len(evidence), None, t, failed)

@@ -24,8 +24,9 @@ _MARK = re.compile(r"\[(\d{1,2})\]")
 _SENTENCE = re.compile(r"[^。！？.!?\n]+[。！？.!?]?(?:[ \t]*\[\d{1,2}\])*")
 
 
-def summarise(llm: LLM, question: str, evidence: Sequence[SearchResult], gaps: str = "",
-              *, max_tokens: int = 400, max_chars: int = 500, on_text: Callable[[str], None] | None = None) -> str:
+def summarise_evidence(llm: LLM, question: str, evidence: Sequence[SearchResult], gaps: str = "", *,
+                       max_tokens: int = 400, max_chars: int = 500,
+                       on_text: Callable[[str], None] | None = None) -> str:
     """The answer in the question's language: a reply in another language is asked once more to be rewritten
     (small models drift into the language of the sources or of the instructions). ``on_text`` receives the
     first reply as it is generated; a rewrite is not streamed, so the caller compares what it was sent with

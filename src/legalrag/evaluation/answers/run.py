@@ -24,7 +24,7 @@ SUPPORTED = "supported"
 DECLINES = ("injection", "not_covered")
 
 
-class Setting(str, enum.Enum):
+class AnswerBenchSetting(str, enum.Enum):
     RETRIEVER = "retriever"
     REFERENCE = "reference"
 
@@ -105,11 +105,11 @@ def gold_hits(q: BenchQuestion, index: Any) -> list[Hit]:
     return [Hit(document=d, score=1.0, rank=i) for i, d in enumerate(docs, 1)]
 
 
-def answer_one(q: BenchQuestion, index: Any, llm: Any, setting: Setting, **options: Any) -> Answer:
+def answer_one(q: BenchQuestion, index: Any, llm: Any, setting: AnswerBenchSetting, **options: Any) -> Answer:
     """The answer ``legalrag ask`` gives (retriever), or the same call over the gold articles (reference)."""
     from legalrag.answer.question import answer_question
 
-    if setting is Setting.REFERENCE:
+    if setting is AnswerBenchSetting.REFERENCE:
         hits = gold_hits(q, index)
         if not hits:
             raise InputError(f"question {q.id}: none of its gold articles {list(q.gold_ids)} is in the index; the "
@@ -141,7 +141,7 @@ def _read_rows(path: Path, config: Mapping[str, Any]) -> dict[str, dict[str, Any
     return rows
 
 
-def run_answers(questions: Sequence[BenchQuestion], index: Any, llm: Any, setting: Setting, out: str | Path, *,
+def run_answers(questions: Sequence[BenchQuestion], index: Any, llm: Any, setting: AnswerBenchSetting, out: str | Path, *,
                 config: Mapping[str, Any], judge: Any = None, progress: bool = False,
                 on_row: Callable[[dict[str, Any]], None] | None = None, **options: Any) -> list[dict[str, Any]]:
     """Answer and score every question into ``out`` (JSONL, first line ``{"config": ...}``); questions already
@@ -190,7 +190,7 @@ def _median(values: Iterable[float | None]) -> float | None:
     return round(statistics.median(xs), 3) if xs else None
 
 
-def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def summarise_answers(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The benchmark's figures over ``rows``: means over the answers each metric applies to, with counts."""
     yn = [r["yes_no"] for r in rows if r.get("yes_no")]
     known = [y for y in yn if y.get("lawyer") is not None]
@@ -215,3 +215,24 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "ttft_s_median": _median(r.get("ttft_s") for r in rows),
         "prefill_s_median": _median(r.get("prefill_s") for r in rows),
     }
+
+
+PAIRED_METRICS = ("cites_gold", "gold_retrieved", "keyword_accuracy", "supported_share", "yes_no_agrees")
+
+
+def read_run(path: str | Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """A saved run (``legalrag eval answers --out``): its settings (the first line) and question id -> row."""
+    lines = [json.loads(x) for x in Path(path).read_text(encoding="utf-8").splitlines() if x.strip()]
+    if not lines or "config" not in lines[0]:
+        raise InputError("not a run of `legalrag eval answers`: its first line holds no config", path=str(path))
+    return lines[0]["config"], {str(r["id"]): r for r in lines[1:]}
+
+
+def row_value(row: Mapping[str, Any], metric: str) -> float | None:
+    """One answer's value of a per-answer metric (``yes_no_agrees``: whether the yes/no reading agrees with the
+    lawyer's); None where the metric does not apply."""
+    if metric == "yes_no_agrees":
+        y = row.get("yes_no") or {}
+        return None if y.get("agrees") is None else float(y["agrees"])
+    v = row.get(metric)
+    return None if v is None else float(v)

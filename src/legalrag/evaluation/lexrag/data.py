@@ -258,7 +258,7 @@ def _turn_rows(records, p: Path, turn: int | None) -> list[ConsultTurn]:
     return out
 
 
-def load_file(path: str | Path, turns: int | None = 5, fmt: DataFormat | str = DataFormat.AUTO) -> list[ConsultTurn]:
+def load_consultation_file(path: str | Path, turns: int | None = 5, fmt: DataFormat | str = DataFormat.AUTO) -> list[ConsultTurn]:
     """Every turn a consultation file holds, whatever its name: dialogues or per-turn items (read from the
     records, or ``fmt``), as a JSON array or JSON Lines. A per-turn file named ``turn_N.json`` states N;
     otherwise each item's turn is its history's length + 1."""
@@ -273,7 +273,7 @@ def load_file(path: str | Path, turns: int | None = 5, fmt: DataFormat | str = D
 def load_dialogues(path: str | Path, turns: int | None = 5) -> list[ConsultTurn]:
     """Every turn of every dialogue of a ``dataset.json``. ``turns`` is the number each dialogue must have
     (LexRAG: 5); a dialogue with fewer is an InputError naming it (``None`` accepts any length)."""
-    return load_file(path, turns, DataFormat.DIALOGUES)
+    return load_consultation_file(path, turns, DataFormat.DIALOGUES)
 
 
 def load_turn_file(path: str | Path, turn: int | None = None) -> list[ConsultTurn]:
@@ -281,7 +281,7 @@ def load_turn_file(path: str | Path, turn: int | None = None) -> list[ConsultTur
     history. An item whose history is shorter than N - 1 turns is an InputError naming it."""
     p = Path(path)
     if turn is None:
-        return load_file(p, None, DataFormat.TURNS)
+        return load_consultation_file(p, None, DataFormat.TURNS)
     records = read_records(p)
     detect_format(records, p, DataFormat.TURNS)
     return _turn_rows(records, p, turn)
@@ -295,14 +295,14 @@ def load_consultations(path: str | Path, turns: int | None = 5,
         files = sorted((f for f in p.iterdir() if TURN_FILE.match(f.name)),
                        key=lambda f: int(TURN_FILE.match(f.name).group(1)))
         if files:
-            rows = [t for f in files for t in load_file(f, turns, fmt)]
+            rows = [t for f in files for t in load_consultation_file(f, turns, fmt)]
             return sorted(rows, key=lambda t: (t.turn, t.dialogue_id))
         for name in ("dataset.json", "dataset.jsonl"):
             if (p / name).is_file():
-                return load_file(p / name, turns, fmt)
+                return load_consultation_file(p / name, turns, fmt)
         raise InputError("no turn_N.json files and no dataset.json in this directory; give a file instead "
                          f"({SHAPES})", path=str(p))
-    return load_file(p, turns, fmt)
+    return load_consultation_file(p, turns, fmt)
 
 
 def load_law_library(path: str | Path) -> list[Document]:

@@ -56,7 +56,7 @@ class ConsultationResponse(Response):
     note: str = ""  # e.g. gold fell back to article_context
 
 
-def history_text(history: Sequence[Any], max_chars: int = 1500) -> str:
+def prompt_history(history: Sequence[Any], max_chars: int = 1500) -> str:
     from legalrag.answer.processors import full_context
 
     return full_context(history, "zh", max_chars) if history else "（无，这是第一个问题）"

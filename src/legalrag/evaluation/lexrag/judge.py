@@ -119,7 +119,7 @@ def judge_many(items: Sequence[Mapping[str, str]], llm: LLM, *, progress: bool =
 
 # -- summaries and reliability ------------------------------------------------------------------------------
 
-def summarise(judgements: Sequence[Judgement]) -> dict[str, Any]:
+def summarise_judgements(judgements: Sequence[Judgement]) -> dict[str, Any]:
     """Mean score per dimension over the judgements that validated, their mean (``overall``), and failures."""
     ok = [j for j in judgements if not j.failed]
     out: dict[str, Any] = {d: (statistics.fmean(j.scores[d] for j in ok) if ok else None) for d in DIMENSIONS}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from legalrag.evaluation.generation import normalise, pair_scores, tokenize
+from legalrag.evaluation.generation import normalise_text, pair_scores, tokenize
 
 
 def meteor_tokens(reference: Sequence[str], candidate: Sequence[str]) -> float:
@@ -18,8 +18,8 @@ def bertscore_f1(reference: str, candidate: str, embedder) -> float:
     """BERTScore-style greedy F1 over non-space characters with ``embedder`` (a ``textmetrics.WordEmbedder``)."""
     from legalrag.judgment.textmetrics import greedy_f1
 
-    ref = [c for c in normalise(reference) if not c.isspace()]
-    hyp = [c for c in normalise(candidate) if not c.isspace()]
+    ref = [c for c in normalise_text(reference) if not c.isspace()]
+    hyp = [c for c in normalise_text(candidate) if not c.isspace()]
     if not ref or not hyp:
         return 0.0
     return greedy_f1(embedder.matrix(hyp), embedder.matrix(ref))[2]

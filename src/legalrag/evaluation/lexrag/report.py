@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from legalrag.evaluation.lexrag.data import ConsultTurn
-from legalrag.evaluation.lexrag.generate import ConsultationResponse, history_text, response_row
+from legalrag.evaluation.lexrag.generate import ConsultationResponse, prompt_history, response_row
 from legalrag.errors import InputError
 
 SELF = "reference-self"
@@ -107,7 +107,7 @@ def save_generation_run(out_dir: str | Path, turns: Sequence[ConsultTurn], respo
     for r in responses:
         t = by_id[r.turn_id]
         s = scores[(r.turn_id, r.setting)]
-        rows.append({**response_row(r), "dialogue_id": t.dialogue_id, "history": history_text(t.history),
+        rows.append({**response_row(r), "dialogue_id": t.dialogue_id, "history": prompt_history(t.history),
                      "reference": t.reference, "keywords": list(t.keywords), "gold_ids": list(t.gold_ids),
                      "scores": {k: v for k, v in s.items() if k not in ("turn_id", "turn", "setting")}})
     with atomic_dir(out_dir) as tmp:
@@ -189,7 +189,7 @@ def run_judge(generations: str | Path, llm: Any, *, self_check: bool = False, ag
     """Judge every generation (and, with ``self_check``, every reference against itself); summarise per
     setting with failures, score spread, the reference's self-score and agreement with ``against``.
     ``limit_turns`` keeps the first N turns of the run, each in every setting."""
-    from legalrag.evaluation.lexrag.judge import DIMENSIONS, agreement, judge_many, spread, summarise
+    from legalrag.evaluation.lexrag.judge import DIMENSIONS, agreement, judge_many, spread, summarise_judgements
 
     rows = load_generations(generations)
     if limit_turns is not None:
@@ -209,19 +209,19 @@ def run_judge(generations: str | Path, llm: Any, *, self_check: bool = False, ag
     for j in judgements:
         groups.setdefault(j.item_id.rsplit("|", 1)[1], []).append(j)
     generated = [j for j in judgements if not j.item_id.endswith(f"|{SELF}")]
-    summary: dict[str, Any] = {"settings": {s: summarise(js) for s, js in groups.items() if s != SELF},
-                               "all": summarise(generated), "spread": spread(generated),
+    summary: dict[str, Any] = {"settings": {s: summarise_judgements(js) for s, js in groups.items() if s != SELF},
+                               "all": summarise_judgements(generated), "spread": spread(generated),
                                "failures": sum(j.failed for j in judgements),
                                "failed_items": [j.item_id for j in judgements if j.failed],
                                "seconds_per_item": statistics.fmean(j.seconds for j in judgements) if judgements else 0}
     if SELF in groups:
-        summary["reference_self_score"] = summarise(groups[SELF])
+        summary["reference_self_score"] = summarise_judgements(groups[SELF])
     if against is not None:
         summary["agreement"] = agreement(generated, [j for j in load_judgements(against)
                                                      if not j.item_id.endswith(f"|{SELF}")])
     table = []
     for s, js in groups.items():
-        m = summarise(js)
+        m = summarise_judgements(js)
         # A setting whose every reply failed shows None (printed "-"), never a score of 0.
         table.append({"setting": s, **{d: m[d] for d in DIMENSIONS}, "overall": m["overall"],
                       "judged": m["judged"], "failures": m["failures"]})

@@ -162,7 +162,7 @@ class MilvusStore:
         """The legalrag properties of the collection behind the alias (schema version, model id, dimension)."""
         if not self.exists():
             raise IndexError_(f"Milvus at {self.uri} has no collection {self.alias!r}; build it with "
-                              f"`legalrag index build --backend milvus --uri {self.uri} --collection {self.alias}`")
+                              f"`legalrag index build -o backend=milvus -o uri={self.uri} -o collection={self.alias}`")
         info = self.client.describe_collection(self.alias)
         props = dict(info.get("properties") or {})
         dim = next((int(f["params"]["dim"]) for f in info["fields"] if f["name"] == "vec"), None)
@@ -189,7 +189,7 @@ class MilvusStore:
             raise IndexError_(
                 f"the Milvus collection {self.alias!r} at {self.uri} has legalrag schema version {meta['schema']!r}, "
                 f"this legalrag reads version {SCHEMA_VERSION}; migrate it by rebuilding: `legalrag index build "
-                f"--backend milvus --uri {self.uri} --collection {self.alias} --corpus FILE --out DIR` (the alias "
+                f"-o backend=milvus -o uri={self.uri} -o collection={self.alias} --corpus FILE --out DIR` (the alias "
                 "keeps serving the old collection until the new one is complete)")
         if model_id is not None and meta["model_id"] != model_id:
             raise InputError(f"the Milvus collection {self.alias!r} at {self.uri} was built with encoder "
@@ -232,7 +232,7 @@ class MilvusStore:
         if not dimension and not self.full_text:
             raise InputError(f"Milvus {self.version} at {self.uri} has no server-side BM25 (it needs Milvus "
                              f"{'.'.join(map(str, FULL_TEXT_SINCE))}) and no encoder was given: there is nothing "
-                             "for the engine to index; give --encoder, or build BM25 with --backend local")
+                             "for the engine to index; give --encoder, or build BM25 with -o backend=local")
         props = {PROP_SCHEMA: str(SCHEMA_VERSION), PROP_MODEL: model_id or "", PROP_DIM: str(dimension or 0),
                  PROP_FULL_TEXT: "1" if self.full_text else "0"}
         self.client.create_collection(name, schema=schema, index_params=index_params, properties=props)

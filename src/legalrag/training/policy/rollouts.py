@@ -132,3 +132,18 @@ def collect_rollouts(loop: Any, queries: Sequence[Query], out: Path, *, n: int =
         if progress is not None:
             progress(q, group)
     return result
+
+
+# What one trajectory of a rollouts file (its JSON line) did, by name: the per-rollout figures the rollout
+# comparisons and the training record report.
+TRAJECTORY_MEASURES: dict[str, Callable[[dict[str, Any]], float]] = {
+    "pool recall": lambda t: t["pool_recall"],
+    "reward": lambda t: t["reward"]["total"],
+    "LLM calls": lambda t: len(t["calls"]),
+    "reply tokens": lambda t: sum(c.get("tokens", 0) for c in t["calls"]),
+    "seconds": lambda t: t["seconds"],
+    "planner decisions": lambda t: t["planner_iterations"],
+    "rounds (agent rewrites)": lambda t: sum(a != "exit" for a in t["actions"]),
+    "tried to exit before any reformulation": lambda t: float(t["refused_exits"] > 0),
+    "unusable replies": lambda t: t["failures"],
+}

@@ -1,0 +1,196 @@
+"""``-o KEY=VALUE``: the backend and tuning knobs of a command, as one repeatable option read into a typed model.
+
+A knob that matters only for one backend (Milvus, Ray) or that few runs change (BM25's k1, a judge's retries)
+is not a flag of its own: the command takes ``-o key=value`` (repeatable) and validates the pairs with a
+pydantic model (``extra="forbid"``), so a misspelt key is an error that names the valid ones. The command's
+``--help`` lists its keys with their defaults (:func:`options_help`).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import List, Optional
+
+import typer
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from legalrag.cli._scale import Backend
+from legalrag.retrieval.dense import IndexType
+from legalrag.retrieval.fusion import Fusion
+
+
+class Options(BaseModel):
+    """Base of the ``-o`` models: frozen, unknown keys refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def options_help(cls: type[Options], lead: str = "Tuning, KEY=VALUE, repeatable") -> str:
+    """``lead``, then every key with its description and default, as ``--help`` shows them."""
+    parts = []
+    for name, f in cls.model_fields.items():
+        default = f.default.value if isinstance(f.default, enum.Enum) else f.default
+        shown = "" if default is None else f" (default {str(default).lower() if isinstance(default, bool) else default})"
+        parts.append(f"{name}: {f.description}{shown}")
+    return f"{lead}. Keys: " + "; ".join(parts) + "."
+
+
+def option_list(cls: type[Options], lead: str = "Tuning, KEY=VALUE, repeatable"):
+    """The ``-o/--option`` parameter of a command whose keys are ``cls``'s fields."""
+    return typer.Option([], "-o", "--option", metavar="KEY=VALUE", help=options_help(cls, lead))
+
+
+def parse_options(cls: type[Options], pairs: Optional[List[str]]) -> Options:
+    """``["key=value", ...]`` -> ``cls``; a malformed pair, an unknown key or a bad value is a usage error (exit
+    code 2, as for any bad option value) naming the key and the valid keys."""
+    keys = ", ".join(cls.model_fields)
+    values: dict[str, str] = {}
+    for pair in pairs or ():
+        key, eq, value = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not eq or not key:
+            raise typer.BadParameter(f"takes KEY=VALUE, got {pair!r}; valid keys: {keys}", param_hint="'-o'")
+        values[key] = value.strip()
+    try:
+        return cls.model_validate(values)
+    except ValidationError as exc:
+        problems = []
+        for e in exc.errors():
+            where = ".".join(str(x) for x in e["loc"])
+            if e["type"] == "extra_forbidden":
+                problems.append(f"unknown key {where!r}")
+            elif where:
+                problems.append(f"{where}={values.get(where, '')!r}: {e['msg']}")
+            else:
+                problems.append(e["msg"].removeprefix("Value error, "))
+        raise typer.BadParameter(f"{'; '.join(problems)} (valid keys: {keys})", param_hint="'-o'") from None
+
+
+MILVUS_ONLY = ("uri", "nlist", "nprobe", "ef")
+
+
+class BuildOptions(Options):
+    """``index build -o``: the backend (Milvus, Ray) and the components' tuning."""
+
+    backend: Backend = Field(Backend.LOCAL, description="local (FAISS, bm25s) or milvus (a Milvus engine)")
+    uri: Optional[str] = Field(None, description="Milvus URI: http://HOST:19530 or a Milvus Lite FILE.db (default: "
+                               "a Milvus Lite database inside the index directory)")
+    collection: str = Field("legalrag", description="Milvus alias the index serves from")
+    nlist: Optional[int] = Field(None, ge=1, description="Milvus IVF (index_type=ivf): clusters (default 128)")
+    nprobe: Optional[int] = Field(None, ge=1, description="Milvus IVF: clusters every search visits (recorded; "
+                                  "`search -o nprobe=N` overrides)")
+    ef: Optional[int] = Field(None, ge=1, description="Milvus HNSW (index_type=hnsw): candidate list of every "
+                              "search (recorded; `search -o ef=N` overrides)")
+    workers: Optional[int] = Field(None, ge=1, description="encode on N local Ray workers first")
+    ray_address: Optional[str] = Field(None, description="encode on this Ray cluster first")
+    index_type: IndexType = Field(IndexType.FLAT, description="dense index: flat (exact), hnsw or ivf")
+    fusion: Fusion = Field(Fusion.RRF, description="hybrid fusion: rrf (reciprocal rank) or wsf (min-max scores)")
+    k1: float = Field(1.2, description="BM25 k1")
+    b: float = Field(0.75, description="BM25 b")
+    mu: float = Field(200.0, description="QLD Dirichlet prior mu")
+    chunk_docs: int = Field(10_000, ge=1, description="documents tokenised at a time by the lexical components "
+                            "(bounds the build's memory; postings spill to disk)")
+
+    @model_validator(mode="after")
+    def _milvus_keys_need_milvus(self):
+        given = [k for k in MILVUS_ONLY if getattr(self, k) is not None]
+        if given and self.backend is not Backend.MILVUS:
+            raise ValueError(f"{', '.join(given)} tune a Milvus index; add -o backend=milvus")
+        return self
+
+
+class SearchOptions(Options):
+    """``search -o``: Milvus search parameters and the agents' planner mode."""
+
+    nprobe: Optional[int] = Field(None, ge=1, description="Milvus IVF: clusters this search visits (default: the "
+                                  "one recorded at build)")
+    ef: Optional[int] = Field(None, ge=1, description="Milvus HNSW: candidate list of this search (default: the one "
+                              "recorded at build)")
+    fused_planner: bool = Field(False, description="with --agents: one LLM call per round (the planner writes the "
+                                "chosen agent's queries itself) instead of a decision call plus the agent's rewrite")
+
+
+class EvalRetrievalOptions(Options):
+    """``eval retrieval -o``: Ray workers and the agents' planner mode."""
+
+    workers: Optional[int] = Field(None, ge=1, description="search on N local Ray workers")
+    ray_address: Optional[str] = Field(None, description="search on this Ray cluster")
+    fused_planner: bool = Field(False, description="with --agents: one LLM call per round (the planner writes the "
+                                "chosen agent's queries itself)")
+
+
+class CompareOptions(Options):
+    """``eval compare -o``: the curves' depth and the randomization test's size."""
+
+    depth: int = Field(100, ge=1, description="largest K of the Recall@K curves")
+    trials: int = Field(10_000, ge=100, description="permutations of the randomization test")
+
+
+class FuseOptions(Options):
+    """``eval fuse -o``: reciprocal-rank fusion's constant, the runs' weights and the depth kept."""
+
+    rrf_k: int = Field(60, ge=0, description="RRF constant: score = sum w / (k + rank)")
+    weights: Optional[tuple[float, ...]] = Field(None, description="comma-separated weights, one per run, in order "
+                                                 "(default: 1 each)")
+    depth: int = Field(100, ge=1, description="fused documents kept per query")
+
+    @field_validator("weights", mode="before")
+    @classmethod
+    def _comma_separated(cls, value):
+        if isinstance(value, str):
+            try:
+                return tuple(float(x) for x in value.split(","))
+            except ValueError:
+                raise ValueError("must be numbers separated by commas, e.g. weights=1,0.5") from None
+        return value
+
+
+class RolloutOptions(Options):
+    """``agents rollouts -o``: the planner loop's bounds and seeds."""
+
+    max_rounds: int = Field(4, ge=1, le=10, description="most planner rounds per rollout")
+    fused_planner: bool = Field(False, description="one LLM call per round: the planner writes the agent's queries")
+    seed: int = Field(0, description="base seed; rollout r uses seed + 1000 r")
+
+
+class GenerationOptions(Options):
+    """``eval consultation-generate -o``: the answer engine's knobs (default: the engine's, as `ask` and `chat`)."""
+
+    k: Optional[int] = Field(None, ge=1, description="articles retrieved in the retriever setting (default: the "
+                             "answer engine's)")
+    max_tokens: Optional[int] = Field(None, ge=16, description="longest answer, in tokens (default: the engine's)")
+    history_chars: Optional[int] = Field(None, ge=100, description="dialogue history kept in the prompt, oldest "
+                                         "turns dropped first (default: the engine's)")
+    article_chars: Optional[int] = Field(None, ge=50, description="whole articles cut at this many characters "
+                                         "instead of the engine's evidence selection (LexRAG's setup used 400)")
+    evidence_tokens: Optional[int] = Field(None, ge=1, le=8192, description="evidence budget: the articles cut to "
+                                           "the clauses that best match the query within this many tokens "
+                                           "(default: the engine's)")
+    style: Optional[str] = Field(None, pattern="^(guided|brief)$", description="answer style: guided (the default "
+                                 "of `ask` and `chat`) or brief")
+
+
+class JudgeOptions(Options):
+    """``eval consultation-judge -o``: the judge's sampling and retries."""
+
+    seed: Optional[int] = Field(None, description="sampling seed (use with temperature > 0)")
+    temperature: float = Field(0.0, ge=0.0, description="judge sampling temperature")
+    retries: int = Field(2, ge=0, description="re-asks after a reply that does not validate")
+    max_tokens: int = Field(400, ge=32, description="longest judge reply, in tokens")
+
+
+class CiteOptions(Options):
+    """``cite -o`` / ``eval cite -o``: overrides of the citation model's settings (default: the model's)."""
+
+    core_k: Optional[int] = Field(None, ge=1, description="top candidates kept as core predictions (in "
+                                  "`eval cite --dev N`: calibrated on the development cases)")
+    threshold: Optional[float] = Field(None, description="selection threshold for additions")
+    prior_weight: Optional[float] = Field(None, ge=0.0, description="weight of the training-citation prior in "
+                                          "retrieval")
+    verify_batch: Optional[bool] = Field(None, description="true verifies every addition in one call, false "
+                                         "each in its own call")
+    case_first: Optional[bool] = Field(None, description="open every LLM call with the facts so the runtime reads "
+                                       "them once per case (on unless the model says otherwise)")
+
+    def overrides(self, **switches) -> dict:
+        return {**self.model_dump(), **switches}

@@ -1,0 +1,391 @@
+"""Mutation testing of the modules that decide what a person is told, by mutmut (3.x), one module at a time.
+
+    nice -n 15 python tools/mutation.py run --budget-min 90          # every module, smallest first (resumable)
+    python tools/mutation.py run --module citecheck.marks             # one module
+    python tools/mutation.py run --module answer.carry --tests tests/test_followup.py   # explicit test files
+    python tools/mutation.py report                                   # bench/results/mutation.json from what ran
+    python tools/mutation.py survivors --module citecheck.marks       # the diff of every surviving mutant
+    python tools/mutation.py try FILE OLD NEW TEST...                 # one hand-written mutant on a copy
+
+mutmut writes every mutant of a module into one copy of ``src`` (a trampoline picks the live mutant by an
+environment variable), runs the module's fast tests once to learn which tests reach which function, then runs,
+per mutant, only those tests in a process forked from a server that has imported and collected them: no pytest
+start-up per mutant, which is what makes a run fit on two shared cores. (Forked from a server that has not run a
+test: a process that had would hand every mutant the caches its tests filled, e.g. a table built by the
+unmutated constructor, and those mutants would survive untested.) Each module runs in its own folder ``runs/mutation/<module>/``
+(its ``mutants/`` copy and the per-mutant verdicts, saved after every mutant), so:
+
+- a run stopped by the budget, Ctrl-C or ``kill -9`` resumes where it stopped: ``run`` again; a verdict file
+  torn by the kill is restored from the last good copy this driver took of it (every 20 s), else that module's
+  mutants are generated again;
+- ``--fresh`` starts a module over (after a change of its source or tests, mutmut also re-checks on its own).
+
+The fast tests of a module are the unit tests listed in :data:`MODULES` (no embedded LLM, no browser, no Ray,
+no Milvus: ``-m`` deselects those markers too). The paths are those of the mirrored test layout
+(``tests/unit/...``); where such a file does not exist yet, its older flat name (:data:`FLAT`) is used, and
+``--tests`` replaces the list. A module whose tests all skip or whose file does not exist is reported as
+skipped with the reason; mutants judged equivalent are listed in :data:`EQUIVALENT` with why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+WORK = REPO / "runs" / "mutation"
+RESULTS = REPO / "bench" / "results" / "mutation.json"
+DESELECT = "not llm and not shared_data and not ray and not ray_cluster"
+
+
+@dataclass(frozen=True)
+class Target:
+    files: tuple[str, ...]  # repository-relative sources to mutate
+    tests: tuple[str, ...]  # the fast tests that cover them (mirrored layout)
+    skip: str = ""  # why the tool does not mutate it, when it does not
+
+
+def T(files, tests, skip=""):
+    return Target(tuple(files.split()), tuple(tests.split()), skip)
+
+
+U = "tests/unit"
+# module -> its sources and fast tests, smallest module first (the order `run` takes them in).
+MODULES: dict[str, Target] = {
+    "citecheck.repealed": T("src/legalrag/citecheck/repealed.py",
+                            f"{U}/citecheck/test_repealed_chain.py {U}/citecheck/test_marks.py"),
+    "judgment.ranges": T("src/legalrag/judgment/ranges.py",
+                         f"{U}/judgment/test_ranges_bounds.py {U}/judgment/test_ranges.py"),
+    "answer.guard": T("src/legalrag/answer/guard.py", f"{U}/answer/test_guard.py {U}/answer/test_injection.py"),
+    "citecheck.resolve": T("src/legalrag/citecheck/resolve.py", f"{U}/citecheck/test_parse.py"),
+    "citecheck.support": T("src/legalrag/citecheck/support.py",
+                           f"{U}/citecheck/test_support_features.py {U}/citecheck/test_marks_thresholds.py "
+                           f"{U}/citecheck/test_marks.py"),
+    "citecheck.marks": T("src/legalrag/citecheck/marks.py",
+                         f"{U}/citecheck/test_marks_thresholds.py {U}/citecheck/test_marks.py"),
+    "national": T("src/legalrag/national.py", f"{U}/test_national_stale.py {U}/test_national.py"),
+    "answer.processors": T("src/legalrag/answer/processors.py", f"{U}/answer/test_processors.py"),
+    "server.routes_openai": T("src/legalrag/server/routes_openai.py",
+                              f"{U}/server/test_routes_openai_limits.py {U}/server/test_routes_openai.py"),
+    "answer.evidence": T("src/legalrag/answer/evidence.py", f"{U}/answer/test_evidence.py"),
+    "answer.carry": T("src/legalrag/answer/carry.py", f"{U}/answer/test_carry_rules.py {U}/answer/test_carry.py"),
+    "judgment.features": T("src/legalrag/judgment/features.py", f"{U}/judgment/test_features.py"),
+    "server.routes_llm": T("src/legalrag/server/routes_llm.py", f"{U}/server/test_app.py"),
+    "server.routes_search": T("src/legalrag/server/routes_search.py", f"{U}/server/test_app.py"),
+    "answer.engine": T("src/legalrag/answer/engine.py", f"{U}/answer/test_engine.py"),
+}
+# mirrored path -> the flat name it has before the test layout moves (tests/test_<old>.py)
+FLAT = {
+    f"{U}/citecheck/test_marks.py": "tests/test_citation_marks.py",
+    f"{U}/citecheck/test_parse.py": "tests/test_citations.py",
+    f"{U}/judgment/test_ranges.py": "tests/test_judgment_ranges.py",
+    f"{U}/judgment/test_features.py": "tests/test_judgment_features.py",
+    f"{U}/answer/test_guard.py": "tests/test_answer_guard.py",
+    f"{U}/answer/test_injection.py": "tests/test_injection.py",
+    f"{U}/answer/test_processors.py": "tests/test_conversation.py",
+    f"{U}/answer/test_evidence.py": "tests/test_evidence.py",
+    f"{U}/answer/test_carry.py": "tests/test_followup.py",
+    f"{U}/answer/test_engine.py": "tests/test_engine.py",
+    f"{U}/test_national.py": "tests/test_national.py",
+    f"{U}/server/test_routes_openai.py": "tests/test_openai_endpoint.py",
+    f"{U}/server/test_app.py": "tests/test_server.py",
+}
+# mutmut's mutant name -> why it cannot be told apart from the original by any caller
+EQUIVALENT: dict[str, str] = {}
+
+STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no_tests", 33: "no_tests", 34: "not_run", 36: "timeout",
+          -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout", 37: "killed", None: "not_checked"}
+
+
+def test_paths(target: Target, explicit: list[str] | None, baseline: bool = False) -> tuple[list[str], list[str]]:
+    """The test files to run (new layout, else the flat name) and the ones found under neither name;
+    ``baseline``: only the module's older test files (those with a flat name), for the kill rate before."""
+    if explicit:
+        return [p for p in explicit if (REPO / p.split("::")[0]).exists()], [p for p in explicit
+                                                                             if not (REPO / p.split("::")[0]).exists()]
+    found, missing = [], []
+    for p in (t for t in target.tests if t in FLAT or not baseline):
+        if (REPO / p).exists():
+            found.append(p)
+        elif p in FLAT and (REPO / FLAT[p]).exists():
+            found.append(FLAT[p])
+        else:
+            missing.append(p)
+    return found, missing
+
+
+def write_config(work: Path, target: Target, tests: list[str], timeout_multiplier: float) -> None:
+    lines = ["[mutmut]", "source_paths = src", "only_mutate ="] + [f"    {f}" for f in target.files]
+    lines += ["pytest_add_cli_args_test_selection ="] + [f"    {t}" for t in tests]
+    lines += ["pytest_add_cli_args =", "    -q", "    -p", "    no:cacheprovider", "    -x", "    -m",
+              f"    {DESELECT}", f"timeout_multiplier = {timeout_multiplier}", "use_git_change_detection = false",
+              "process_isolation = forkserver", "forkserver_warmup = collect", ""]
+    (work / "setup.cfg").write_text("\n".join(lines), encoding="utf-8")
+
+
+def prepare(work: Path, fresh: bool) -> None:
+    if fresh and work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    for name in ("src", "tests"):
+        link = work / name
+        if not link.exists():
+            link.symlink_to(REPO / name)
+    shutil.copy2(REPO / "pyproject.toml", work / "pyproject.toml")  # pytest's settings and markers
+    repair_verdicts(work)
+
+
+def metas(work: Path) -> list[Path]:
+    return sorted((work / "mutants").rglob("*.py.meta")) if (work / "mutants").exists() else []
+
+
+def repair_verdicts(work: Path) -> None:
+    """A verdict file torn by kill -9: restore the last good copy, else generate that file's mutants again."""
+    for meta in metas(work):
+        try:
+            json.loads(meta.read_text(encoding="utf-8"))
+        except ValueError:
+            good = meta.with_name(meta.name + ".good")
+            if good.exists():
+                shutil.copy2(good, meta)
+                print(f"restored {meta.relative_to(work)} from its last good copy")
+            else:
+                for p in (meta, meta.with_suffix(""), meta.with_name(meta.name.replace(".meta", ".spans"))):
+                    p.unlink(missing_ok=True)
+                print(f"{meta.relative_to(work)} was torn; its mutants are generated again")
+
+
+def keep_good_copies(work: Path) -> None:
+    for meta in metas(work):
+        try:
+            json.loads(meta.read_text(encoding="utf-8"))
+        except (ValueError, OSError):
+            continue
+        shutil.copy2(meta, meta.with_name(meta.name + ".good"))
+
+
+def run_module(name: str, target: Target, *, explicit: list[str] | None, seconds: float, fresh: bool,
+               timeout_multiplier: float, baseline: bool = False) -> dict:
+    work = workdir(name, baseline)
+    tests, missing = test_paths(target, explicit, baseline)
+    info = {"tests": tests, "missing_tests": missing}
+    if target.skip:
+        return {**info, "skipped": target.skip}
+    if not tests:
+        return {**info, "skipped": f"none of its test files exists ({', '.join(missing)})"}
+    same_as_before = not baseline and tests == test_paths(target, explicit, True)[0]
+    if fresh and work.is_symlink():
+        work.unlink()
+    if same_as_before and not work.exists() and workdir(name, True).exists():
+        work.parent.mkdir(parents=True, exist_ok=True)
+        work.symlink_to(workdir(name, True).resolve())  # the same tests as before: the same verdicts, run once
+    elif not same_as_before and work.is_symlink():
+        work.unlink()
+    prepare(work, fresh and not work.is_symlink())
+    write_config(work, target, tests, timeout_multiplier)
+    env = {**os.environ, "LEGALRAG_SHARED_DATA": os.environ.get("LEGALRAG_SHARED_DATA",
+                                                                 str(REPO.parent / "shared" / "data"))}
+    mutmut = Path(sys.executable).with_name("mutmut")
+    cmd = [str(mutmut), "run", "--max-children", "1"]
+    started = time.monotonic()
+    log = (work / "mutmut.log").open("a", encoding="utf-8")
+    proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    stopped = ""
+    try:
+        while proc.poll() is None:
+            time.sleep(2)
+            if int(time.monotonic() - started) % 20 < 2:
+                keep_good_copies(work)
+            if time.monotonic() - started > seconds:
+                stopped = "budget"
+                break
+    except KeyboardInterrupt:
+        stopped = "interrupted"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        log.close()
+    keep_good_copies(work)
+    wall = round(time.monotonic() - started, 1)
+    out = {**info, "wall_s": wall, "exit": proc.returncode}
+    if stopped:
+        out["stopped"] = f"{stopped}: resume with the same command"
+    elif proc.returncode != 0:
+        tail = (work / "mutmut.log").read_text(encoding="utf-8", errors="replace")[-1500:]
+        out["error"] = tail.strip().splitlines()[-1] if tail.strip() else f"mutmut exited {proc.returncode}"
+    if stopped == "interrupted":
+        raise KeyboardInterrupt
+    return out
+
+
+def workdir(name: str, baseline: bool = False) -> Path:
+    return WORK / "baseline" / name if baseline else WORK / name
+
+
+def verdicts(name: str, baseline: bool = False) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for meta in metas(workdir(name, baseline)):
+        try:
+            codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+        except (ValueError, KeyError):
+            continue
+        for key, code in codes.items():
+            out[key] = "equivalent" if key in EQUIVALENT else STATUS.get(code, "suspicious")
+    return out
+
+
+def summary(name: str, baseline: bool = False) -> dict:
+    v = verdicts(name, baseline)
+    counts = {s: sum(x == s for x in v.values()) for s in
+              ("killed", "survived", "no_tests", "timeout", "equivalent", "not_checked", "not_run", "suspicious")}
+    judged = counts["killed"] + counts["survived"] + counts["no_tests"] + counts["timeout"]
+    killed = counts["killed"] + counts["timeout"]  # a mutant that hangs the tests is caught
+    return {"mutants": len(v), **counts, "kill_rate": round(killed / judged, 4) if judged else None,
+            "survivors": sorted(k for k, s in v.items() if s in ("survived", "no_tests")),
+            "equivalent_reasons": {k: EQUIVALENT[k] for k in sorted(v) if k in EQUIVALENT}}
+
+
+RUN_KEYS = ("tests", "missing_tests", "wall_s", "exit", "stopped", "error", "skipped")
+
+
+def write_report(runs: dict[str, dict], command: str, baseline: bool = False) -> dict:
+    old: dict = {}
+    if RESULTS.exists():
+        try:
+            old = json.loads(RESULTS.read_text(encoding="utf-8"))
+        except ValueError:
+            old = {}
+    def entries(key: str, is_baseline: bool) -> dict:
+        out = {}
+        for name, target in MODULES.items():
+            kept = {k: v for k, v in old.get(key, {}).get(name, {}).items() if k in RUN_KEYS}
+            entry = {"files": list(target.files), **kept, **(runs.get(name, {}) if is_baseline == baseline else {})}
+            if not isinstance(entry.get("skipped"), str):
+                entry.update(summary(name, is_baseline))
+            out[name] = entry
+        return out
+
+    modules, before = entries("modules", False), entries("before", True)
+    overall, overall_before = totals(modules), totals(before)
+    fields = dict(tool=f"mutmut {_mutmut_version()}", target=">= 0.90 of the non-equivalent mutants killed",
+                  modules=modules, overall=overall, before=before, overall_before=overall_before,
+                  commands=[c for c in {**dict.fromkeys(old.get("commands", [])), command: None}],
+                  skipped={n: m["skipped"] for n, m in modules.items() if isinstance(m.get("skipped"), str)},
+                  note="kill_rate = (killed + timed out) / (killed + timed out + survived + no tests); equivalent "
+                       "and not yet checked mutants are left out")
+    try:
+        from legalrag.evaluation.record import write_result
+
+        return write_result(RESULTS, None, name="mutation testing of the modules that decide what a person is told",
+                            command=command, machine_note="2 cores shared with other jobs, nice -n 15", **fields)
+    except ImportError:  # the record helper is part of the package; plain JSON without it
+        RESULTS.write_text(json.dumps({"command": command, **fields}, ensure_ascii=False, indent=1) + "\n")
+        return fields
+
+
+def totals(modules: dict) -> dict:
+    tot = {k: sum(m.get(k, 0) for m in modules.values() if not isinstance(m.get("skipped"), str))
+           for k in ("mutants", "killed", "survived", "no_tests", "timeout", "equivalent", "not_checked")}
+    judged = tot["killed"] + tot["survived"] + tot["no_tests"] + tot["timeout"]
+    return {**tot, "kill_rate": round((tot["killed"] + tot["timeout"]) / judged, 4) if judged else None}
+
+
+def _mutmut_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("mutmut")
+    except Exception:  # noqa: BLE001 - only the label of the report
+        return "3.x"
+
+
+def show_survivors(name: str) -> None:
+    work = WORK / name
+    mutmut = Path(sys.executable).with_name("mutmut")
+    for key in summary(name)["survivors"]:
+        subprocess.run([str(mutmut), "show", key], cwd=work, check=False)
+
+
+def try_mutant(file: str, old: str, new: str, tests: list[str]) -> int:
+    """Apply one textual mutant to a copy of ``src`` and run ``tests`` against it (exit 0: it survives)."""
+    source = (REPO / file).read_text(encoding="utf-8")
+    if source.count(old) != 1:
+        print(f"{old!r} occurs {source.count(old)} times in {file}; it must occur exactly once")
+        return 2
+    with tempfile.TemporaryDirectory(prefix="mutant-") as tmp:
+        copy = Path(tmp) / "src"
+        shutil.copytree(REPO / "src", copy, ignore=shutil.ignore_patterns("__pycache__"), symlinks=True)
+        (Path(tmp) / file).write_text(source.replace(old, new), encoding="utf-8")
+        (Path(tmp) / "tests").symlink_to(REPO / "tests")
+        shutil.copy2(REPO / "pyproject.toml", Path(tmp) / "pyproject.toml")  # pytest's pythonpath: the copy's src
+        rc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", DESELECT,
+                             *tests], cwd=tmp).returncode
+    print("SURVIVED" if rc == 0 else f"KILLED (pytest exit {rc})")
+    return rc
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="mutate the modules (resumable) and write the report")
+    r.add_argument("--module", action="append", choices=sorted(MODULES), help="one module (repeatable)")
+    r.add_argument("--tests", nargs="+", help="explicit test paths (replace the module's list)")
+    r.add_argument("--budget-min", type=float, default=90.0, help="stop (resumably) after this many minutes")
+    r.add_argument("--fresh", action="store_true", help="start the modules over")
+    r.add_argument("--baseline", action="store_true",
+                   help="only the older test files of each module (the kill rate before), in runs/mutation/baseline")
+    r.add_argument("--timeout-multiplier", type=float, default=10.0,
+                   help="a mutant times out after this many times its tests' CPU time (and 1 s)")
+    sub.add_parser("report", help="write bench/results/mutation.json from what has run")
+    s = sub.add_parser("survivors", help="show the diff of each surviving mutant")
+    s.add_argument("--module", required=True, choices=sorted(MODULES))
+    t = sub.add_parser("try", help="one hand-written mutant, on a copy of src")
+    t.add_argument("file")
+    t.add_argument("old")
+    t.add_argument("new")
+    t.add_argument("tests", nargs="+")
+    a = ap.parse_args(argv)
+    line = "python tools/mutation.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    if a.cmd == "try":
+        return 0 if try_mutant(a.file, a.old, a.new, a.tests) else 1
+    if a.cmd == "survivors":
+        show_survivors(a.module)
+        return 0
+    runs: dict[str, dict] = {}
+    if a.cmd == "run":
+        deadline = time.monotonic() + a.budget_min * 60
+        try:
+            for name in a.module or list(MODULES):
+                left = deadline - time.monotonic()
+                if left <= 30:
+                    runs[name] = {"stopped": "budget spent before it started: resume with the same command"}
+                    continue
+                print(f"{name}: mutating ({left / 60:.0f} min of budget left)", flush=True)
+                runs[name] = run_module(name, MODULES[name], explicit=a.tests, seconds=left, fresh=a.fresh,
+                                        timeout_multiplier=a.timeout_multiplier, baseline=a.baseline)
+                print(f"{name}: {json.dumps({**runs[name], **summary(name, a.baseline), 'survivors': None})}",
+                      flush=True)
+        except KeyboardInterrupt:
+            print("interrupted: the verdicts so far are kept; run again to resume")
+    report = write_report(runs, line, baseline=getattr(a, "baseline", False))
+    for name, m in report["before" if getattr(a, "baseline", False) else "modules"].items():
+        print(f"{name:24s} {m.get('skipped') or ('kill rate ' + str(m.get('kill_rate')) + ' of ' + str(m.get('mutants')))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
