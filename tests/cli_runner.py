@@ -37,4 +37,4 @@ def lexical_eval_args(monkeypatch, capsys, tmp_path, test_data) -> list:
     assert code == 0, err
     q = tmp_path / "queries.jsonl"
     q.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in EVAL_QUERIES) + "\n", encoding="utf-8")
-    return ["eval", "retrieval", "--index", out, "--queries", q, "--k", "5", "--json", "--no-progress"]
+    return ["eval", "retrieval", "--index", out, "--queries", q, "-o", "k=5", "--json", "--no-progress"]

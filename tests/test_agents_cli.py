@@ -29,7 +29,7 @@ def test_llm_rerankers_are_registered():
 
 
 def test_trace_needs_agents(index_dir, tmp_path):
-    res = CliRunner().invoke(app, ["search", QUERY, "--index", str(index_dir), "--trace", str(tmp_path / "t.jsonl"),
+    res = CliRunner().invoke(app, ["search", QUERY, "--index", str(index_dir), "-o", f"trace={tmp_path / 't.jsonl'}",
                                    "--model", "http://127.0.0.1:9#m"])
     assert res.exit_code != 0 and "--agents" in str(res.exception)
 
@@ -44,7 +44,7 @@ def test_endpoint_needs_a_model_name(index_dir):
 def test_search_with_agents_prints_ranking_and_writes_trace(index_dir, tmp_path, llm):
     trace = tmp_path / "trace.jsonl"
     res = CliRunner().invoke(app, ["search", QUERY, "--index", str(index_dir), "--agents", "--json", "--k", "3",
-                                   "--trace", str(trace)], obj=Root(llm=llm))
+                                   "-o", f"trace={trace}"], obj=Root(llm=llm))
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["retriever"] == "mas" and 1 <= len(out["hits"]) <= 3
@@ -59,7 +59,7 @@ def test_eval_retrieval_with_an_llm_reranker(index_dir, tmp_path, llm):
     queries.write_text(json.dumps({"query_id": "q1", "query": QUERY, "gold_ids": ["1", "2"]}, ensure_ascii=False)
                        + "\n", encoding="utf-8")
     res = CliRunner().invoke(app, ["eval", "retrieval", "--index", str(index_dir), "--queries", str(queries),
-                                   "--k", "3", "--rerank", "llm-listwise", "--json", "--no-progress",
+                                   "-o", "k=3", "--rerank", "llm-listwise", "--json", "--no-progress",
                                    "--out", str(tmp_path / "run")], obj=Root(llm=llm))
     assert res.exit_code == 0, res.output
     metrics = json.loads(res.output)
@@ -96,7 +96,7 @@ def test_same_pipeline_against_an_openai_compatible_endpoint(index_dir, tmp_path
     monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path / "home"))  # the call cache goes to a temp dir
     trace = tmp_path / "trace.jsonl"
     res = CliRunner().invoke(app, ["search", QUERY, "--index", str(index_dir), "--agents", "--json", "--k", "3",
-                                   "--rerank", "llm-pointwise", "--trace", str(trace),
+                                   "--rerank", "llm-pointwise", "-o", f"trace={trace}",
                                    "--model", f"{served}#qwen-small"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)

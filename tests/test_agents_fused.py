@@ -206,7 +206,7 @@ def test_the_cli_flag_reaches_the_planner(index_dir, tmp_path):
     trace, runs = tmp_path / "t.jsonl", tmp_path / "run"
     llm = ScriptedLLM(one_round, supports_json_schema=True)
     res = CliRunner().invoke(app, ["eval", "retrieval", "--index", str(index_dir), "--queries", str(queries),
-                                   "--agents", "-o", "fused_planner=true", "--trace", str(trace), "--out", str(runs),
+                                   "--agents", "-o", "fused_planner=true", "-o", f"trace={trace}", "--out", str(runs),
                                    "--json", "--no-progress"], obj=Root(llm=llm))
     assert res.exit_code == 0, res.output
     assert len(llm.requests) == 2 and all(is_fused(r) for r in llm.requests)
@@ -233,7 +233,7 @@ def test_rollouts_take_the_flag(index_dir, tmp_path):
     out = tmp_path / "r.jsonl"
     llm = ScriptedLLM(one_round, supports_json_schema=True)
     res = CliRunner().invoke(app, ["agents", "rollouts", "--index", str(index_dir), "--queries", str(queries),
-                                   "--out", str(out), "--n", "2", "-o", "fused_planner=true", "--json"], obj=Root(llm=llm))
+                                   "--out", str(out), "-o", "n=2", "-o", "fused_planner=true", "--json"], obj=Root(llm=llm))
     assert res.exit_code == 0, res.output
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 2 and all(len(r["calls"]) == 2 and r["actions"] == ["single_element", "exit"] for r in rows)
@@ -243,11 +243,11 @@ def test_the_http_route_takes_fused(tmp_path):
     pytest.importorskip("fastapi")
     from fastapi.testclient import TestClient
 
-    from legalrag.server import Settings, create_app
+    from legalrag.server import ServerSettings, create_app
     from server_setup import sample_index
 
     llm = script([decision("single_element", ["用人单位 未订立 书面劳动合同 二倍工资"]), decision("exit")])
-    client = TestClient(create_app(sample_index(tmp_path / "idx"), llm, Settings(rate_limit=0)))
+    client = TestClient(create_app(sample_index(tmp_path / "idx"), llm, ServerSettings(rate_limit=0)))
     body = client.post("/agents/search", json={"query": "公司不签合同能要双倍工资吗", "k": 5, "fused": True}).json()
     assert body["summary"]["llm_calls"] == 2 and body["summary"]["reformulations"] == ["用人单位 未订立 书面劳动合同 二倍工资"]
     assert all(is_fused(r) for r in llm.requests)

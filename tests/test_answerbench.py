@@ -98,7 +98,7 @@ def test_the_cli_answers_as_ask_does_and_writes_rows_and_a_summary(index, querie
     llm = ScriptedLLM([CITES_GOLD, CITES_OTHER])
     out, summary = tmp_path / "answers.jsonl", tmp_path / "summary.json"
     res = CliRunner().invoke(app, ["eval", "answers", "--queries", str(queries), "--index", str(index.path),
-                                   "--out", str(out), "--summary", str(summary), "--json", "--no-progress"],
+                                   "--out", str(out), "-o", f"summary={summary}", "--json", "--no-progress"],
                              obj=Root(llm=llm))
     assert res.exit_code == 0, res.output
     rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
@@ -117,7 +117,7 @@ def test_the_cli_takes_k_and_the_evidence_budget_as_ask_does(index, queries, tmp
         llm = ScriptedLLM([CITES_GOLD], prompt_tokens=123)
         out = tmp_path / f"answers-{budget}.jsonl"
         res = CliRunner().invoke(app, ["eval", "answers", "--queries", str(queries), "--index", str(index.path),
-                                       "--out", str(out), "--limit", "1", "--k", "2", "--evidence-tokens", budget,
+                                       "--out", str(out), "--limit", "1", "-o", "k=2", "-o", f"evidence_tokens={budget}",
                                        "--json", "--no-progress"], obj=Root(llm=llm))
         assert res.exit_code == 0, res.output
         rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]

@@ -87,7 +87,7 @@ def endpoint(small_llm):
 @pytest.mark.llm
 def test_cli_json_through_an_endpoint(sample_index, endpoint, tmp_path, monkeypatch):
     monkeypatch.setenv("LEGALRAG_LLM_CACHE", str(tmp_path / "calls.sqlite"))
-    args = ["ask", QUESTION, "--index", str(sample_index.path), "--endpoint", endpoint, "--endpoint-model", "small",
+    args = ["ask", QUESTION, "--index", str(sample_index.path), "--model", f"{endpoint}#small",
             "--k", "2", "--max-tokens", "32", "--json"]
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output

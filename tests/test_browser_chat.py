@@ -37,11 +37,11 @@ window.__sampler = setInterval(() => {
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory):
-    from legalrag.server import Settings, create_app
+    from legalrag.server import ServerSettings, create_app
 
     index = sample_index(tmp_path_factory.mktemp("chat") / "idx")
     # 300 characters, one every 15 ms: an answer taller than what the phone shows above the input area
-    with serve_app(create_app(index, StreamingLLM(pieces=300, delay=0.015), Settings(rate_limit=0))) as url:
+    with serve_app(create_app(index, StreamingLLM(pieces=300, delay=0.015), ServerSettings(rate_limit=0))) as url:
         yield url
 
 

@@ -43,13 +43,13 @@ def slow_llm():
 @pytest.fixture(scope="module")
 def urls(tmp_path_factory):
     """Two servers over one sample index: ``open`` (no key, slowed model, citation model) and ``keyed``."""
-    from legalrag.server import Settings, create_app
+    from legalrag.server import ServerSettings, create_app
 
     tmp = tmp_path_factory.mktemp("ux")
     index = sample_index(tmp / "idx")
     predictor = sample_predictor(index, tmp)
-    with serve_app(create_app(index, slow_llm(), Settings(rate_limit=0), predictor=predictor)) as open_url, \
-            serve_app(create_app(index, slow_llm(), Settings(rate_limit=0, api_keys=(KEY,)))) as keyed_url:
+    with serve_app(create_app(index, slow_llm(), ServerSettings(rate_limit=0), predictor=predictor)) as open_url, \
+            serve_app(create_app(index, slow_llm(), ServerSettings(rate_limit=0, api_keys=(KEY,)))) as keyed_url:
         yield {"open": open_url, "keyed": keyed_url}
 
 

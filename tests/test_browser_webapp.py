@@ -31,11 +31,11 @@ pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=SKIP_REA
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from legalrag.server import Settings, create_app
+    from legalrag.server import ServerSettings, create_app
 
     tmp = tmp_path_factory.mktemp("web")
     index = sample_index(tmp / "idx")
-    app = create_app(index, legal_llm(), Settings(rate_limit=0), predictor=sample_predictor(index, tmp))
+    app = create_app(index, legal_llm(), ServerSettings(rate_limit=0), predictor=sample_predictor(index, tmp))
     with serve_app(app) as url:
         yield url
 

@@ -119,10 +119,10 @@ def test_the_http_route_keeps_its_old_fields_and_adds_marks(index_dir):
     pytest.importorskip("fastapi")
     from fastapi.testclient import TestClient
 
-    from legalrag.server import Settings, create_app
+    from legalrag.server import ServerSettings, create_app
     from legalrag.wiring import Root
 
-    client = TestClient(create_app(Root().index(index_dir), settings=Settings(rate_limit=0)))
+    client = TestClient(create_app(Root().index(index_dir), settings=ServerSettings(rate_limit=0)))
     r = client.post("/citations/check", json={"text": TEXT, "annotate": "md"})
     assert r.status_code == 200, r.text
     out = r.json()

@@ -105,8 +105,8 @@ def test_eval_cite_case_memory_dev_and_saved_model(tmp_path):
     train = tmp_path / "train.jsonl"
     train.write_text("".join(json.dumps({"id": k, "cited": sorted(v)}) + "\n" for k, v in TRAIN.items()))
     args = ["eval", "cite", "--index", str(tmp_path / "idx"), "--cases", str(cases), "--train-citations", str(train),
-            "--case-memory", "dev", "--no-progress"]
-    r = CliRunner().invoke(app, [*args, "--dev", "4", "--out", str(tmp_path / "model"), "--json"])
+            "-o", "case_memory=dev", "--no-progress"]
+    r = CliRunner().invoke(app, [*args, "-o", "dev=4", "--out", str(tmp_path / "model"), "--json"])
     assert r.exit_code == 0, r.output
     rep = json.loads(r.output)
     assert rep["n_cases"] == 2 and rep["n_dev"] == 4

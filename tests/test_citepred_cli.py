@@ -45,7 +45,7 @@ def test_cite_json_with_provenance(files):
 def test_eval_cite_calibrates_and_saves_model(files):
     model = files / "model"
     r = CliRunner().invoke(app, ["eval", "cite", "--index", str(files / "idx"), "--cases", str(files / "cases.jsonl"),
-                                 "--train-citations", str(files / "qrels"), "--dev", "2", "--no-progress",
+                                 "--train-citations", str(files / "qrels"), "-o", "dev=2", "--no-progress",
                                  "--out", str(model), "--json"])
     assert r.exit_code == 0, r.output
     rep = json.loads(r.output)
@@ -76,7 +76,7 @@ def test_cli_bad_input(files):
 def test_eval_cite_plot(files, tmp_path):
     plot = tmp_path / "stages.png"
     r = CliRunner().invoke(app, ["eval", "cite", "--index", str(files / "idx"), "--cases", str(files / "cases.jsonl"),
-                                 "--train-citations", str(files / "qrels"), "--dev", "2", "--no-progress",
+                                 "--train-citations", str(files / "qrels"), "-o", "dev=2", "--no-progress",
                                  "--plot", str(plot)])
     assert r.exit_code == 0, r.output
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "+ co-citation" in r.output
@@ -87,7 +87,7 @@ def test_cite_batched_case_first_verification_with_the_embedded_model(files, sma
     from legalrag.wiring import Root
 
     r = CliRunner().invoke(app, ["cite", "--index", str(files / "idx"), "--train-citations", str(files / "qrels"),
-                                 "--verify", "-o", "verify_batch=true", "-o", "case_first=true", "--json",
+                                 "-o", "verify=true", "-o", "verify_batch=true", "-o", "case_first=true", "--json",
                                  "He steals a bicycle, the property of another."], obj=Root(llm=small_llm))
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)

@@ -36,10 +36,10 @@ def test_unknown_processor_is_refused_before_any_model_loads(index_dir):
     assert res.exit_code == 2 and "--processor" in res.output and "'summary' is not one of" in res.output
 
 
-def test_endpoint_model_is_required_with_endpoint(index_dir):
-    res = CliRunner().invoke(app, ["chat", "--index", str(index_dir), "--endpoint", "http://127.0.0.1:9"],
+def test_an_endpoint_model_needs_the_name_it_serves(index_dir):
+    res = CliRunner().invoke(app, ["chat", "--index", str(index_dir), "--model", "http://127.0.0.1:9"],
                              input="/exit\n")
-    assert res.exit_code != 0 and "--endpoint-model" in str(res.exception)
+    assert res.exit_code != 0 and "--model http://127.0.0.1:9#NAME" in str(res.exception)
 
 
 

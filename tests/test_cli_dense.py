@@ -72,7 +72,7 @@ def test_hybrid_index_search_eval_and_ranker(env, test_data, monkeypatch, capsys
     assert metrics["hybrid"]["hit@10"] >= 0.8
 
     code, stdout, err = run_cli(monkeypatch, capsys, "train", "ranker", "--index", out, "--queries", qfile,
-                                "--depth", "12", "--rounds", "10", "--cv", "2", "--json", "--no-progress")
+                                "-o", "depth=12", "-o", "rounds=10", "-o", "cv=2", "--json", "--no-progress")
     assert code == 0, err
     summary = json.loads(stdout)
     assert summary["candidates"] == "hybrid" and summary["cv"]["folds"] == 2 and "mrr@10" in summary["cv"]
@@ -90,7 +90,7 @@ def test_hybrid_index_search_eval_and_ranker(env, test_data, monkeypatch, capsys
 
     # the neighbour memory: cross-validated, saved beside the ranker, used by the same pipeline
     code, stdout, err = run_cli(monkeypatch, capsys, "train", "ranker", "--index", out, "--queries", qfile,
-                                "--depth", "12", "--rounds", "10", "--cv", "2", "--neighbours", "3", "--expand", "5",
+                                "-o", "depth=12", "-o", "rounds=10", "-o", "cv=2", "-o", "neighbours=3", "-o", "expand=5",
                                 "--json", "--no-progress")
     assert code == 0, err
     summary = json.loads(stdout)

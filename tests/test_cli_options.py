@@ -17,16 +17,14 @@ from legalrag.cli.common import DEFAULT_INDEX_HELP, LLM_HELP
 SHARED = {  # option -> (default, the help a user reads)
     "--model": (None, "Embedded model: qwen2.5-coder-1.5b (default), qwen2.5-coder-0.5b or a GGUF path."),
     "--model SPEC": (None, LLM_HELP),
-    "--endpoint": (None, "OpenAI-compatible endpoint URL (instead of the embedded model)."),
-    "--endpoint-model": (None, "Model name at --endpoint."),
     "--threads": (None, "CPU threads of the model or encoder (default: the runtime.threads setting, else all cores)."),
     "--index": (None, "Index directory (default: the index.path setting)."),
     "--index DEFAULT": (None, DEFAULT_INDEX_HELP),
     "--json": (False, "Print JSON instead of text."),
 }
 COMMANDS = {  # command -> the shared options it takes
-    "ask": ["--model", "--endpoint", "--endpoint-model", "--threads", "--json"],
-    "chat": ["--model", "--endpoint", "--endpoint-model", "--json"],
+    "ask": ["--model SPEC", "--threads", "--json"],
+    "chat": ["--model SPEC", "--json"],
     "qa": ["--model SPEC", "--json"],
     "search": ["--model SPEC", "--index DEFAULT", "--json"],
     "eval retrieval": ["--model SPEC", "--index DEFAULT", "--json"],
@@ -41,7 +39,7 @@ COMMANDS = {  # command -> the shared options it takes
     "eval consultation-generate": ["--model SPEC", "--index DEFAULT"],
     "agents rollouts": ["--model SPEC", "--index DEFAULT", "--json"],
     "mcp": ["--model SPEC", "--index DEFAULT"],
-    "serve": ["--model", "--endpoint", "--endpoint-model", "--threads"],
+    "serve": ["--model SPEC", "--threads"],
     "index build": ["--threads"],
     "index info": ["--index DEFAULT", "--json"],
     "train ranker": ["--index", "--json"],

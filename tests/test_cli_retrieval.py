@@ -61,7 +61,7 @@ def test_eval_retrieval_json_table_and_run_out(index_dir, tmp_path, monkeypatch,
         {"query_id": 3, "query": "撞了人要赔偿吗", "gold_ids": [10069]},
     ]) + "\n", encoding="utf-8")
     code, out, err = run_cli(monkeypatch, capsys, "eval", "retrieval", "--index", index_dir, "--queries", q,
-                             "--k", "5", "--json", "--no-progress", "--out", tmp_path / "run")
+                             "-o", "k=5", "--json", "--no-progress", "--out", tmp_path / "run")
     assert code == 0, err
     m = json.loads(out)
     assert {"recall@5", "precision@5", "mrr@5", "ndcg@5", "hit@5", "n_queries"} <= set(m)

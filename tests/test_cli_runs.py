@@ -137,8 +137,8 @@ def test_train_reranker_then_rerank_with_it(tiny, tmp_path, monkeypatch, capsys)
     root, start, docs, queries = tiny
     out = tmp_path / "cross"
     code, stdout, err = run_cli(monkeypatch, capsys, "train", "reranker", "--index", root / "index", "--queries",
-                                root / "queries.jsonl", "--out", out, "--start", start, "--epochs", "1",
-                                "--depth", "8", "--lr", "1e-3", "--max-length", "48", "--device", "cpu",
+                                root / "queries.jsonl", "--out", out, "--start", start, "-o", "epochs=1",
+                                "-o", "depth=8", "-o", "lr=1e-3", "-o", "max_length=48", "-o", "device=cpu",
                                 "--no-progress", "--json")
     assert code == 0, err
     record = json.loads(stdout)

@@ -271,14 +271,14 @@ def test_cli_generate_then_judge_with_a_scripted_model(test_data, tmp_path):
     writer = Root(llm=ScriptedLLM(["不能。自然人之间借款没有约定利息的，视为没有利息。"], cycle=True))
     res = CliRunner().invoke(app, ["eval", "consultation-generate", "--data", str(test_data / "consultation" / "turns"),
                                    "--index", str(index.path), "--limit", "3", "--setting", "zero_shot",
-                                   "--setting", "retriever", "--out", str(tmp_path / "gen"), "--tokenizer", "char",
+                                   "--setting", "retriever", "--out", str(tmp_path / "gen"), "-o", "tokenizer=char",
                                    "--no-progress"], obj=writer)
     assert res.exit_code == 0, res.output
     assert len((tmp_path / "gen" / "generations.jsonl").read_text(encoding="utf-8").splitlines()) == 6
     assert len(writer.llm.requests) == 6
     judge = Root(llm=ScriptedLLM([json.dumps(VERDICT, ensure_ascii=False)], cycle=True))
     res = CliRunner().invoke(app, ["eval", "consultation-judge", "--generations", str(tmp_path / "gen"),
-                                   "--self-check", "--limit", "2", "--out", str(tmp_path / "judge"),
+                                   "-o", "self_check=true", "--limit", "2", "--out", str(tmp_path / "judge"),
                                    "--no-progress"], obj=judge)
     assert res.exit_code == 0, res.output
     summary = json.loads((tmp_path / "judge" / "summary.json").read_text(encoding="utf-8"))
@@ -295,8 +295,8 @@ def test_consultation_score_command_rescores_a_run_in_place(turns, docs, tmp_pat
     picked = [t for t in turns if t.id in ("fx-1-t3", "fx-2-t2")]
     responses = run_generation(picked, ScriptedLLM(lambda req: "视为没有利息。"), [Setting.ZERO_SHOT], documents=docs)
     gen = save_generation_run(tmp_path / "gen", picked, responses, score_generations(picked, responses), {})
-    res = CliRunner().invoke(app, ["eval", "consultation-score", "--generations", str(gen), "--no-bertscore",
-                                   "--tokenizer", "char"])
+    res = CliRunner().invoke(app, ["eval", "consultation-score", "--generations", str(gen), "-o", "bertscore=false",
+                                   "-o", "tokenizer=char"])
     assert res.exit_code == 0, res.output
     metrics = json.loads((gen / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["rescored"] == {"tokenizer": "char", "bertscore": False} and metrics["table"][0]["answers"] == 2

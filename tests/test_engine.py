@@ -120,14 +120,14 @@ def _shape(obj, depth: int = 0):
 def test_cli_json_and_http_json_have_one_shape_for_ask_and_chat(index):
     from fastapi.testclient import TestClient
 
-    from legalrag.server import Settings, create_app
+    from legalrag.server import ServerSettings, create_app
     from legalrag.wiring import Root
 
     runner = CliRunner()
     cli = runner.invoke(app, ["ask", QUESTION, "--index", str(index.path), "--json"],
                         obj=Root(llm=ScriptedLLM([REPLY])))
     assert cli.exit_code == 0, cli.output
-    client = TestClient(create_app(index, ScriptedLLM([REPLY], cycle=True), Settings(rate_limit=0)))
+    client = TestClient(create_app(index, ScriptedLLM([REPLY], cycle=True), ServerSettings(rate_limit=0)))
     http = client.post("/ask", json={"question": QUESTION})
     assert http.status_code == 200, http.text
     cli_json, http_json = json.loads(cli.output), http.json()

@@ -216,7 +216,7 @@ def test_eval_conversation_takes_every_chat_processor_and_reports_the_gold_repea
     from legalrag.retrieval.index import build_index
 
     index = build_index(tmp_path / "index", load_statutes(SAMPLE), ["bm25"], lang="zh")
-    base = ["eval", "conversation", "--data", str(data), "--index", str(index.path), "--turns", "0", "--no-progress"]
+    base = ["eval", "conversation", "--data", str(data), "--index", str(index.path), "-o", "turns=0", "--no-progress"]
     res = CliRunner().invoke(app, base + ["--json"])
     assert res.exit_code == 0, res.output
     payload = json.loads(res.stdout[res.stdout.index("{"):])

@@ -75,11 +75,11 @@ def test_the_mcp_sdk_example_runs_as_written(legalrag_on_path, capsys):
 
 
 def test_the_openai_example_runs_against_serve(tmp_path, capsys):
-    from legalrag.server import Settings, create_app
+    from legalrag.server import ServerSettings, create_app
     from test_openai_endpoint import UsageStreamingLLM
 
     code = next(b for b in blocks("python") if "from openai import OpenAI" in b)
-    app = create_app(sample_index(tmp_path / "idx"), UsageStreamingLLM(reply), Settings(api_keys=(KEY,)))
+    app = create_app(sample_index(tmp_path / "idx"), UsageStreamingLLM(reply), ServerSettings(api_keys=(KEY,)))
     with serve_app(app) as url:
         code = code.replace("http://127.0.0.1:8080", url).replace("YOUR-KEY", KEY)
         exec(compile(code, "docs/integrations.md", "exec"), {"__name__": "__main__"})

@@ -97,7 +97,7 @@ def test_cli_train_predict_eval_and_draft(tmp_path, monkeypatch, capsys):
                              "--cases", tmp_path / "held.jsonl", "--out", tmp_path / "pred.jsonl")
     assert code == 0, err
     code, out, err = run_cli(monkeypatch, capsys, "eval", "judgment", "--pred", tmp_path / "pred.jsonl",
-                             "--gold", tmp_path / "held-gold.jsonl", "--json", "--no-text-metrics")
+                             "--gold", tmp_path / "held-gold.jsonl", "--json", "-o", "text_metrics=false")
     assert code == 0, err
     summary = json.loads(out)
     assert summary["n"] == 4 and summary["unparsed"] == [] and summary["charge_f1"] == 1.0, summary

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from legalrag.cli import app
 from legalrag.errors import ModelError
 from legalrag.llm.base import ChatRequest
-from legalrag.llm.local import ServerFirstLLM, probe
+from legalrag.llm.local import ServerFirstLLM, probe_model_server
 from legalrag.llm.stream import stream_chat
 from legalrag.testing import ScriptedLLM
 from legalrag.wiring import local_server_client
@@ -37,7 +37,7 @@ def test_a_running_server_answers_and_the_local_model_is_never_loaded(small_llm)
 
     loaded: list[int] = []
     with serve_app(create_llm_app(small_llm)) as url:
-        assert probe(url + "/v1") is not None
+        assert probe_model_server(url + "/v1") is not None
         llm = ServerFirstLLM(url + "/v1", lambda: loaded.append(1) or small_llm, local_server_client)
         assert llm.route == f"server {url}/v1"
         pieces: list[str] = []
@@ -60,7 +60,7 @@ def test_a_server_that_is_not_legalrags_is_not_used():
         return {"object": "list", "data": [{"id": "gpt-x", "owned_by": "someone-else"}]}
 
     with serve_app(other) as url:
-        assert probe(url + "/v1") is None
+        assert probe_model_server(url + "/v1") is None
         assert ServerFirstLLM(url + "/v1", lambda: ScriptedLLM(["x"]), local_server_client).route == "in-process"
 
 

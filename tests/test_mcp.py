@@ -146,9 +146,9 @@ def test_the_tools_over_streamable_http_on_serve(setup):
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    from legalrag.server import Settings, create_app
+    from legalrag.server import ServerSettings, create_app
 
-    app = create_app(setup["index"], ScriptedLLM(reply), Settings(rate_limit=0, api_keys=(KEY,)))
+    app = create_app(setup["index"], ScriptedLLM(reply), ServerSettings(rate_limit=0, api_keys=(KEY,)))
 
     async def session(url: str, key: str):
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}) as http:

@@ -214,7 +214,7 @@ def test_cli_builds_searches_and_evaluates_on_milvus(tmp_path, test_data, monkey
         q.write_text(json.dumps({"query_id": 1, "query": "出租人不维修租赁物", "gold_ids": [711]}) + "\n",
                      encoding="utf-8")
         code, stdout, err = run_cli(monkeypatch, capsys, "eval", "retrieval", "--index", out, "--queries", q,
-                                    "--retriever", "bm25", "--k", "5", "--json", "--no-progress")
+                                    "--retriever", "bm25", "-o", "k=5", "--json", "--no-progress")
         assert code == 0, err
         assert json.loads(stdout)["hit@5"] == 1.0
         code, stdout, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus",

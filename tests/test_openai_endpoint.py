@@ -18,7 +18,7 @@ from server_setup import ANSWER, MISSING, REAL_ID, reply, sample_index  # noqa: 
 from legalrag.answer.processors import DEFAULT_PROCESSOR
 from legalrag.llm.base import ChatRequest  # noqa: E402
 from legalrag.llm.stream import ChatStream  # noqa: E402
-from legalrag.server import Settings, create_app  # noqa: E402
+from legalrag.server import ServerSettings, create_app  # noqa: E402
 from legalrag.testing import ScriptedLLM  # noqa: E402
 
 KEY = "test-key-0123456789abcdef"
@@ -48,7 +48,7 @@ def index(tmp_path_factory):
 @pytest.fixture(scope="module")
 def served(index):
     llm = UsageStreamingLLM(reply)
-    with serve_app(create_app(index, llm, Settings(rate_limit=0, api_keys=(KEY,)))) as url:
+    with serve_app(create_app(index, llm, ServerSettings(rate_limit=0, api_keys=(KEY,)))) as url:
         yield url, llm
 
 
@@ -127,7 +127,7 @@ def test_api_key_and_rate_limit_apply(index, served):
     wrong = openai.OpenAI(base_url=served[0] + "/v1", api_key="not-the-key-at-all-000", max_retries=0)
     with pytest.raises(openai.AuthenticationError, match="wrong API key"):
         wrong.models.list()
-    with serve_app(create_app(index, UsageStreamingLLM(reply), Settings(rate_limit=1, rate_burst=1))) as url:
+    with serve_app(create_app(index, UsageStreamingLLM(reply), ServerSettings(rate_limit=1, rate_burst=1))) as url:
         limited = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
         limited.models.list()
         with pytest.raises(openai.RateLimitError, match="too many requests"):

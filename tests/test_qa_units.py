@@ -125,7 +125,7 @@ def test_cli_qa_without_configured_source_still_answers(tmp_path, monkeypatch):
         monkeypatch.delenv(var, raising=False)
     trace = tmp_path / "t.jsonl"
     result = CliRunner().invoke(app, ["qa", "Is a verbal lease valid?", "--sources", "web", "--json",
-                                      "--model", "qwen2.5-0.5b", "--trace", str(trace)])
+                                      "--model", "qwen2.5-0.5b", "-o", f"trace={trace}"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
     assert out["llm_calls"] == 0 and out["sources"] == [] and "SERPER_API_KEY" in out["answer"]

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
-from legalrag.server import Settings, create_app  # noqa: E402
+from legalrag.server import ServerSettings, create_app  # noqa: E402
 from server_setup import INJECTION, MISSING, REAL, REAL_ID, legal_llm, sample_index, sample_predictor  # noqa: E402
 
 
@@ -22,7 +22,7 @@ def index(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(index, tmp_path_factory):
-    app = create_app(index, legal_llm(), Settings(rate_limit=0),
+    app = create_app(index, legal_llm(), ServerSettings(rate_limit=0),
                      predictor=sample_predictor(index, tmp_path_factory.mktemp("cite")))
     return TestClient(app)
 
@@ -48,7 +48,7 @@ def test_search_returns_ranked_articles_with_terms(client, index):
 
 
 def test_law_filter_and_bad_requests(index):
-    client = TestClient(create_app(index, settings=Settings(max_k=20)))
+    client = TestClient(create_app(index, settings=ServerSettings(max_k=20)))
     r = client.post("/search", json={"query": "合同", "k": 5, "laws": ["劳动合同法"]})
     assert r.status_code == 200 and all(h["citation"].startswith("《劳动合同法》") for h in r.json()["hits"])
     r = client.post("/search", json={"query": "合同", "laws": ["刑法"]})
@@ -241,7 +241,7 @@ def test_a_trained_policy_runs_the_agents_search_apart_from_answers(index):
     """``agents_llm`` (what `legalrag serve --policy DIR` passes) drives /agents/search; answers keep ``llm``,
     here none, so they stay 503 while the agents search works."""
     policy = legal_llm()
-    client = TestClient(create_app(index, None, Settings(rate_limit=0), agents_llm=policy))
+    client = TestClient(create_app(index, None, ServerSettings(rate_limit=0), agents_llm=policy))
     caps = client.get("/capabilities").json()
     assert caps["features"]["agents"] is True and caps["features"]["ask"] is False
     assert caps["agents_llm"] == policy.model_id and caps["llm"] is None
@@ -252,13 +252,13 @@ def test_a_trained_policy_runs_the_agents_search_apart_from_answers(index):
 
 
 def test_the_servers_evidence_budget_reaches_ask_and_consult_prompts(index):
-    """`legalrag serve --evidence-tokens N` is ``Settings.evidence_tokens``: it bounds the evidence of /ask and
+    """`legalrag serve -o evidence_tokens=N` is ``ServerSettings.evidence_tokens``: it bounds the evidence of /ask and
     /consult prompts (and their stream forms), /capabilities reports it, and a request may ask for less."""
     question = {"question": "公司不签劳动合同怎么办", "k": 3}
 
     def prompts(budget, **body):
         llm = legal_llm()
-        client = TestClient(create_app(index, llm, Settings(rate_limit=0, evidence_tokens=budget)))
+        client = TestClient(create_app(index, llm, ServerSettings(rate_limit=0, evidence_tokens=budget)))
         shown = []
         for path in ("/ask", "/consult"):
             r = client.post(path, json={**question, **body})
@@ -302,9 +302,9 @@ def test_evidence_budget_setting_is_validated():
 
     from legalrag.types import DEFAULT_EVIDENCE_TOKENS
 
-    assert Settings().evidence_tokens == DEFAULT_EVIDENCE_TOKENS  # the library default, as `legalrag ask`
+    assert ServerSettings().evidence_tokens == DEFAULT_EVIDENCE_TOKENS  # the library default, as `legalrag ask`
     with pytest.raises(ValidationError, match="evidence_tokens"):
-        Settings(evidence_tokens=0)
+        ServerSettings(evidence_tokens=0)
 
 
 def test_serve_evidence_tokens_option_reaches_the_app(index, monkeypatch):
@@ -316,8 +316,8 @@ def test_serve_evidence_tokens_option_reaches_the_app(index, monkeypatch):
     served = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **options: served.append(app))  # no socket: the app is checked
     for option, expected in (("150", 150), ("0", None)):
-        res = CliRunner().invoke(cli, ["serve", "--index", str(index.path), "--no-llm", "--evidence-tokens", option])
+        res = CliRunner().invoke(cli, ["serve", "--index", str(index.path), "--no-llm", "-o", f"evidence_tokens={option}"])
         assert res.exit_code == 0, res.output
         assert TestClient(served[-1]).get("/capabilities").json()["evidence_tokens"] == expected
-    res = CliRunner().invoke(cli, ["serve", "--index", str(index.path), "--no-llm", "--evidence-tokens", "-3"])
-    assert res.exit_code == 2 and "--evidence-tokens" in res.output
+    res = CliRunner().invoke(cli, ["serve", "--index", str(index.path), "--no-llm", "-o", "evidence_tokens=-3"])
+    assert res.exit_code == 2 and "evidence_tokens" in res.output and "'-o'" in res.output

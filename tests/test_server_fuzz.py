@@ -16,11 +16,11 @@ from server_setup import legal_llm, sample_index, sample_predictor, sample_struc
 
 @pytest.fixture(scope="module")
 def api_schema(tmp_path_factory):
-    from legalrag.server import Settings, create_app
+    from legalrag.server import ServerSettings, create_app
 
     tmp = tmp_path_factory.mktemp("fuzz")
     index = sample_index(tmp / "idx")
-    app = create_app(index, legal_llm(), Settings(rate_limit=0), predictor=sample_predictor(index, tmp),
+    app = create_app(index, legal_llm(), ServerSettings(rate_limit=0), predictor=sample_predictor(index, tmp),
                      structure=sample_structure())
     return schemathesis.openapi.from_asgi("/openapi.json", app)
 

@@ -11,7 +11,7 @@ pytest.importorskip("lightgbm")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from legalrag.judgment.extract import extract_fields  # noqa: E402
-from legalrag.server import Settings, create_app  # noqa: E402
+from legalrag.server import ServerSettings, create_app  # noqa: E402
 from legalrag.testing import ScriptedLLM  # noqa: E402
 from server_setup import sample_index, sample_structure  # noqa: E402
 
@@ -30,7 +30,7 @@ def structure():
 
 
 def test_the_structure_comes_with_its_evidence_and_resolved_articles(index, structure):
-    client = TestClient(create_app(index, None, Settings(rate_limit=0), structure=structure))
+    client = TestClient(create_app(index, None, ServerSettings(rate_limit=0), structure=structure))
     assert client.get("/capabilities").json()["features"]["judgment_structure"] is True
     r = client.post("/judgment/structure", json={"facts": THEFT})
     assert r.status_code == 200, r.text
@@ -47,7 +47,7 @@ def test_the_structure_comes_with_its_evidence_and_resolved_articles(index, stru
 
 def test_the_charge_check_uses_the_servers_model(index, structure):
     llm = ScriptedLLM(["侵犯著作权罪"])
-    client = TestClient(create_app(index, llm, Settings(rate_limit=0), structure=structure))
+    client = TestClient(create_app(index, llm, ServerSettings(rate_limit=0), structure=structure))
     plain = client.post("/judgment/structure", json={"facts": DISCS}).json()
     assert plain["structure"]["low_confidence"] and llm.calls == 0
     checked = client.post("/judgment/structure", json={"facts": DISCS, "check_charges": True}).json()
@@ -57,11 +57,11 @@ def test_the_charge_check_uses_the_servers_model(index, structure):
 
 
 def test_missing_models_and_bad_bodies_are_clear_errors(index, structure):
-    bare = TestClient(create_app(index, None, Settings(rate_limit=0)))
+    bare = TestClient(create_app(index, None, ServerSettings(rate_limit=0)))
     r = bare.post("/judgment/structure", json={"facts": THEFT})
     assert r.status_code == 503 and "--judgment-model" in r.json()["error"]["message"]
     assert bare.get("/capabilities").json()["features"]["judgment_structure"] is False
-    no_llm = TestClient(create_app(index, None, Settings(rate_limit=0), structure=structure))
+    no_llm = TestClient(create_app(index, None, ServerSettings(rate_limit=0), structure=structure))
     r = no_llm.post("/judgment/structure", json={"facts": DISCS, "check_charges": True})
     assert r.status_code == 503 and "language model" in r.json()["error"]["message"]
     for body in ({"facts": ""}, {"facts": THEFT, "unknown": 1}, {}):

@@ -12,7 +12,7 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from legalrag.errors import InputError  # noqa: E402
-from legalrag.server import Settings, create_app  # noqa: E402
+from legalrag.server import ServerSettings, create_app  # noqa: E402
 from legalrag.server.security import RateLimiter, load_api_keys  # noqa: E402
 from server_setup import sample_index  # noqa: E402
 
@@ -33,7 +33,7 @@ def search(client, key=None, header="authorization", **body):
 
 
 def test_api_keys_are_required_on_api_routes_only(index, caplog):
-    client = TestClient(create_app(index, settings=Settings(api_keys=(KEY, OTHER))))
+    client = TestClient(create_app(index, settings=ServerSettings(api_keys=(KEY, OTHER))))
     caplog.set_level(logging.INFO, logger="legalrag.access")
     r = search(client)
     assert r.status_code == 401 and "no API key" in r.json()["error"]["message"]
@@ -65,7 +65,7 @@ def test_key_file(tmp_path):
 
 
 def test_rate_limit_is_per_key_with_retry_after(index):
-    client = TestClient(create_app(index, settings=Settings(api_keys=(KEY, OTHER), rate_limit=60, rate_burst=3)))
+    client = TestClient(create_app(index, settings=ServerSettings(api_keys=(KEY, OTHER), rate_limit=60, rate_burst=3)))
     assert [search(client, KEY).status_code for _ in range(3)] == [200, 200, 200]
     r = search(client, KEY)
     assert r.status_code == 429 and r.headers["retry-after"] == "1"
@@ -84,7 +84,7 @@ def test_token_bucket_refills():
 
 
 def test_body_size_content_type_and_headers(index):
-    client = TestClient(create_app(index, settings=Settings(max_body_bytes=2048)))
+    client = TestClient(create_app(index, settings=ServerSettings(max_body_bytes=2048)))
     r = client.post("/search", content=json.dumps({"query": "合同" * 2000}), headers={"content-type": "application/json"})
     assert r.status_code == 413 and "2048 bytes" in r.json()["error"]["message"]
 
@@ -135,7 +135,7 @@ def _asgi_post(app, path: str, pieces: list[bytes], headers: list[tuple[bytes, b
 
 
 def test_the_body_limit_counts_every_message_of_a_chunked_upload(index):
-    app = create_app(index, settings=Settings(max_body_bytes=2048))
+    app = create_app(index, settings=ServerSettings(max_body_bytes=2048))
     small = [b'{"query": "', *([b"x" * 100] * 30), b'", "k": 2}']  # 3,000 bytes in pieces of 100
     status, body = _asgi_post(app, "/search", small)
     assert status == 413, (f"a 3,000-byte body sent as 32 messages of at most 100 bytes passed the 2,048-byte "
@@ -147,7 +147,7 @@ def test_the_body_limit_counts_every_message_of_a_chunked_upload(index):
 
 
 def test_a_declared_length_over_the_limit_is_refused_before_the_body_is_read(index):
-    app = create_app(index, settings=Settings(max_body_bytes=2048))
+    app = create_app(index, settings=ServerSettings(max_body_bytes=2048))
     received: list = []
     status, body = _asgi_post(app, "/search", [b'{"query": "x"}'], [(b"content-length", b"4096")], received)
     assert status == 413 and "2048 bytes" in body["error"]["message"], \
@@ -162,7 +162,7 @@ def test_cors_is_off_by_default(index):
     assert "access-control-allow-origin" not in r.headers
     r = TestClient(create_app(index)).post("/search", json={"query": "x"}, headers={"origin": "https://elsewhere.example"})
     assert "access-control-allow-origin" not in r.headers
-    client = TestClient(create_app(index, settings=Settings(cors_origins=("https://elsewhere.example",))))
+    client = TestClient(create_app(index, settings=ServerSettings(cors_origins=("https://elsewhere.example",))))
     r = client.options("/search", headers=preflight)
     assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "https://elsewhere.example"
 

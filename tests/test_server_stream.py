@@ -13,7 +13,7 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("fastapi")
 
 from http_app import serve_app  # noqa: E402
-from legalrag.server import Settings, create_app  # noqa: E402
+from legalrag.server import ServerSettings, create_app  # noqa: E402
 from server_setup import StreamingLLM, sample_index  # noqa: E402
 
 
@@ -54,7 +54,7 @@ def test_disconnect_mid_stream_stops_generation(index):
 def test_requests_queue_for_the_model_and_report_the_wait(index):
     llm = StreamingLLM(pieces=15, delay=0.02)
     results: dict[int, list] = {}
-    with serve_app(create_app(index, llm, Settings(rate_limit=0))) as url:
+    with serve_app(create_app(index, llm, ServerSettings(rate_limit=0))) as url:
         def user(i: int) -> None:
             with httpx.stream("POST", url + "/ask/stream", json={"question": "试用期多长", "k": 2}, timeout=20) as r:
                 results[i] = list(read_events(r))
@@ -74,7 +74,7 @@ def test_requests_queue_for_the_model_and_report_the_wait(index):
 
 def test_a_full_queue_is_refused_with_retry_after(index):
     llm = StreamingLLM(pieces=200, delay=0.02)
-    with serve_app(create_app(index, llm, Settings(max_waiting=0))) as url:
+    with serve_app(create_app(index, llm, ServerSettings(max_waiting=0))) as url:
         with httpx.stream("POST", url + "/ask/stream", json={"question": "试用期多长", "k": 1}, timeout=10) as first:
             stream = read_events(first)  # kept: closing it would drop the connection and stop the generation
             next(stream)  # generating now

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
-from legalrag.server import Settings, create_app  # noqa: E402
+from legalrag.server import ServerSettings, create_app  # noqa: E402
 from legalrag.server.render import reason_code  # noqa: E402
 from server_setup import legal_llm, sample_index, sample_predictor  # noqa: E402
 
@@ -27,7 +27,7 @@ def index(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(index, tmp_path_factory):
-    app = create_app(index, legal_llm(), Settings(rate_limit=0),
+    app = create_app(index, legal_llm(), ServerSettings(rate_limit=0),
                      predictor=sample_predictor(index, tmp_path_factory.mktemp("cite")))
     return TestClient(app)
 
@@ -86,7 +86,7 @@ def test_errors_carry_codes_the_page_translates(client):
 
 
 def test_rate_limit_and_key_errors_carry_their_parameters(index):
-    keyed = TestClient(create_app(index, settings=Settings(api_keys=("k" * 20,), rate_limit=1, rate_burst=1)))
+    keyed = TestClient(create_app(index, settings=ServerSettings(api_keys=("k" * 20,), rate_limit=1, rate_burst=1)))
     assert keyed.get("/capabilities").json()["error"]["type"] == "Unauthorized"
     assert keyed.get("/health").status_code == 200  # no key needed
     auth = {"X-API-Key": "k" * 20}

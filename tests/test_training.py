@@ -138,13 +138,13 @@ def test_a_cross_encoder_is_refused_as_a_starting_encoder(tmp_path):
 
 def test_guarded_mining_reuses_the_dev_evaluations_corpus_vectors(start):
     from legalrag.retrieval.bm25 import BM25Retriever
-    from legalrag.training.data import document_text, retriever_ranker
+    from legalrag.training.data import training_text, retriever_ranker
     from legalrag.training.encoder import dev_metrics, guarded_mining, load_encoder_model
 
     docs, queries = tiny_corpus()
     s = EncoderSettings(**{**SETTINGS, "guard_ratio": 0.5})
     model = load_encoder_model(start, s.max_seq_length)
-    texts = {d.id: document_text(d, s.max_chars) for d in docs}
+    texts = {d.id: training_text(d, s.max_chars) for d in docs}
     ids = list(texts)
     run, _ = dev_metrics(model, queries[:4], ids, [texts[d] for d in ids])
     rankers = {"bm25": retriever_ranker(BM25Retriever.from_documents(docs))}

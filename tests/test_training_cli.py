@@ -30,12 +30,15 @@ def test_train_encoder_mines_from_the_index_and_writes_a_model(setup, monkeypatc
     root, start = setup
     out = root / "model"
     code, stdout, stderr = run_cli(monkeypatch, capsys, "train", "encoder", "--index", root / "index", "--queries",
-                                   root / "train.jsonl", "--out", out, "--start", start, "--epochs", "1",
-                                   "--batch-size", "8", "--lr", "3e-3", "--train-embeddings", "--no-progress",
+                                   root / "train.jsonl", "--out", out, "--start", start, "-o", "epochs=1",
+                                   "-o", "batch_size=8", "-o", "lr=3e-3", "-o", "freeze_embeddings=false", "--no-progress",
                                    "--json")
     assert code == 0, stderr
     record = json.loads(stdout)
     assert record["negatives"]["sources"] == ["bm25"] and record["epochs"][0]["negatives_per_query"] > 0
+    # the -o keys reached EncoderSettings: the record keeps what was given
+    assert (record["settings"]["epochs"], record["settings"]["batch_size"], record["settings"]["lr"]) == (1, 8, 3e-3)
+    assert record["settings"]["freeze_embeddings"] is False
     assert (out / "training_record.json").exists()
     code, stdout, _ = run_cli(monkeypatch, capsys, "models", "list", root, "--json")
     assert code == 0 and any(r["spec"] == str(out) and r["kind"] == "encoder" for r in json.loads(stdout))
@@ -55,13 +58,13 @@ def test_split_writes_the_dev_set_training_holds_out(setup, monkeypatch, capsys)
 
     root, _ = setup
     code, _, stderr = run_cli(monkeypatch, capsys, "train", "split", "--index", root / "index", "--queries",
-                              root / "train.jsonl", "--out", root / "split", "--dev-share", "0.25")
+                              root / "train.jsonl", "--out", root / "split", "-o", "dev_share=0.25")
     assert code == 0, stderr
     dev = [q.id for q in load_queries(root / "split" / "dev.jsonl")]
     _, expected = split_by_id(load_queries(root / "train.jsonl"), 0.25, 13)
     assert dev == [q.id for q in expected] and dev
     code, _, _ = run_cli(monkeypatch, capsys, "train", "split", "--index", root / "index", "--queries",
-                         root / "train.jsonl", "--out", root / "first", "--train-first", "10")
+                         root / "train.jsonl", "--out", root / "first", "-o", "train_first=10")
     assert code == 0 and len(load_queries(root / "first" / "train.jsonl")) == 10
 
 

@@ -129,7 +129,7 @@ def test_the_structure_and_citation_recipes_write_models_of_the_shipped_format(s
 
     structure = root / "structure"
     code, out = _run(["train", "judge-structure", "--data", data, "--index", root / "index", "--retriever", dense,
-                      "--cail", cail, "--cail-split", split, "--cail-rows", "all", "--out", structure,
+                      "--cail", cail, "--cail-split", split, "-o", "cail_rows=all", "--out", structure,
                       "--no-progress"], enc)
     assert code == 0, out
     man = json.loads((structure / "manifest.json").read_text(encoding="utf-8"))
@@ -189,7 +189,7 @@ def test_bad_input_is_named(setup, tmp_path):
     code, out = _run(["train", "judge-structure", "--data", data, "--index", root / "index", "--out",
                       tmp_path / "m"], enc)
     assert code != 0 and "--retriever" in out
-    code, out = _run(["train", "judge-structure", "--data", data, "--no-case-texts", "--out", tmp_path / "m"], enc)
+    code, out = _run(["train", "judge-structure", "--data", data, "-o", "case_texts=false", "--out", tmp_path / "m"], enc)
     assert code != 0 and "--case-texts" in out
     code, out = _run(["train", "judge-cite", "--data", data, "--index", root / "index", "--retriever", "bm25",
                       "--out", tmp_path / "c"], enc)

@@ -20,10 +20,10 @@ from typer.testing import CliRunner
 
 from legalrag.cli import app
 from legalrag.retrieval.index import build_index, open_index
-from legalrag.server import Settings, create_app
+from legalrag.server import ServerSettings, create_app
 from legalrag.testing import ScriptedLLM
 from legalrag.types import Document
-from legalrag.warm.client import ServerError, probe, stream
+from legalrag.warm.client import ServerError, probe_warm_server, stream
 from legalrag.wiring import Root
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,7 +60,7 @@ def ask(*args: str, question: str = QUESTION) -> tuple[int, str, ScriptedLLM]:
 @pytest.fixture
 def server(indexes, monkeypatch):
     """A legalrag server over index a (a scripted model that streams), at the serve address `ask` looks at."""
-    def start(settings: Settings = Settings(rate_limit=0, max_indexes=1), llm=None):
+    def start(settings: ServerSettings = ServerSettings(rate_limit=0, max_indexes=1), llm=None):
         llm = llm or StreamingLLM(pieces=30, delay=0.001)
         ctx = serve_app(create_app(open_index(indexes[0]), llm, settings, open_index=open_index))
         url = ctx.__enter__()
@@ -117,17 +117,17 @@ def test_another_index_is_opened_by_the_server_when_allowed(server, indexes):
     assert code == 0, out
     assert not here.requests and f"opened the index {indexes[1].resolve()} for this request" in out
     assert "劳动合同法》第七条  (7)" in out  # retrieved from the other index
-    assert str(indexes[1].resolve()) in probe(url).indexes  # kept for the next request
+    assert str(indexes[1].resolve()) in probe_warm_server(url).indexes  # kept for the next request
     code, out, _ = ask("--index", str(indexes[1]), question=LABOUR)
     assert code == 0 and f"(index {indexes[1].resolve()})" in out and "opened" not in out
 
 
 def test_another_index_is_answered_in_process_when_the_server_may_not_open_it(server, indexes):
-    server(Settings(rate_limit=0, max_indexes=0))
+    server(ServerSettings(rate_limit=0, max_indexes=0))
     code, out, here = ask("--index", str(indexes[1]), question=LABOUR)
     assert code == 0, out
     assert here.requests and "劳动合同法》第七条  (7)" in out
-    assert f"may not open {indexes[1].resolve()} (`legalrag serve --max-indexes N`)" in out
+    assert f"may not open {indexes[1].resolve()} (the serve.max_indexes setting of `legalrag serve`)" in out
 
 
 def test_a_server_of_another_build_is_stale_and_not_used(server, indexes, monkeypatch):
@@ -156,7 +156,7 @@ def test_a_busy_server_queues_the_request_and_shows_the_wait(server, indexes):
     first = threading.Thread(target=occupy, args=(url,))
     first.start()
     for _ in range(200):  # until the first request holds the model
-        if probe(url).busy.get("active"):
+        if probe_warm_server(url).busy.get("active"):
             break
         time.sleep(0.01)
     code, out, here = ask("--index", str(indexes[0]))
@@ -167,11 +167,11 @@ def test_a_busy_server_queues_the_request_and_shows_the_wait(server, indexes):
 
 
 def test_a_full_server_is_answered_in_process(server, indexes):
-    url, _ = server(Settings(rate_limit=0, max_waiting=0), llm=StreamingLLM(pieces=200, delay=0.02))
+    url, _ = server(ServerSettings(rate_limit=0, max_waiting=0), llm=StreamingLLM(pieces=200, delay=0.02))
     first = threading.Thread(target=occupy, args=(url,))
     first.start()
     for _ in range(200):
-        if probe(url).busy.get("active"):
+        if probe_warm_server(url).busy.get("active"):
             break
         time.sleep(0.01)
     code, out, here = ask("--index", str(indexes[0]))
@@ -186,7 +186,7 @@ sys.path.insert(0, {tests!r})
 from server_setup import StreamingLLM
 from legalrag.cli import app
 from legalrag.wiring import Root
-app(["serve", "--index", {index!r}, "--port", "{port}", "--rate-limit", "0"],
+app(["serve", "--index", {index!r}, "--port", "{port}", "-o", "rate_limit=0"],
     obj=Root(llm=StreamingLLM(pieces=600, delay=0.05)))
 """
 
@@ -202,15 +202,15 @@ def test_a_server_that_dies_mid_answer_is_finished_in_process(indexes, monkeypat
     try:
         url = f"http://127.0.0.1:{port}"
         for _ in range(600):
-            if probe(url) is not None or proc.poll() is not None:
+            if probe_warm_server(url) is not None or proc.poll() is not None:
                 break
             time.sleep(0.1)
-        assert probe(url) is not None, "the server process did not come up"
+        assert probe_warm_server(url) is not None, "the server process did not come up"
         monkeypatch.setenv("LEGALRAG_SERVE_PORT", str(port))
 
         def kill_when_streaming() -> None:
             for _ in range(300):
-                info = probe(url)
+                info = probe_warm_server(url)
                 if info is not None and info.busy.get("active"):
                     time.sleep(3.0)  # part of the answer is out (a piece every 0.05 s), most of it is not
                     os.killpg(proc.pid, signal.SIGKILL)

@@ -62,16 +62,20 @@ U = "tests/unit"
 # module -> its sources and fast tests, smallest module first (the order `run` takes them in).
 MODULES: dict[str, Target] = {
     "citecheck.repealed": T("src/legalrag/citecheck/repealed.py",
-                            f"{U}/citecheck/test_repealed_chain.py {U}/citecheck/test_marks.py"),
+                            f"{U}/citecheck/test_repealed_chain.py {U}/citecheck/test_marks_lines.py "
+                            f"{U}/citecheck/test_marks.py"),
     "judgment.ranges": T("src/legalrag/judgment/ranges.py",
                          f"{U}/judgment/test_ranges_bounds.py {U}/judgment/test_ranges.py"),
-    "answer.guard": T("src/legalrag/answer/guard.py", f"{U}/answer/test_guard.py {U}/answer/test_injection.py"),
+    "answer.guard": T("src/legalrag/answer/guard.py",
+                      f"{U}/answer/test_guard_verdicts.py {U}/answer/test_guard.py {U}/answer/test_injection.py"),
     "citecheck.resolve": T("src/legalrag/citecheck/resolve.py", f"{U}/citecheck/test_parse.py"),
     "citecheck.support": T("src/legalrag/citecheck/support.py",
-                           f"{U}/citecheck/test_support_features.py {U}/citecheck/test_marks_thresholds.py "
+                           f"{U}/citecheck/test_support_features.py {U}/citecheck/test_support_model.py "
+                           f"{U}/citecheck/test_marks_thresholds.py "
                            f"{U}/citecheck/test_marks.py"),
     "citecheck.marks": T("src/legalrag/citecheck/marks.py",
-                         f"{U}/citecheck/test_marks_thresholds.py {U}/citecheck/test_marks.py"),
+                         f"{U}/citecheck/test_marks_thresholds.py {U}/citecheck/test_marks_lines.py "
+                         f"{U}/citecheck/test_marks.py"),
     "national": T("src/legalrag/national.py", f"{U}/test_national_stale.py {U}/test_national.py"),
     "answer.processors": T("src/legalrag/answer/processors.py", f"{U}/answer/test_processors.py"),
     "server.routes_openai": T("src/legalrag/server/routes_openai.py",
@@ -198,7 +202,9 @@ def run_module(name: str, target: Target, *, explicit: list[str] | None, seconds
     cmd = [str(mutmut), "run", "--max-children", "1"]
     started = time.monotonic()
     log = (work / "mutmut.log").open("a", encoding="utf-8")
+    stop_leftover(work)
     proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    (work / "mutmut.pgid").write_text(str(proc.pid), encoding="utf-8")
     stopped = ""
     try:
         while proc.poll() is None:
@@ -219,6 +225,7 @@ def run_module(name: str, target: Target, *, explicit: list[str] | None, seconds
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         log.close()
+    (work / "mutmut.pgid").unlink(missing_ok=True)
     keep_good_copies(work)
     wall = round(time.monotonic() - started, 1)
     out = {**info, "wall_s": wall, "exit": proc.returncode}
@@ -234,6 +241,25 @@ def run_module(name: str, target: Target, *, explicit: list[str] | None, seconds
 
 def workdir(name: str, baseline: bool = False) -> Path:
     return WORK / "baseline" / name if baseline else WORK / name
+
+
+def stop_leftover(work: Path) -> None:
+    """The mutmut of a run whose driver was killed (kill -9 leaves it running): stopped before resuming."""
+    pgid_file = work / "mutmut.pgid"
+    if not pgid_file.exists():
+        return
+    try:
+        pgid = int(pgid_file.read_text(encoding="utf-8"))
+        proc = Path(f"/proc/{pgid}")
+        # only our mutmut, in this module's folder (the number may since belong to another process)
+        if b"mutmut" not in (proc / "cmdline").read_bytes() or (proc / "cwd").resolve() != work.resolve():
+            raise ProcessLookupError
+        os.killpg(pgid, signal.SIGTERM)
+        time.sleep(3)
+        os.killpg(pgid, signal.SIGKILL)
+    except (ValueError, OSError):
+        pass
+    pgid_file.unlink(missing_ok=True)
 
 
 def verdicts(name: str, baseline: bool = False) -> dict[str, str]:
@@ -359,6 +385,9 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("new")
     t.add_argument("tests", nargs="+")
     a = ap.parse_args(argv)
+    # Ctrl-C, and a kill (TERM) of a run in the background, stop it between mutants, its verdicts kept
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     line = "python tools/mutation.py " + " ".join(argv if argv is not None else sys.argv[1:])
     if a.cmd == "try":
         return 0 if try_mutant(a.file, a.old, a.new, a.tests) else 1

@@ -50,9 +50,9 @@ def run(args: argparse.Namespace) -> None:
                 name = cell_name(model, k, budget)
                 print(f"[{datetime.datetime.now():%H:%M:%S}] {name}", flush=True)
                 cmd = [sys.executable, "-m", "legalrag", "eval", "answers", "--queries", args.queries,
-                       "--index", args.index, "--model", model, "--k", str(k), "--evidence-tokens", str(budget),
+                       "--index", args.index, "--model", model, "-o", f"k={k}", "-o", f"evidence_tokens={budget}",
                        "--limit", str(args.limit), "--no-cache", "--no-progress", "--json",
-                       "--out", str(out_dir / f"{name}.jsonl"), "--summary", str(out_dir / f"{name}.summary.json")]
+                       "--out", str(out_dir / f"{name}.jsonl"), "-o", f"summary={out_dir / f'{name}.summary.json'}"]
                 if args.threads:
                     cmd += ["--threads", str(args.threads)]
                 subprocess.run(cmd, check=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO / "src")})

@@ -144,7 +144,7 @@ def main() -> None:
                  "-o", "history_chars=600", "-o", "article_chars=200", "--out", str(out / "gen-1.5b"), *llm],
                 out / "gen-1.5b", a.force)
         elif step == "judge":
-            run(["eval", "consultation-judge", "--generations", str(out / "gen-1.5b"), "--self-check",
+            run(["eval", "consultation-judge", "--generations", str(out / "gen-1.5b"), "-o", "self_check=true",
                  "-o", "max_tokens=300", "--out", str(out / "judge-1.5b"), "--plot", str(out / "judge-1.5b.png"), *llm],
                 out / "judge-1.5b", a.force)
         elif step == "conversation":
@@ -154,12 +154,12 @@ def main() -> None:
                  "--out", str(out / "conversation"), "--plot", str(out / "conversation-recall-by-turn.png"), *llm],
                 out / "conversation", a.force)
         elif step == "judge-small":
-            run(["eval", "consultation-judge", "--generations", str(out / "gen-1.5b"), "--self-check",
-                 "--model", "qwen2.5-0.5b", "-o", "max_tokens=300", "--against", str(out / "judge-1.5b"),
+            run(["eval", "consultation-judge", "--generations", str(out / "gen-1.5b"), "-o", "self_check=true",
+                 "--model", "qwen2.5-0.5b", "-o", "max_tokens=300", "-o", f"against={out / 'judge-1.5b'}",
                  "--out", str(out / "judge-0.5b"), *llm], out / "judge-0.5b", a.force)
         elif step == "judge-seed":
             run(["eval", "consultation-judge", "--generations", str(out / "gen-1.5b"), "-o", "temperature=0.7",
-                 "-o", "seed=1", "-o", "max_tokens=300", "--against", str(out / "judge-1.5b"), "--out", str(out / "judge-1.5b-seed1"), *llm],
+                 "-o", "seed=1", "-o", "max_tokens=300", "-o", f"against={out / 'judge-1.5b'}", "--out", str(out / "judge-1.5b-seed1"), *llm],
                 out / "judge-1.5b-seed1", a.force)
         elif step == "report":
             report(out)

@@ -129,7 +129,7 @@ def summary(args: argparse.Namespace) -> None:
 
 IMPORTS = {  # what a fresh `legalrag ask` imports before it sends the question, against every command module
     "client_path": "import legalrag; legalrag._cli_commands = frozenset({'ask'}); import legalrag.cli, "
-                   "legalrag.cli._warm, legalrag.wiring, legalrag.warm.client",
+                   "legalrag.cli._warm, legalrag.wiring, legalrag.warm.client, legalrag.warm.route",
     "all_commands": "import legalrag.cli",
 }
 

@@ -70,9 +70,9 @@ def q4_decode(packed: np.ndarray, d16: np.ndarray, shape: tuple[int, ...]) -> np
 
 def _device_texts(docs, queries, max_chars: int) -> list[str]:
     """What the device tokenizes: each article whole and cut at ``max_chars`` (a cut can end in another piece)."""
-    from legalrag.training.data import document_text
+    from legalrag.training.data import training_text
 
-    return ([f"passage: {document_text(d, 0)}" for d in docs] + [f"passage: {document_text(d, max_chars)}" for d in docs]
+    return ([f"passage: {training_text(d, 0)}" for d in docs] + [f"passage: {training_text(d, max_chars)}" for d in docs]
             + [f"query: {q.text}" for q in queries])
 
 
@@ -300,9 +300,9 @@ def train(args) -> None:
     t_train = time.perf_counter() - t0
     # the held-out dev queries (never seen by training or the epoch choice), over the whole corpus
     model = load_encoder_model(work / "model", s.max_seq_length, args.device)
-    from legalrag.training.data import document_text
+    from legalrag.training.data import training_text
 
-    run, _ = dev_metrics(model, dev_q, [d.id for d in docs], [document_text(d, s.max_chars) for d in docs],
+    run, _ = dev_metrics(model, dev_q, [d.id for d in docs], [training_text(d, s.max_chars) for d in docs],
                          ks=(10, 20, 50, 100))
     ranked = {q: [d for d, _ in rows] for q, rows in run.ranked.items()}
     gold = {q.id: q.gold_ids for q in dev_q}

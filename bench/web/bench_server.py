@@ -60,7 +60,7 @@ def start_server(index: str, extra: list[str], timeout: float = 600) -> tuple[su
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     cmd = [sys.executable, "-m", "legalrag", "serve", "--index", index, "--host", "127.0.0.1", "--port", str(port),
-           "--rate-limit", "0", *extra]
+           "-o", "rate_limit=0", *extra]
     # the access log goes to a file: an unread pipe would fill up and stall the server
     log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-server-{port}.log", "w")
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=log, text=True)
@@ -126,7 +126,7 @@ async def hammer(url: str, qs: list[str], concurrency: int, total: int, max_seco
 
 def part_search(args: argparse.Namespace) -> dict[str, Any]:
     qs = queries()
-    proc, url = start_server(args.index, ["--no-llm", "--max-k", "50"])
+    proc, url = start_server(args.index, ["--no-llm", "-o", "max_k=50"])
     try:
         asyncio.run(hammer(url, qs, 4, 200, 60, args.k))  # warm-up: tokenizer, caches, first connections
         levels = [asyncio.run(hammer(url, qs, c, args.requests, args.max_seconds, args.k)) for c in args.concurrency]
@@ -165,7 +165,7 @@ async def users(url: str, qs: list[str], n: int, k: int, max_tokens: int) -> lis
 
 def part_ask(args: argparse.Namespace) -> dict[str, Any]:
     qs = queries(args.users)
-    extra = ["--model", args.model, "--threads", str(args.threads), "--no-cache", "--max-waiting", "16"]
+    extra = ["--model", args.model, "--threads", str(args.threads), "--no-cache", "-o", "max_waiting=16"]
     proc, url = start_server(args.index, extra)
     try:
         import httpx

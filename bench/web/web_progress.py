@@ -166,11 +166,11 @@ def main() -> None:
     args = ap.parse_args()
 
     from legalrag import wiring
-    from legalrag.server import Settings, create_app
+    from legalrag.server import ServerSettings, create_app
 
     index = wiring.Root().index(args.index, demo=not args.index)
     llm = wiring.make_llm(args.model, cache=False, threads=args.threads)
-    app = create_app(index, llm, Settings(rate_limit=0))
+    app = create_app(index, llm, ServerSettings(rate_limit=0))
     serve(app, args.port)
     base = f"http://127.0.0.1:{args.port}"
     rows = []

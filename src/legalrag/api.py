@@ -24,9 +24,12 @@ What the shape takes from elsewhere:
 - haystack 2.x components: the constructor only stores and checks its arguments; the heavy things (the index,
   the model, the support encoder) load on first use, or all at once in :meth:`Legalrag.warm_up`.
 
-``ask`` and ``chat`` answer in this process (with the local model server of ``legalrag llm start`` when one is
-up, as the commands do); they do not yet go through a warm ``legalrag serve``: the choice of that path is
-``legalrag.cli._warm.choose_server``, which lives in the CLI.
+``ask`` and ``chat`` take the path the commands take (:func:`legalrag.warm.route.choose_server`): a running
+``legalrag serve`` of this build with the same model answers, and its reply comes back as the same frozen
+:class:`~legalrag.types.Answer` (``serialize.answer_from_dict``); else, or when it refuses or stops, this
+process answers, with the local model server of ``legalrag llm start`` when one is up, else the embedded model
+(or the ``llm`` handed in). :attr:`Legalrag.answered_by` says which path answered the last question;
+``local=True`` always answers here.
 """
 
 from __future__ import annotations
@@ -65,8 +68,8 @@ def open(index: PathLike | None = None, *, profile: str | None = None, config: P
     ``endpoint_model`` its ``--model`` / ``--endpoint`` / ``--endpoint-model``; ``llm`` and ``encoder`` replace
     the model and every dense component's encoder; ``threads`` is ``--threads``; ``local`` is ``ask --local``
     (answer with the model loaded here even when a local model server is up); ``progress`` shows the first build
-    of a shipped index on stderr. Nothing heavy loads here; the settings are read, so that a bad profile or
-    settings file is said now."""
+    of a shipped index on stderr; ``local`` is also ``ask --local``'s other half: no warm ``legalrag serve`` is
+    asked. Nothing heavy loads here; the settings are read, so that a bad profile or settings file is said now."""
     from legalrag.wiring import Root
 
     if config is not None and not Path(config).is_file():
@@ -102,6 +105,7 @@ class Legalrag:
         self._cite_index: Any = None
         self._answer_llm: LLM | None = None
         self._scorers: dict[str, Any] = {}
+        self.answered_by = ""  # which path answered the last ask (or chat turn): a server's URL, or this process
 
     def __repr__(self) -> str:
         where = str(self.index_path) if self.index_path is not None else "the default index"
@@ -157,14 +161,47 @@ class Legalrag:
         """An answer with every citation checked against the index (``legalrag ask``). ``k``, ``style``
         (guided or brief), ``max_tokens`` and ``evidence_tokens`` (0: whole articles) default to the ``answer.*``
         settings, else the engine's; ``lang`` to the question's; ``on_text`` receives the answer as it is
-        generated."""
+        generated (again from the start if a warm server stops in the middle and this process answers)."""
         from legalrag.answer.question import answer_question
+        from legalrag.warm.route import ASK_ROUTE, ask_request
 
         _text(question, "question")
+        served = self._through_server(ASK_ROUTE, evidence_tokens, on_text, lambda index: ask_request(
+            question, index=index, k=k, retriever=retriever, max_tokens=max_tokens, lang=lang, style=style,
+            evidence_tokens=evidence_tokens))
+        if served is not None:
+            return served[0]
         s = self.root.answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)
         return answer_question(question, self.index, self.answer_llm(), k=s.k, retriever=retriever, lang=lang,
                                max_tokens=s.max_tokens, style=s.style, evidence_tokens=s.evidence_tokens,
                                on_text=on_text)
+
+    def _through_server(self, route: str, evidence_tokens: int | None, on_text: Callable[[str], None] | None,
+                        body: Callable[[str | None], dict[str, Any]]) -> tuple[Answer, dict[str, Any]] | None:
+        """The answer of a warm ``legalrag serve`` when :func:`~legalrag.warm.route.choose_server` picks one and
+        it answers, with the reply's JSON; else None (this process answers), with :attr:`answered_by` saying why."""
+        from legalrag.serialize import answer_from_dict
+        from legalrag.warm.client import ServerError, ServerGone, stream
+        from legalrag.warm.route import choose_server, index_arg
+
+        settings = self.root.settings
+        index = index_arg(self.index_path, settings)
+        server, why = choose_server(settings, local=self.local, model=self.model, endpoint=self.endpoint,
+                                    evidence_tokens=evidence_tokens, index=index)
+        if server is not None:
+            def event(name: str, data: Any) -> None:
+                if name == "token" and on_text is not None and isinstance(data, dict):
+                    on_text(str(data.get("text", "")))
+
+            try:
+                payload = stream(server.url, route, body(index), event)
+            except (ServerError, ServerGone) as exc:
+                why = str(exc)
+            else:
+                self.answered_by = f"the legalrag server at {server.url} ({server.llm})"
+                return answer_from_dict(payload), payload
+        self.answered_by = f"this process ({why})"
+        return None
 
     def chat(self, *, k: int | None = None, retriever: str | None = None, processor: str | None = None,
              style: str | None = None, max_tokens: int | None = None, evidence_tokens: int | None = None) -> Chat:
@@ -177,7 +214,8 @@ class Legalrag:
         if name not in PROCESSORS:
             raise InputError(f"unknown processor {name!r}; choose one of {', '.join(PROCESSORS)}", field="processor")
         settings = self.root.answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)
-        return Chat(self, processor=name, retriever=retriever, settings=settings)
+        return Chat(self, processor=name, retriever=retriever, settings=settings,
+                    request={"k": k, "max_tokens": max_tokens, "style": style, "evidence_tokens": evidence_tokens})
 
     def check(self, text: str, *, support: str = "full") -> CheckReport:
         """Every citation of ``text`` resolved against the index and marked supported, exists, not found,
@@ -241,6 +279,7 @@ class Legalrag:
         ``law_corpus`` (JSONL), else the ``judgment.law_corpus`` setting, else the shipped criminal law."""
         from legalrag.judgment.draft import draft_from_cli
         from legalrag.shipped import model_dir as shipped_model_dir
+        from legalrag.wiring.judgment import law_statutes, structure_model
 
         _text(facts, "facts")
         if free and model_dir is not None:
@@ -255,14 +294,16 @@ class Legalrag:
                              field="check_charges")
         llm = self.root.make_llm(self.model, self.endpoint, self.endpoint_model, threads=self.threads) \
             if use_llm else None
-        statutes = self._statutes(self.root.law_corpus(law_corpus))
+        statutes = law_statutes(self.root, self.root.law_corpus(law_corpus), threads=self.threads,
+                                progress=self.progress)
         if structure is None:
             return draft_from_cli(facts, llm, law_corpus=statutes, case_corpus=Path(case_corpus) if case_corpus
                                   else None, stream=False, max_tokens=max_tokens)
         from legalrag.judgment.charge_llm import ChargeReader
         from legalrag.judgment.reasoned import ReasonedDrafter
 
-        predictor = self._structure(structure, statutes, self.root.settings.judgment_encoder)
+        predictor = structure_model(structure, statutes, self.root.settings.judgment_encoder,
+                                    settings=self.root.settings)
         return ReasonedDrafter(predictor, llm, max_tokens=min(max_tokens, 500),
                                charge_reader=ChargeReader(llm) if check_charges else None).draft(facts)
 
@@ -278,47 +319,19 @@ class Legalrag:
                 self._cite_index = self.index
         return self._cite_index
 
-    def _statutes(self, law_corpus: Path | None) -> list[Any]:
-        """What the judgment models decide over (as ``legalrag.cli.judgment.law_statutes``): the corpus file,
-        else the criminal law of the shipped national-law data."""
-        from legalrag.judgment.service import load_statutes_file
-
-        if law_corpus is not None:
-            return list(load_statutes_file(law_corpus))
-        from legalrag.national import CRIMINAL_LAW
-
-        index = self.root.index(laws=[CRIMINAL_LAW], threads=self.threads, progress=self.progress)
-        if index is None:
-            raise InputError("no statute corpus: this install has no national-law data; pass law_corpus (a JSONL "
-                             "of articles) or set judgment.law_corpus", field="law_corpus")
-        return list(index.documents)
-
-    def _structure(self, model_dir: Path, statutes: list[Any], encoder: str | None) -> Any:
-        """The structure model with the encoder its manifest names (as ``legalrag.cli.judgment.load_structure``)."""
-        import json
-
-        from legalrag.judgment.predict import StructurePredictor
-
-        manifest = model_dir / "manifest.json"
-        enc = None
-        if manifest.is_file():
-            meta = json.loads(manifest.read_text(encoding="utf-8"))
-            if meta.get("encoder"):
-                from legalrag.wiring import make_encoder
-
-                enc = make_encoder(encoder or meta.get("encoder_spec") or meta["encoder"])
-        return StructurePredictor.load(model_dir, statutes, enc)
-
 
 class Chat:
     """A consultation over a :class:`Legalrag`'s index (``lr.chat()``): each :meth:`ask` is answered with the
     earlier turns as context, and the turns are kept (:attr:`turns`; :meth:`reset` starts over). The answer
     engine and the model are built on the first question."""
 
-    def __init__(self, lr: Legalrag, *, processor: str, retriever: str | None, settings: Any):
+    def __init__(self, lr: Legalrag, *, processor: str, retriever: str | None, settings: Any,
+                 request: dict[str, Any] | None = None):
         self.lr, self.processor, self.retriever, self.settings = lr, processor, retriever, settings
+        self.request = dict(request or {})  # the options given to ``lr.chat()``, sent to a warm server as given
         self._turns: list[Turn] = []
         self._consultation: Consultation | None = None
+        self._server_trace: dict[str, Any] | None = None  # the last turn's trace when a warm server answered it
 
     def __repr__(self) -> str:
         return f"<Chat of {len(self._turns) // 2} turn(s), processor {self.processor}>"
@@ -331,6 +344,8 @@ class Chat:
     @property
     def last_trace(self) -> dict[str, Any]:
         """What the last turn searched, and the articles it carried from earlier turns."""
+        if self._server_trace is not None:
+            return dict(self._server_trace)
         return dict(self._consultation.last_trace) if self._consultation is not None else {}
 
     def reset(self) -> None:
@@ -338,8 +353,24 @@ class Chat:
         self._turns.clear()
 
     def ask(self, message: str, *, on_text: Callable[[str], None] | None = None) -> Answer:
-        """The answer to ``message`` in the context of the earlier turns, its citations checked."""
+        """The answer to ``message`` in the context of the earlier turns, its citations checked: by a warm
+        ``legalrag serve`` when one answers (the dialogue is sent with each message), else in this process."""
+        from legalrag.warm.route import CONSULT_ROUTE, consult_request
+
         _text(message, "message")
+        history = [(t.role, t.content) for t in self._turns]
+        served = self.lr._through_server(CONSULT_ROUTE, self.request.get("evidence_tokens"), on_text,
+                                         lambda index: consult_request(message, history, processor=self.processor,
+                                                                    index=index, retriever=self.retriever,
+                                                                    **self.request))
+        if served is not None:
+            answer, payload = served
+            self._server_trace = {"searched": list(payload.get("searched") or []),
+                                  "carried": list(payload.get("carried") or []),
+                                  **dict(payload.get("follow_up") or {})}
+            self._turns += [Turn("user", " ".join(message.split())), Turn("assistant", answer.text)]
+            return answer
+        self._server_trace = None
         if self._consultation is None:
             from legalrag.answer.consultation import Consultation
             from legalrag.answer.engine import engine_for

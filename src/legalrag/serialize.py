@@ -9,7 +9,7 @@ from typing import Any
 
 from legalrag.citecheck import citation_label
 from legalrag.lang import legal_notice
-from legalrag.types import Citation, Document, Hit, Response, Step
+from legalrag.types import Answer, Citation, Document, Hit, Response, Step, Usage
 
 UNRESOLVED_NOTE = "no article of this number and law in the corpus"
 
@@ -138,3 +138,49 @@ def answer_notes(answer: Response) -> list[str]:
         elif s.action in ("drop_source", "shrink_evidence", "shorten_sources"):
             notes.append(f"{s.action.replace('_', ' ')} ({s.input}): the prompt did not fit the context")
     return notes
+
+
+# -- the inverse: an answer's JSON (a warm server's reply) back as the frozen types it was built from ------------
+
+def citation_from_dict(d: dict[str, Any]) -> Citation:
+    """A citation of :func:`citation_to_dict`'s shape as the :class:`Citation` it was (an unresolved one's note
+    kept as written)."""
+    return Citation(text=str(d["text"]), canonical=d.get("canonical") or "", resolved=bool(d.get("resolved")),
+                    document_id=d.get("document_id"), in_retrieved=bool(d.get("in_retrieved")),
+                    document_text=d.get("document_text") or "", note=d.get("note") or "", mark=d.get("mark") or "",
+                    mark_reason=d.get("mark_reason") or "", claim=d.get("claim") or "", support=d.get("support"),
+                    successor=d.get("successor") or "")
+
+
+def hit_from_dict(d: dict[str, Any]) -> Hit:
+    """A hit of :func:`hit_to_dict`'s shape (with its text) as the :class:`Hit` it was; the document's ``source``
+    and ``kind``, which the shape does not carry, take their defaults."""
+    doc = Document(id=str(d["id"]), text=d.get("text") or "", title=d.get("title") or "",
+                   metadata=dict(d.get("metadata") or {}))
+    return Hit(document=doc, score=float(d.get("score") or 0.0), rank=int(d.get("rank") or 0),
+               retriever=d.get("retriever") or "", sources=dict(d.get("sources") or {}))
+
+
+def step_from_dict(d: dict[str, Any]) -> Step:
+    return Step(agent=str(d.get("agent", "")), action=str(d.get("action", "")), input=d.get("input"),
+                output=d.get("output"), seconds=float(d.get("seconds") or 0.0), tokens=int(d.get("tokens") or 0),
+                error=d.get("error"))
+
+
+def answer_from_dict(d: dict[str, Any]) -> Answer:
+    """An :class:`Answer` from :func:`answer_to_dict`'s shape (``ask --json``, the ``done`` event of
+    ``/ask/stream`` and ``/consult/stream``): the text, every citation with its mark, the retrieved articles,
+    the steps, the usage and the timings. Raises :class:`~legalrag.errors.InputError` naming what is missing."""
+    from legalrag.errors import InputError
+
+    if not isinstance(d, dict) or not isinstance(d.get("text", d.get("answer")), str):
+        raise InputError("an answer's JSON needs its text under 'text' (or 'answer'), as answer_to_dict writes it",
+                         field="text")
+    usage = {f.name: d.get("usage", {}).get(f.name) for f in dataclasses.fields(Usage)
+             if (d.get("usage") or {}).get(f.name) is not None}
+    return Answer(question=str(d.get("question") or ""), text=str(d.get("text", d.get("answer"))),
+                  citations=tuple(citation_from_dict(c) for c in d.get("citations") or ()),
+                  sources=tuple(hit_from_dict(h) for h in d.get("retrieved", d.get("sources")) or ()),
+                  steps=tuple(step_from_dict(s) for s in d.get("steps") or ()), usage=Usage(**usage),
+                  timings={str(k): float(v) for k, v in (d.get("timings") or {}).items()
+                           if isinstance(v, (int, float))})

@@ -9,12 +9,13 @@ pydantic model (``extra="forbid"``), so a misspelt key is an error that names th
 from __future__ import annotations
 
 import enum
-from typing import List, Optional
+from typing import List, Literal, Optional
 
 import typer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from legalrag.cli._scale import Backend
+from legalrag.evaluation.lexrag.data import DataFormat
 from legalrag.retrieval.dense import IndexType
 from legalrag.retrieval.fusion import Fusion
 
@@ -66,6 +67,13 @@ def parse_options(cls: type[Options], pairs: Optional[List[str]]) -> Options:
         raise typer.BadParameter(f"{'; '.join(problems)} (valid keys: {keys})", param_hint="'-o'") from None
 
 
+def _names(value):
+    """``a,b`` -> ``("a", "b")`` (a ``-o`` key that takes several names)."""
+    if isinstance(value, str):
+        return tuple(x.strip() for x in value.split(",") if x.strip())
+    return value
+
+
 MILVUS_ONLY = ("uri", "nlist", "nprobe", "ef")
 
 
@@ -100,7 +108,7 @@ class BuildOptions(Options):
 
 
 class SearchOptions(Options):
-    """``search -o``: Milvus search parameters and the agents' planner mode."""
+    """``search -o``: Milvus search parameters and the agents' knobs."""
 
     nprobe: Optional[int] = Field(None, ge=1, description="Milvus IVF: clusters this search visits (default: the "
                                   "one recorded at build)")
@@ -108,11 +116,22 @@ class SearchOptions(Options):
                               "recorded at build)")
     fused_planner: bool = Field(False, description="with --agents: one LLM call per round (the planner writes the "
                                 "chosen agent's queries itself) instead of a decision call plus the agent's rewrite")
+    trace: Optional[str] = Field(None, description="with --agents: write the trajectory as JSONL to this file")
+    policy: Optional[str] = Field(None, description="with --agents: a trained policy directory (`legalrag train "
+                                  "policy`), run on the embedded model with its adapter")
+
+
+QUERY_FIELDS = ("field mapping of the query file, e.g. query_id=text_id,query=text,gold_ids=la (default: the "
+                "standard fields)")
 
 
 class EvalRetrievalOptions(Options):
-    """``eval retrieval -o``: Ray workers and the agents' planner mode."""
+    """``eval retrieval -o``: the cut-off, the query fields, Ray workers and the agents' knobs."""
 
+    k: int = Field(10, ge=1, description="cut-off K for the metrics")
+    query_fields: Optional[str] = Field(None, description=QUERY_FIELDS)
+    trace: Optional[str] = Field(None, description="with --agents: write the trajectory as JSONL to this file")
+    policy: Optional[str] = Field(None, description="with --agents: a trained policy directory")
     workers: Optional[int] = Field(None, ge=1, description="search on N local Ray workers")
     ray_address: Optional[str] = Field(None, description="search on this Ray cluster")
     fused_planner: bool = Field(False, description="with --agents: one LLM call per round (the planner writes the "
@@ -122,6 +141,8 @@ class EvalRetrievalOptions(Options):
 class CompareOptions(Options):
     """``eval compare -o``: the curves' depth and the randomization test's size."""
 
+    k: int = Field(10, ge=1, description="cut-off K for the metrics")
+    query_fields: Optional[str] = Field(None, description=QUERY_FIELDS)
     depth: int = Field(100, ge=1, description="largest K of the Recall@K curves")
     trials: int = Field(10_000, ge=100, description="permutations of the randomization test")
 
@@ -146,8 +167,13 @@ class FuseOptions(Options):
 
 
 class RolloutOptions(Options):
-    """``agents rollouts -o``: the planner loop's bounds and seeds."""
+    """``agents rollouts -o``: the rollouts, the queries read, the policy, the planner loop's bounds and seeds."""
 
+    n: int = Field(8, ge=1, description="rollouts per query (seeds 0, 1000, 2000, ...)")
+    limit: int = Field(0, ge=0, description="only the first N queries (after skip); 0 = all")
+    skip: int = Field(0, ge=0, description="skip the first N queries of the file")
+    retriever: Optional[str] = Field(None, description="index component (default: the index's strongest)")
+    policy: Optional[str] = Field(None, description="a trained policy directory (its LoRA adapter)")
     max_rounds: int = Field(4, ge=1, le=10, description="most planner rounds per rollout")
     fused_planner: bool = Field(False, description="one LLM call per round: the planner writes the agent's queries")
     seed: int = Field(0, description="base seed; rollout r uses seed + 1000 r")
@@ -168,6 +194,65 @@ class GenerationOptions(Options):
                                            "(default: the engine's)")
     style: Optional[str] = Field(None, pattern="^(guided|brief)$", description="answer style: guided (the default "
                                  "of `ask` and `chat`) or brief")
+    tokenizer: Literal["word", "char"] = Field("word", description="ROUGE/BLEU/METEOR tokens: word (jieba) or char")
+    bertscore: bool = Field(False, description="also the BERTScore-style F1 (e5-small character vectors, as for "
+                            "JuDGE)")
+    turns: int = Field(5, ge=0, description="turns each dialogue must have (0: any)")
+    format: DataFormat = Field(DataFormat.AUTO, description="what --data holds: auto (read from the records), "
+                               "dialogues (LexRAG dataset.json) or turns (LexRAG turn_N.json items)")
+
+
+class ScoreOptions(Options):
+    """``eval consultation-score -o``: how the saved run is scored again."""
+
+    tokenizer: Literal["word", "char"] = Field("word", description="ROUGE/BLEU/METEOR tokens: word (jieba) or char")
+    bertscore: bool = Field(True, description="the BERTScore-style F1 (e5-small character vectors, as for JuDGE)")
+
+
+class QaOptions(Options):
+    """``qa -o``: the multi mode's rounds and the trajectory file."""
+
+    max_rounds: int = Field(3, ge=1, le=10, description="most search rounds in multi mode")
+    trace: Optional[str] = Field(None, description="write the step-by-step trajectory (JSONL) to this file")
+
+
+class ConversationOptions(Options):
+    """``eval conversation -o``: the cut-offs and the dialogues read."""
+
+    ks: str = Field("1,3,5,10", description="cut-offs, comma-separated")
+    turns: int = Field(5, ge=0, description="turns each dialogue must have (0: any)")
+    format: DataFormat = Field(DataFormat.AUTO, description="what --data holds: auto (read from the records), "
+                               "dialogues (LexRAG dataset.json) or turns (LexRAG turn_N.json items)")
+
+
+class AnswersOptions(Options):
+    """``eval answers -o``: the answer engine's retrieval depth and evidence budget (default: as `ask`), and a
+    summary file."""
+
+    k: Optional[int] = Field(None, ge=1, description="articles retrieved and given to the model (default: the "
+                             "answer.k setting, else the engine's default)")
+    evidence_tokens: Optional[int] = Field(None, ge=0, description="token budget for the articles in the prompt "
+                                           "(default: the answer.evidence_tokens setting, else the engine's "
+                                           "default; 0 gives whole articles)")
+    summary: Optional[str] = Field(None, description="also write the summary JSON to this file")
+
+
+class EvalJudgmentOptions(Options):
+    """``eval judgment -o``: the text metrics and what is scored."""
+
+    text_metrics: bool = Field(True, description="also METEOR and BERTScore-style F1 (needs the metrics, zh and "
+                               "dense extras; slower)")
+    per_document: bool = Field(False, description="with --json, include per-document scores")
+    include_missing: bool = Field(False, description="score gold cases that have no prediction as empty judgments "
+                                  "(default: score only the cases predicted, and say how many had none)")
+
+
+class McqOptions(Options):
+    """``eval mcq -o``: the sources and rounds of the simple/multi modes."""
+
+    sources: str = Field("local", description="sources for the simple/multi modes (comma-separated: local, web, "
+                         "courtlistener)")
+    max_rounds: int = Field(2, ge=1, le=10, description="most search rounds in multi mode")
 
 
 class JudgeOptions(Options):
@@ -177,13 +262,16 @@ class JudgeOptions(Options):
     temperature: float = Field(0.0, ge=0.0, description="judge sampling temperature")
     retries: int = Field(2, ge=0, description="re-asks after a reply that does not validate")
     max_tokens: int = Field(400, ge=32, description="longest judge reply, in tokens")
+    self_check: bool = Field(False, description="also judge each reference against itself")
+    against: Optional[str] = Field(None, description="another judge run on the same generations: report agreement "
+                                   "with it")
 
 
 class CiteOptions(Options):
     """``cite -o`` / ``eval cite -o``: overrides of the citation model's settings (default: the model's)."""
 
     core_k: Optional[int] = Field(None, ge=1, description="top candidates kept as core predictions (in "
-                                  "`eval cite --dev N`: calibrated on the development cases)")
+                                  "`eval cite -o dev=N`: calibrated on the development cases)")
     threshold: Optional[float] = Field(None, description="selection threshold for additions")
     prior_weight: Optional[float] = Field(None, ge=0.0, description="weight of the training-citation prior in "
                                           "retrieval")
@@ -193,4 +281,42 @@ class CiteOptions(Options):
                                        "them once per case (on unless the model says otherwise)")
 
     def overrides(self, **switches) -> dict:
-        return {**self.model_dump(), **switches}
+        return {**self.model_dump(include=set(CiteOptions.model_fields)), **switches}
+
+
+class CiteCommandOptions(CiteOptions):
+    """``cite -o``: the model's overrides, a replaced rules file or case memory, and the LLM stages."""
+
+    rules: Optional[str] = Field(None, description="a (user-edited) rules file replacing the learned one")
+    case_memory: Optional[str] = Field(None, description="a JSONL file of labelled cases (facts + cited provisions) "
+                                       "whose nearest neighbours vote; replaces the model's case memory")
+    analyse: bool = Field(False, description="LLM query analysis (uses --model)")
+    llm_rerank: bool = Field(False, description="pointwise LLM rerank of the top candidates (uses --model)")
+    verify: bool = Field(False, description="LLM verification of each addition (uses --model)")
+
+
+class EvalCiteOptions(CiteCommandOptions):
+    """``eval cite -o``: the model's overrides, calibration on development cases, and the LLM stages."""
+
+    dev: int = Field(0, ge=0, description="calibrate on the first N cases by sorted id; evaluate the rest")
+    case_memory: Optional[str] = Field(None, description="'dev' (vote with the development cases, each left out of "
+                                       "its own vote) or a JSONL file of labelled cases")
+
+
+class ServeOptions(Options):
+    """``serve -o``: the server's limits for this run; a key not given is its ``serve.*`` setting (``legalrag
+    config set serve.max_k 20``), else its default."""
+
+    max_k: Optional[int] = Field(None, ge=1, le=1000, description="largest k a request may ask for (setting "
+                                 "serve.max_k, 50)")
+    rate_limit: Optional[int] = Field(None, ge=0, description="requests per minute per key, 0: no limit (setting "
+                                      "serve.rate_limit, 120)")
+    max_waiting: Optional[int] = Field(None, ge=0, description="generations that may queue for the model (setting "
+                                       "serve.max_waiting, 16)")
+    max_indexes: Optional[int] = Field(None, ge=0, le=16, description="other indexes a request (`ask --index DIR`) "
+                                       "may have the server open and keep, least recently used dropped first "
+                                       "(setting serve.max_indexes, else 2 on loopback, 0 on another address)")
+    evidence_tokens: Optional[int] = Field(None, ge=0, le=8192, description="token budget for the retrieved "
+                                           "articles in /ask and /consult prompts, each cut to the clauses matching "
+                                           "the question (0: whole articles), a request may ask for less (setting "
+                                           "answer.evidence_tokens, else the engine's default)")

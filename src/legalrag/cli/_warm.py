@@ -1,4 +1,5 @@
-"""How ``ask`` and ``chat`` answer through a warm ``legalrag serve``, and how they print an answer either way.
+"""How ``ask`` and ``chat`` print an answer, whether a warm ``legalrag serve`` gave it or this process did (which
+path answers is :func:`legalrag.warm.route.choose_server`'s choice).
 
 The articles are printed as soon as retrieval ends (one line each), the answer streams beneath them, then
 each citation is flagged and a last line says which path answered (the server, or this process and why).
@@ -9,76 +10,12 @@ HTTP library: this is the client path whose start-up the first printed article w
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
 import typer
 
-from legalrag.warm.client import ServerError, ServerGone, WarmServer, probe, stream
-
-START_HINT = "start one with `legalrag serve --background`"
-
-
-def server_url(settings: Any) -> str:
-    """Where ``legalrag serve`` listens by the saved settings (a wildcard bind is reached on loopback)."""
-    host = settings.serve_host
-    host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
-    return f"http://[{host}]:{settings.serve_port}" if ":" in host else f"http://{host}:{settings.serve_port}"
-
-
-def choose_server(settings: Any, *, local: bool = False, model: str | None = None, endpoint: str | None = None,
-                  evidence_tokens: int | None = None, index: str | None = None) -> tuple[WarmServer | None, str]:
-    """The warm server to answer through, or None and the reason this process answers instead. (``--no-cache``
-    is no reason: the request asks the server to skip its call cache.)"""
-    from legalrag.warm.build import build_id
-
-    if local:
-        return None, "--local"
-    if endpoint or settings.llm.endpoint:
-        return None, "the model is an endpoint"
-    url = server_url(settings)
-    server = probe(url)
-    if server is None:
-        return None, f"no legalrag server at {url}; {START_HINT}"
-    if server.build != build_id():
-        return None, (f"the server at {url} runs another legalrag build ({server.build}; this is {build_id()}): "
-                      "it is stale and was not used; restart it: `legalrag serve --stop`, then `legalrag serve "
-                      "--background` (or Ctrl-C and `legalrag serve` where it runs in the foreground)")
-    if not server.llm:
-        return None, f"the server at {url} has no model (started with --no-llm)"
-    if model and not _same_model(model, server.llm):
-        return None, f"--model {model}: the server at {url} answers with {server.llm}"
-    if evidence_tokens == 0 and server.evidence_tokens is not None:
-        return None, (f"--evidence-tokens 0 (whole articles): the server at {url} cuts articles to "
-                      f"{server.evidence_tokens} tokens")
-    if evidence_tokens is not None and server.evidence_tokens is not None and evidence_tokens > server.evidence_tokens:
-        return None, (f"--evidence-tokens {evidence_tokens} is above the server's budget of {server.evidence_tokens} "
-                      "(`legalrag serve --evidence-tokens`)")
-    if index is not None and not server.holds(index) and server.max_indexes < 1:
-        return None, (f"the server at {url} holds {server.index} and may not open {index} "
-                      "(`legalrag serve --max-indexes N`)")
-    return server, ""
-
-
-def request_budget(evidence_tokens: int | None) -> int | None:
-    """The evidence budget a request to the warm server asks for: ``--evidence-tokens`` when given, else None
-    (the server's own); 0 (whole articles) asks for the server's too, which :func:`choose_server` allows only
-    to a server that gives whole articles itself."""
-    return evidence_tokens or None
-
-
-def _same_model(name: str, served: str) -> bool:
-    from legalrag.wiring import canonical_model
-
-    return canonical_model(name) == served or name == served
-
-
-def index_arg(index: Any, settings: Any) -> str | None:
-    """The index a request names: ``--index`` or the saved ``index.path``, as an absolute path; None for the
-    server's own (no index named anywhere: in this process that is the statute sample)."""
-    path = index if index is not None else settings.index
-    return None if path is None else os.path.abspath(os.path.expanduser(str(path)))
+from legalrag.warm.client import ServerError, ServerGone, WarmServer, stream
 
 
 class AnswerPrinter:
@@ -205,7 +142,7 @@ def server_route(server: WarmServer, printer: AnswerPrinter) -> str:
 def through_server(server: WarmServer, path: str, body: dict, printer: AnswerPrinter) -> dict:
     """The answer from the server's stream route ``path`` (``/ask/stream``, ``/consult/stream``), printed as it
     comes; raises ServerError (a refusal) or ServerGone (it stopped), after which this process answers."""
-    return stream(server.url, path, {k: v for k, v in body.items() if v is not None}, printer.event)
+    return stream(server.url, path, body, printer.event)
 
 
 def fallback_note(exc: Exception, printer: AnswerPrinter) -> str:

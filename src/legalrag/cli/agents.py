@@ -1,4 +1,4 @@
-"""Agent options for `legalrag search` (cli/retrieval.py) and `legalrag eval retrieval` (cli/eval.py).
+"""Agent options for `legalrag search` (cli/retrieval.py) and `legalrag eval retrieval` (cli/eval/retrieval.py).
 
 ``--agents`` runs the planner loop (multi-agent query rewriting) over the chosen first-stage retriever;
 ``--rerank llm-listwise|llm-pointwise|llm-yesno`` reranks with the LLM (after the loop, over its pool, when
@@ -70,11 +70,11 @@ def agent_pipeline(index: Any, retriever: str | None, rerank: str | None, *, age
     from legalrag.wiring import Root, make_policy_llm, make_reranker
 
     if trace is not None and not agents:
-        raise InputError("--trace writes the agents' trajectory; add --agents")
+        raise InputError("-o trace=FILE writes the agents' trajectory; add --agents")
     if fused and not agents:
         raise InputError("-o fused_planner=true is a mode of the agents' planner; add --agents")
     if policy is not None and (not agents or endpoint):
-        raise InputError("--policy is the agents' trained policy on the embedded model: add --agents, "
+        raise InputError("-o policy=DIR is the agents' trained policy on the embedded model: add --agents, "
                          "give --model an embedded model, not an endpoint URL")
     if llm is None and policy is None:
         from legalrag.cli.common import require_endpoint_model

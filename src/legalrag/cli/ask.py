@@ -13,8 +13,8 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import (CacheOption, EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption,
-                                 ModelOption, RetrieverOption, ThreadsOption, root)
+from legalrag.cli.common import (CacheOption, IndexOrDemoOption, JsonOption, LLMOption, RetrieverOption, ThreadsOption,
+                                 llm_spec, require_endpoint_model, root)
 from legalrag.types import DEFAULTS
 
 StyleOption = typer.Option(None, "--style", help="guided (conclusion, legal basis with the decisive clause, what to "
@@ -33,9 +33,7 @@ def ask(
                                     f"(default: the answer.k setting, else {DEFAULTS.k})."),
     retriever: RetrieverOption = None,
     as_json: JsonOption = False,
-    model: ModelOption = None,
-    endpoint: EndpointOption = None,
-    endpoint_model: EndpointModelOption = None,
+    model: LLMOption = None,
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=16, help="Longest answer, in tokens "
                                              f"(default: the answer.max_tokens setting, else {DEFAULTS.max_tokens})."),
     lang: Optional[str] = typer.Option(None, "--lang", help="Answer language, zh or en (default: the question's "
@@ -53,21 +51,22 @@ def ask(
     threads: ThreadsOption = None,
 ) -> None:
     """Answer a question from the index; unresolved or unretrieved citations are flagged."""
-    from legalrag.cli._warm import (AnswerPrinter, choose_server, fallback_note, index_arg, request_budget,
-                                    server_route, through_server)
+    from legalrag.cli._warm import AnswerPrinter, fallback_note, server_route, through_server
     from legalrag.warm.client import ServerError, ServerGone
+    from legalrag.warm.route import ASK_ROUTE, ask_request, choose_server, index_arg
 
     r = root(ctx)
-    no_cache = not cache
+    name, endpoint, endpoint_model = llm_spec(model)
+    require_endpoint_model(r, endpoint, endpoint_model)
     printer = AnswerPrinter(quiet=as_json)
-    server, why = choose_server(r.settings, local=local, model=model, endpoint=endpoint,
-                                evidence_tokens=evidence_tokens, index=index_arg(index, r.settings))
+    named = index_arg(index, r.settings)
+    server, why = choose_server(r.settings, local=local, model=name, endpoint=endpoint,
+                                evidence_tokens=evidence_tokens, index=named)
     if server is not None:  # --no-cache: the server answers too, past its call cache
-        body = {"question": question, "k": k, "retriever": retriever, "max_tokens": max_tokens, "lang": lang,
-                "style": style, "evidence_tokens": request_budget(evidence_tokens),
-                "index": index_arg(index, r.settings), "cache": False if no_cache else None}
+        body = ask_request(question, index=named, k=k, retriever=retriever, max_tokens=max_tokens, lang=lang,
+                        style=style, evidence_tokens=evidence_tokens, cache=cache)
         try:
-            payload = through_server(server, "/ask/stream", body, printer)
+            payload = through_server(server, ASK_ROUTE, body, printer)
         except (ServerError, ServerGone) as exc:
             why = fallback_note(exc, printer)
             printer = AnswerPrinter(quiet=as_json)
@@ -76,9 +75,9 @@ def ask(
             payload["llm"] = f"server {server.url}"
             _done(payload, printer, route, as_json)
             return
-    _in_process(ctx, printer, why, question=question, index=index, k=k, retriever=retriever, model=model,
+    _in_process(ctx, printer, why, question=question, index=index, k=k, retriever=retriever, model=name,
                 endpoint=endpoint, endpoint_model=endpoint_model, max_tokens=max_tokens, lang=lang, style=style,
-                no_cache=no_cache, evidence_tokens=evidence_tokens, local=local, threads=threads, as_json=as_json)
+                no_cache=not cache, evidence_tokens=evidence_tokens, local=local, threads=threads, as_json=as_json)
 
 
 def _done(payload: dict, printer, route: str, as_json: bool, notes: list[str] = ()) -> None:

@@ -17,8 +17,8 @@ import typer
 
 from legalrag.cli.apps import app
 from legalrag.cli.ask import LocalOption, StyleOption
-from legalrag.cli.common import (EndpointModelOption, EndpointOption, IndexOrDemoOption, JsonOption, ModelOption,
-                                 RetrieverOption, ThreadsOption, root)
+from legalrag.cli.common import (IndexOrDemoOption, JsonOption, LLMOption, RetrieverOption, ThreadsOption, llm_spec,
+                                 require_endpoint_model, root)
 from legalrag.answer.processors import DEFAULT_PROCESSOR, PROCESSORS, ProcessorName
 from legalrag.types import DEFAULTS
 
@@ -33,9 +33,7 @@ def chat(
     processor: ProcessorName = typer.Option(ProcessorName(DEFAULT_PROCESSOR), "--processor",
                                   help=f"How the dialogue becomes a query: {', '.join(PROCESSORS)} (default: the "
                                   "one that measured best; rewrite costs an LLM call per turn)."),
-    model: ModelOption = None,
-    endpoint: EndpointOption = None,
-    endpoint_model: EndpointModelOption = None,
+    model: LLMOption = None,
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=16, help="Longest answer, in tokens "
                                              f"(default: the answer.max_tokens setting, else {DEFAULTS.max_tokens})."),
     style: Optional[str] = StyleOption,
@@ -48,13 +46,16 @@ def chat(
     threads: ThreadsOption = None,
 ) -> None:
     """Hold a multi-turn consultation: retrieval each turn, answers with checked citations."""
-    from legalrag.cli._warm import (AnswerPrinter, choose_server, fallback_note, index_arg, request_budget,
-                                    server_route, through_server)
+    from legalrag.cli._warm import AnswerPrinter, fallback_note, server_route, through_server
     from legalrag.warm.client import ServerError, ServerGone
+    from legalrag.warm.route import CONSULT_ROUTE, choose_server, consult_request, index_arg
 
     r = root(ctx)
+    model, endpoint, endpoint_model = llm_spec(model)
+    require_endpoint_model(r, endpoint, endpoint_model)
+    named = index_arg(index, r.settings)
     server, why = choose_server(r.settings, local=local, model=model, endpoint=endpoint,
-                                evidence_tokens=evidence_tokens, index=index_arg(index, r.settings))
+                                evidence_tokens=evidence_tokens, index=named)
     turns: list[tuple[str, str]] = []  # the dialogue so far (the server keeps none: it is sent each turn)
     in_process: list = []  # the consultation of this process, built on the first turn the server does not answer
 
@@ -111,12 +112,10 @@ def chat(
         printer = AnswerPrinter(quiet=as_json, question=question)
         payload = None
         if server is not None:
-            body = {"question": question, "history": [{"role": role, "content": text} for role, text in turns],
-                    "processor": processor.value, "retriever": retriever, "k": k, "max_tokens": max_tokens,
-                    "evidence_tokens": request_budget(evidence_tokens), "index": index_arg(index, r.settings),
-                    "style": style}
+            body = consult_request(question, turns, processor=processor.value, index=named, k=k, retriever=retriever,
+                                max_tokens=max_tokens, style=style, evidence_tokens=evidence_tokens)
             try:
-                payload = through_server(server, "/consult/stream", body, printer)
+                payload = through_server(server, CONSULT_ROUTE, body, printer)
                 payload["llm"] = f"server {server.url}"
                 route = server_route(server, printer)
             except (ServerError, ServerGone) as exc:

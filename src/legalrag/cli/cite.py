@@ -1,4 +1,5 @@
-"""`legalrag cite`: predict the provisions a decision would cite (its evaluation, `eval cite`, is in cli/eval.py)."""
+"""`legalrag cite`: predict the provisions a decision would cite (its evaluation, `eval cite`, is in
+cli/eval/cite.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from legalrag.cli._options import CiteOptions, option_list, parse_options
+from legalrag.cli._options import CiteCommandOptions, option_list, parse_options
 from legalrag.cli.apps import app
 from legalrag.cli.common import JsonOption, LLMOption, RetrieverOption, make_llm, print_json, root
 
@@ -35,9 +36,6 @@ def collaborators(ctx: typer.Context, index: Optional[Path], rerank: bool, use_l
     return idx, llm, reranker
 
 
-LLM_RERANK_HELP = "Pointwise LLM rerank of the top candidates."
-
-
 @app.command("cite")
 def cite(
     ctx: typer.Context,
@@ -45,23 +43,19 @@ def cite(
     index: Optional[Path] = typer.Option(None, "--index", help=CITE_INDEX_HELP),
     train_citations: Optional[Path] = typer.Option(None, "--train-citations", help="Training citation sets (qrels or JSONL)."),
     model_dir: Optional[Path] = typer.Option(None, "--model-dir", help=MODEL_HELP),
-    rules: Optional[Path] = typer.Option(None, "--rules", help="A (user-edited) rules file replacing the learned one."),
-    labelled: Optional[str] = typer.Option(None, "--case-memory", help="A JSONL file of labelled cases (facts + "
-                                           "cited provisions) whose nearest neighbours vote; replaces the model's "
-                                           "case memory."),
     retriever: RetrieverOption = None,
-    analysis: bool = typer.Option(False, "--analyse/--no-analyse", help="LLM query analysis."),
-    rerank: bool = typer.Option(False, "--llm-rerank/--no-llm-rerank", help=LLM_RERANK_HELP),
-    verify: bool = typer.Option(False, "--verify/--no-verify", help="LLM verification of each addition."),
     model: LLMOption = None,
-    option: List[str] = option_list(CiteOptions, "Overrides of the citation model's settings, KEY=VALUE, "
-                                                 "repeatable (default: the model's)"),
+    option: List[str] = option_list(CiteCommandOptions, "Overrides of the citation model's settings (default: the "
+                                                        "model's), a replaced rules file or case memory, and the LLM "
+                                                        "stages, KEY=VALUE, repeatable"),
     as_json: JsonOption = False,
 ) -> None:
     """Predict the set of provisions a court would cite for FACTS, with the provenance of each."""
     from legalrag.citepredict.service import build_predictor, result_to_dict
 
-    opts = parse_options(CiteOptions, option)
+    opts = parse_options(CiteCommandOptions, option)
+    labelled, analysis, rerank, verify = opts.case_memory, opts.analyse, opts.llm_rerank, opts.verify
+    rules = Path(opts.rules) if opts.rules else None
     idx, llm, reranker = collaborators(ctx, index, rerank, analysis or rerank or verify, model)
     memory = None
     if labelled is not None:

@@ -3,8 +3,8 @@
 The option types are ``Annotated`` aliases: a command writes ``model: ModelOption = None`` and gets the same
 flag name, checks and help text as every other command with that option. The vocabulary:
 
-- the LLM: ``--model SPEC`` (an embedded model, a GGUF path, or an endpoint ``URL#MODEL``; ``ask``, ``chat``
-  and ``serve`` still spell an endpoint ``--endpoint URL --endpoint-model NAME``);
+- the LLM: ``--model SPEC`` (an embedded model, a GGUF path, or an endpoint ``URL#MODEL``; ``llm serve`` and
+  ``llm start`` take an embedded model only);
 - the index directory: ``--index``; its component: ``--retriever``; a reranker by name: ``--rerank``;
 - everything a command writes (a file or a folder): ``--out``; a PNG figure: ``--plot``;
 - how many items a command reads: ``--limit N`` (``--skip N`` leaves out the first N);
@@ -31,9 +31,6 @@ import typer
 
 ModelOption = Annotated[Optional[str], typer.Option(
     "--model", help="Embedded model: qwen2.5-coder-1.5b (default), qwen2.5-coder-0.5b or a GGUF path.")]
-EndpointOption = Annotated[Optional[str], typer.Option(
-    "--endpoint", help="OpenAI-compatible endpoint URL (instead of the embedded model).")]
-EndpointModelOption = Annotated[Optional[str], typer.Option("--endpoint-model", help="Model name at --endpoint.")]
 ThreadsOption = Annotated[Optional[int], typer.Option(
     "--threads", min=1, help="CPU threads of the model or encoder (default: the runtime.threads setting, else all "
     "cores).")]

@@ -1,4 +1,4 @@
-"""``legalrag judgment predict / draft`` (the JuDGE metrics, ``eval judgment``, are in cli/eval.py).
+"""``legalrag judgment predict / draft`` (the JuDGE metrics, ``eval judgment``, are in cli/eval/judgment.py).
 
 Paths that are not given as options come from the saved settings (``legalrag config show``):
 ``judgment.law_corpus`` (statute corpus JSONL, e.g. JuDGE's ``data/law_corpus.jsonl``; ``$LEGALRAG_LAW_CORPUS``),
@@ -35,42 +35,6 @@ def structure_model_dir(model_dir: Optional[Path]) -> Optional[Path]:
     return resolve(model_dir, "judgment-model", default=SHIPPED_STRUCTURE)
 
 
-def law_statutes(ctx_root, law_corpus: Optional[Path]):
-    """The statutes the judgment models decide over: ``--law-corpus`` (a JSONL file) when given, else the criminal
-    law of the national-law data shipped with legalrag."""
-    from legalrag.judgment.service import load_statutes_file
-
-    if law_corpus is not None:
-        return load_statutes_file(law_corpus)
-    from legalrag.national import CRIMINAL_LAW
-
-    index = ctx_root.index(laws=[CRIMINAL_LAW], progress=True)
-    if index is None:
-        return load_statutes_file(_need(law_corpus, "statute corpus"))
-    return list(index.documents)
-
-
-def load_structure(model_dir: Path, statutes, encoder: Optional[str] = None):
-    """The structure model with its statutes (documents, or a corpus file) and, when its manifest names one, the
-    encoder it reads."""
-    import json
-
-    from legalrag.judgment.predict import StructurePredictor
-    from legalrag.judgment.service import load_statutes_file
-
-    if isinstance(statutes, (str, Path)):
-        statutes = load_statutes_file(statutes)
-    man = model_dir / "manifest.json"
-    enc = None
-    if man.exists():
-        meta = json.loads(man.read_text(encoding="utf-8"))
-        if meta.get("encoder"):
-            from legalrag.wiring import make_encoder
-
-            enc = make_encoder(encoder or meta.get("encoder_spec") or meta["encoder"])
-    return StructurePredictor.load(model_dir, statutes, enc)
-
-
 def _need(path: Optional[Path], what: str) -> Path:
     from legalrag.errors import InputError
 
@@ -102,9 +66,11 @@ def predict(
         raise InputError("pass exactly one of --facts (one case) or --cases (a JSONL file)")
     if not check_charges and model:
         raise InputError("--model chooses the LLM of --check-charges; add --check-charges")
-    predictor = load_structure(_need(structure_model_dir(root(ctx).judgment_model(model_dir)), "model directory"),
-                               law_statutes(root(ctx), root(ctx).law_corpus(law_corpus)),
-                               root(ctx).settings.judgment_encoder)
+    from legalrag.wiring.judgment import law_statutes, structure_model
+
+    predictor = structure_model(_need(structure_model_dir(root(ctx).judgment_model(model_dir)), "model directory"),
+                                law_statutes(root(ctx), root(ctx).law_corpus(law_corpus), progress=True),
+                                root(ctx).settings.judgment_encoder, settings=root(ctx).settings)
     reader = None
     if check_charges:
         from legalrag.judgment.charge_llm import ChargeReader
@@ -148,6 +114,7 @@ def draft(
     """Draft a complete criminal judgment from case facts."""
     from legalrag.errors import InputError
     from legalrag.judgment.draft import draft_from_cli, read_facts
+    from legalrag.wiring.judgment import law_statutes, structure_model
 
     text = read_facts(facts)
     if free and model_dir is not None:
@@ -165,14 +132,16 @@ def draft(
     if not no_llm:
         llm = make_llm(ctx, model)
     if model_dir is None:
-        result = draft_from_cli(text, llm, law_corpus=law_statutes(root(ctx), law_corpus), case_corpus=case_corpus,
+        result = draft_from_cli(text, llm, law_corpus=law_statutes(root(ctx), law_corpus, progress=True),
+                                case_corpus=case_corpus,
                                 stream=not as_json, max_tokens=max_tokens)
         if as_json:
             print_json(result.to_dict())
         return
     from legalrag.judgment.reasoned import ReasonedDrafter
 
-    predictor = load_structure(model_dir, law_statutes(root(ctx), law_corpus), encoder)
+    predictor = structure_model(model_dir, law_statutes(root(ctx), law_corpus, progress=True), encoder,
+                                settings=root(ctx).settings)
     from legalrag.judgment.charge_llm import ChargeReader
 
     res = ReasonedDrafter(predictor, llm, max_tokens=min(max_tokens, 500),

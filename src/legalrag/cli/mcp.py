@@ -60,7 +60,8 @@ def mcp_cmd(
         return None
 
     def make_structure():
-        from legalrag.cli.judgment import load_structure, structure_model_dir
+        from legalrag.cli.judgment import structure_model_dir
+        from legalrag.wiring.judgment import structure_model
 
         statutes = law_corpus
         if statutes is None:  # the criminal law of the shipped national-law data, which judge-structure decides over
@@ -69,7 +70,7 @@ def mcp_cmd(
         model_dir = structure_model_dir(judgment_model)
         if statutes is None or model_dir is None:
             return None
-        return load_structure(model_dir, statutes)
+        return structure_model(model_dir, statutes, settings=r.settings)
 
     tools = LegalTools(Collaborators(index=open_index, llm=None if no_llm else make_llm, predictor=make_predictor,
                                      structure=make_structure))

@@ -9,9 +9,9 @@ from typing import Any, List, Optional
 import typer
 
 from legalrag.cli._options import RolloutOptions, option_list, parse_options
+from legalrag.cli._train_options import PolicyOptions
 from legalrag.cli.apps import app
-from legalrag.cli.common import (IndexOption, IndexOrDemoOption, JsonOption, LLMOption, RetrieverOption,
-                                 ThreadsOption, llm_spec, print_json, renamed, root)
+from legalrag.cli.common import IndexOption, IndexOrDemoOption, JsonOption, LLMOption, llm_spec, print_json, root
 from legalrag.cli.train import train_app
 
 agents_app = typer.Typer(no_args_is_help=True, help="The statute agents' planner: rollouts and their stability.")
@@ -68,13 +68,9 @@ def rollouts_cmd(
     index: IndexOrDemoOption = None,
     queries: Path = typer.Option(..., "--queries", help="Query JSONL with gold (query_id, query, gold_ids/names)."),
     out: Path = typer.Option(..., "--out", help="Trajectories JSONL (appended per query; a rerun resumes)."),
-    n: int = typer.Option(8, "--n", min=1, help="Rollouts per query (seeds 0, 1000, 2000, ...)."),
-    first: int = typer.Option(0, "--limit", min=0, help="Only the first N queries (after --skip); 0 = all."),
-    skip: int = typer.Option(0, "--skip", min=0, help="Skip the first N queries of the file."),
-    retriever: RetrieverOption = None,
     model: LLMOption = None,
-    policy: Optional[Path] = typer.Option(None, "--policy", help="A trained policy directory (its LoRA adapter)."),
-    option: List[str] = option_list(RolloutOptions, "The planner loop's bounds and seeds, KEY=VALUE, repeatable"),
+    option: List[str] = option_list(RolloutOptions, "The rollouts, the planner loop's bounds and seeds, KEY=VALUE, "
+                                                    "repeatable"),
     plot: Optional[Path] = typer.Option(None, "--plot", help="PNG: per-query max / mean / min pool recall."),
     as_json: JsonOption = False,
 ) -> None:
@@ -82,7 +78,8 @@ def rollouts_cmd(
     every trajectory, and report per-query max / mean / min pool recall and LegalMALR's stability categories.
     Without --index: the default index, as `search`; threads: the runtime.threads setting."""
     o = parse_options(RolloutOptions, option)
-    max_rounds, fused_planner, seed, threads = o.max_rounds, o.fused_planner, o.seed, None
+    max_rounds, fused_planner, seed, threads, n, skip = o.max_rounds, o.fused_planner, o.seed, None, o.n, o.skip
+    first, retriever, policy = o.limit, o.retriever, Path(o.policy) if o.policy else None
     model, endpoint, endpoint_model = llm_spec(model)
     from tqdm import tqdm
 
@@ -149,7 +146,7 @@ def _sampler_factory(ctx: typer.Context, idx: Any, *, model_name: str, base: dic
     return make_sampler
 
 
-@train_app.command("policy", cls=renamed({"--first": "--limit"}))
+@train_app.command("policy")
 def train_policy_cmd(
     ctx: typer.Context,
     index: IndexOption = None,
@@ -157,33 +154,16 @@ def train_policy_cmd(
     out: Path = typer.Option(..., "--out", help="Policy directory to write (read by --policy DIR)."),
     model: str = typer.Option("qwen2.5-0.5b", "--model", help="Base model: qwen2.5-coder-0.5b (id qwen2.5-0.5b), "
                               "qwen2.5-coder-1.5b or a GGUF path."),
-    group_size: int = typer.Option(4, "--group-size", help="G: trajectories per query (>= 2)."),
-    groups_per_step: int = typer.Option(2, "--groups-per-step", min=1, help="Queries (groups) per update."),
-    epochs: int = typer.Option(1, "--epochs", min=1),
-    lr: float = typer.Option(5e-5, "--lr"),
-    lora_r: int = typer.Option(8, "--lora-r", min=1),
-    lora_alpha: int = typer.Option(16, "--lora-alpha", min=1),
-    first: int = typer.Option(0, "--limit", min=0, help="Only the first N queries (after --skip); 0 = all."),
-    skip: int = typer.Option(0, "--skip", min=0, help="Skip the first N queries of the file."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Stop after this many steps "
-                                            "(the run stays resumable; the policy is written with what was done)."),
-    retriever: RetrieverOption = None,
-    threads: ThreadsOption = None,
-    max_rounds: int = typer.Option(4, "--max-rounds", min=1, max=10),
-    fused_planner: bool = typer.Option(False, "--fused-planner/--no-fused-planner",
-                                       help="Sample with the fused planner (one call per round: the planner "
-                                            "writes the agent's queries); the policy learns that prompt."),
-    step_penalty: float = typer.Option(0.02, "--step-penalty"),
-    gain_bonus: float = typer.Option(0.1, "--gain-bonus"),
-    early_exit_penalty: float = typer.Option(0.2, "--early-exit-penalty"),
-    failure_penalty: float = typer.Option(0.1, "--failure-penalty"),
-    seed: int = typer.Option(0, "--seed"),
-    restart: bool = typer.Option(False, "--restart", help="Discard an interrupted run's checkpoint."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="PNG: mean reward and pool recall per step."),
+    option: List[str] = option_list(PolicyOptions, "GRPO, LoRA and reward settings (GRPOSettings, RewardSettings), "
+                                                   "the queries and the planner loop, KEY=VALUE, repeatable"),
 ) -> None:
     """GRPO on the planner and rewriting agents (one model, LoRA adapters on a frozen base): G rollouts per
     query sampled by the embedded runtime with the current adapters, rewards normalised within each group,
     the policy-gradient update computed with transformers + peft. Resumable; a GPU is used when present."""
+    o = parse_options(PolicyOptions, option)
+    first, skip, max_steps, retriever, threads = o.limit, o.skip, o.max_steps, o.retriever, o.threads
+    max_rounds, fused_planner, restart = o.max_rounds, o.fused_planner, o.restart
     index = root(ctx).index_path(index)
     from legalrag.training import checkpoint as ckpt
     from legalrag.training.policy.grpo import GRPOSettings, chat_encoder
@@ -192,10 +172,8 @@ def train_policy_cmd(
     from legalrag.training.policy.store import base_identity
     from legalrag.training.policy.trainer import fingerprint_of, train_policy
 
-    settings = GRPOSettings(group_size=group_size, groups_per_step=groups_per_step, epochs=epochs,
-                            learning_rate=lr, lora_r=lora_r, lora_alpha=lora_alpha, seed=seed)
-    reward = RewardSettings(step_penalty=step_penalty, gain_bonus=gain_bonus,
-                            early_exit_penalty=early_exit_penalty, failure_penalty=failure_penalty)
+    settings = GRPOSettings(**o.grpo())
+    reward = RewardSettings(**o.reward())
     idx = root(ctx).index(index)
     qs = load_training_queries(idx, queries, first, skip)
     base = base_identity(model)
@@ -226,6 +204,6 @@ def train_policy_cmd(
         rows = record["steps"]
         plot_series({"mean reward": [r["mean_reward"] for r in rows], "pool recall": [r["pool_recall"] for r in rows]},
                     plot, x=[r["step"] for r in rows], xlabel="GRPO step", ylabel="", ylim=(-0.5, 1.05),
-                    title=f"GRPO on {model}: G={group_size}, {groups_per_step} groups/step")
+                    title=f"GRPO on {model}: G={settings.group_size}, {settings.groups_per_step} groups/step")
     print_json({"out": str(out), "completed_steps": record["completed_steps"], "total_steps": record["total_steps"],
                 "last": record["steps"][-1] if record["steps"] else None})

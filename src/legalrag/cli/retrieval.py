@@ -1,5 +1,5 @@
 """`legalrag index build`, `legalrag index info` and `legalrag search` (their evaluation, `eval retrieval`, is in
-cli/eval.py). The Milvus and Ray knobs of `index build` and `search` are `-o KEY=VALUE` (cli/_options.py)."""
+cli/eval/retrieval.py). The Milvus and Ray knobs of `index build` and `search` are `-o KEY=VALUE` (cli/_options.py)."""
 
 from __future__ import annotations
 
@@ -168,11 +168,8 @@ def search(
     filter_law: List[str] = typer.Option([], "--filter-law", help="Only articles of this law title (repeatable)."),
     as_json: JsonOption = False,
     agents: bool = typer.Option(False, "--agents", help="Multi-agent query rewriting with a planner (uses an LLM)."),
-    trace: Optional[Path] = typer.Option(None, "--trace", help="With --agents: write the trajectory as JSONL."),
-    policy: Optional[Path] = typer.Option(None, "--policy", help="With --agents: a trained policy directory "
-                                          "(`legalrag train policy`), run on the embedded model with its adapter."),
     model: LLMOption = None,
-    option: List[str] = option_list(SearchOptions, "Milvus search parameters and the planner's mode, KEY=VALUE, "
+    option: List[str] = option_list(SearchOptions, "Milvus search parameters and the agents' knobs, KEY=VALUE, "
                                                    "repeatable"),
 ) -> None:
     """Search an index and print the top articles with their citations."""
@@ -181,6 +178,8 @@ def search(
     from legalrag.serialize import hit_to_dict
 
     o = parse_options(SearchOptions, option)
+    trace = Path(o.trace) if o.trace else None
+    policy = Path(o.policy) if o.policy else None
     idx = root(ctx).index(index, progress=not as_json)
     fused_planner = o.fused_planner
     model, endpoint, endpoint_model = llm_spec(model)

@@ -10,10 +10,10 @@ from typing import List, Optional
 
 import typer
 
-from legalrag.types import DEFAULTS
+from legalrag.cli._options import ServeOptions, option_list, parse_options
 from legalrag.cli.apps import app
-from legalrag.cli.common import (CacheOption, EndpointModelOption, EndpointOption, IndexOrDemoOption, ModelOption,
-                                 ThreadsOption, is_loopback, root)
+from legalrag.cli.common import (CacheOption, IndexOrDemoOption, LLMOption, ThreadsOption, is_loopback, llm_spec,
+                                 require_endpoint_model, root)
 
 
 @app.command("serve")
@@ -25,9 +25,7 @@ def serve_cmd(
                                        "--api-key-file prints a warning)."),
     port: Optional[int] = typer.Option(None, "--port", min=1, max=65535, help="Port (default: the serve.port "
                                        "setting, 8080)."),
-    model: ModelOption = None,
-    endpoint: EndpointOption = None,
-    endpoint_model: EndpointModelOption = None,
+    model: LLMOption = None,
     threads: ThreadsOption = None,
     no_llm: bool = typer.Option(False, "--no-llm", help="Serve search and citation checks only (answers: 503)."),
     llm_cache: CacheOption = True,
@@ -44,29 +42,13 @@ def serve_cmd(
                                               "default: the judgment.law_corpus setting, $LEGALRAG_LAW_CORPUS)."),
     api_key_file: Optional[Path] = typer.Option(None, "--api-key-file", help="File of accepted API keys, one per "
                                                 "line; without it no key is needed."),
-    rate_limit: Optional[int] = typer.Option(None, "--rate-limit", min=0, help="Requests per minute per key (0: no "
-                                             "limit; default: the serve.rate_limit setting, 120)."),
     cors_origin: List[str] = typer.Option([], "--cors-origin", help="Allow browser calls from this origin "
                                           "(repeatable); CORS is off without it."),
-    max_k: Optional[int] = typer.Option(None, "--max-k", min=1, max=1000, help="Largest k a request may ask for "
-                                        "(default: the serve.max_k setting, 50)."),
-    max_waiting: Optional[int] = typer.Option(None, "--max-waiting", min=0, help="Generations that may queue for "
-                                              "the model (default: the serve.max_waiting setting, 16)."),
     policy: Optional[Path] = typer.Option(None, "--policy", help="A trained agents' policy directory (`legalrag "
                                           "train policy`): /agents/search runs the embedded model with its adapter."),
     mcp: bool = typer.Option(True, "--mcp/--no-mcp", help="Serve the MCP tools at /mcp (streamable HTTP; needs "
                              "the mcp extra), with the same API key and rate limit."),
-    evidence_tokens: Optional[int] = typer.Option(None, "--evidence-tokens", min=0, max=8192,
-                                                  help="Token budget for the retrieved articles in /ask and /consult "
-                                                  "prompts: each is cut to the clauses matching the question "
-                                                  "(default: the answer.evidence_tokens setting, else "
-                                                  f"{DEFAULTS.evidence_tokens}; 0: whole articles); a request may "
-                                                  "ask for less."),
-    max_indexes: Optional[int] = typer.Option(None, "--max-indexes", min=0, max=16,
-                                              help="Other indexes a request (`ask --index DIR`) may have this server "
-                                              "open and keep, least recently used dropped first (default: the "
-                                              "serve.max_indexes setting, else 2 on loopback, 0 on another "
-                                              "address)."),
+    option: Optional[List[str]] = option_list(ServeOptions, "The server's limits, KEY=VALUE, repeatable"),
     background: bool = typer.Option(False, "--background", help="Start the server detached (log and pid in the "
                                     "home folder), wait until it answers, and return; `ask` and `chat` use it."),
     stop: bool = typer.Option(False, "--stop", help="Stop the server `--background` started."),
@@ -74,11 +56,12 @@ def serve_cmd(
                                 "build (stale or current), model and indexes."),
 ) -> None:
     """Serve the web application (consultation, search, drafting, citation prediction) and its JSON API."""
+    limits = parse_options(ServeOptions, option)
+    name, endpoint, endpoint_model = llm_spec(model)
+    require_endpoint_model(root(ctx), endpoint, endpoint_model)
     if background or stop or status:
         return _manage(ctx, background=background, stop=stop, status=status, index=index, host=host, port=port,
-                       model=model, endpoint=endpoint, endpoint_model=endpoint_model, threads=threads,
-                       no_llm=no_llm, llm_cache=llm_cache, evidence_tokens=evidence_tokens, max_indexes=max_indexes,
-                       limits={"--rate-limit": rate_limit, "--max-k": max_k, "--max-waiting": max_waiting})
+                       model=model, threads=threads, no_llm=no_llm, llm_cache=llm_cache, options=option or [])
     import logging
 
     import uvicorn
@@ -93,7 +76,8 @@ def serve_cmd(
         typer.secho(f"warning: serving on {host} without an API key: anyone who can reach this address can use "
                     "the server (and its model). Pass --api-key-file FILE.", fg="yellow", err=True)
     structure = None
-    from legalrag.cli.judgment import load_structure, structure_model_dir
+    from legalrag.cli.judgment import structure_model_dir
+    from legalrag.wiring.judgment import structure_model
     from legalrag.national import CRIMINAL_LAW
 
     judgment_model = root(ctx).judgment_model(judgment_model)
@@ -113,20 +97,21 @@ def serve_cmd(
                              "LEGALRAG_LAW_CORPUS")
         # with the encoder its manifest names, if any
         try:
-            structure = load_structure(structure_model_dir(judgment_model),
-                                       law_corpus if law_corpus is not None else list(criminal.documents))
+            structure = structure_model(structure_model_dir(judgment_model),
+                                        law_corpus if law_corpus is not None else list(criminal.documents),
+                                        settings=root(ctx).settings)
         except LegalRagError as exc:
             if user_chose:
                 raise
             # the default model: serve without the judgment routes rather than not at all
             typer.secho(f"warning: the judgment routes are off: {exc}", fg="yellow", err=True)
     idx = root(ctx).index(index, progress=True)
-    llm = None if no_llm else root(ctx).make_llm(model, endpoint, endpoint_model, llm_cache, threads=threads)
+    llm = None if no_llm else root(ctx).make_llm(name, endpoint, endpoint_model, llm_cache, threads=threads)
     agents_llm = None
     if policy is not None:
         from legalrag.wiring import make_policy_llm
 
-        # the policy's own base model (it refuses another); answers keep --model / --endpoint
+        # the policy's own base model (it refuses another); answers keep --model
         agents_llm = make_policy_llm(policy, cache=llm_cache, threads=threads)
     predictor = None
     from legalrag.citepredict.service import build_predictor, default_model_dir
@@ -136,10 +121,10 @@ def serve_cmd(
         predictor = build_predictor(idx, model_dir=model_dir)
     elif criminal is not None and default_model_dir(criminal) is not None:  # the shipped judge-cite, out of the box
         predictor = build_predictor(criminal, model_dir=default_model_dir(criminal))
-    budget = root(ctx).answer_settings(evidence_tokens=evidence_tokens).evidence_tokens
+    budget = root(ctx).answer_settings(evidence_tokens=limits.evidence_tokens).evidence_tokens
     settings = server_settings(root(ctx).settings, host=host, api_keys=keys, cors_origins=tuple(cors_origin), mcp=mcp,
-                               evidence_tokens=budget, max_k=max_k, rate_limit=rate_limit, max_waiting=max_waiting,
-                               max_indexes=max_indexes)
+                               evidence_tokens=budget, max_k=limits.max_k, rate_limit=limits.rate_limit,
+                               max_waiting=limits.max_waiting, max_indexes=limits.max_indexes)
     _warm_up(idx, llm)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     from legalrag.wiring import make_support_scorer
@@ -159,13 +144,13 @@ LIMITS = {"max_k": "serve.max_k", "rate_limit": "serve.rate_limit", "max_waiting
 
 
 def server_settings(saved, *, host: str, **given):
-    """The server's :class:`legalrag.server.Settings`: each limit a flag gave (``given``, None when not), else the
-    saved ``serve.*`` setting (``legalrag config set serve.max_k 20``), else its default. A saved value out of
-    range is an error naming the setting and its bound (a flag's range Typer checks)."""
+    """The server's :class:`legalrag.server.ServerSettings`: each limit ``-o`` gave (``given``, None when not), else
+    the saved ``serve.*`` setting (``legalrag config set serve.max_k 20``), else its default. A saved value out of
+    range is an error naming the setting and its bound (``-o``'s range :class:`ServeOptions` checks)."""
     from pydantic import ValidationError
 
     from legalrag.errors import InputError
-    from legalrag.server import Settings
+    from legalrag.server import ServerSettings
 
     values = {k: v for k, v in given.items() if k not in LIMITS}
     chosen = {}
@@ -177,7 +162,7 @@ def server_settings(saved, *, host: str, **given):
     if chosen["max_indexes"] is None:
         chosen["max_indexes"] = 2 if is_loopback(host) else 0  # a request may name a path on this machine
     try:
-        return Settings(host=host, **values, **{k: v for k, v in chosen.items() if v is not None})
+        return ServerSettings(host=host, **values, **{k: v for k, v in chosen.items() if v is not None})
     except ValidationError as exc:
         e = exc.errors()[0]
         key = LIMITS.get(str(e["loc"][0]) if e.get("loc") else "", "serve")
@@ -204,14 +189,14 @@ def _warm_up(idx, llm) -> None:
         llm.load()
 
 
-def _manage(ctx: typer.Context, *, background: bool, stop: bool, status: bool, index, host, port, model, endpoint,
-            endpoint_model, threads, no_llm, llm_cache, evidence_tokens, max_indexes, limits: dict) -> None:
+def _manage(ctx: typer.Context, *, background: bool, stop: bool, status: bool, index, host, port, model, threads,
+            no_llm, llm_cache, options: list[str]) -> None:
     """--background, --stop, --status: the detached server (``legalrag.warm.daemon``); the server started gets the
-    flags given here (the limits not given come from the same settings file)."""
+    flags and ``-o`` limits given here (the limits not given come from the same settings file)."""
     import sys
 
-    from legalrag.cli._warm import server_url
     from legalrag.warm import daemon
+    from legalrag.warm.route import server_url
 
     r = root(ctx)
     s = r.settings
@@ -241,8 +226,7 @@ def _manage(ctx: typer.Context, *, background: bool, stop: bool, status: bool, i
         cmd += ["--profile", str(r.profile)]
     cmd += ["serve"]
     for flag, value in (("--index", index), ("--host", host), ("--port", port), ("--model", model),
-                        ("--endpoint", endpoint), ("--endpoint-model", endpoint_model), ("--threads", threads),
-                        ("--evidence-tokens", evidence_tokens), ("--max-indexes", max_indexes), *limits.items()):
+                        ("--threads", threads), *(("-o", pair) for pair in options)):
         if value is not None:
             cmd += [flag, str(Path(value).resolve()) if flag == "--index" else str(value)]
     if no_llm:

@@ -3,7 +3,7 @@
 ``legalrag llm start`` runs ``legalrag llm serve`` as a background process (``legalrag.warm.daemon``, the same
 start, stop and status as ``legalrag serve --background``); ``ask`` and ``chat`` then answer through it, the
 way the Ollama CLI talks to its daemon: the model stays loaded, so a question costs its prefill and decode
-only, not the seconds of loading the model. :func:`probe` tells whether one is up.
+only, not the seconds of loading the model. :func:`probe_model_server` tells whether one is up.
 
 :class:`ServerFirstLLM` is that choice made per call: a probe of ``/v1/models`` (at most ``PROBE_TIMEOUT``
 seconds) tells whether a legalrag server is up; when it is not, or it fails before the first token, the model
@@ -30,7 +30,7 @@ class ServerInfo:
     pid: int | None = None  # from the pid file when this host started it
 
 
-def probe(url: str, timeout: float = PROBE_TIMEOUT) -> ServerInfo | None:
+def probe_model_server(url: str, timeout: float = PROBE_TIMEOUT) -> ServerInfo | None:
     """The legalrag model server at ``url`` (``http://HOST:PORT/v1``) when one answers, else None. A server that
     is not legalrag's (its models not ``owned_by: legalrag``) counts as none."""
     import httpx
@@ -57,7 +57,7 @@ class ServerFirstLLM:
         self._local: LLM | None = None
         self._server: LLM | None = None
         self.fallback_note = ""
-        info = probe(url, probe_timeout)
+        info = probe_model_server(url, probe_timeout)
         if info is not None:
             self._server = make_client(info, read_timeout)
             self.model_id = info.model

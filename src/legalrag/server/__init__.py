@@ -6,7 +6,7 @@ returns the app. Collaborators are passed in (an opened ``Index``, an ``LLM``, a
 index's documents when not given); ``agents_llm``, a trained policy's model, runs ``/agents/search`` instead of
 ``llm``; ``structure``, a judgment ``StructurePredictor``, answers ``/judgment/structure`` and decides the
 judgment ``/draft`` writes, as ``legalrag judgment draft`` does; ``open_index(path)``, when given, opens another index
-a request names, up to ``Settings.max_indexes`` kept); ``legalrag serve`` builds them with ``legalrag.wiring``.
+a request names, up to ``ServerSettings.max_indexes`` kept); ``legalrag serve`` builds them with ``legalrag.wiring``.
 ``legalrag ask`` and ``legalrag chat`` answer through a running server (``legalrag.warm``): ``GET /health`` says
 its version and build, its model and the indexes it holds. Routes (the schema is at ``/openapi.json``, listed for people at ``/docs``):
 
@@ -17,7 +17,7 @@ its version and build, its model and the indexes it holds. Routes (the schema is
   (``routes_openai.py``); ``POST /mcp``: the MCP tools over streamable HTTP (``legalrag.integrations``)
 - ``POST /ask``, ``/consult``, ``/draft`` and their ``/stream`` forms (server-sent events); ``POST /cite``;
   ``POST /judgment/structure`` {facts, check_charges?} (the predicted verdict with its evidence);
-  answers put at most ``Settings.evidence_tokens`` tokens of evidence in the prompt (a request may ask for less)
+  answers put at most ``ServerSettings.evidence_tokens`` tokens of evidence in the prompt (a request may ask for less)
 - pages: ``/`` (consultation), ``/search.html``, ``/draft.html``, ``/cite.html``, ``/check.html``; assets under ``/static/``
 
 Without a model, generating routes answer 503 with a message while search keeps working. Every error is JSON
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from legalrag._optional import require
-from legalrag.server.context import AppContext, Settings
+from legalrag.server.context import AppContext, ServerSettings
 from legalrag.server.render import hit_to_dict
 from legalrag.server.streaming import LLMGate, error_payload
 
@@ -44,10 +44,10 @@ PAGES = {"/": "index.html", "/search.html": "search.html", "/draft.html": "draft
          "/docs": "docs.html"}
 LOG = logging.getLogger("legalrag.server")
 
-__all__ = ["Settings", "create_app", "hit_to_dict"]
+__all__ = ["ServerSettings", "create_app", "hit_to_dict"]
 
 
-def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *, predictor: Any = None,
+def create_app(index: Any, llm: Any = None, settings: ServerSettings | None = None, *, predictor: Any = None,
                drafter: Any = None, agents_llm: Any = None, structure: Any = None,
                open_index: Any = None, support: Any = None) -> Any:
     fastapi = require("fastapi", "server")
@@ -62,7 +62,7 @@ def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *,
 
     from legalrag.warm.build import build_id
 
-    settings = settings or Settings()
+    settings = settings or ServerSettings()
     ctx = AppContext(build=build_id(), index=index, llm=llm, settings=settings, predictor=predictor, drafter=drafter,
                      agents_llm=agents_llm, structure=structure, open_index=open_index, support=support,
                      gate=LLMGate(settings.llm_slots, settings.max_waiting))
@@ -144,7 +144,7 @@ def create_app(index: Any, llm: Any = None, settings: Settings | None = None, *,
 
 def _mcp(ctx: AppContext) -> tuple[Any, Any]:
     """The MCP tools over the app's own collaborators (and its model queue), as a Starlette app whose route is
-    ``/mcp``, and the lifespan that runs its session manager; (None, None) when ``Settings.mcp`` is off or the
+    ``/mcp``, and the lifespan that runs its session manager; (None, None) when ``ServerSettings.mcp`` is off or the
     ``mcp`` extra is not installed."""
     import importlib.util
     from contextlib import asynccontextmanager
@@ -213,7 +213,7 @@ def _evidence_doc(budget: int | None) -> str:
         return ("/ask and /consult give the model whole retrieved articles; a request may set evidence_tokens to "
                 "cut them to the clauses that match the question.")
     return (f"/ask and /consult cut each retrieved article to the clauses that match the question, within an "
-            f"evidence budget of {budget} prompt tokens (`legalrag serve --evidence-tokens`); a request may ask "
+            f"evidence budget of {budget} prompt tokens (`legalrag serve -o evidence_tokens=N`); a request may ask "
             "for less with evidence_tokens.")
 
 

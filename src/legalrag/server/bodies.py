@@ -2,8 +2,8 @@
 keep one request from tying up the server (question and facts length, history turns, k, max_tokens).
 
 The limits are part of the OpenAPI schema, so clients (and the schemathesis fuzzer) see them; ``k`` is also
-checked against the server's ``Settings.max_k``, which may be lower, and ``evidence_tokens`` against the
-server's ``Settings.evidence_tokens`` (a request may lower the evidence budget, never raise it).
+checked against the server's ``ServerSettings.max_k``, which may be lower, and ``evidence_tokens`` against the
+server's ``ServerSettings.evidence_tokens`` (a request may lower the evidence budget, never raise it).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ EVIDENCE_DOC = ("evidence budget of the prompt, in tokens: each retrieved articl
 
 
 INDEX_DOC = ("an index directory on the server's machine (default: the server's own); the server opens and keeps "
-             "it when started with --max-indexes N (the `done` payload's server.index_load says `loaded` or "
+             "it when started with `-o max_indexes=N` (or the serve.max_indexes setting) (the `done` payload's server.index_load says `loaded` or "
              "`held`), else the request is a 409 IndexNotHeld")
 STYLE_DOC = "guided (default: conclusion, legal basis, what to do, when to see a lawyer) or brief"
 CACHE_DOC = ("false: the model answers again even when the server's call cache holds this prompt's answer "

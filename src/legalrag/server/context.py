@@ -17,7 +17,7 @@ from legalrag.server.bodies import MAX_EVIDENCE_TOKENS
 from legalrag.server.streaming import IndexNotHeld, LLMGate, NoModel
 
 
-class Settings(BaseModel):
+class ServerSettings(BaseModel):
     """Service options (typed, closed: unknown keys are an error)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -47,7 +47,7 @@ class Settings(BaseModel):
 class AppContext:
     index: Any
     llm: Any
-    settings: Settings
+    settings: ServerSettings
     predictor: Any = None
     drafter: Any = None
     agents_llm: Any = None  # a trained policy's model for /agents/search (default: ``llm``)
@@ -79,7 +79,7 @@ class AppContext:
                 return self._others[key], "held", 0.0
             if self.settings.max_indexes < 1 or self.open_index is None:
                 raise IndexNotHeld(f"this server holds the index at {self.index.path} and may not open others "
-                                   f"(`legalrag serve --max-indexes N`); asked for {path}")
+                                   f"(`legalrag serve -o max_indexes=N`, or the serve.max_indexes setting); asked for {path}")
             if on_load is not None:
                 on_load(key)
             t0 = time.perf_counter()
@@ -102,8 +102,7 @@ class AppContext:
     def need_llm(self, what: str) -> Any:
         if self.llm is None:
             raise NoModel(f"{what} needs a language model and this server has none; search and citation checks "
-                          "still work. Start it with `legalrag serve --model qwen2.5-1.5b` (or --endpoint URL "
-                          "--endpoint-model NAME)")
+                          "still work. Start it with `legalrag serve --model qwen2.5-1.5b` (or --model URL#NAME)")
         return self.llm
 
     def uncached_llm(self, what: str) -> Any:
@@ -133,7 +132,7 @@ class AppContext:
             return limit
         if limit is not None and requested > limit:
             raise InputError(f"evidence_tokens={requested} is above this server's evidence budget of {limit} tokens "
-                             "(`legalrag serve --evidence-tokens`); ask for that or less", field="evidence_tokens")
+                             "(`legalrag serve -o evidence_tokens=N`); ask for that or less", field="evidence_tokens")
         return requested
 
     def pipeline(self, retriever: str | None, laws: Sequence[str] = (), index: Any = None) -> tuple[Any, Any]:

@@ -9,11 +9,11 @@ from legalrag.serialize import REASONS, document_to_dict, hit_to_dict, jsonable,
 from legalrag.serialize import citation_to_dict as _citation_to_dict
 from legalrag.types import Citation
 
-__all__ = ["REASONS", "answer_payload", "citation_label", "citation_to_dict", "document_to_dict", "hit_to_dict",
+__all__ = ["REASONS", "answer_payload", "citation_label", "citation_payload", "document_to_dict", "hit_to_dict",
            "jsonable", "reason_code", "step_to_dict"]
 
 
-def citation_to_dict(c: Citation) -> dict[str, Any]:
+def citation_payload(c: Citation) -> dict[str, Any]:
     """A checked citation as the API returns it: the article's text is fetched from ``/documents/{id}``;
     ``reason`` is a code for why it did not resolve (the page's language), ``note`` the English sentence."""
     return {**_citation_to_dict(c, text=False), "reason": reason_code(c)}

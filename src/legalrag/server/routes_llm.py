@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from legalrag.server.bodies import AskBody, CiteBody, ConsultBody, DraftBody, StructureBody
 from legalrag.server.context import AppContext
-from legalrag.server.render import answer_payload, citation_label, citation_to_dict, hit_to_dict
+from legalrag.server.render import answer_payload, citation_label, citation_payload, hit_to_dict
 from legalrag.server.routes_search import ERRORS
 from legalrag.server.streaming import Emit, sse_response
 
@@ -156,7 +156,7 @@ def draft(ctx: AppContext, body: DraftBody, emit: Emit | None = None, cancel: th
     citations = check_articles(fields, model.statutes, (h.document.id for h in laws))
     return {"drafter": "structure", "document": result.document,
             "sections": {k: v for k, v in fields.sections.to_dict().items() if isinstance(v, str)},
-            "citations": [citation_to_dict(c) for c in citations], "laws": [hit_to_dict(h) for h in laws],
+            "citations": [citation_payload(c) for c in citations], "laws": [hit_to_dict(h) for h in laws],
             "unresolved": sum(not c.resolved for c in citations), "structure": structure.to_dict(),
             "reasoning": result.reasoning, "source": result.source, "disagreement": result.disagreement,
             "notes": list(result.notes),
@@ -177,7 +177,7 @@ def _free_draft(ctx: AppContext, body: DraftBody, emit: Emit | None, cancel: thr
     sections = result.sections.to_dict() if hasattr(result.sections, "to_dict") else dict(result.sections)
     return {"drafter": "free", "document": result.document,
             "sections": {k: v for k, v in sections.items() if isinstance(v, str)},
-            "citations": [citation_to_dict(c) for c in result.citations],
+            "citations": [citation_payload(c) for c in result.citations],
             "laws": [hit_to_dict(h) for h in result.law_hits],
             "unresolved": sum(not c.resolved for c in result.citations),
             "timings": {**{k: round(float(v), 4) for k, v in dict(result.timings).items()},

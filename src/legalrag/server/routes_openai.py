@@ -127,12 +127,9 @@ def _text(content: Any) -> tuple[str, list[tuple[int, str]]]:
 
 def _citation(c: dict[str, Any]) -> Any:
     """A citation of the payload (``serialize.citation_to_dict``) back as the ``Citation`` it was."""
-    from legalrag.types import Citation
+    from legalrag.serialize import citation_from_dict
 
-    return Citation(text=c["text"], canonical=c.get("canonical") or "", resolved=c["resolved"],
-                    document_id=c.get("document_id"), in_retrieved=c.get("in_retrieved", False),
-                    note=c.get("note") or "", mark=c.get("mark") or "", mark_reason=c.get("mark_reason") or "",
-                    claim=c.get("claim") or "", support=c.get("support"), successor=c.get("successor") or "")
+    return citation_from_dict(c)
 
 
 def citation_block(citations: list[dict[str, Any]]) -> str:

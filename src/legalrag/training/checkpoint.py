@@ -25,7 +25,7 @@ def open_work(out: Path, restart: bool) -> Path:
     return work
 
 
-def model_dir(work: Path) -> Path:
+def checkpoint_model_dir(work: Path) -> Path:
     """Where the last checkpoint's model (or adapters) lie."""
     return work / "checkpoint" / "model"
 

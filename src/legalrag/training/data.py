@@ -40,7 +40,7 @@ def split_by_id(queries: Sequence[Query], dev_share: float, seed: int) -> tuple[
     return train, dev
 
 
-def document_text(doc: Document, max_chars: int) -> str:
+def training_text(doc: Document, max_chars: int) -> str:
     """The article name plus the start of its text: long articles cost quadratic attention for little gain."""
     body = doc.text[:max_chars] if max_chars > 0 else doc.text
     return f"{doc.title}\n{body}" if doc.title and not doc.text.startswith(doc.title) else body

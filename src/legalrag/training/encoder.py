@@ -21,7 +21,7 @@ from legalrag._optional import require
 from legalrag.errors import InputError
 from legalrag.types import Document, Query
 from legalrag.training import checkpoint as ckpt
-from legalrag.training.data import (Negatives, RankFn, dense_ranker, document_text, mine_negatives,
+from legalrag.training.data import (Negatives, RankFn, dense_ranker, training_text, mine_negatives,
                                     similarity_guard, split_by_id)
 from legalrag.training.loop import EpochLoop, freeze_word_embeddings, run_identity
 
@@ -220,7 +220,7 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
     s = settings or EncoderSettings()
     out = Path(out)
     t_start = time.perf_counter()
-    texts = {d.id: document_text(d, s.max_chars) for d in documents}
+    texts = {d.id: training_text(d, s.max_chars) for d in documents}
     by_id = {d.id: d for d in documents}
     doc_ids = list(texts)
     train, dev = split_by_id(queries, s.dev_share, s.seed)
@@ -228,7 +228,7 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
                                      note=data_note)
     work = ckpt.open_work(out, restart)
     state = ckpt.load_checkpoint(work, fingerprint)
-    model = load_encoder_model(ckpt.model_dir(work) if state else start, s.max_seq_length, device)
+    model = load_encoder_model(ckpt.checkpoint_model_dir(work) if state else start, s.max_seq_length, device)
     torch.manual_seed(s.seed)
     if s.freeze_embeddings:
         freeze_word_embeddings(model)

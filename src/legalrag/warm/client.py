@@ -60,7 +60,7 @@ def _split(url: str) -> tuple[str, int]:
     return parts.hostname or "127.0.0.1", parts.port or 80
 
 
-def probe(url: str, timeout: float = PROBE_TIMEOUT) -> WarmServer | None:
+def probe_warm_server(url: str, timeout: float = PROBE_TIMEOUT) -> WarmServer | None:
     """The legalrag server at ``url`` when one answers ``/health`` as legalrag, else None (nothing there, not
     legalrag, or no answer within ``timeout`` seconds)."""
     host, port = _split(url)

@@ -152,9 +152,9 @@ def _serve_probe(url: str) -> dict[str, Any]:
     """What ``/health`` of a ``legalrag serve`` says: its build (``stale`` when it is not this one), model and
     indexes."""
     from legalrag.warm.build import build_id
-    from legalrag.warm.client import probe
+    from legalrag.warm.client import probe_warm_server
 
-    server = probe(url)
+    server = probe_warm_server(url)
     if server is None:
         return {"up": False}
     return {"up": True, "version": server.version, "build": server.build, "stale": server.build != build_id(),
@@ -163,9 +163,9 @@ def _serve_probe(url: str) -> dict[str, Any]:
 
 def _llm_probe(url: str) -> dict[str, Any]:
     """The model a ``legalrag llm serve`` at ``url`` serves (``model`` None when none answers)."""
-    from legalrag.llm.local import probe
+    from legalrag.llm.local import probe_model_server
 
-    info = probe(url)
+    info = probe_model_server(url)
     return {"up": info is not None, "model": info.model if info else None}
 
 

@@ -67,11 +67,11 @@ class Root:
             llm = self.make_llm(model, endpoint, endpoint_model, cache, **options)
             remote = (endpoint or s.llm.endpoint) and not (model and not endpoint) and self.llm is None
             return label_route(llm, f"endpoint {endpoint or s.llm.endpoint}" if remote else "in-process")
-        from legalrag.llm.local import ServerFirstLLM, probe
+        from legalrag.llm.local import ServerFirstLLM, probe_model_server
 
         wanted = model or s.llm.model
         if wanted:
-            info = probe(s.llm.server.url)
+            info = probe_model_server(s.llm.server.url)
             if info is None or info.model != served_model_id(wanted):
                 note = "" if info is None else (f"the model server at {s.llm.server} serves {info.model}, not "
                                                 f"{wanted}: answered in this process")

@@ -142,13 +142,14 @@ def test_an_unqualified_option_is_the_commands_own(path):
 
 def test_option_keys_named_in_help_are_keys_of_the_model():
     """``-o KEY=...`` in a help text names a key the command's options model has."""
-    from legalrag.cli import _options
+    from legalrag.cli import _options, _train_options
 
     models = {path: next((p for p in cmd.params if "-o" in getattr(p, "opts", [])), None) for path, cmd in LEAVES.items()}
     for path, param in models.items():
         if param is None:
             continue
         listed = set(re.findall(r"(?:Keys: |; )([a-z_0-9]+): ", param.help))
-        model = next((m for m in vars(_options).values() if isinstance(m, type) and issubclass(m, _options.Options)
+        model = next((m for m in [*vars(_options).values(), *vars(_train_options).values()]
+                      if isinstance(m, type) and issubclass(m, _options.Options)
                       and m is not _options.Options and set(m.model_fields) == listed), None)
         assert model is not None, path

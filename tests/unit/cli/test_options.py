@@ -103,7 +103,7 @@ def test_eval_retrieval_without_index_uses_the_default_index(lexical_index, tmp_
     monkeypatch.setattr(Root, "_national_index", national)
     q = tmp_path / "q.jsonl"
     q.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in EVAL_QUERIES) + "\n", encoding="utf-8")
-    code, stdout, err = run_cli(monkeypatch, capsys, "eval", "retrieval", "--queries", q, "--k", "5", "--json",
+    code, stdout, err = run_cli(monkeypatch, capsys, "eval", "retrieval", "--queries", q, "-o", "k=5", "--json",
                                 "--no-progress", "--out", tmp_path / "run")
     assert code == 0, err
     assert opened and json.loads(stdout)["n_queries"] == 3
@@ -128,7 +128,7 @@ def test_consultation_knobs_given_with_o_reach_the_run(tmp_path):
     writer = ScriptedLLM(["不能。自然人之间借款没有约定利息的，视为没有利息。"], cycle=True)
     res = CliRunner().invoke(app, ["eval", "consultation-generate", "--data", str(data), "--index", str(index.path),
                                    "--limit", "2", "--setting", "retriever", "--out", str(tmp_path / "gen"),
-                                   "--tokenizer", "char", "--no-progress", "-o", "k=2", "-o", "max_tokens=64",
+                                   "-o", "tokenizer=char", "--no-progress", "-o", "k=2", "-o", "max_tokens=64",
                                    "-o", "style=brief"], obj=Root(llm=writer))
     assert res.exit_code == 0, res.output
     params = json.loads((tmp_path / "gen" / "manifest.json").read_text(encoding="utf-8"))["parameters"]

@@ -17,7 +17,7 @@ from typer.testing import CliRunner  # noqa: E402
 
 from legalrag.cli import app  # noqa: E402
 from legalrag.judgment.reasoned import ReasonedDrafter  # noqa: E402
-from legalrag.server import Settings, create_app  # noqa: E402
+from legalrag.server import ServerSettings, create_app  # noqa: E402
 from legalrag.testing import ScriptedLLM  # noqa: E402
 from legalrag.wiring import Root  # noqa: E402
 
@@ -50,7 +50,7 @@ def events(client: TestClient, facts: str) -> list[tuple[str, dict]]:
 
 def test_the_route_drafts_what_the_cli_drafts(index, structure, tmp_path):
     served = ScriptedLLM([REPLY])
-    client = TestClient(create_app(index, served, Settings(rate_limit=0), structure=structure))
+    client = TestClient(create_app(index, served, ServerSettings(rate_limit=0), structure=structure))
     body = client.post("/draft", json={"facts": THEFT}).json()
     library = ReasonedDrafter(structure, ScriptedLLM([REPLY]), max_tokens=500).draft(THEFT)
     assert body["drafter"] == "structure" and body["source"] == "llm" == library.source
@@ -81,12 +81,12 @@ def test_the_route_drafts_what_the_cli_drafts(index, structure, tmp_path):
 def test_without_a_structure_model_the_route_drafts_freely(index):
     free = "本院认为，被告人赵某盗窃他人财物，数额较大，其行为已构成盗窃罪。依照《中华人民共和国刑法》第二百六十四条，判决如下：" \
            "被告人赵某犯盗窃罪，判处有期徒刑一年。"
-    client = TestClient(create_app(index, ScriptedLLM([free]), Settings(rate_limit=0)))
+    client = TestClient(create_app(index, ScriptedLLM([free]), ServerSettings(rate_limit=0)))
     body = client.post("/draft", json={"facts": THEFT}).json()
     assert body["drafter"] == "free" and "判处有期徒刑一年" in body["document"] and body["laws"]
 
 
 def test_facts_too_thin_to_decide_are_a_clear_error(index, structure):
-    client = TestClient(create_app(index, ScriptedLLM([REPLY]), Settings(rate_limit=0), structure=structure))
+    client = TestClient(create_app(index, ScriptedLLM([REPLY]), ServerSettings(rate_limit=0), structure=structure))
     r = client.post("/draft", json={"facts": "   "})
     assert r.status_code == 400 and "facts" in r.json()["error"]["message"]

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from legalrag.cli import app
 from legalrag.llm.cache import CachedLLM
 from legalrag.retrieval.index import build_index, open_index
-from legalrag.server import Settings, create_app
+from legalrag.server import ServerSettings, create_app
 from legalrag.testing import ScriptedLLM
 from legalrag.types import Document
 from legalrag.warm.client import stream
@@ -33,7 +33,7 @@ def warm(tmp_path, monkeypatch):
     build_index(tmp_path / "idx", DOCS, retrievers=["bm25"], lang="zh")
     model = StreamingLLM(pieces=20, delay=0.001)
     cached = CachedLLM(model, tmp_path / "calls.sqlite")
-    with serve_app(create_app(open_index(tmp_path / "idx"), cached, Settings(rate_limit=0))) as url:
+    with serve_app(create_app(open_index(tmp_path / "idx"), cached, ServerSettings(rate_limit=0))) as url:
         monkeypatch.setenv("LEGALRAG_SERVE_PORT", url.rsplit(":", 1)[1])
         yield url, tmp_path / "idx", model, cached
     cached.close()

@@ -56,7 +56,7 @@ def train_policy(model: Any, encode: Encoder, queries: Sequence[Query], make_sam
     start = 0
     state = ckpt.load_checkpoint(work, fingerprint)
     if state is not None:
-        load_adapter_weights(model, ckpt.model_dir(work))
+        load_adapter_weights(model, ckpt.checkpoint_model_dir(work))
         ckpt.restore_optimiser(work, optimizer, scheduler)
         start, rows = state["step"], state["steps"]
     stop = total if max_steps is None else min(total, max_steps)

@@ -1,0 +1,146 @@
+"""`legalrag train cail-split / judge-structure / judge-cite`: the judgment models' recipes
+(``legalrag.training.recipes``), on JuDGE's first 200 cases and the CAIL2018 training part."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from legalrag.cli._options import option_list, parse_options
+from legalrag.cli._train_options import CailSplitOptions, JudgeCiteOptions, JudgeStructureOptions
+from legalrag.cli.common import IndexOption, ProgressOption, root
+from legalrag.cli.train import train_app
+
+
+JUDGE_DATA_HELP = ("JuDGE folder: data/test.json, expected.jsonl, data/law_corpus.jsonl, data/qrels_file_train "
+                   "(e.g. $LEGALRAG_DATA/judge).")
+CAIL_HELP = "CAIL2018 folder (data_train.jsonl, data_test.jsonl; e.g. $LEGALRAG_DATA/cail2018)."
+SPLIT_HELP = "The CAIL split (`legalrag train cail-split`); with --cail, its training part joins the cases."
+JUDGE_INDEX_HELP = ("Index over the statutes with the first stage's component (built with --encoder judge-e5, as "
+                    "shipped).")
+JUDGE_RETRIEVER_HELP = "Its component: the citation first stage and the encoder of similar cases."
+
+
+def _judge(data: Path, cail: Optional[Path], split: Optional[Path]):
+    from legalrag.errors import InputError
+    from legalrag.training.recipes import load_cail_split, load_judge
+
+    if (cail is None) != (split is None):
+        raise InputError("--cail and --cail-split go together (the CAIL folder and its split); give both or "
+                         "neither")
+    judge = load_judge(data)
+    return judge, (load_cail_split(cail, split, judge) if cail is not None else None)
+
+
+def _command(ctx: typer.Context) -> str:
+    """The command as typed, for the model's record: the options that differ from their defaults."""
+    words = ["legalrag", *ctx.command_path.split()[1:]]
+    for p in ctx.command.params:
+        v = ctx.params.get(p.name)
+        if v is None or v == p.default or not getattr(p, "opts", None):
+            continue
+        if isinstance(v, (list, tuple)):  # -o KEY=VALUE, each pair as given
+            for item in v:
+                words += [p.opts[0], str(item)]
+        elif isinstance(v, bool):
+            words.append(p.opts[0] if v else (p.secondary_opts or ["--no-" + p.opts[0][2:]])[0])
+        else:
+            words += [p.opts[0], str(v)]
+    return " ".join(words)
+
+
+@train_app.command("cail-split")
+def train_cail_split(ctx: typer.Context,
+                     data: Path = typer.Option(..., "--data", help=JUDGE_DATA_HELP),
+                     cail: Path = typer.Option(..., "--cail", help=CAIL_HELP),
+                     out: Path = typer.Option(..., "--out", help="The split file to write (JSON)."),
+                     encode: bool = typer.Option(False, "--encode", help="Encode the CAIL facts with judge-e5 into "
+                                                 "the vector cache (the hold-out sample of -o sample cases per main "
+                                                 "charge, then the training part in rounds over the main charges)."),
+                     option: List[str] = option_list(CailSplitOptions, "What --encode encodes, KEY=VALUE, "
+                                                                       "repeatable")) -> None:
+    """Split CAIL2018 for the judgment recipes: unusable lines listed, cases overlapping a JuDGE evaluation case
+    dropped, a hold-out of 20% per main charge set apart before anything is trained."""
+    import json
+    import time
+
+    from legalrag.io import atomic_write_text
+    from legalrag.training.recipes import load_judge, prepare_cail_split
+    from legalrag.training.recipes.judge_data import capped
+
+    opts = parse_options(CailSplitOptions, option)
+    sample, encode_train, encoder = opts.sample, opts.encode_train, opts.encoder
+    judge = load_judge(data)
+    split = {**prepare_cail_split(cail, judge), "command": _command(ctx)}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out, json.dumps(split, ensure_ascii=False, indent=1))
+    typer.echo(f"wrote {out}: {split['cases']} cases ({split['train']} training, {split['holdout']} hold-out over "
+               f"{split['holdout_charges']} charges); {len(split['skipped'])} lines skipped, "
+               f"{len(split['dropped_overlapping_judge_eval'])} overlapping JuDGE evaluation cases dropped")
+    if encode:
+        from legalrag.judgment.cail import load_cail
+        from legalrag.judgment.signals import DENSE_CHARS
+        from legalrag.training.recipes.judge_data import CAIL_FILES
+
+        by_id = {c.id: c for c in load_cail([cail / f for f in CAIL_FILES]).cases}
+        enc = root(ctx).make_encoder(encoder, progress=False)
+        order = (capped(split["holdout_ids"], by_id, sample)
+                 + capped(split["train_ids"], by_id, len(split["train_ids"]))[: encode_train or None])
+        t0 = time.perf_counter()
+        for k in range(0, len(order), 32):  # each batch is committed to the cache: an interrupted run resumes
+            enc.encode_queries([by_id[i].facts[:DENSE_CHARS] for i in order[k:k + 32]])
+            typer.echo(f"encoded {min(k + 32, len(order))}/{len(order)} in {time.perf_counter() - t0:.0f} s", err=True)
+
+
+@train_app.command("judge-structure")
+def train_judge_structure(
+    ctx: typer.Context,
+    data: Path = typer.Option(..., "--data", help=JUDGE_DATA_HELP),
+    out: Path = typer.Option(..., "--out", help="Model directory to write (replaced atomically)."),
+    index: Optional[Path] = typer.Option(None, "--index", help=JUDGE_INDEX_HELP + " Without it: the BM25 "
+                                         "citation signal and BM25 neighbours."),
+    retriever: Optional[str] = typer.Option(None, "--retriever", help=JUDGE_RETRIEVER_HELP),
+    cail: Optional[Path] = typer.Option(None, "--cail", help=CAIL_HELP),
+    split: Optional[Path] = typer.Option(None, "--cail-split", help=SPLIT_HELP),
+    progress: ProgressOption = True,
+    option: List[str] = option_list(JudgeStructureOptions, "The recipe's settings, KEY=VALUE, repeatable"),
+) -> None:
+    """The judge-structure model's recipe: charges, articles, prison, fine and probation models trained on JuDGE's
+    first 200 cases (and the CAIL2018 training part), with the citation signal of --retriever."""
+    from legalrag.training.recipes import judge_structure
+
+    opts = parse_options(JudgeStructureOptions, option)
+    judge, cail_split = _judge(data, cail, split)
+    idx = root(ctx).index(index) if index is not None else None
+    model = judge_structure(judge, out, index=idx, retriever=retriever, cail=cail_split, **opts.model_dump(),
+                            command=_command(ctx), progress=progress)
+    typer.echo(f"trained on {len(model.cases)} cases ({len(model.skipped)} skipped: judgment unreadable); "
+               f"thresholds {model.thresholds}; saved to {out}")
+
+
+@train_app.command("judge-cite")
+def train_judge_cite(
+    ctx: typer.Context,
+    data: Path = typer.Option(..., "--data", help=JUDGE_DATA_HELP),
+    out: Path = typer.Option(..., "--out", help="Citation model directory to write (replaced atomically)."),
+    index: IndexOption = None,
+    retriever: str = typer.Option(..., "--retriever", help=JUDGE_RETRIEVER_HELP),
+    cail: Optional[Path] = typer.Option(None, "--cail", help=CAIL_HELP),
+    split: Optional[Path] = typer.Option(None, "--cail-split", help=SPLIT_HELP),
+    progress: ProgressOption = True,
+    option: List[str] = option_list(JudgeCiteOptions, "The recipe's settings, KEY=VALUE, repeatable"),
+) -> None:
+    """The judge-cite model's recipe: rules, co-citation and similar cases calibrated on JuDGE's first 200 cases,
+    with the CAIL2018 training part in the case memory."""
+    from legalrag.training.recipes import judge_cite
+
+    opts = parse_options(JudgeCiteOptions, option)
+    stage = opts.stage
+    judge, cail_split = _judge(data, cail, split)
+    idx = root(ctx).index(root(ctx).index_path(index))
+    res = judge_cite(judge, idx, retriever, out, cail=cail_split, **opts.model_dump(), progress=progress)
+    typer.echo(f"trained on {len(res.train_cases)} cases ({len(cail_split.train) if cail_split else 0} CAIL cases in "
+               f"the memory); set model depth {res.set_model.depth}; saved {stage} with threshold "
+               f"{res.saved_threshold} to {out}")
