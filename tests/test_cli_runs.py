@@ -88,9 +88,9 @@ def test_llm_serve_answers_chat_completions_with_the_embedded_model(small_llm, t
 
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "LEGALRAG_HOME": str(tmp_path / "home"),
-           "SERVE_TEST_KEY": "k-123"}
+           "SERVE_TEST_KEY": "k-123", "LEGALRAG_LLM_SERVER": f"127.0.0.1:{port}"}
     proc = subprocess.Popen([sys.executable, "-m", "legalrag", "llm", "serve", "--model", "qwen2.5-0.5b",
-                             "--port", str(port), "--name", "small", "--threads", "1", "--n-ctx", "1024",
+                             "--name", "small", "--threads", "1", "--n-ctx", "1024",
                              "--api-key-env", "SERVE_TEST_KEY"], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     base, auth = f"http://127.0.0.1:{port}/v1", {"Authorization": "Bearer k-123"}

@@ -46,5 +46,5 @@ def test_info_and_cache_clear(tmp_path, monkeypatch):
 def test_serve_refuses_public_host_without_key():
     from legalrag.cli import main  # noqa: F401  (registers all command modules)
 
-    res = runner.invoke(app, ["llm", "serve", "--host", "0.0.0.0", "--model", "qwen2.5-0.5b"])
+    res = runner.invoke(app, ["llm", "serve", "--model", "qwen2.5-0.5b"], env={"LEGALRAG_LLM_SERVER": "0.0.0.0:8000"})
     assert res.exit_code != 0 and "without an API key" in str(res.exception)

@@ -75,9 +75,9 @@ def test_columns_and_expansion():
 
 
 def test_bad_settings_and_shapes_are_clear_errors():
-    with pytest.raises(InputError, match="--neighbours must be at least 1"):
+    with pytest.raises(InputError, match="-o neighbours must be at least 1"):
         NeighbourSettings(k=0)
-    with pytest.raises(InputError, match="--expand"):
+    with pytest.raises(InputError, match="-o expand"):
         NeighbourSettings(expand=-1)
     assert settings_or_none(0) is None and settings_or_none(3).k == 3
     with pytest.raises(InputError, match="do not line up"):

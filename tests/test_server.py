@@ -316,7 +316,8 @@ def test_serve_evidence_tokens_option_reaches_the_app(index, monkeypatch):
     served = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **options: served.append(app))  # no socket: the app is checked
     for option, expected in (("150", 150), ("0", None)):
-        res = CliRunner().invoke(cli, ["serve", "--index", str(index.path), "--no-llm", "-o", f"evidence_tokens={option}"])
+        res = CliRunner().invoke(cli, ["serve", "--index", str(index.path), "--no-llm",
+                                       "-o", f"evidence_tokens={option}"])
         assert res.exit_code == 0, res.output
         assert TestClient(served[-1]).get("/capabilities").json()["evidence_tokens"] == expected
     res = CliRunner().invoke(cli, ["serve", "--index", str(index.path), "--no-llm", "-o", "evidence_tokens=-3"])

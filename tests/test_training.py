@@ -49,7 +49,7 @@ def test_too_few_training_queries_says_how_many_are_needed():
 def test_an_inner_split_with_the_outer_seed_is_refused_with_the_way_out():
     qs = [Query(text=f"q{i}", id=f"id{i}", gold_ids=("a",)) for i in range(200)]
     outer_train, _ = split_by_id(qs, 0.2, seed=13)
-    with pytest.raises(InputError, match=r"train part of `legalrag train split --seed 13`.*another --seed"):
+    with pytest.raises(InputError, match=r"train part of `legalrag train split -o seed=13`.*another -o seed"):
         split_by_id(outer_train, 0.1, seed=13)  # the band [0, 0.1) was all held out by the outer split
     inner_train, inner_dev = split_by_id(outer_train, 0.1, seed=7)
     assert inner_dev and len(inner_train) + len(inner_dev) == len(outer_train)
@@ -124,7 +124,7 @@ def test_a_checkpoint_of_another_run_is_not_silently_mixed_in(start, tmp_path):
     out = tmp_path / "model"
     train_encoder(start, out, queries, docs, {}, EncoderSettings(**SETTINGS), progress=False, stop_after_steps=1)
     other = EncoderSettings(**{**SETTINGS, "lr": 1e-3})
-    with pytest.raises(InputError, match="--restart"):
+    with pytest.raises(InputError, match="restart=true"):
         train_encoder(start, out, queries, docs, {}, other, progress=False)
 
 

@@ -104,7 +104,28 @@ FLAT = {
     f"{U}/server/test_app.py": "tests/test_server.py",
 }
 # mutmut's mutant name -> why it cannot be told apart from the original by any caller
-EQUIVALENT: dict[str, str] = {}
+S, M = "legalrag.citecheck.support.", "legalrag.citecheck.marks."
+EQUIVALENT: dict[str, str] = {
+    S + "x__lexical__mutmut_70": "best > 0 always holds here: a claim with bigrams has a positive best BM25 score",
+    S + "x__lexical__mutmut_77": "best >= 0 vs best > 0: best is never 0 once the claim has bigrams",
+    S + "x__lexical__mutmut_79": "the else branch (best == 0) is unreachable: the value put there is never returned",
+    S + "x_lexical_features__mutmut_10": "the extra units it lets in (empty lines, the whole article again) score "
+                                          "0 or the same, and only the maximum over units is used",
+    S + "xǁSupportModelǁprobability__mutmut_12": "scale.get(f, None) or 1.0 is scale.get(f, 1.0) or 1.0",
+    S + "xǁSupportModelǁprobability__mutmut_14": "scale.get(f) or 1.0 is scale.get(f, 1.0) or 1.0",
+    S + "xǁSupportModelǁprobability__mutmut_34": "sigmoid of 50 and of 51 are both exactly 1.0 in double precision",
+    M + "x__no_corpus__mutmut_15": "unreachable: every parsed citation's system is zh, ch or us (unknown ones are "
+                                   "marked before)",
+    M + "x_mark_citations__mutmut_64": "every parsed citation class has a system, so the default is never used",
+    M + "x_mark_citations__mutmut_67": "every parsed citation class has a system, so the default is never used",
+    M + "x_mark_citations__mutmut_70": "every parsed citation class has a system, so the default is never used",
+    M + "x_mark_citations__mutmut_180": "_labels([]) joins to an empty string: the same successor",
+    M + "x_mark_citations__mutmut_182": "_labels returns one string, so the separator of the join is never used",
+    M + "x_mark_citations__mutmut_193": "an unresolved citation always has a reason: the condition is always true",
+    M + "x_mark_citations__mutmut_194": "an unresolved citation always has a reason: the else value is never used",
+    S + "xǁSupportModelǁprobability__mutmut_36": "only probabilities under 2e-22 change: shown as 0.0 and below every "
+                                                 "threshold either way",
+}
 
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no_tests", 33: "no_tests", 34: "not_run", 36: "timeout",
           -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout", 37: "killed", None: "not_checked"}
@@ -184,6 +205,9 @@ def run_module(name: str, target: Target, *, explicit: list[str] | None, seconds
     info = {"tests": tests, "missing_tests": missing}
     if target.skip:
         return {**info, "skipped": target.skip}
+    absent = [f for f in target.files if not (REPO / f).exists()]
+    if absent:
+        return {**info, "skipped": f"no such source file ({', '.join(absent)})"}
     if not tests:
         return {**info, "skipped": f"none of its test files exists ({', '.join(missing)})"}
     same_as_before = not baseline and tests == test_paths(target, explicit, True)[0]

@@ -1,7 +1,7 @@
 """The CAIL2018 hold-out protocol of the judgment structure models.
 
     legalrag train cail-split --data $LEGALRAG_DATA/judge --cail $LEGALRAG_DATA/cail2018 \
-        --out bench/data/cail-split.json --encode --sample 1000
+        --out bench/data/cail-split.json --encode -o sample=1000
     legalrag train judge-structure ... --out models/judge/structure-cail     # the recipe (see its model card)
     python bench/judgment/bench_judgment_cail.py holdout --model-dir models/judge/structure-cail judge-structure \
         --json-out bench/results/judge-cail-holdout.json

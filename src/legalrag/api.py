@@ -67,9 +67,8 @@ def open(index: PathLike | None = None, *, profile: str | None = None, config: P
     ``profile`` / ``config`` are the CLI's ``--profile`` / ``--config``; ``model``, ``endpoint`` and
     ``endpoint_model`` its ``--model`` / ``--endpoint`` / ``--endpoint-model``; ``llm`` and ``encoder`` replace
     the model and every dense component's encoder; ``threads`` is ``--threads``; ``local`` is ``ask --local``
-    (answer with the model loaded here even when a local model server is up); ``progress`` shows the first build
-    of a shipped index on stderr; ``local`` is also ``ask --local``'s other half: no warm ``legalrag serve`` is
-    asked. Nothing heavy loads here; the settings are read, so that a bad profile or settings file is said now."""
+    (answer with the model loaded here: no warm ``legalrag serve`` is asked, nor a local model server);
+    ``progress`` shows the first build of a shipped index on stderr. Nothing heavy loads here; the settings are read, so that a bad profile or settings file is said now."""
     from legalrag.wiring import Root
 
     if config is not None and not Path(config).is_file():

@@ -40,7 +40,7 @@ STAGES = ("retrieval", "rerank", "always-add", "clusters", "co-citation", "simil
 
 
 class CiteConfig(BaseModel):
-    """Pipeline settings; ``threshold`` and ``core_k`` are what ``legalrag eval cite --dev`` calibrates."""
+    """Pipeline settings; ``threshold`` and ``core_k`` are what ``legalrag eval cite -o dev=N`` calibrates."""
 
     model_config = ConfigDict(extra="forbid")
     candidates: int = Field(30, ge=1, description="retrieval depth")

@@ -22,7 +22,7 @@ def run_eval(index: Any, cases_path: str | Path, *, train_citations: str | Path 
     cases = load_cases(cases_path)
     dev_cases, eval_cases = split_dev_eval(cases, dev)
     if not eval_cases:
-        raise InputError(f"--dev {dev} leaves no evaluation cases ({len(cases)} in all)", path=str(cases_path))
+        raise InputError(f"-o dev={dev} leaves no evaluation cases ({len(cases)} in all)", path=str(cases_path))
     if limit is not None:
         eval_cases = eval_cases[:limit]
     memory = None
@@ -31,7 +31,7 @@ def run_eval(index: Any, cases_path: str | Path, *, train_citations: str | Path 
 
         if str(case_memory) == "dev":
             if not dev_cases:
-                raise InputError("--case-memory dev needs development cases; pass --dev N")
+                raise InputError("--case-memory dev needs development cases; pass -o dev=N")
             memory = CaseMemory.build(dev_cases)
         else:
             memory = CaseMemory.build(load_cases(case_memory))

@@ -17,32 +17,28 @@ from legalrag.cli.common import JsonOption, ModelOption, ThreadsOption, is_loopb
 def serve_cmd(
     ctx: typer.Context,
     model: ModelOption = None,
-    port: Optional[int] = typer.Option(None, "--port", min=1, max=65535, help="Port (default: the llm.server "
-                                       "setting's, 8000: where `ask` and `chat` look for a model server; the web "
-                                       "application of `legalrag serve` is another server, on 8080)."),
-    host: Optional[str] = typer.Option(None, "--host", help="Address (default: the llm.server setting's, "
-                                       "127.0.0.1); loopback only, unless --api-key-env is set."),
     name: Optional[str] = typer.Option(None, "--name", help="Model name clients send (default: the model id)."),
     api_key_env: Optional[str] = typer.Option(None, "--api-key-env",
                                               help="Require 'Authorization: Bearer $VAR' from clients."),
     n_ctx: int = typer.Option(4096, "--n-ctx", min=64, help="Context window, in tokens."),
     threads: ThreadsOption = None,
 ) -> None:
-    """Serve an embedded model at http://HOST:PORT/v1 (chat completions, models)."""
+    """Serve an embedded model at http://HOST:PORT/v1 (chat completions, models): the llm.server setting's
+    address (default 127.0.0.1:8000, where `ask` and `chat` look for a model server; `legalrag config set
+    llm.server HOST:PORT` moves it), loopback only unless --api-key-env is set."""
     from legalrag.errors import InputError
     from legalrag.llm.serve import serve
     from legalrag.wiring import make_llm
 
-    host = host or root(ctx).settings.llm.server.host
-    port = port or root(ctx).settings.llm.server.port
+    host, port = root(ctx).settings.llm.server.host, root(ctx).settings.llm.server.port
     api_key = None
     if api_key_env:
         api_key = os.environ.get(api_key_env)
         if not api_key:
             raise InputError(f"--api-key-env {api_key_env}: the variable is not set or empty")
     if not is_loopback(host) and not api_key:
-        raise InputError(f"refusing to serve on {host} without an API key; use --host 127.0.0.1 or set "
-                         "--api-key-env VAR")
+        raise InputError(f"refusing to serve on {host} without an API key; set a loopback address (`legalrag "
+                         "config set llm.server 127.0.0.1:8000`) or pass --api-key-env VAR", field="llm.server")
     # served as is: clients cache
     llm = make_llm(model, cache=False, threads=threads, n_ctx=n_ctx, settings=root(ctx).settings).load()
     typer.echo(f"serving {llm.model_id} at http://{host}:{port}/v1 (loaded in {llm.load_seconds:.1f} s); "

@@ -24,9 +24,14 @@ def start_cmd(
 
     from legalrag.warm.daemon import LLM_SERVER, start
 
-    s = root(ctx).settings
-    cmd = [sys.executable, "-m", "legalrag", "llm", "serve", "--host", s.llm.server.host,
-           "--port", str(s.llm.server.port), "--n-ctx", str(n_ctx)]
+    r = root(ctx)
+    s = r.settings
+    cmd = [sys.executable, "-m", "legalrag"]  # the same settings: the server listens at their llm.server address
+    if r.config is not None:
+        cmd += ["--config", str(r.config)]
+    if r.profile is not None:
+        cmd += ["--profile", str(r.profile)]
+    cmd += ["llm", "serve", "--n-ctx", str(n_ctx)]
     if model or s.llm.model:
         cmd += ["--model", str(model or s.llm.model)]
     if threads or s.threads:

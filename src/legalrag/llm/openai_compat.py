@@ -100,7 +100,7 @@ class OpenAICompatLLM:
                     r = self._post_once(url, body)
             except httpx.ConnectError as exc:
                 raise _error(f"cannot connect to {url} ({exc}). Is the server running and the URL right? "
-                                    "For a local one: legalrag llm serve --port PORT") from None
+                                    "For a local one: legalrag llm serve (at the llm.server address)") from None
             except httpx.TimeoutException:
                 # not retried: a server that used the whole time is hung or overloaded, and retrying would
                 # multiply the wait; the caller records the failure and goes on
@@ -179,7 +179,7 @@ class OpenAICompatLLM:
                 yield from r.iter_lines()
         except httpx.ConnectError as exc:
             raise _error(f"cannot connect to {url} ({exc}). Is the server running and the URL right? "
-                                "For a local one: legalrag llm serve --port PORT") from None
+                                "For a local one: legalrag llm serve (at the llm.server address)") from None
         except httpx.TimeoutException:
             raise _error(f"{url}: no data within {self.timeout:g} s while streaming") from None
         except httpx.HTTPError as exc:

@@ -74,7 +74,7 @@ def neighbour_memory(extractor: FeatureExtractor, ts: TrainingSet, settings: Nei
     """The training queries as a memory, with their vectors under the extractor's first dense component."""
     if not extractor.dense:
         raise InputError("the neighbour memory compares questions by a dense encoder; build the index with "
-                         "`--retriever dense` (or hybrid) first, or train without --neighbours")
+                         "`--retriever dense` (or hybrid) first, or train with -o neighbours=0")
     return NeighbourMemory([q.id for q in ts.queries], [q.gold_ids for q in ts.queries], ts.qvecs[0], settings,
                            encoder=extractor.dense[0].name)
 

@@ -46,11 +46,11 @@ class NeighbourSettings:
 
     def __post_init__(self) -> None:
         if self.k < 1:
-            raise InputError(f"--neighbours must be at least 1 (0 turns the memory off), got {self.k}")
+            raise InputError(f"-o neighbours must be at least 1 (0 turns the memory off), got {self.k}")
         if self.temperature <= 0:
             raise InputError(f"the neighbour temperature must be positive, got {self.temperature}")
         if self.expand < 0:
-            raise InputError(f"--expand must be 0 or more, got {self.expand}")
+            raise InputError(f"-o expand must be 0 or more, got {self.expand}")
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,7 @@ class NeighbourMemory:
         rows_file, vec_file = directory / "neighbours.jsonl", directory / "neighbours.npy"
         if not rows_file.exists() or not vec_file.exists():
             raise IndexError_(f"the ranker at {directory} uses a neighbour memory but {rows_file.name} or "
-                              f"{vec_file.name} is missing; retrain it with `legalrag train ranker --neighbours K`")
+                              f"{vec_file.name} is missing; retrain it with `legalrag train ranker -o neighbours=K`")
         ids, gold = [], []
         for n, line in enumerate(rows_file.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
@@ -184,5 +184,5 @@ class NeighbourMemory:
 
 
 def settings_or_none(k: int, expand: int = 20, temperature: float = 0.02) -> NeighbourSettings | None:
-    """CLI helper: ``--neighbours 0`` turns the memory off."""
+    """CLI helper: ``-o neighbours=0`` turns the memory off."""
     return NeighbourSettings(k=k, expand=expand, temperature=temperature) if k else None

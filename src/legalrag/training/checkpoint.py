@@ -48,7 +48,7 @@ def load_checkpoint(work: Path, fingerprint: str) -> dict[str, Any] | None:
     state = json.loads(path.read_text(encoding="utf-8"))
     if state.get("fingerprint") != fingerprint:
         raise InputError(f"{work} holds a checkpoint of another run (other data or settings); rerun with the "
-                         "same arguments to resume it, or pass --restart to discard it", path=str(work))
+                         "same arguments to resume it, or pass -o restart=true to discard it", path=str(work))
     return state
 
 

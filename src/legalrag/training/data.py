@@ -20,7 +20,7 @@ def split_by_id(queries: Sequence[Query], dev_share: float, seed: int) -> tuple[
     """Dev = the queries whose ``sha256(seed:id)`` falls in the lowest ``dev_share`` of the hash range: the split
     depends only on the ids and the seed, not on the order of the file, and is stated by listing the dev ids."""
     if not 0.0 <= dev_share < 1.0:
-        raise InputError(f"--dev-share must be in [0, 1), got {dev_share}", field="dev_share")
+        raise InputError(f"-o dev_share must be in [0, 1), got {dev_share}", field="dev_share")
 
     def unit(q: Query) -> float:
         return int(hashlib.sha256(f"{seed}:{q.id}".encode()).hexdigest()[:12], 16) / float(16 ** 12)
@@ -30,13 +30,13 @@ def split_by_id(queries: Sequence[Query], dev_share: float, seed: int) -> tuple[
     train = [q for q in queries if units[q.id] >= dev_share]
     if len(train) < MIN_TRAIN_QUERIES:
         raise InputError(f"only {len(train)} training queries after holding out {len(dev)} for dev; at least "
-                         f"{MIN_TRAIN_QUERIES} are needed (add queries or lower --dev-share)", field="queries")
+                         f"{MIN_TRAIN_QUERIES} are needed (add queries or lower -o dev_share)", field="queries")
     if dev_share > 0 and not dev:
         lowest = min(units.values())
-        raise InputError(f"--dev-share {dev_share} left no dev queries out of {len(queries)}: the lowest hash of "
+        raise InputError(f"-o dev_share={dev_share} left no dev queries out of {len(queries)}: the lowest hash of "
                          f"seed {seed} and a query id here is {lowest:.3f}. If these queries are the train part of "
-                         f"`legalrag train split --seed {seed}`, its dev took the lowest hashes: hold out an inner dev "
-                         f"with another --seed; otherwise raise --dev-share above {lowest:.3f}", field="dev_share")
+                         f"`legalrag train split -o seed={seed}`, its dev took the lowest hashes: hold out an inner dev "
+                         f"with another -o seed; otherwise raise -o dev_share above {lowest:.3f}", field="dev_share")
     return train, dev
 
 

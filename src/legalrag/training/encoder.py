@@ -247,7 +247,7 @@ def train_encoder(start: str | Path, out: str | Path, queries: Sequence[Query], 
                      stop_after_steps=stop_after_steps, progress=progress,
                      extra_state=lambda: {"fingerprint": fingerprint, "negatives": negs.by_query,
                                           "negative_sources": negs.sources, "guarded": negs.guarded})
-    # the whole corpus is encoded only to score dev or re-mine; without either (--dev-share 0, no --remine) the
+    # the whole corpus is encoded only to score dev or re-mine; without either (dev_share 0, no remine) the
     # guard encodes just the mined candidates, and the model is judged later by an index of it
     encode_corpus = bool(dev) or s.remine
     if state:

@@ -125,3 +125,36 @@ def test_resolved_citations_carry_their_article_text_and_the_resolvers_note(reso
     assert c.citation.document_text.startswith("用人单位自用工之日起") and c.citation.note == "劳动合同法第八十二条 -> document 82"
     [u] = explain_all("Rule 9 says so", resolver)
     assert not u.citation.resolved and u.citation.document_text == "" and u.citation.note
+
+
+def test_an_unknown_phrase_loses_its_full_stop_and_keeps_its_words(resolver):
+    [c] = mark_citations("Under Article 82 of the Labor Contract Law.", resolver, repealed=TABLE)
+    assert c.text == "Article 82 of the Labor Contract Law" and c.canonical == "Article 82 of the Labor Contract Law"
+    [u] = explain_all("Rule 9 says so", resolver)
+    from legalrag.citecheck.resolve import Reason
+
+    assert u.resolution.reason == Reason.UNKNOWN_LAW
+
+
+def test_a_us_citation_against_a_chinese_corpus_is_named_us(resolver):
+    [us] = mark_citations("See 18 U.S.C. § 1030.", resolver, repealed=TABLE)
+    assert us.mark == "no_corpus" and us.note.endswith("the corpus has no law of this jurisdiction (US)")
+
+
+def test_the_citations_given_are_the_ones_marked(resolver):
+    text = "根据《劳动合同法》第八十二条，应当每月支付二倍的工资。参见《个体工商户条例》第五条。"
+    every = explain_all(text, resolver)
+    assert len(every) == 2
+    assert mark_citations(text, resolver, checked=[]) == []
+    [only] = mark_citations(text, resolver, checked=every[1:], repealed=TABLE)
+    assert only.canonical == "个体工商户条例第五条"
+
+
+def test_documents_are_accepted_in_place_of_a_resolver():
+    [c] = mark_citations("根据《劳动合同法》第八十二条，应当每月支付二倍的工资。", DOCS, repealed=TABLE)
+    assert c.resolved and c.document_id == "82"
+
+
+def test_the_repeal_note_names_the_successors_articles(resolver):
+    [c] = mark_citations("根据《城乡个体工商户管理暂行条例》第五条，个体工商户可以经营。", resolver, repealed=TABLE)
+    assert ": now 第一百三十三条" in c.note and "第七条" in c.note

@@ -108,3 +108,13 @@ def test_cosine_only_with_an_encoder_and_when_asked_for():
 def test_a_given_idf_table_is_the_one_used():
     assert SupportScorer(idf=IDF).idf is IDF
     assert SupportScorer(idf=IDF).features([("劳动合同", "劳动合同")])[0]["bm25"] == pytest.approx(1.0)
+
+
+def test_a_claim_of_one_common_bigram_still_scores_its_bm25():
+    common = BigramIdf({"劳动": 99}, n_docs=100, min_df=4, avg_len=20.0)  # idf near 0: the best score is below 1
+    f = lexical_features("劳动", "劳动者的权利", common)
+    assert f["bm25"] == pytest.approx(reference_bm25("劳动", "劳动者的权利", common)) and f["bm25"] > 0.5
+
+
+def test_lowercase_latin_words_are_whole_words():
+    assert bigrams("art. 100 abs") == ["art", "100", "abs"]

@@ -49,12 +49,12 @@ class GRPOSettings:
 
     def __post_init__(self) -> None:
         if self.group_size < 2:
-            raise InputError(f"GRPO needs a group: --group-size must be >= 2, got {self.group_size}",
+            raise InputError(f"GRPO needs a group: -o group_size must be >= 2, got {self.group_size}",
                              field="group_size")
         if self.groups_per_step < 1 or self.epochs < 1:
             raise InputError("--groups-per-step and --epochs must be >= 1")
         if self.learning_rate <= 0 or self.lora_r < 1:
-            raise InputError("--lr must be > 0 and --lora-r >= 1")
+            raise InputError("-o learning_rate must be > 0 and -o lora_r >= 1")
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)

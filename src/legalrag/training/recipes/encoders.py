@@ -2,9 +2,9 @@
 fine-tuned by ``training.encoder.train_encoder`` with the settings below, hard negatives mined from the named
 index components; ``legalrag train pack-encoder`` then packs the result into its shipped form.
 
-- ``stard-e5``: STARD's training questions (``train split --dev-share 0.2 --seed 13``) over the 55,515-article
+- ``stard-e5``: STARD's training questions (``train split -o dev_share=0.2 -o seed=13``) over the 55,515-article
   corpus, negatives mined by BM25 once (no re-mining), three epochs of 32 questions, no inner dev share.
-- ``judge-e5``: the first 200 JuDGE cases by ``text_id`` (``train split --train-first 200``) over the Criminal
+- ``judge-e5``: the first 200 JuDGE cases by ``text_id`` (``train split -o train_first=200``) over the Criminal
   Law, negatives mined by BM25 and untrained e5-small and re-mined after each epoch, 20% inner dev share.
 """
 

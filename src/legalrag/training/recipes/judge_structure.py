@@ -93,7 +93,7 @@ def judge_structure(judge: JudgeData, out: str | Path, *, index=None, retriever:
         raise InputError("a model without an index finds its neighbours by BM25 over the case texts: keep them "
                          "(--case-texts) or pass --index and --retriever")
     if neighbours == "encoder" and index is None and cail is not None:
-        raise InputError("similar CAIL cases by the encoder need --index and --retriever (or --neighbours-by lexical)")
+        raise InputError("similar CAIL cases by the encoder need --index and --retriever (or -o neighbours=lexical)")
     cail_train = list(cail.train) if cail is not None else []
     cases = list(judge.labels.cases) + cail_train
     t0 = time.perf_counter()
