@@ -36,11 +36,11 @@ with socket.socket() as _s:
     os.environ["LEGALRAG_SERVE_PORT"] = str(_s.getsockname()[1])
 
 # Session-scoped real servers for the scale-out tests (a Milvus server process, a two-node Ray cluster).
-pytest_plugins = ["scale_servers"]
+pytest_plugins = ["support.scale_servers"]
 
-REPO = Path(__file__).resolve().parents[1]
+from support.paths import REPO, SHARED_DATA  # noqa: E402
+
 TEST_DATA = REPO / "tests" / "data"
-SHARED_DATA = Path(os.environ.get("LEGALRAG_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
 @pytest.fixture
@@ -101,7 +101,7 @@ def llm(small_llm):
 def char_hash_hybrid(tmp_path, monkeypatch):
     """``char_hash_hybrid(docs)``: an index of BM25 + a dense component (a local embeddings server speaking the
     OpenAI wire format, character-hash vectors) + their hybrid, in a fresh LEGALRAG_HOME."""
-    from embeddings_server import EmbeddingsServer
+    from support.embeddings_server import EmbeddingsServer
     from legalrag.wiring import Root, expand_components
 
     monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path / "home"))

@@ -3,7 +3,7 @@
     python tools/cli_docs.py            # rewrite docs/cli.md
     python tools/cli_docs.py --check    # exit 1 when docs/cli.md differs from what the app gives
 
-tests/test_docs.py runs the check, so the page cannot fall behind the code: after changing a command, run the
+tests/unit/test_docs.py runs the check, so the page cannot fall behind the code: after changing a command, run the
 first line and commit the page.
 """
 

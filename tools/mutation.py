@@ -2,7 +2,7 @@
 
     nice -n 15 python tools/mutation.py run --budget-min 90          # every module, smallest first (resumable)
     python tools/mutation.py run --module citecheck.marks             # one module
-    python tools/mutation.py run --module answer.carry --tests tests/test_followup.py   # explicit test files
+    python tools/mutation.py run --module answer.carry --tests tests/unit/answer/test_carry.py   # explicit test files
     python tools/mutation.py report                                   # bench/results/mutation.json from what ran
     python tools/mutation.py survivors --module citecheck.marks       # the diff of every surviving mutant
     python tools/mutation.py try FILE OLD NEW TEST...                 # one hand-written mutant on a copy
@@ -89,22 +89,22 @@ MODULES: dict[str, Target] = {
 }
 # mirrored path -> the flat name it has before the test layout moves (tests/test_<old>.py)
 FLAT = {
-    f"{U}/citecheck/test_marks.py": "tests/test_citation_marks.py",
-    f"{U}/citecheck/test_parse.py": "tests/test_citations.py",
-    f"{U}/judgment/test_ranges.py": "tests/test_judgment_ranges.py",
-    f"{U}/judgment/test_features.py": "tests/test_judgment_features.py",
-    f"{U}/answer/test_guard.py": "tests/test_answer_guard.py",
-    f"{U}/answer/test_injection.py": "tests/test_injection.py",
-    f"{U}/answer/test_processors.py": "tests/test_conversation.py",
-    f"{U}/answer/test_evidence.py": "tests/test_evidence.py",
-    f"{U}/answer/test_carry.py": "tests/test_followup.py",
-    f"{U}/answer/test_engine.py": "tests/test_engine.py",
-    f"{U}/test_national.py": "tests/test_national.py",
-    f"{U}/server/test_routes_openai.py": "tests/test_openai_endpoint.py",
-    f"{U}/server/test_app.py": "tests/test_server.py",
+    f"{U}/citecheck/test_marks.py": "tests/unit/citecheck/test_marks.py",
+    f"{U}/citecheck/test_parse.py": "tests/unit/citecheck/test_parse.py",
+    f"{U}/judgment/test_ranges.py": "tests/unit/judgment/test_ranges.py",
+    f"{U}/judgment/test_features.py": "tests/unit/judgment/test_features.py",
+    f"{U}/answer/test_guard.py": "tests/unit/answer/test_guard.py",
+    f"{U}/answer/test_injection.py": "tests/unit/answer/test_injection.py",
+    f"{U}/answer/test_processors.py": "tests/unit/answer/test_processors.py",
+    f"{U}/answer/test_evidence.py": "tests/unit/answer/test_evidence.py",
+    f"{U}/answer/test_carry.py": "tests/unit/answer/test_carry.py",
+    f"{U}/answer/test_engine.py": "tests/unit/answer/test_engine.py",
+    f"{U}/test_national.py": "tests/unit/test_national.py",
+    f"{U}/server/test_routes_openai.py": "tests/unit/server/test_routes_openai.py",
+    f"{U}/server/test_app.py": "tests/unit/server/test_app.py",
 }
 # mutmut's mutant name -> why it cannot be told apart from the original by any caller
-S, M = "legalrag.citecheck.support.", "legalrag.citecheck.marks."
+S, M, G = "legalrag.citecheck.support.", "legalrag.citecheck.marks.", "legalrag.answer.guard."
 EQUIVALENT: dict[str, str] = {
     S + "x__lexical__mutmut_70": "best > 0 always holds here: a claim with bigrams has a positive best BM25 score",
     S + "x__lexical__mutmut_77": "best >= 0 vs best > 0: best is never 0 once the claim has bigrams",
@@ -123,6 +123,11 @@ EQUIVALENT: dict[str, str] = {
     M + "x_mark_citations__mutmut_182": "_labels returns one string, so the separator of the join is never used",
     M + "x_mark_citations__mutmut_193": "an unresolved citation always has a reason: the condition is always true",
     M + "x_mark_citations__mutmut_194": "an unresolved citation always has a reason: the else value is never used",
+    G + "x_foreign_jurisdiction__mutmut_4": "None or an empty question searched as 'XXXX' matches no jurisdiction "
+                                            "either",
+    G + "x_instruction_in__mutmut_4": "None or an empty question searched as 'XXXX' matches no instruction either",
+    "legalrag.citecheck.repealed.xǁRepealǁdescribe__mutmut_19": "an article's label (第N条) does not depend on the "
+                                                                  "law it is built with",
     S + "xǁSupportModelǁprobability__mutmut_36": "only probabilities under 2e-22 change: shown as 0.0 and below every "
                                                  "threshold either way",
 }

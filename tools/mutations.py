@@ -59,36 +59,36 @@ def M(name, module, path, anchor, replacement, tests, why, equivalent=""):
     return Mutation(name, module, path, anchor, replacement, tuple(tests), why, equivalent)
 
 
-T_FUSION = "tests/test_fusion.py"
-T_RANGES = "tests/test_judgment_ranges.py"
-T_STRUCT = "tests/test_judgment_structure.py"
-T_SEC = "tests/test_server_security.py"
+T_FUSION = "tests/unit/retrieval/test_fusion.py"
+T_RANGES = "tests/unit/judgment/test_ranges.py"
+T_STRUCT = "tests/unit/judgment/test_structure.py"
+T_SEC = "tests/unit/server/test_security.py"
 CAP = f"{T_STRUCT}::test_the_prison_term_is_capped_by_the_charges_own_article_when_the_month_model_runs_high"
 VOTE = f"{T_STRUCT}::test_similar_cases_vote_for_a_charge_the_facts_do_not_name"
 PREDICT = f"{T_STRUCT}::test_predictions_follow_the_facts_and_carry_evidence"
-ENGINE_SAME = "tests/test_engine.py::test_ask_chat_and_the_benchmark_send_the_same_prompt_and_get_the_same_answer"
-TTFT = "tests/test_engine.py::test_time_to_first_token_includes_the_retrieval"
+ENGINE_SAME = "tests/unit/answer/test_engine.py::test_ask_chat_and_the_benchmark_send_the_same_prompt_and_get_the_same_answer"
+TTFT = "tests/unit/answer/test_engine.py::test_time_to_first_token_includes_the_retrieval"
 BODY = f"{T_SEC}::test_body_size_content_type_and_headers"
 CHUNKED = f"{T_SEC}::test_the_body_limit_counts_every_message_of_a_chunked_upload"
 KEYS = f"{T_SEC}::test_api_keys_are_required_on_api_routes_only"
 RATE = f"{T_SEC}::test_rate_limit_is_per_key_with_retry_after"
 BUCKET = f"{T_SEC}::test_token_bucket_refills"
-DAMAGED = "tests/test_shipped.py::test_a_damaged_file_is_refused_with_its_path_and_the_fix"
-GOOD = "tests/test_shipped.py::test_a_good_model_passes_and_its_card_lists_every_file"
-SHIPPED_PREFIXES = "tests/test_shipped.py::test_shipped_encoders_use_e5s_query_and_passage_prefixes"
-PACKER = "tests/test_shipped.py::test_the_packer_writes_the_models_own_prefixes"
-RESOLVER = ("tests/test_citations.py::test_resolver_success", "tests/test_citations.py::test_resolver_failure_reasons",
-            "tests/test_citations.py::test_the_same_law_twice_resolves_only_when_the_texts_agree",
-            "tests/test_citations.py::test_check_citations_keeps_and_flags_every_citation")
-EXTRACT = ("tests/test_citations.py::test_extracted_list_keeps_order_spans_and_title",
-           "tests/test_citations.py::test_list_sharing_one_title", "tests/test_citations.py::test_parse_chinese",
-           "tests/test_citations.py::test_title_is_inherited_within_a_sentence_only",
-           "tests/test_citations.py::test_ranges_give_both_ends",
-           "tests/test_citations.py::test_article_markers_inside_a_title_belong_to_the_title")
-UNNORMALISED = ("tests/test_encoders.py::test_an_endpoint_that_returns_unnormalised_vectors_is_normalised_and_ranked"
+DAMAGED = "tests/unit/test_shipped.py::test_a_damaged_file_is_refused_with_its_path_and_the_fix"
+GOOD = "tests/unit/test_shipped.py::test_a_good_model_passes_and_its_card_lists_every_file"
+SHIPPED_PREFIXES = "tests/unit/test_shipped.py::test_shipped_encoders_use_e5s_query_and_passage_prefixes"
+PACKER = "tests/unit/test_shipped.py::test_the_packer_writes_the_models_own_prefixes"
+RESOLVER = ("tests/unit/citecheck/test_parse.py::test_resolver_success", "tests/unit/citecheck/test_parse.py::test_resolver_failure_reasons",
+            "tests/unit/citecheck/test_parse.py::test_the_same_law_twice_resolves_only_when_the_texts_agree",
+            "tests/unit/citecheck/test_parse.py::test_check_citations_keeps_and_flags_every_citation")
+EXTRACT = ("tests/unit/citecheck/test_parse.py::test_extracted_list_keeps_order_spans_and_title",
+           "tests/unit/citecheck/test_parse.py::test_list_sharing_one_title", "tests/unit/citecheck/test_parse.py::test_parse_chinese",
+           "tests/unit/citecheck/test_parse.py::test_title_is_inherited_within_a_sentence_only",
+           "tests/unit/citecheck/test_parse.py::test_ranges_give_both_ends",
+           "tests/unit/citecheck/test_parse.py::test_article_markers_inside_a_title_belong_to_the_title")
+UNNORMALISED = ("tests/unit/retrieval/test_encoders.py::test_an_endpoint_that_returns_unnormalised_vectors_is_normalised_and_ranked"
                 "_by_cosine")
-ANY_ENCODER = "tests/test_encoders.py::test_dense_search_normalises_what_any_encoder_returns"
-CITEPRED = ("tests/test_citepred_pipeline.py", "tests/test_citepred_rules.py")
+ANY_ENCODER = "tests/unit/retrieval/test_encoders.py::test_dense_search_normalises_what_any_encoder_returns"
+CITEPRED = ("tests/unit/citepredict/test_pipeline.py", "tests/unit/citepredict/test_rules.py")
 
 MUTATIONS: list[Mutation] = [
     # ----------------------------------------------------------------- retrieval: fusion, defaults, encoders
@@ -109,14 +109,14 @@ MUTATIONS: list[Mutation] = [
       "(s - s.mean()) / sd", "(s - s.mean())", [T_FUSION], "z-score fusion not divided by the spread"),
     M("rrf-k-default", "retrieval", "src/legalrag/retrieval/hybrid.py",
       'rrf_k=p.get("rrf_k", 60)', "rrf_k=60",
-      ["tests/test_index.py::test_the_hybrid_fuses_with_the_rrf_constant_the_index_stored"],
+      ["tests/unit/retrieval/test_index.py::test_the_hybrid_fuses_with_the_rrf_constant_the_index_stored"],
       "the hybrid ignores the RRF constant the index stored"),
     M("bm25-k1-default", "retrieval", "src/legalrag/retrieval/bm25.py",
       'lang: str = "auto", k1: float = 1.2, b: float = 0.75,', 'lang: str = "auto", k1: float = 2.0, b: float = 0.75,',
-      ["tests/test_bm25.py::test_judge_facts_to_criminal_law_articles"], "BM25 term saturation default changed"),
+      ["tests/unit/retrieval/test_bm25.py::test_judge_facts_to_criminal_law_articles"], "BM25 term saturation default changed"),
     M("bm25-b-default", "retrieval", "src/legalrag/retrieval/bm25.py",
       'lang: str = "auto", k1: float = 1.2, b: float = 0.75,', 'lang: str = "auto", k1: float = 1.2, b: float = 1.0,',
-      ["tests/test_bm25.py::test_judge_facts_to_criminal_law_articles"], "BM25 length normalisation default changed"),
+      ["tests/unit/retrieval/test_bm25.py::test_judge_facts_to_criminal_law_articles"], "BM25 length normalisation default changed"),
     M("encoder-not-normalised", "retrieval", "src/legalrag/retrieval/encoders.py",
       "lambda batch: l2_normalise(self._embed(batch, role))", "lambda batch: self._embed(batch, role)",
       [UNNORMALISED], "an endpoint's unnormalised vectors are searched as they come (not cosine)"),
@@ -130,8 +130,8 @@ MUTATIONS: list[Mutation] = [
     M("milvus-filter-widened", "retrieval", "src/legalrag/retrieval/milvus/retriever.py",
       "elif all(per_law[law][0] == per_law[law][1] for law in laws):",
       "elif any(per_law[law][0] == per_law[law][1] for law in laws):",
-      ["tests/test_milvus.py::test_filters_are_pushed_into_the_engine_with_the_same_results",
-       "tests/test_milvus_server.py::test_dense_hybrid_and_filters_on_the_server_equal_the_local_index"],
+      ["tests/e2e/test_milvus.py::test_filters_are_pushed_into_the_engine_with_the_same_results",
+       "tests/e2e/test_milvus_server.py::test_dense_hybrid_and_filters_on_the_server_equal_the_local_index"],
       "a filter keeping one law whole and one article of another becomes a filter on both laws"),
     M("packer-prefixes-swapped", "retrieval", "src/legalrag/training/pack.py",
       'return {"query_prefix": qp, "passage_prefix": dp,', 'return {"query_prefix": dp, "passage_prefix": qp,',
@@ -139,7 +139,7 @@ MUTATIONS: list[Mutation] = [
     M("corpus-max-file-mb", "retrieval", "src/legalrag/wiring/indexes.py",
       "return _read(path, fields, previous, progress, max_file_mb=current_settings(settings).max_file_mb)",
       "return _read(path, fields, previous, progress)",
-      ["tests/test_settings.py::test_the_largest_document_size_setting_reaches_the_corpus_reader"],
+      ["tests/unit/test_settings.py::test_the_largest_document_size_setting_reaches_the_corpus_reader"],
       "documents.max_file_mb is not honoured when an index is built from a folder"),
     # ------------------------------------------------------------------------------------- answer engine
     M("ttft-without-retrieval", "engine", "src/legalrag/answer/engine.py",
@@ -151,7 +151,7 @@ MUTATIONS: list[Mutation] = [
       "every citation reported as outside the retrieved sources"),
     M("engine-usage-before-dropped", "engine", "src/legalrag/answer/engine.py",
       "usage = usage_before + Usage.of(result, t2 - t1)", "usage = Usage.of(result, t2 - t1)",
-      ["tests/test_engine.py::test_a_rewritten_follow_up_counts_the_rewrite_in_its_usage"],
+      ["tests/unit/answer/test_engine.py::test_a_rewritten_follow_up_counts_the_rewrite_in_its_usage"],
       "the query rewrite's LLM cost left out of an answer's usage"),
     M("engine-total-time", "engine", "src/legalrag/answer/engine.py",
       '"total_s": t3 - t0, "seconds": t3 - t0}', '"total_s": t3 - t1, "seconds": t3 - t0}', [ENGINE_SAME],
@@ -217,7 +217,7 @@ MUTATIONS: list[Mutation] = [
       "similar cases no longer vote for charges"),
     M("penalty-score-denominator", "judgment", "src/legalrag/judgment/metrics.py",
       "m = max(pred, gold)", "m = max(pred, gold) + 1",
-      ["tests/test_judgment_eval.py::test_example_output_reproduces_reference_figures"],
+      ["tests/unit/judgment/test_metrics.py::test_example_output_reproduces_reference_figures"],
       "the benchmark's penalty score computed off by one"),
     # ---------------------------------------------------------------------------------- citation prediction
     M("select-strict", "citepred", "src/legalrag/citepredict/select.py",

@@ -7,7 +7,7 @@ moment, check the state on disk; repeat. Prints per kind: injected, valid afterw
     python bench/robustness/bench_faults.py --memory 20000 --retrievers bm25,qld --chunk-docs 5000
     python bench/robustness/bench_faults.py --search-memory INDEX --retrievers qld   # what opening and searching holds
 
-The fault kinds and their checks are the first part of this file; tests/test_crash_consistency.py loads it for a
+The fault kinds and their checks are the first part of this file; tests/e2e/test_crash_consistency.py loads it for a
 handful of kills per kind.
 """
 

@@ -1,7 +1,8 @@
-"""Every figure's recorded command runs on today's tree: each ``command`` (and ``commands``) of
+"""Every figure's recorded command runs on today's tree: each ``command`` (``commands``, ``training``, ``cli``) of
 bench/results/*.json names scripts that exist and options they take. A step that runs ``python bench/...py`` or
 ``python tools/...py`` is parsed by that script's own argparse parser (nothing runs); a ``legalrag ...`` step (or
-``python -m legalrag ...``) is parsed by the CLI. Steps are separated by ``&&``, ``;``, ``|`` and newlines; prose in
+``python -m legalrag ...``) is parsed by the CLI, its ``-o KEY=VALUE`` keys checked against those its ``--help``
+lists. Steps are separated by ``&&``, ``;``, ``|`` and newlines; prose in
 parentheses, after `` # `` or after ``, `` is not part of a step; other programs (git, make, pytest) are skipped."""
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+import typer.main
 from typer._click.exceptions import UsageError  # Typer vendors its own click
 
-from tests.unit.test_model_cards import parse as parse_cli
+from legalrag.cli import app
+from unit.test_model_cards import parse as parse_cli
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = sorted((REPO / "bench" / "results").glob("*.json"))
@@ -106,6 +109,27 @@ def parse_script(path: Path, args: list[str]) -> None:
     raise AssertionError(f"{path.name}: main() returned without parsing its arguments")
 
 
+def cli_command(words: list[str]):
+    """The click command ``legalrag WORDS...`` names (WORDS after ``legalrag``) and its own arguments."""
+    group = typer.main.get_command(app)
+    while hasattr(group, "commands"):
+        name, *words = words
+        group = group.commands[name]
+    return group, words
+
+
+def unknown_option_keys(words: list[str]) -> list[str]:
+    """The ``-o KEY=VALUE`` keys the command's ``--help`` does not list (its options model refuses them)."""
+    command, args = cli_command(words)
+    param = next((p for p in command.params if "-o" in p.opts), None)
+    if param is None:
+        return []
+    listed = set(re.findall(r"(?:Keys: |; )(\w+): ", param.help or ""))
+    given = command.make_context(command.name, list(args)).params.get(param.name) or ()
+    return [pair.partition("=")[0].replace("-", "_") for pair in given
+            if pair.partition("=")[0].replace("-", "_") not in listed]
+
+
 def check_step(argv: list[str]) -> str | None:
     """None when the step parses today, else why not."""
     if argv[0] == "legalrag" or argv[1:3] == ["-m", "legalrag"]:
@@ -114,7 +138,8 @@ def check_step(argv: list[str]) -> str | None:
             parse_cli(line)
         except UsageError as exc:
             return exc.format_message()
-        return None
+        unknown = unknown_option_keys(shlex.split(line)[1:])
+        return f"no -o key {', '.join(unknown)} (see the command's --help)" if unknown else None
     script = REPO / argv[1]
     if not script.is_file():
         return f"no script {argv[1]}"
@@ -171,3 +196,6 @@ def test_a_removed_script_subcommand_or_option_is_caught():
     assert check_step(["python", "tools/results_page.py", "--no-such-option"])
     assert check_step(["python", "tools/results_page.py", "--check"]) is None
     assert check_step(["legalrag", "train", "judge-structure", "--no-such-option", "1"])
+    assert check_step(["legalrag", "eval", "retrieval", "--queries", "q.jsonl", "-o", "k=10"]) is None
+    assert check_step(["legalrag", "eval", "retrieval", "--queries", "q.jsonl", "-o", "depth=10"]) == \
+        "no -o key depth (see the command's --help)"

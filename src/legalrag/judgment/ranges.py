@@ -81,7 +81,7 @@ def combined_range(article_texts: Sequence[str]) -> tuple[int, int] | None:
 # Criminal Law articles added by amendment (第X条之一) that define a charge JuDGE's cases are convicted of but
 # JuDGE's 452-article law corpus lacks (its cases cite them under the base article's number, so a 危险驾驶 case
 # "cites 133", 交通肇事's article). Article -> its penalty clause in the national corpus's wording (STARD
-# corpus.jsonl, 中华人民共和国刑法 as amended; tests/test_judgment_ranges.py checks each clause is verbatim there),
+# corpus.jsonl, 中华人民共和国刑法 as amended; tests/unit/judgment/test_ranges.py checks each clause is verbatim there),
 # and charge -> the article that defines it.
 AMENDED_ARTICLES: dict[str, str] = {
     "133-1": "在道路上驾驶机动车，有下列情形之一的，处拘役，并处罚金",

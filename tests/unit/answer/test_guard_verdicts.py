@@ -106,3 +106,23 @@ def test_a_message_of_at_most_the_limit_is_kept_whole(limit, delta):
 def test_the_default_limit_is_exactly_kept():
     message = "问" * LONG_QUESTION_CHARS
     assert keep_question(message, "en") == (message, None)
+
+
+def test_what_is_searched_for_an_over_long_message_is_its_last_sentences():
+    from legalrag.answer.guard import question_tail
+
+    last = "问" * 39 + "？"  # 40 characters: enough on its own
+    assert question_tail("前面的事实。" + last) == last
+    short = "问" * 10 + "？"  # too short: the sentence before it is added
+    assert question_tail("甲" * 20 + "。" + short, limit=120) == "甲" * 20 + "。" + short
+    assert question_tail("甲" * 39 + "。" + short, limit=51) == "甲" * 39 + "。" + short  # exactly the limit: added
+    assert question_tail("甲" * 40 + "。" + short, limit=51) == short  # one more: not added
+    assert question_tail("甲" * 45 + "。" + short, limit=50) == short
+    long_one = "问" * 200 + "？"
+    assert question_tail("前文。" + long_one + "\n", limit=50) == long_one[-50:]
+    assert question_tail("。" * 5, limit=2) == "。。"  # no sentence at all: the end of the text
+
+
+def test_a_low_score_is_explained_in_the_question_language():
+    low = outside_corpus("盗窃罪怎么判？", [hit(0.1)], "zh", 0.4597)
+    assert low.text == not_covered_text("zh") and low.reason == "best score 0.1000 < 0.4597"

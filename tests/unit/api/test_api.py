@@ -18,9 +18,9 @@ from legalrag.errors import InputError
 from legalrag.testing import FakeEncoder, ScriptedLLM
 from legalrag.types import Answer, Hit, Turn
 from legalrag.wiring import Root
-from tests.citepred_corpus import PENAL_CODE
-from tests.test_check import MARKS, TEXT
-from tests.test_citation_marks import DOCS
+from support.citepred_corpus import PENAL_CODE
+from unit.cli.test_check import MARKS, TEXT
+from unit.citecheck.test_marks import DOCS
 
 REPO = Path(__file__).resolve().parents[3]
 QUESTION = "公司一直不跟我签书面劳动合同，我可以要求公司支付二倍的工资吗？"
@@ -138,7 +138,7 @@ def test_chat_keeps_the_earlier_turns(index_dir):
 def test_cite_predicts_the_provisions_with_their_provenance(tmp_path):
     from legalrag.citepredict.pipeline import CiteResult
     from legalrag.retrieval.index import build_index
-    from tests.test_citepred_cli import QRELS
+    from unit.cli.test_cite import QRELS
 
     build_index(tmp_path / "idx", PENAL_CODE, ["bm25"], lang="en")
     (tmp_path / "qrels").write_text(QRELS, encoding="utf-8")
@@ -157,8 +157,8 @@ def test_draft_the_structure_model_decides_and_the_llm_writes_the_reasoning(tmp_
     from legalrag.judgment.labels import label_cases
     from legalrag.judgment.predict import StructurePredictor
     from legalrag.judgment.reasoned import ReasonedDraft
-    from tests.test_judgment_reasoned import FACTS, _reply
-    from tests.test_judgment_structure import STATUTES, _cases
+    from unit.judgment.test_reasoned import FACTS, _reply
+    from unit.judgment.test_structure import STATUTES, _cases
 
     facts, gold = _cases()
     StructurePredictor(label_cases(facts, gold).cases, STATUTES, select=False).train().save(tmp_path / "m")

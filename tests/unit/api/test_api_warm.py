@@ -5,7 +5,7 @@ builds for the same scripted model; without a server, or with ``local=True``, th
 from __future__ import annotations
 
 import pytest
-from http_app import free_port, serve_app
+from support.http_app import free_port, serve_app
 
 import legalrag
 from legalrag.retrieval.index import build_index, open_index
@@ -13,7 +13,7 @@ from legalrag.serialize import answer_from_dict, answer_to_dict
 from legalrag.server import ServerSettings, create_app
 from legalrag.testing import ScriptedLLM
 from legalrag.types import Answer
-from tests.test_citation_marks import DOCS
+from unit.citecheck.test_marks import DOCS
 
 pytest.importorskip("fastapi")
 

@@ -83,3 +83,17 @@ def test_what_the_reader_is_told_about_a_repeal():
 @pytest.mark.parametrize("written", ["", None])
 def test_no_title_is_no_repeal(written):
     assert RepealedTable.load().lookup(written) is None
+
+
+def test_a_loop_further_down_a_chain_stops_where_it_comes_back():
+    table = RepealedTable({"laws": [{"law": "甲条例", "successor": "乙条例", "source": "x"},
+                                    {"law": "乙条例", "successor": "丙条例", "source": "y"},
+                                    {"law": "丙条例", "successor": "乙条例", "source": "z"}]})
+    e = table.lookup("甲条例")
+    assert e.chain == ("乙条例", "丙条例") and e.successor == "乙条例"
+
+
+def test_a_longer_chain_is_described_link_by_link():
+    table = chain_table(["甲条例", "乙条例", "丙条例", "丁条例"])
+    assert "(via 乙条例 -> 丙条例)" in table.lookup("甲条例").describe()
+    assert table.data["laws"][0]["law"] == "甲条例"  # the table it was built from

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import typer
 
-from cli_runner import EVAL_QUERIES, run_cli
+from support.cli_runner import EVAL_QUERIES, run_cli
 from legalrag.cli._options import BuildOptions, CiteOptions, GenerationOptions, parse_options
 from legalrag.cli.common import llm_spec
 

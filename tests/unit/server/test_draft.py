@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("lightgbm")
 from fastapi.testclient import TestClient  # noqa: E402
-from server_setup import sample_index, sample_structure  # noqa: E402
+from support.server_setup import sample_index, sample_structure  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from legalrag.cli import app  # noqa: E402

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from http_app import free_port
+from support.http_app import free_port
 
 from legalrag.warm.daemon import LLM_SERVER, SERVE, Daemon, StartError, start, status, stop
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from http_app import serve_app
-from server_setup import StreamingLLM
+from support.http_app import serve_app
+from support.server_setup import StreamingLLM
 from typer.testing import CliRunner
 
 from legalrag.cli import app

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from http_app import free_port
+from support.http_app import free_port
 from typer.testing import CliRunner
 
 from legalrag.cli import app
