@@ -3,7 +3,7 @@ file, so that ``legalrag eval compare`` can test the configurations against each
 
     python bench/agents/agents_runs.py runs/agents-50.json --out runs/agents-50-runs
     legalrag eval compare runs/agents-50-runs/{baseline,listwise,planner}.trec \
-        --queries runs/agents-50-runs/queries.jsonl --k 10 --depth 10 --plot recall.png
+        --queries runs/agents-50-runs/queries.jsonl -o k=10 -o depth=10 --plot recall.png
 
 The benchmark keeps each configuration's top 10, so the runs are 10 deep.
 """

@@ -123,7 +123,7 @@ def main() -> None:
     ap.add_argument("--retriever", default="bm25", help="first-stage index component (bm25, hybrid, ...)")
     ap.add_argument("--light", default=None, choices=["learned"],
                     help="light reranker between the first stage and the pool / baseline cut (the index's trained "
-                         "ranker: `legalrag ranker train`, on queries outside the subset)")
+                         "ranker: `legalrag train ranker`, on queries outside the subset)")
     ap.add_argument("--subset", type=int, default=50, help="the fixed subset: this many smallest query_ids")
     ap.add_argument("--limit", type=int, default=None, help="run only the first N queries of the subset")
     ap.add_argument("--offset", type=int, default=0, help="skip the first N queries of the subset (with --limit: "

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> None:
                 print(f"[{datetime.datetime.now():%H:%M:%S}] {name}", flush=True)
                 cmd = [sys.executable, "-m", "legalrag", "eval", "answers", "--queries", args.queries,
                        "--index", args.index, "--model", model, "-o", f"k={k}", "-o", f"evidence_tokens={budget}",
-                       "--limit", str(args.limit), "--no-cache", "--no-progress", "--json",
+                       "--limit", str(args.limit), "-o", "llm_cache=false", "--no-progress", "--json",
                        "--out", str(out_dir / f"{name}.jsonl"), "-o", f"summary={out_dir / f'{name}.summary.json'}"]
                 if args.threads:
                     cmd += ["--threads", str(args.threads)]

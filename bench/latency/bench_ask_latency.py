@@ -1,8 +1,8 @@
 """`ask` latency as a user feels it: one fresh process per question, from process start to first answer token
 (TTFT) and to the checked answer (total), for one or two checkouts of legalrag.
 
-    python bench/latency/bench_ask_latency.py --index INDEX --label after --out runs/ask-after.jsonl
-    python bench/latency/bench_ask_latency.py --index INDEX --label before --src ../other-checkout/src --out ...
+    python bench/latency/bench_ask_latency.py run --index INDEX --label after --out runs/ask-after.jsonl
+    python bench/latency/bench_ask_latency.py run --index INDEX --label before --src ../other-checkout/src --out ...
     python bench/latency/bench_ask_latency.py summary runs/ask-before.jsonl runs/ask-after.jsonl
     python bench/latency/bench_ask_latency.py warm --index INDEX --label warm --out runs/ask-warm.jsonl
     python bench/latency/bench_ask_latency.py run --index INDEX --label served --out runs/ask-served.jsonl \

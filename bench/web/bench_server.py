@@ -165,7 +165,8 @@ async def users(url: str, qs: list[str], n: int, k: int, max_tokens: int) -> lis
 
 def part_ask(args: argparse.Namespace) -> dict[str, Any]:
     qs = queries(args.users)
-    extra = ["--model", args.model, "--threads", str(args.threads), "--no-cache", "-o", "max_waiting=16"]
+    os.environ["LEGALRAG_THREADS"] = str(args.threads)  # the server's threads: the runtime.threads setting
+    extra = ["--model", args.model, "-o", "llm_cache=false", "-o", "max_waiting=16"]
     proc, url = start_server(args.index, extra)
     try:
         import httpx

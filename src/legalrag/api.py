@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from legalrag.wiring import Root
 
 PathLike = str | Path  # a directory or file, as a string or a Path
-SUPPORT_MODELS = ("full", "lexical")  # `legalrag check --support`: the shipped stard-e5 + lexical, or lexical only
+SUPPORT_MODELS = ("full", "lexical")  # `legalrag check -o support=...`: the shipped stard-e5 + lexical, or lexical only
 SHIPPED_STRUCTURE = "judge-structure"  # the judgment model `legalrag judgment draft` uses without --model-dir
 
 __all__ = ["Chat", "Legalrag", "open"]

@@ -114,7 +114,7 @@ def test_killed_build_through_the_cli_keeps_the_old_index(tmp_path):
     small.write_text('{"id": "x1", "text": "租金的规定"}\n{"id": "x2", "text": "工资的规定"}\n', encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
     cmd = [sys.executable, "-m", "legalrag", "index", "build", "--out", str(tmp_path / "idx"),
-           "--fields", "id=id,text=text"]
+           "-o", "fields=id=id,text=text"]
     subprocess.run(cmd + ["--corpus", str(small)], check=True, env=env, capture_output=True)
     from legalrag.retrieval.index import open_index
 

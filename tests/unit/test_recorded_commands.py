@@ -90,6 +90,8 @@ def parse_script(path: Path, args: list[str]) -> None:
     """Parse ``args`` with the script's argparse parser without running the script: its ``build_parser()`` where it
     has one, else its ``main()`` up to the parser's ``parse_args`` (stopped there). A SystemExit when they do not
     parse (argparse's own error)."""
+    if "ArgumentParser" not in path.read_text(encoding="utf-8"):  # main() would run the script itself
+        raise AssertionError(f"{path.name} has no argparse parser to check the arguments with")
     module = _MODULES.get(path) or _MODULES.setdefault(path, _load(path))
     if hasattr(module, "build_parser"):
         module.build_parser().parse_args(args)

@@ -46,13 +46,15 @@ class Repeal:
         if successor_articles:
             from legalrag.citecheck.chinese import ChineseCitation
 
-            arts = ": now " + "、".join(ChineseCitation(self.successor, _num(a)).article_label
+            arts = ": now " + "、".join(ChineseCitation(self.successor, *_number(a)).article_label
                                       for a in successor_articles)
         return f"{self.law} was repealed{when}; replaced by {self.successor}{via}{arts} (source: {self.source})"
 
 
-def _num(article: str) -> int:
-    return int(article.split("-")[0])
+def _number(article: str) -> tuple[int, int | None]:
+    """``"133-1"`` (第一百三十三条之一) -> ``(133, 1)``; ``"264"`` -> ``(264, None)``."""
+    main, _, sub = article.partition("-")
+    return int(main), int(sub) if sub else None
 
 
 class RepealedTable:

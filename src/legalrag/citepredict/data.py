@@ -33,7 +33,7 @@ def load_citation_sets(path: str | Path) -> CitationSets:
     """Read training citation sets; raise InputError naming the line for anything malformed."""
     p = Path(path)
     if not p.exists():
-        raise InputError("file not found; check the --train-citations path", path=str(p))
+        raise InputError("file not found; check the -o train_citations path", path=str(p))
     sets: dict[str, set[str]] = {}
     with p.open(encoding="utf-8") as fh:
         first = fh.read(1)

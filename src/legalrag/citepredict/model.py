@@ -93,7 +93,7 @@ def resolve_parts(*, train_citations: str | Path | None = None, model_dir: str |
         config = CiteConfig()
     else:
         raise InputError("no citation model for this index: build it with `--encoder judge-e5` to use the shipped "
-                         "model judge-cite (Chinese criminal law), or pass --train-citations FILE (training "
+                         "model judge-cite (Chinese criminal law), or pass -o train_citations=FILE (training "
                          "decision -> provisions) or --model-dir DIR (written by `legalrag eval cite --out "
                          "DIR`)")
     if rules_path is not None:

@@ -78,8 +78,10 @@ MILVUS_ONLY = ("uri", "nlist", "nprobe", "ef")
 
 
 class BuildOptions(Options):
-    """``index build -o``: the backend (Milvus, Ray) and the components' tuning."""
+    """``index build -o``: the corpus's field mapping, the backend (Milvus, Ray) and the components' tuning."""
 
+    fields: Optional[str] = Field(None, description="field mapping of a JSONL corpus, e.g. "
+                                  "id=text_id,text=text,name=name (default: the standard fields)")
     backend: Backend = Field(Backend.LOCAL, description="local (FAISS, bm25s) or milvus (a Milvus engine)")
     uri: Optional[str] = Field(None, description="Milvus URI: http://HOST:19530 or a Milvus Lite FILE.db (default: "
                                "a Milvus Lite database inside the index directory)")
@@ -180,7 +182,10 @@ class RolloutOptions(Options):
 
 
 class GenerationOptions(Options):
-    """``eval consultation-generate -o``: the answer engine's knobs (default: the engine's, as `ask` and `chat`)."""
+    """``eval consultation-generate -o``: the settings answered, the answer engine's knobs (default: the engine's,
+    as `ask` and `chat`)."""
+
+    _setting = field_validator("setting", mode="before")(classmethod(lambda cls, v: _names(v)))
 
     k: Optional[int] = Field(None, ge=1, description="articles retrieved in the retriever setting (default: the "
                              "answer engine's)")
@@ -198,6 +203,8 @@ class GenerationOptions(Options):
     bertscore: bool = Field(False, description="also the BERTScore-style F1 (e5-small character vectors, as for "
                             "JuDGE)")
     turns: int = Field(5, ge=0, description="turns each dialogue must have (0: any)")
+    setting: tuple[str, ...] = Field(("zero_shot", "retriever", "reference"), description="the settings answered, "
+                                     "comma-separated: zero_shot, retriever, reference")
     format: DataFormat = Field(DataFormat.AUTO, description="what --data holds: auto (read from the records), "
                                "dialogues (LexRAG dataset.json) or turns (LexRAG turn_N.json items)")
 
@@ -235,6 +242,9 @@ class AnswersOptions(Options):
                                            "(default: the answer.evidence_tokens setting, else the engine's "
                                            "default; 0 gives whole articles)")
     summary: Optional[str] = Field(None, description="also write the summary JSON to this file")
+    reference: bool = Field(False, description="give the model the gold articles instead of retrieving (the "
+                            "reference setting)")
+    llm_cache: bool = Field(True, description="read and write the LLM call cache")
 
 
 class EvalJudgmentOptions(Options):
@@ -248,7 +258,9 @@ class EvalJudgmentOptions(Options):
 
 
 class McqOptions(Options):
-    """``eval mcq -o``: the sources and rounds of the simple/multi modes."""
+    """``eval mcq -o``: the modes compared, the sources and rounds of the simple/multi modes."""
+
+    modes: str = Field("zero-shot,cot,simple,multi", description="modes to compare, comma-separated")
 
     sources: str = Field("local", description="sources for the simple/multi modes (comma-separated: local, web, "
                          "courtlistener)")
@@ -287,6 +299,8 @@ class CiteOptions(Options):
 class CiteCommandOptions(CiteOptions):
     """``cite -o``: the model's overrides, a replaced rules file or case memory, and the LLM stages."""
 
+    train_citations: Optional[str] = Field(None, description="training citation sets (qrels or JSONL) to learn the "
+                                           "rules and co-citation from instead of a model folder")
     rules: Optional[str] = Field(None, description="a (user-edited) rules file replacing the learned one")
     case_memory: Optional[str] = Field(None, description="a JSONL file of labelled cases (facts + cited provisions) "
                                        "whose nearest neighbours vote; replaces the model's case memory")
@@ -304,9 +318,19 @@ class EvalCiteOptions(CiteCommandOptions):
 
 
 class ServeOptions(Options):
-    """``serve -o``: the server's limits for this run; a key not given is its ``serve.*`` setting (``legalrag
-    config set serve.max_k 20``), else its default."""
+    """``serve -o``: the call cache, the MCP tools, CORS, the agents' policy and the server's limits for this run; a
+    limit not given is its ``serve.*`` setting (``legalrag config set serve.max_k 20``), else its default."""
 
+    _origins = field_validator("cors_origin", mode="before")(classmethod(lambda cls, v: _names(v)))
+
+    llm_cache: bool = Field(True, description="read and write the LLM call cache (false: every prompt goes to the "
+                            "model)")
+    mcp: bool = Field(True, description="serve the MCP tools at /mcp (streamable HTTP; needs the mcp extra), with the "
+                      "same API key and rate limit")
+    cors_origin: Optional[tuple[str, ...]] = Field(None, description="origins allowed to call from a browser, "
+                                                   "comma-separated (CORS is off without it)")
+    policy: Optional[str] = Field(None, description="a trained agents' policy directory (`legalrag train policy`): "
+                                  "/agents/search runs the embedded model with its adapter")
     max_k: Optional[int] = Field(None, ge=1, le=1000, description="largest k a request may ask for (setting "
                                  "serve.max_k, 50)")
     rate_limit: Optional[int] = Field(None, ge=0, description="requests per minute per key, 0: no limit (setting "
@@ -320,3 +344,36 @@ class ServeOptions(Options):
                                            "articles in /ask and /consult prompts, each cut to the clauses matching "
                                            "the question (0: whole articles), a request may ask for less (setting "
                                            "answer.evidence_tokens, else the engine's default)")
+
+
+class LLMServeOptions(Options):
+    """``llm serve -o``: the model's context window and the clients' key. Threads: the runtime.threads setting."""
+
+    n_ctx: int = Field(4096, ge=64, description="context window, in tokens")
+    api_key_env: Optional[str] = Field(None, description="require 'Authorization: Bearer $VAR' from clients (the "
+                                       "name of the environment variable holding the key)")
+
+
+class LLMStartOptions(Options):
+    """``llm start -o``: the model's context window and how long to wait for it. Threads: the runtime.threads
+    setting."""
+
+    n_ctx: int = Field(4096, ge=64, description="context window, in tokens")
+    timeout: float = Field(300.0, ge=1, description="seconds to wait for the model to load")
+
+
+class CheckOptions(Options):
+    """``check -o``: the support model and the text's encoding."""
+
+    support: Literal["full", "lexical"] = Field("full", description="support model: full (the shipped stard-e5's "
+                                                "cosine + lexical scores) or lexical (no encoder)")
+    encoding: str = Field("utf-8", description="encoding of a text file or standard input")
+
+
+class DraftOptions(Options):
+    """``judgment draft -o``: free drafting and the length of what the LLM writes."""
+
+    free: bool = Field(False, description="let the LLM draft the whole judgment freely, even when a structure model "
+                       "is available (by default the structure model decides it)")
+    case_corpus: Optional[str] = Field(None, description="free drafting only: past judgments, JSONL {id, document}")
+    max_tokens: int = Field(500, ge=16, description="upper bound on generated tokens")

@@ -203,3 +203,20 @@ class PolicyOptions(Options):
         """The ``RewardSettings`` keywords."""
         return self.model_dump(include={"recall_weight", "step_penalty", "gain_bonus", "early_exit_penalty",
                                         "failure_penalty"})
+
+
+class SupportModelOptions(Options):
+    """``train support-model -o``: the recipe's keyword arguments (``recipes.support.support_model``)."""
+
+    encoder: str = Field("stard-e5", description="encoder of the cosine feature (as shipped)")
+    lexical_only: bool = Field(False, description="fit the lexical model only (no encoder)")
+    negatives: int = Field(3, ge=1, description="retrieved non-gold articles paired with each claim")
+    train_limit: int = Field(0, ge=0, description="questions sampled from train with seed 13 (0 = all; the "
+                             "shipped model used 300)")
+    min_precision: float = Field(0.9, gt=0, le=1, description="the threshold: the lowest with this precision on dev")
+    hand: Optional[str] = Field(None, description="JSONL of hand-labelled claims (claim, article, supports), "
+                                "reported as a fourth part")
+    cache: Optional[str] = Field(None, description="JSON file of the labelled pairs, written after each part (a "
+                                 "rerun resumes)")
+    df: Optional[str] = Field(None, description="the bigram table (written from --corpus when missing), by default "
+                              "the shipped one")

@@ -16,6 +16,8 @@ llm_app = typer.Typer(no_args_is_help=True, help="Local and remote language mode
 judgment_app = typer.Typer(no_args_is_help=True, help="Draft criminal judgments from case facts.")
 ranker_app = typer.Typer(no_args_is_help=True, help="Train learned rankers.")
 config_app = typer.Typer(no_args_is_help=True, help="Saved settings: a TOML file with named profiles.")
+train_app = typer.Typer(no_args_is_help=True, help="Train models: each shipped model by its recipe, encoders, "
+                        "rerankers, the learned ranker, policies.")
 
 
 @app.callback()
@@ -41,3 +43,4 @@ app.add_typer(llm_app, name="llm")
 app.add_typer(judgment_app, name="judgment")
 app.add_typer(ranker_app, name="ranker")
 app.add_typer(config_app, name="config")
+app.add_typer(train_app, name="train")

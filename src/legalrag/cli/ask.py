@@ -13,7 +13,7 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import (CacheOption, IndexOrDemoOption, JsonOption, LLMOption, RetrieverOption, ThreadsOption,
+from legalrag.cli.common import (CacheOption, IndexOrDemoOption, JsonOption, LLMOption, RetrieverOption,
                                  llm_spec, require_endpoint_model, root)
 from legalrag.types import DEFAULTS
 
@@ -48,9 +48,9 @@ def ask(
                                                   f"0: whole articles, {DEFAULTS.max_article_chars} characters "
                                                   "each)."),
     local: bool = LocalOption,
-    threads: ThreadsOption = None,
 ) -> None:
-    """Answer a question from the index; unresolved or unretrieved citations are flagged."""
+    """Answer a question from the index; unresolved or unretrieved citations are flagged (threads: the
+    runtime.threads setting)."""
     from legalrag.cli._warm import AnswerPrinter, fallback_note, server_route, through_server
     from legalrag.warm.client import ServerError, ServerGone
     from legalrag.warm.route import ASK_ROUTE, ask_request, choose_server, index_arg
@@ -77,7 +77,7 @@ def ask(
             return
     _in_process(ctx, printer, why, question=question, index=index, k=k, retriever=retriever, model=name,
                 endpoint=endpoint, endpoint_model=endpoint_model, max_tokens=max_tokens, lang=lang, style=style,
-                no_cache=not cache, evidence_tokens=evidence_tokens, local=local, threads=threads, as_json=as_json)
+                no_cache=not cache, evidence_tokens=evidence_tokens, local=local, threads=None, as_json=as_json)
 
 
 def _done(payload: dict, printer, route: str, as_json: bool, notes: list[str] = ()) -> None:

@@ -17,7 +17,7 @@ import typer
 
 from legalrag.cli.apps import app
 from legalrag.cli.ask import LocalOption, StyleOption
-from legalrag.cli.common import (IndexOrDemoOption, JsonOption, LLMOption, RetrieverOption, ThreadsOption, llm_spec,
+from legalrag.cli.common import (IndexOrDemoOption, JsonOption, LLMOption, RetrieverOption, llm_spec,
                                  require_endpoint_model, root)
 from legalrag.answer.processors import DEFAULT_PROCESSOR, PROCESSORS, ProcessorName
 from legalrag.types import DEFAULTS
@@ -43,9 +43,9 @@ def chat(
                                                   f"{DEFAULTS.evidence_tokens}; 0: whole articles)."),
     local: bool = LocalOption,
     as_json: JsonOption = False,  # one line of JSON per turn (the shape of `ask --json`, POST /consult)
-    threads: ThreadsOption = None,
 ) -> None:
-    """Hold a multi-turn consultation: retrieval each turn, answers with checked citations."""
+    """Hold a multi-turn consultation: retrieval each turn, answers with checked citations (threads: the
+    runtime.threads setting)."""
     from legalrag.cli._warm import AnswerPrinter, fallback_note, server_route, through_server
     from legalrag.warm.client import ServerError, ServerGone
     from legalrag.warm.route import CONSULT_ROUTE, choose_server, consult_request, index_arg
@@ -65,7 +65,7 @@ def chat(
 
         if not in_process:
             in_process.append(_consultation(ctx, index, k, retriever, processor, model, endpoint, endpoint_model,
-                                            max_tokens, style, evidence_tokens, local, threads))
+                                            max_tokens, style, evidence_tokens, local, None))
         consultation, llm = in_process[0]
         consultation.turns = [Turn(role, text) for role, text in turns]
         queries: list[str] = []
@@ -89,7 +89,7 @@ def chat(
 
     if server is None:  # built now, so a bad option or a missing model is said before the first question
         in_process.append(_consultation(ctx, index, k, retriever, processor, model, endpoint, endpoint_model,
-                                        max_tokens, style, evidence_tokens, local, threads))
+                                        max_tokens, style, evidence_tokens, local, None))
     if not as_json:
         typer.echo("Ask a legal question (/reset starts over, /exit quits).")
     while True:

@@ -3,20 +3,15 @@ repealed / no corpus, as a terminal report, JSON, or an annotated Markdown or HT
 
 from __future__ import annotations
 
-import enum
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
+from legalrag.cli._options import CheckOptions, option_list, parse_options
 from legalrag.cli.apps import app
 from legalrag.cli.common import IndexOrDemoOption, JsonOption, ProgressOption, print_json, root
-
-
-class SupportModelName(str, enum.Enum):
-    FULL = "full"
-    LEXICAL = "lexical"
 
 
 def read_input(file: str, encoding: str) -> tuple[str, str]:
@@ -45,11 +40,9 @@ def check(
     json_out: JsonOption = False,
     annotate: Optional[Path] = typer.Option(None, "--annotate", help="Also write an annotated copy: out.md "
                                             "(Markdown marks and notes) or out.html (highlighted)."),
-    support: SupportModelName = typer.Option(SupportModelName.FULL, "--support", help="Support model: full (the "
-                                             "shipped stard-e5's cosine + lexical scores) or lexical (no encoder)."),
-    encoding: str = typer.Option("utf-8", "--encoding", help="Encoding of a text file or standard input."),
     strict: bool = typer.Option(False, "--strict", help="Exit with status 2 when a citation is not supported."),
     progress: ProgressOption = True,
+    option: List[str] = option_list(CheckOptions, "The support model and the encoding, KEY=VALUE, repeatable"),
 ) -> None:
     """Check every citation in a text against the corpus (at most about 5 MB of text). Marks: ✓ supported (its
     article supports the sentence citing it), ? exists but not shown to support it, ✗ not found, ↻ repealed
@@ -60,13 +53,14 @@ def check(
     from legalrag.errors import InputError
     from legalrag.wiring import make_support_scorer
 
+    o = parse_options(CheckOptions, option)
     if annotate is not None and annotate.suffix.lower() not in (".md", ".markdown", ".html", ".htm"):
         raise InputError(f"--annotate writes .md or .html, not {annotate.suffix or '(no extension)'!r}",
                          field="--annotate")
-    text, name = read_input(file, encoding)
+    text, name = read_input(file, o.encoding)
     r = root(ctx)
     idx = r.index(index)
-    scorer = make_support_scorer("stard-e5" if support is SupportModelName.FULL else None,
+    scorer = make_support_scorer("stard-e5" if o.support == "full" else None,
                                  settings=r.settings)
     show = progress and not json_out and len(text) > 50_000
 

@@ -41,7 +41,6 @@ def cite(
     ctx: typer.Context,
     facts: str = typer.Argument(..., help="The facts of the case."),
     index: Optional[Path] = typer.Option(None, "--index", help=CITE_INDEX_HELP),
-    train_citations: Optional[Path] = typer.Option(None, "--train-citations", help="Training citation sets (qrels or JSONL)."),
     model_dir: Optional[Path] = typer.Option(None, "--model-dir", help=MODEL_HELP),
     retriever: RetrieverOption = None,
     model: LLMOption = None,
@@ -56,6 +55,7 @@ def cite(
     opts = parse_options(CiteCommandOptions, option)
     labelled, analysis, rerank, verify = opts.case_memory, opts.analyse, opts.llm_rerank, opts.verify
     rules = Path(opts.rules) if opts.rules else None
+    train_citations = Path(opts.train_citations) if opts.train_citations else None
     idx, llm, reranker = collaborators(ctx, index, rerank, analysis or rerank or verify, model)
     memory = None
     if labelled is not None:

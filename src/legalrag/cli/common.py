@@ -10,12 +10,13 @@ flag name, checks and help text as every other command with that option. The voc
 - how many items a command reads: ``--limit N`` (``--skip N`` leaves out the first N);
 - a JSONL file of cases to read: ``--cases``; a trained artefact's folder: ``--model-dir`` (``--cite-model-dir``,
   ``--judgment-model-dir`` where a command takes two);
-- the LLM call cache: ``--cache/--no-cache`` (on by default); the cache *file*: ``--cache-file``;
-- ``--json`` prints JSON instead of text, ``--threads`` sets CPU threads (elsewhere the runtime.threads setting),
+- the LLM call cache: ``--cache/--no-cache`` (on by default); the cache *file*: the paths.llm_cache setting;
+- ``--json`` prints JSON instead of text, ``--threads`` sets CPU threads where a command builds an index (``index
+  build``; everywhere else the runtime.threads setting, ``LEGALRAG_THREADS``),
   ``--progress/--no-progress`` bars;
 - a backend's or a tuning knob: ``-o KEY=VALUE`` (repeatable, typed and checked: ``cli/_options.py``).
 
-A renamed option may stay accepted for a release as a hidden alias that prints the new name (:func:`renamed`).
+A renamed option is renamed outright: the old spelling is a usage error (exit 2), and the docs name the new one.
 A value not given comes from the saved settings (``legalrag config show``) where one exists.
 ``tools/cli_options.py`` counts the declarations and checks that no name carries two meanings."""
 
@@ -85,36 +86,6 @@ def require_endpoint_model(r: Any, endpoint: Optional[str], endpoint_model: Opti
 
         raise InputError(f"--model {endpoint}: name the model the endpoint serves, --model {endpoint}#NAME (or save "
                          "the llm.endpoint_model setting)", field="--model")
-
-
-def deprecated(old: str, new: str) -> None:
-    """Say on stderr that ``old`` is an old spelling of ``new`` (it still works)."""
-    typer.echo(f"note: {old} is deprecated; use {new}", err=True)
-
-
-def renamed(old_to_new: dict[str, str]) -> type:
-    """A command class that accepts the old spellings in ``old_to_new`` (``{"--old-name": "--new-name"}``) as hidden
-    aliases: each is rewritten to its new name, with a note on stderr, before the options are parsed. Use as
-    ``@app.command("name", cls=renamed({...}))``."""
-    from typer.core import TyperCommand
-
-    class Renamed(TyperCommand):
-        aliases = dict(old_to_new)
-
-        def parse_args(self, ctx, args: list[str]) -> list[str]:
-            out: list[str] = []
-            for i, arg in enumerate(args):
-                if arg == "--":  # what follows is an argument, never an option
-                    out += args[i:]
-                    break
-                name, eq, value = arg.partition("=")
-                if name in self.aliases:
-                    deprecated(name, self.aliases[name])
-                    arg = self.aliases[name] + eq + value
-                out.append(arg)
-            return super().parse_args(ctx, out)
-
-    return Renamed
 
 
 def print_json(obj: Any) -> None:

@@ -10,10 +10,11 @@ model trained on an encoder's signal). The LLM is ``--model SPEC``, built throug
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
+from legalrag.cli._options import DraftOptions, option_list, parse_options
 from legalrag.cli.apps import judgment_app
 from legalrag.cli.common import JsonOption, LLMOption, make_llm, print_json, root
 
@@ -98,36 +99,36 @@ def draft(
     facts: str = typer.Option(..., "--facts", help="Case facts: a text file path or the text itself."),
     model_dir: Optional[Path] = typer.Option(None, "--model-dir",
                                              help=MODEL_DIR_HELP + " The structure model decides the judgment and "
-                                                  "the LLM writes only the reasoning; --free lets the LLM draft it "
-                                                  "all."),
+                                                  "the LLM writes only the reasoning; -o free=true lets the LLM "
+                                                  "draft it all."),
     law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", help=LAW_CORPUS_HELP),
-    case_corpus: Optional[Path] = typer.Option(None, "--case-corpus",
-                                               help="Free drafting only: past judgments, JSONL {id, document}."),
     no_llm: bool = typer.Option(False, "--no-llm", help="With a structure model: a template reasoning, no model."),
-    free: bool = typer.Option(False, "--free", help="Let the LLM draft the whole judgment freely, even when a "
-                              "structure model is available (by default the structure model decides it)."),
     model: LLMOption = None,
     as_json: JsonOption = False,
-    max_tokens: int = typer.Option(500, "--max-tokens", help="Upper bound on generated tokens."),
     check_charges: bool = typer.Option(False, "--check-charges", help="With --model-dir: " + CHECK_CHARGES_HELP),
+    option: List[str] = option_list(DraftOptions, "Free drafting and the length, KEY=VALUE, repeatable"),
 ) -> None:
     """Draft a complete criminal judgment from case facts."""
+    o = parse_options(DraftOptions, option)
+    free, max_tokens = o.free, o.max_tokens
+    case_corpus = Path(o.case_corpus) if o.case_corpus else None
     from legalrag.errors import InputError
     from legalrag.judgment.draft import draft_from_cli, read_facts
     from legalrag.wiring.judgment import law_statutes, structure_model
 
     text = read_facts(facts)
     if free and model_dir is not None:
-        raise InputError("--free drafts without a structure model; leave out --model-dir (or --free)")
+        raise InputError("-o free=true drafts without a structure model; leave out --model-dir (or free)",
+                         field="free")
     model_dir = None if free else structure_model_dir(root(ctx).judgment_model(model_dir))
     law_corpus = root(ctx).law_corpus(law_corpus)
     encoder = root(ctx).settings.judgment_encoder
     if model_dir is None and no_llm:
         raise InputError("--no-llm needs a structure model (the one that decides the judgment): pass --model-dir "
-                         "or leave out --free" if free else "--no-llm needs --model-dir (no structure model ships "
+                         "or leave out -o free=true" if free else "--no-llm needs --model-dir (no structure model ships "
                          "with this install)")
     if check_charges and (model_dir is None or no_llm):
-        raise InputError("--check-charges needs a structure model and an LLM (leave out --no-llm and --free)")
+        raise InputError("--check-charges needs a structure model and an LLM (leave out --no-llm and -o free=true)")
     llm = None
     if not no_llm:
         llm = make_llm(ctx, model)

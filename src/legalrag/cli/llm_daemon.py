@@ -4,23 +4,28 @@ stop and status are ``legalrag.warm.daemon``'s, the same as `legalrag serve --ba
 
 from __future__ import annotations
 
+from typing import List
+
 import typer
 
+from legalrag.cli._options import LLMStartOptions, option_list, parse_options
 from legalrag.cli.apps import llm_app
-from legalrag.cli.common import JsonOption, ModelOption, ThreadsOption, print_json, root
+from legalrag.cli.common import JsonOption, ModelOption, print_json, root
 
 
 @llm_app.command("start")
 def start_cmd(
     ctx: typer.Context,
     model: ModelOption = None,
-    n_ctx: int = typer.Option(4096, "--n-ctx", min=64, help="Context window, in tokens."),
-    timeout: float = typer.Option(300.0, "--timeout", min=1, help="Seconds to wait for the model to load."),
-    threads: ThreadsOption = None,
     as_json: JsonOption = False,
+    option: List[str] = option_list(LLMStartOptions, "The context window and the wait, KEY=VALUE, repeatable"),
 ) -> None:
-    """Start the model server in the background at the `llm.server` address and wait until it answers."""
+    """Start the model server in the background at the `llm.server` address and wait until it answers (threads:
+    the runtime.threads setting)."""
     import sys
+
+    o = parse_options(LLMStartOptions, option)
+    n_ctx, timeout = o.n_ctx, o.timeout
 
     from legalrag.warm.daemon import LLM_SERVER, start
 
@@ -31,11 +36,9 @@ def start_cmd(
         cmd += ["--config", str(r.config)]
     if r.profile is not None:
         cmd += ["--profile", str(r.profile)]
-    cmd += ["llm", "serve", "--n-ctx", str(n_ctx)]
+    cmd += ["llm", "serve", "-o", f"n_ctx={n_ctx}"]
     if model or s.llm.model:
         cmd += ["--model", str(model or s.llm.model)]
-    if threads or s.threads:
-        cmd += ["--threads", str(threads or s.threads)]
     typer.echo(f"starting the model server at {s.llm.server.url} (loading the model)...", err=True)
     info = start(LLM_SERVER, s.llm.server.url, s.home, cmd, timeout=timeout)
     if as_json:

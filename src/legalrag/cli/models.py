@@ -1,5 +1,5 @@
 """`legalrag models list` and `legalrag models verify`: the models this installation can use, and the check of
-the trained models that ship with legalrag (their recipes: `legalrag train <model>`, cli/train.py)."""
+the trained models that ship with legalrag (their recipes: `legalrag train <model>`, the cli/train/ package)."""
 
 from __future__ import annotations
 

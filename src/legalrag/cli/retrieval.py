@@ -44,10 +44,10 @@ def index_build(
                                         "hybrid with --encoder stard-e5: the strongest measured (docs/results.md)."),
     encoder: List[str] = typer.Option([], "--encoder", help=ENCODER_HELP),
     lang: Language = typer.Option(Language.AUTO, "--lang", help="zh, en or auto (detected from the corpus)."),
-    fields: Optional[str] = typer.Option(None, "--fields", help="Field mapping, e.g. id=text_id,text=text,name=name."),
     progress: ProgressOption = True,
     threads: ThreadsOption = None,
-    option: List[str] = option_list(BuildOptions, "The backend (Milvus), Ray workers and the components' tuning, "
+    option: List[str] = option_list(BuildOptions, "The field mapping, the backend (Milvus), Ray workers and the "
+                                                  "components' tuning, "
                                                   "KEY=VALUE, repeatable"),
 ) -> None:
     """Build an index over a corpus."""
@@ -57,7 +57,7 @@ def index_build(
 
     o = parse_options(BuildOptions, option)
     settings = root(ctx).settings
-    docs, info = root(ctx).read_corpus(corpus, FieldMap.parse(fields) if fields else None, previous=out,
+    docs, info = root(ctx).read_corpus(corpus, FieldMap.parse(o.fields) if o.fields else None, previous=out,
                                        progress=progress)
     params = {"bm25": {"k1": o.k1, "b": o.b}, "qld": {"mu": o.mu}}
     components = expand_components(retriever, encoder or [settings.encoder], index_type=o.index_type.value,

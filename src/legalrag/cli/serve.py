@@ -12,8 +12,7 @@ import typer
 
 from legalrag.cli._options import ServeOptions, option_list, parse_options
 from legalrag.cli.apps import app
-from legalrag.cli.common import (CacheOption, IndexOrDemoOption, LLMOption, ThreadsOption, is_loopback, llm_spec,
-                                 require_endpoint_model, root)
+from legalrag.cli.common import IndexOrDemoOption, LLMOption, is_loopback, llm_spec, require_endpoint_model, root
 
 
 @app.command("serve")
@@ -26,9 +25,7 @@ def serve_cmd(
     port: Optional[int] = typer.Option(None, "--port", min=1, max=65535, help="Port (default: the serve.port "
                                        "setting, 8080)."),
     model: LLMOption = None,
-    threads: ThreadsOption = None,
     no_llm: bool = typer.Option(False, "--no-llm", help="Serve search and citation checks only (answers: 503)."),
-    llm_cache: CacheOption = True,
     cite_model: Optional[Path] = typer.Option(None, "--cite-model-dir", help="Citation model directory for /cite "
                                               "(default INDEX/citepred when it exists)."),
     judgment_model: Optional[Path] = typer.Option(None, "--judgment-model-dir",
@@ -42,26 +39,24 @@ def serve_cmd(
                                               "default: the judgment.law_corpus setting, $LEGALRAG_LAW_CORPUS)."),
     api_key_file: Optional[Path] = typer.Option(None, "--api-key-file", help="File of accepted API keys, one per "
                                                 "line; without it no key is needed."),
-    cors_origin: List[str] = typer.Option([], "--cors-origin", help="Allow browser calls from this origin "
-                                          "(repeatable); CORS is off without it."),
-    policy: Optional[Path] = typer.Option(None, "--policy", help="A trained agents' policy directory (`legalrag "
-                                          "train policy`): /agents/search runs the embedded model with its adapter."),
-    mcp: bool = typer.Option(True, "--mcp/--no-mcp", help="Serve the MCP tools at /mcp (streamable HTTP; needs "
-                             "the mcp extra), with the same API key and rate limit."),
-    option: Optional[List[str]] = option_list(ServeOptions, "The server's limits, KEY=VALUE, repeatable"),
+    option: Optional[List[str]] = option_list(ServeOptions, "The call cache, MCP, CORS, the agents' policy and the "
+                                              "server's limits, KEY=VALUE, repeatable"),
     background: bool = typer.Option(False, "--background", help="Start the server detached (log and pid in the "
                                     "home folder), wait until it answers, and return; `ask` and `chat` use it."),
     stop: bool = typer.Option(False, "--stop", help="Stop the server `--background` started."),
     status: bool = typer.Option(False, "--status", help="Say whether a server answers at the serve address: its "
                                 "build (stale or current), model and indexes."),
 ) -> None:
-    """Serve the web application (consultation, search, drafting, citation prediction) and its JSON API."""
+    """Serve the web application (consultation, search, drafting, citation prediction) and its JSON API.
+    Threads: the runtime.threads setting."""
     limits = parse_options(ServeOptions, option)
+    threads, llm_cache, mcp = None, limits.llm_cache, limits.mcp
+    cors_origin, policy = limits.cors_origin or (), Path(limits.policy) if limits.policy else None
     name, endpoint, endpoint_model = llm_spec(model)
     require_endpoint_model(root(ctx), endpoint, endpoint_model)
     if background or stop or status:
         return _manage(ctx, background=background, stop=stop, status=status, index=index, host=host, port=port,
-                       model=model, threads=threads, no_llm=no_llm, llm_cache=llm_cache, options=option or [])
+                       model=model, no_llm=no_llm, options=option or [])
     import logging
 
     import uvicorn
@@ -189,8 +184,8 @@ def _warm_up(idx, llm) -> None:
         llm.load()
 
 
-def _manage(ctx: typer.Context, *, background: bool, stop: bool, status: bool, index, host, port, model, threads,
-            no_llm, llm_cache, options: list[str]) -> None:
+def _manage(ctx: typer.Context, *, background: bool, stop: bool, status: bool, index, host, port, model,
+            no_llm, options: list[str]) -> None:
     """--background, --stop, --status: the detached server (``legalrag.warm.daemon``); the server started gets the
     flags and ``-o`` limits given here (the limits not given come from the same settings file)."""
     import sys
@@ -226,13 +221,11 @@ def _manage(ctx: typer.Context, *, background: bool, stop: bool, status: bool, i
         cmd += ["--profile", str(r.profile)]
     cmd += ["serve"]
     for flag, value in (("--index", index), ("--host", host), ("--port", port), ("--model", model),
-                        ("--threads", threads), *(("-o", pair) for pair in options)):
+                        *(("-o", pair) for pair in options)):
         if value is not None:
             cmd += [flag, str(Path(value).resolve()) if flag == "--index" else str(value)]
     if no_llm:
         cmd.append("--no-llm")
-    if not llm_cache:
-        cmd.append("--no-cache")
     typer.echo(f"starting the legalrag server at {url} (loading the index and the model)...", err=True)
     info = daemon.start(daemon.SERVE, url, s.home, cmd)
     if info.get("already_running"):

@@ -54,7 +54,7 @@ def detect_fields(record: dict) -> FieldMap:
             return fm
     raise InputError(
         f"unknown corpus shape (fields: {sorted(record)}); pass a field mapping such as "
-        "--fields id=ID_FIELD,text=TEXT_FIELD,name=NAME_FIELD"
+        "-o fields=id=ID_FIELD,text=TEXT_FIELD,name=NAME_FIELD (`index build`)"
     )
 
 

@@ -128,7 +128,8 @@ DRAFT_MAX_TOKENS = 500
 def draft(ctx: AppContext, body: DraftBody, emit: Emit | None = None, cancel: threading.Event | None = None) -> dict:
     """The drafter of ``legalrag judgment draft``, with its defaults: when the server has a structure model, it
     decides the judgment and the LLM writes only the reasoning (``ReasonedDrafter``); without one the LLM drafts
-    the whole judgment freely (``JudgmentDrafter``, the CLI's ``--free``). ``drafter`` in the payload says which."""
+    the whole judgment freely (``JudgmentDrafter``, the CLI's ``judgment draft -o free=true``).
+    ``drafter`` in the payload says which."""
     if ctx.structure is None:
         return _free_draft(ctx, body, emit, cancel)
     from legalrag.judgment.draft import check_articles

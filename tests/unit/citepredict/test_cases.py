@@ -104,7 +104,7 @@ def test_eval_cite_case_memory_dev_and_saved_model(tmp_path):
                              for c in CASES + more))
     train = tmp_path / "train.jsonl"
     train.write_text("".join(json.dumps({"id": k, "cited": sorted(v)}) + "\n" for k, v in TRAIN.items()))
-    args = ["eval", "cite", "--index", str(tmp_path / "idx"), "--cases", str(cases), "--train-citations", str(train),
+    args = ["eval", "cite", "--index", str(tmp_path / "idx"), "--cases", str(cases), "-o", f"train_citations={train}",
             "-o", "case_memory=dev", "--no-progress"]
     r = CliRunner().invoke(app, [*args, "-o", "dev=4", "--out", str(tmp_path / "model"), "--json"])
     assert r.exit_code == 0, r.output
@@ -119,4 +119,4 @@ def test_eval_cite_case_memory_dev_and_saved_model(tmp_path):
     by = {p["id"]: [v["stage"] for v in p["provenance"]] for p in pred["provisions"]}
     assert "similar-cases" in by["1"] and "similar-cases" in by["3"]
     r = CliRunner().invoke(app, args)  # no --dev: nothing to build the memory from
-    assert r.exit_code != 0 and "--dev" in str(r.exception)
+    assert r.exit_code != 0 and "dev=N" in str(r.exception)

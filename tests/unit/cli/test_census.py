@@ -23,7 +23,7 @@ SHARED = {  # option -> (default, the help a user reads)
     "--json": (False, "Print JSON instead of text."),
 }
 COMMANDS = {  # command -> the shared options it takes
-    "ask": ["--model SPEC", "--threads", "--json"],
+    "ask": ["--model SPEC", "--json"],
     "chat": ["--model SPEC", "--json"],
     "qa": ["--model SPEC", "--json"],
     "search": ["--model SPEC", "--index DEFAULT", "--json"],
@@ -39,12 +39,11 @@ COMMANDS = {  # command -> the shared options it takes
     "eval consultation-generate": ["--model SPEC", "--index DEFAULT"],
     "agents rollouts": ["--model SPEC", "--index DEFAULT", "--json"],
     "mcp": ["--model SPEC", "--index DEFAULT"],
-    "serve": ["--model SPEC", "--threads"],
+    "serve": ["--model SPEC"],
     "index build": ["--threads"],
     "index info": ["--index DEFAULT", "--json"],
     "train ranker": ["--index", "--json"],
     "train encoder": ["--index", "--json"],
-    "llm serve": ["--threads"],
     "llm info": ["--json"],
     "config show": ["--json"],
 }
@@ -78,7 +77,8 @@ def test_help_lists_the_shared_options(path):
 
 
 def test_threads_below_one_is_a_usage_error():
-    result = runner.invoke(app, ["ask", "what is theft", "--threads", "0"], env={"COLUMNS": "250"})
+    result = runner.invoke(app, ["index", "build", "--corpus", "c.jsonl", "--out", "idx", "--threads", "0"],
+                           env={"COLUMNS": "250"})
     assert result.exit_code == 2 and "--threads" in result.output
 
 
@@ -117,13 +117,6 @@ def test_trained_folders_are_model_dir(tmp_path):
     assert "--llm" not in {o for p in _command("cite").params for o in p.opts}
 
 
-def test_deprecated_spelling_says_what_to_use(capsys):
-    from legalrag.cli.common import deprecated
-
-    deprecated("--cite-model", "--cite-model-dir")
-    assert "--cite-model is deprecated; use --cite-model-dir" in capsys.readouterr().err
-
-
 def _all_commands(group=None, prefix=()):
     group = group or typer.main.get_command(app)
     for name, cmd in group.commands.items():
@@ -131,14 +124,6 @@ def _all_commands(group=None, prefix=()):
             yield from _all_commands(cmd, prefix + (name,))
         else:
             yield " ".join(prefix + (name,)), cmd
-
-
-def test_every_old_spelling_names_an_option_of_its_command_and_is_not_one_itself():
-    for path, cmd in _all_commands():
-        opts = {o for p in cmd.params for o in [*getattr(p, "opts", []), *getattr(p, "secondary_opts", [])]}
-        for old, new in getattr(cmd, "aliases", {}).items():
-            assert new in opts and old not in opts, (path, old, new)
-            assert old not in result_help(path).split(), (path, old)  # hidden from --help
 
 
 DROPPED = {  # command -> old spellings no longer accepted
@@ -166,26 +151,6 @@ def result_help(path: str) -> str:
     res = runner.invoke(app, [*path.split(), "--help"], env={"COLUMNS": "250", "NO_COLOR": "1"})
     assert res.exit_code == 0, res.output
     return " ".join(w for w in res.output.split() if w.startswith("--"))
-
-
-def test_an_old_spelling_still_works_and_names_the_new_one(tmp_path):
-    from legalrag.cli.common import renamed
-
-    demo = typer.Typer()
-
-    @demo.command("clear", cls=renamed({"--cache": "--cache-file"}))
-    def clear(cache_file: str = typer.Option(..., "--cache-file")) -> None:
-        typer.echo(f"cleared {cache_file}")
-
-    @demo.command("other")
-    def other() -> None:
-        pass
-
-    res = runner.invoke(demo, ["clear", "--cache", "c.sqlite"])
-    assert res.exit_code == 0 and "cleared c.sqlite" in res.output, res.output
-    assert "--cache is deprecated; use --cache-file" in res.output
-    res = runner.invoke(demo, ["clear", "--cache=c.sqlite"])  # the --name=value form too
-    assert res.exit_code == 0 and "cleared c.sqlite" in res.output and "use --cache-file" in res.output
 
 
 def test_no_option_name_carries_two_meanings():

@@ -43,7 +43,7 @@ def run(*args, input=None):
 
 
 def test_check_prints_a_report_with_marks_and_reasons(index_dir, text_file):
-    res = run(text_file, "--index", index_dir, "--support", "lexical")
+    res = run(text_file, "--index", index_dir, "-o", "support=lexical")
     assert res.exit_code == 0, res.output
     lines = [line for line in res.output.splitlines() if line[:1] in "✓?✗↻∅"]
     assert [line[0] for line in lines] == ["✓", "?", "↻", "✗", "∅"]
@@ -53,7 +53,7 @@ def test_check_prints_a_report_with_marks_and_reasons(index_dir, text_file):
 
 
 def test_check_json_and_stdin(index_dir):
-    res = run("-", "--index", index_dir, "--support", "lexical", "--json", input=TEXT)
+    res = run("-", "--index", index_dir, "-o", "support=lexical", "--json", input=TEXT)
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert [c["mark"] for c in out["citations"]] == MARKS
@@ -64,8 +64,8 @@ def test_check_json_and_stdin(index_dir):
 
 def test_check_writes_annotated_markdown_and_html(index_dir, text_file, tmp_path):
     md, page = tmp_path / "out.md", tmp_path / "out.html"
-    assert run(text_file, "--index", index_dir, "--support", "lexical", "--annotate", md).exit_code == 0
-    assert run(text_file, "--index", index_dir, "--support", "lexical", "--annotate", page).exit_code == 0
+    assert run(text_file, "--index", index_dir, "-o", "support=lexical", "--annotate", md).exit_code == 0
+    assert run(text_file, "--index", index_dir, "-o", "support=lexical", "--annotate", page).exit_code == 0
     annotated = md.read_text(encoding="utf-8")
     assert "《劳动合同法》第八十二条[✓1]" in annotated and "《劳动合同法》第二十三条[?2]" in annotated
     assert "4. ✗ 中华人民共和国刑法第九百九十九条" in annotated
@@ -74,7 +74,7 @@ def test_check_writes_annotated_markdown_and_html(index_dir, text_file, tmp_path
 
 
 def test_check_says_when_a_text_cites_nothing_and_strict_fails(index_dir):
-    res = run("-", "--index", index_dir, "--support", "lexical", "--strict", input="公司应当支付双倍工资。")
+    res = run("-", "--index", index_dir, "-o", "support=lexical", "--strict", input="公司应当支付双倍工资。")
     assert res.exit_code == 2 and "cites no article" in res.output
 
 
@@ -87,7 +87,7 @@ def test_check_refuses_unsupported_formats_and_encodings(index_dir, tmp_path):
     gbk.write_bytes("依照《刑法》第二百六十四条".encode("gb18030"))
     res = run(gbk, "--index", index_dir)
     assert res.exit_code != 0 and "not valid utf-8" in str(res.exception or res.output)
-    res = run(gbk, "--index", index_dir, "--support", "lexical", "--encoding", "gb18030", "--json")
+    res = run(gbk, "--index", index_dir, "-o", "support=lexical", "-o", "encoding=gb18030", "--json")
     assert res.exit_code == 0 and json.loads(res.output)["citations"][0]["canonical"].endswith("第二百六十四条")
 
 

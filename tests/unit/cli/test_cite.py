@@ -30,7 +30,7 @@ def files(tmp_path_factory):
 
 
 def test_cite_json_with_provenance(files):
-    r = CliRunner().invoke(app, ["cite", "--index", str(files / "idx"), "--train-citations", str(files / "qrels"),
+    r = CliRunner().invoke(app, ["cite", "--index", str(files / "idx"), "-o", f"train_citations={files / 'qrels'}",
                                  "--json", "He steals a bicycle, the property of another."])
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
@@ -45,7 +45,7 @@ def test_cite_json_with_provenance(files):
 def test_eval_cite_calibrates_and_saves_model(files):
     model = files / "model"
     r = CliRunner().invoke(app, ["eval", "cite", "--index", str(files / "idx"), "--cases", str(files / "cases.jsonl"),
-                                 "--train-citations", str(files / "qrels"), "-o", "dev=2", "--no-progress",
+                                 "-o", f"train_citations={files / 'qrels'}", "-o", "dev=2", "--no-progress",
                                  "--out", str(model), "--json"])
     assert r.exit_code == 0, r.output
     rep = json.loads(r.output)
@@ -66,17 +66,17 @@ def test_cli_bad_input(files):
     from legalrag.cli import main  # noqa: F401  (registers every command module)
 
     r = CliRunner().invoke(app, ["cite", "--index", str(files / "idx"), "facts"])
-    assert r.exit_code != 0 and "--train-citations" in str(r.exception)
+    assert r.exit_code != 0 and "train_citations" in str(r.exception)
     (files / "bad.jsonl").write_text('{"text_id": "x", "text": "f"}\n', encoding="utf-8")
     r = CliRunner().invoke(app, ["eval", "cite", "--index", str(files / "idx"), "--cases", str(files / "bad.jsonl"),
-                                 "--train-citations", str(files / "qrels")])
+                                 "-o", f"train_citations={files / 'qrels'}"])
     assert r.exit_code != 0 and "bad.jsonl:1" in str(r.exception) and "no gold citations" in str(r.exception)
 
 
 def test_eval_cite_plot(files, tmp_path):
     plot = tmp_path / "stages.png"
     r = CliRunner().invoke(app, ["eval", "cite", "--index", str(files / "idx"), "--cases", str(files / "cases.jsonl"),
-                                 "--train-citations", str(files / "qrels"), "-o", "dev=2", "--no-progress",
+                                 "-o", f"train_citations={files / 'qrels'}", "-o", "dev=2", "--no-progress",
                                  "--plot", str(plot)])
     assert r.exit_code == 0, r.output
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "+ co-citation" in r.output
@@ -86,7 +86,7 @@ def test_eval_cite_plot(files, tmp_path):
 def test_cite_batched_case_first_verification_with_the_embedded_model(files, small_llm):
     from legalrag.wiring import Root
 
-    r = CliRunner().invoke(app, ["cite", "--index", str(files / "idx"), "--train-citations", str(files / "qrels"),
+    r = CliRunner().invoke(app, ["cite", "--index", str(files / "idx"), "-o", f"train_citations={files / 'qrels'}",
                                  "-o", "verify=true", "-o", "verify_batch=true", "-o", "case_first=true", "--json",
                                  "He steals a bicycle, the property of another."], obj=Root(llm=small_llm))
     assert r.exit_code == 0, r.output
@@ -101,7 +101,7 @@ def test_cite_batched_case_first_verification_with_the_embedded_model(files, sma
 def test_cite_overrides_the_model_with_o(files):
     """`-o core_k=2` keeps two retrieved core predictions (the default model keeps one); an unknown key is a usage
     error naming the valid ones."""
-    args = ["cite", "--index", str(files / "idx"), "--train-citations", str(files / "qrels"), "--json",
+    args = ["cite", "--index", str(files / "idx"), "-o", f"train_citations={files / 'qrels'}", "--json",
             "He steals a bicycle, the property of another."]
     for given, expected in (([], ["1"]), (["-o", "core_k=2"], ["1", "2"])):
         r = CliRunner().invoke(app, [*args, *given])

@@ -31,15 +31,15 @@ def test_info_and_cache_clear(tmp_path, monkeypatch):
     llm.chat(ChatRequest(messages=({"role": "user", "content": "a"},)))
     llm.chat(ChatRequest(messages=({"role": "user", "content": "a"},)))
     llm.close()
-    res = runner.invoke(app, ["llm", "info", "--json", "--cache-file", str(db)])
+    res = runner.invoke(app, ["llm", "info", "--json"], env={"LEGALRAG_LLM_CACHE": str(db)})
     assert res.exit_code == 0, res.output
     info = json.loads(res.output)
     assert {m["name"] for m in info["models"]} == {"qwen2.5-1.5b", "qwen2.5-0.5b"}
     assert all(not m["assembled"] for m in info["models"])  # nothing assembled in the fresh models dir
     assert info["call_cache"]["entries"] == 1 and info["call_cache"]["models"][0]["hits"] == 1
-    res = runner.invoke(app, ["llm", "info", "--cache-file", str(db)])
+    res = runner.invoke(app, ["llm", "info"], env={"LEGALRAG_LLM_CACHE": str(db)})
     assert res.exit_code == 0 and "qwen2.5-0.5b" in res.output and "1 entries, 1 hits" in res.output
-    res = runner.invoke(app, ["llm", "cache-clear", "--cache-file", str(db)])
+    res = runner.invoke(app, ["llm", "cache-clear"], env={"LEGALRAG_LLM_CACHE": str(db)})
     assert res.exit_code == 0 and "deleted 1" in res.output
 
 

@@ -127,7 +127,7 @@ def test_consultation_knobs_given_with_o_reach_the_run(tmp_path):
     index = build_index(tmp_path / "index", load_statutes(sample), ["bm25"], lang="zh")
     writer = ScriptedLLM(["不能。自然人之间借款没有约定利息的，视为没有利息。"], cycle=True)
     res = CliRunner().invoke(app, ["eval", "consultation-generate", "--data", str(data), "--index", str(index.path),
-                                   "--limit", "2", "--setting", "retriever", "--out", str(tmp_path / "gen"),
+                                   "--limit", "2", "-o", "setting=retriever", "--out", str(tmp_path / "gen"),
                                    "-o", "tokenizer=char", "--no-progress", "-o", "k=2", "-o", "max_tokens=64",
                                    "-o", "style=brief"], obj=Root(llm=writer))
     assert res.exit_code == 0, res.output

@@ -84,7 +84,7 @@ def test_a_policy_for_another_base_is_refused(index_dir, tmp_path):
 
 
 def test_serve_refuses_a_directory_that_is_not_a_policy(index_dir, tmp_path):
-    res = CliRunner().invoke(app, ["serve", "--index", str(index_dir), "--no-llm", "--policy", str(tmp_path)])
+    res = CliRunner().invoke(app, ["serve", "--index", str(index_dir), "--no-llm", "-o", f"policy={tmp_path}"])
     assert res.exit_code != 0
     assert "not a policy directory" in str(res.exception) and str(tmp_path) in str(res.exception)
 

@@ -81,7 +81,7 @@ def test_fields_mapping_like_judge(tmp_path, monkeypatch, capsys):
                                          ensure_ascii=False) + "\n" for i, t in
                               enumerate(["盗窃公私财物数额较大的", "故意伤害他人身体的"], 1)), encoding="utf-8")
     code, out, err = run_cli(monkeypatch, capsys, "index", "build", "--corpus", corpus, "--out", tmp_path / "i",
-                             "--fields", "id=text_id,text=body,name=title", "--no-progress")
+                             "-o", "fields=id=text_id,text=body,name=title", "--no-progress")
     assert code == 0, err
     code, out, err = run_cli(monkeypatch, capsys, "search", "--index", tmp_path / "i", "--json", "他偷了钱包盗窃")
     assert json.loads(out)["hits"][0]["id"] == "1"

@@ -54,8 +54,8 @@ def test_eval_mcq_scores_every_mode_on_the_same_questions(tmp_path):
     questions = load_mcq(MCQ)[:4]
     rows_out = tmp_path / "rows.jsonl"
     llm = ScriptedLLM(reader, supports_json_schema=True)
-    res = CliRunner().invoke(app, ["eval", "mcq", "--questions", str(MCQ), "--limit", "4", "--modes",
-                                   "zero-shot,simple", "--docs", str(MCQ_DOCS), "--json", "--out", str(rows_out)],
+    res = CliRunner().invoke(app, ["eval", "mcq", "--questions", str(MCQ), "--limit", "4", "-o",
+                                   "modes=zero-shot,simple", "--docs", str(MCQ_DOCS), "--json", "--out", str(rows_out)],
                              obj=Root(llm=llm))
     assert res.exit_code == 0, res.output
     report = json.loads(res.output[res.output.index("{"):])
@@ -90,8 +90,8 @@ def test_llm_serve_answers_chat_completions_with_the_embedded_model(small_llm, t
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "LEGALRAG_HOME": str(tmp_path / "home"),
            "SERVE_TEST_KEY": "k-123", "LEGALRAG_LLM_SERVER": f"127.0.0.1:{port}"}
     proc = subprocess.Popen([sys.executable, "-m", "legalrag", "llm", "serve", "--model", "qwen2.5-0.5b",
-                             "--name", "small", "--threads", "1", "--n-ctx", "1024",
-                             "--api-key-env", "SERVE_TEST_KEY"], env=env, stdout=subprocess.PIPE,
+                             "--name", "small", "-o", "n_ctx=1024",
+                             "-o", "api_key_env=SERVE_TEST_KEY"], env={**env, "LEGALRAG_THREADS": "1"}, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     base, auth = f"http://127.0.0.1:{port}/v1", {"Authorization": "Bearer k-123"}
     try:

@@ -26,6 +26,7 @@ REQUIRED = {  # command -> the options it must be given before -o is read (value
     ("train", "judge-structure"): ["--data", "d", "--out", "x"],
     ("train", "judge-cite"): ["--data", "d", "--out", "x", "--retriever", "bm25"],
     ("train", "policy"): ["--queries", "q.jsonl", "--out", "x"],
+    ("train", "support-model"): ["--corpus", "c.jsonl", "--split", "s", "--out", "x"],
     ("agents", "rollouts"): ["--queries", "q.jsonl", "--out", "x"],
     ("eval", "retrieval"): ["--queries", "q.jsonl"],
     ("eval", "compare"): ["run", "--queries", "q.jsonl"],

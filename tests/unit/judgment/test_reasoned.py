@@ -104,8 +104,8 @@ def test_cli_predict_eval_and_draft(tmp_path, monkeypatch, capsys):
                              "--facts", FACTS, "--json")
     assert code == 0, err
     assert json.loads(out)["parsed"] is True
-    code, out, err = run_cli(monkeypatch, capsys, "judgment", "draft", "--free", "--no-llm", "--facts", FACTS)
-    assert code != 0 and "--model-dir" in err and "--free" in err
+    code, out, err = run_cli(monkeypatch, capsys, "judgment", "draft", "-o", "free=true", "--no-llm", "--facts", FACTS)
+    assert code != 0 and "--model-dir" in err and "free=true" in err
 
 
 def test_cli_draft_with_an_endpoint(tmp_path, monkeypatch, capsys):

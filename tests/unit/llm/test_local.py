@@ -130,7 +130,7 @@ def test_llm_start_status_stop_manage_a_background_server(tmp_path):
 
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
-    res = CliRunner().invoke(app, ["llm", "start", "--model", str(tmp_path / "missing.gguf"), "--timeout", "60"],
+    res = CliRunner().invoke(app, ["llm", "start", "--model", str(tmp_path / "missing.gguf"), "-o", "timeout=60"],
                              env={"LEGALRAG_HOME": str(tmp_path), "LEGALRAG_LLM_SERVER": f"127.0.0.1:{port}"})
     assert isinstance(res.exception, StartError) and "the model server exited with code" in str(res.exception)
     s = status(LLM_SERVER, url, tmp_path)

@@ -182,7 +182,7 @@ def test_index_build_command_takes_the_chunk_size(tmp_path):
     outs = {}
     for chunk in ("2", str(DEFAULT_CHUNK_DOCS)):
         res = CliRunner().invoke(app, ["index", "build", "--corpus", str(corpus), "--out", str(tmp_path / chunk),
-                                       "--lang", "en", "--fields", "id=id,text=text,name=name", "-o", f"chunk_docs={chunk}",
+                                       "--lang", "en", "-o", "fields=id=id,text=text,name=name", "-o", f"chunk_docs={chunk}",
                                        "--no-progress"])
         assert res.exit_code == 0, res.output
         outs[chunk] = [(h.id, h.score) for q in QUERIES_EN for h in open_index(tmp_path / chunk).retriever("bm25").retrieve(q, k=5)]

@@ -10,7 +10,7 @@ import typer
 
 from legalrag.cli._options import AnswersOptions, McqOptions, option_list, parse_options
 from legalrag.cli.apps import eval_app
-from legalrag.cli.common import (CacheOption, IndexOrDemoOption, JsonOption, LLMOption, ProgressOption, llm_spec,
+from legalrag.cli.common import (IndexOrDemoOption, JsonOption, LLMOption, ProgressOption, llm_spec,
                                  make_llm, print_json, root)
 
 
@@ -21,14 +21,11 @@ def eval_answers(
                                  "answer (the STARD split's format)."),
     index: IndexOrDemoOption = None,
     out: Path = typer.Option(..., "--out", help="Per-answer JSONL; an existing file is resumed (same settings)."),
-    reference: bool = typer.Option(False, "--reference", help="Give the model the gold articles instead of "
-                                   "retrieving (the reference setting)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
     judge: Optional[str] = typer.Option(None, "--judge", metavar="SPEC", help="Also have an LLM judge yes/no "
                                         "agreement: 'answer' (the answer model) or an LLM as --model takes it (an "
                                         "embedded model, a GGUF path or URL#MODEL)."),
     model: LLMOption = None,
-    cache: CacheOption = True,
     as_json: JsonOption = False,
     progress: ProgressOption = True,
     option: List[str] = option_list(AnswersOptions, "The answer engine's retrieval depth and evidence budget "
@@ -39,7 +36,7 @@ def eval_answers(
     from legalrag.evaluation.answers.run import AnswerBenchSetting, run_answers, summarise_answers
 
     opts = parse_options(AnswersOptions, option)
-    k, evidence_tokens = opts.k, opts.evidence_tokens
+    k, evidence_tokens, reference, cache = opts.k, opts.evidence_tokens, opts.reference, opts.llm_cache
     summary = Path(opts.summary) if opts.summary else None
     questions = load_questions(queries, limit)
     idx = root(ctx).index(index, progress=progress)
@@ -77,7 +74,6 @@ def eval_answers(
 def eval_mcq(
     ctx: typer.Context,
     questions: Path = typer.Option(..., "--questions", help="JSONL, JSON or CSV: question, choices, gold[, domain]."),
-    modes: str = typer.Option("zero-shot,cot,simple,multi", "--modes", help="Comma-separated modes to compare."),
     docs: Optional[Path] = typer.Option(None, "--docs", help="Folder of your own legal texts for the simple/multi "
                                         "modes (law files are searched article by article)."),
     index: Optional[Path] = typer.Option(None, "--index", help="A statute index for the simple/multi modes "
@@ -94,7 +90,7 @@ def eval_mcq(
     from legalrag.cli._qa_output import run_mcq_cli
 
     opts = parse_options(McqOptions, option)
-    sources, max_rounds = opts.sources, opts.max_rounds
+    sources, max_rounds, modes = opts.sources, opts.max_rounds, opts.modes
     llm_model, endpoint, endpoint_model = llm_spec(model)
     report = run_mcq_cli(questions, modes=modes, docs=docs, index=index, sources=sources, limit=limit, max_rounds=max_rounds,
                          model=llm_model, endpoint=endpoint, endpoint_model=endpoint_model, out=out,

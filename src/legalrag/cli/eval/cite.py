@@ -18,7 +18,6 @@ def eval_cite(
     ctx: typer.Context,
     index: Optional[Path] = typer.Option(None, "--index", help=CITE_INDEX_HELP),
     cases: Path = typer.Option(..., "--cases", help="JSONL cases with facts (text) and gold citations (la/gold)."),
-    train_citations: Optional[Path] = typer.Option(None, "--train-citations", help="Training citation sets."),
     model_dir: Optional[Path] = typer.Option(None, "--model-dir", help=CITE_MODEL_HELP),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Evaluate only the first N evaluation cases."),
     retriever: RetrieverOption = None,
@@ -39,6 +38,7 @@ def eval_cite(
     opts = parse_options(EvalCiteOptions, option)
     dev, case_memory = opts.dev, opts.case_memory
     rules = Path(opts.rules) if opts.rules else None
+    train_citations = Path(opts.train_citations) if opts.train_citations else None
     analysis, rerank, verify = opts.analyse, opts.llm_rerank, opts.verify
     if plot is not None:
         from legalrag.evaluation.plots import check_png_path

@@ -22,8 +22,6 @@ def eval_consultation_generate(
     ctx: typer.Context,
     data: Path = typer.Option(..., "--data", help=_DATA_HELP),
     index: IndexOrDemoOption = None,
-    setting: List[str] = typer.Option(["zero_shot", "retriever", "reference"], "--setting",
-                                      help="zero_shot, retriever, reference (repeatable)."),
     sample: Optional[int] = typer.Option(None, "--limit", min=1, help="Answer N turns, spread over dialogues and "
                                          "turn positions (default: all)."),
     retriever: RetrieverOption = None,
@@ -51,7 +49,7 @@ def eval_consultation_generate(
     from legalrag.judgment.textmetrics import char_embedder
     from legalrag.retrieval.pipeline import build_pipeline
 
-    settings = parse_settings(setting)
+    settings = parse_settings(list(opts.setting))
     if processor not in (*PROCESSORS, "last_question"):
         raise InputError(f"unknown --processor {processor!r}; choose from {', '.join(PROCESSORS)}")
     idx = root(ctx).index(index, progress=progress)

@@ -1,4 +1,4 @@
-"""The policy directory that ``legalrag train policy`` writes and ``--policy DIR`` reads.
+"""The policy directory that ``legalrag train policy`` writes and ``-o policy=DIR`` reads.
 
 ``policy.json`` names the base model the adapters were trained on (its name and identity), the LoRA and
 reward settings; ``adapter/`` holds peft's adapters, ``adapter.gguf`` the same as a llama.cpp adapter;

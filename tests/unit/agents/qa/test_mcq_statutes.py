@@ -159,7 +159,7 @@ def test_eval_mcq_answers_from_the_national_index_by_default(tmp_path):
     gold_articles = [json.loads(x)["article"] for x in questions.read_text(encoding="utf-8").splitlines()[:2]]
     llm = ScriptedLLM(['{"answer": "B", "rationale": "依据来源[1]。"}'])
     rows = tmp_path / "rows.jsonl"
-    res = CliRunner().invoke(app, ["eval", "mcq", "--questions", str(questions), "--limit", "2", "--modes", "simple",
+    res = CliRunner().invoke(app, ["eval", "mcq", "--questions", str(questions), "--limit", "2", "-o", "modes=simple",
                                    "--json", "--out", str(rows)], obj=Root(llm=llm))
     assert res.exit_code == 0, res.output
     report = json.loads(res.output[res.output.index("{"):])

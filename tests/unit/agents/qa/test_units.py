@@ -112,7 +112,7 @@ def test_cli_eval_mcq_bad_file_exits_nonzero(tmp_path):
 
     p = tmp_path / "q.txt"
     p.write_text("x", encoding="utf-8")
-    result = CliRunner().invoke(app, ["eval", "mcq", "--questions", str(p), "--modes", "zero-shot"])
+    result = CliRunner().invoke(app, ["eval", "mcq", "--questions", str(p), "-o", "modes=zero-shot"])
     assert result.exit_code != 0 and "unknown question file type" in str(result.exception)
 
 

@@ -270,8 +270,7 @@ def test_cli_generate_then_judge_with_a_scripted_model(test_data, tmp_path):
     index = build_index(tmp_path / "index", load_statutes(SAMPLE), ["bm25"], lang="zh")
     writer = Root(llm=ScriptedLLM(["不能。自然人之间借款没有约定利息的，视为没有利息。"], cycle=True))
     res = CliRunner().invoke(app, ["eval", "consultation-generate", "--data", str(test_data / "consultation" / "turns"),
-                                   "--index", str(index.path), "--limit", "3", "--setting", "zero_shot",
-                                   "--setting", "retriever", "--out", str(tmp_path / "gen"), "-o", "tokenizer=char",
+                                   "--index", str(index.path), "--limit", "3", "-o", "setting=zero_shot,retriever", "--out", str(tmp_path / "gen"), "-o", "tokenizer=char",
                                    "--no-progress"], obj=writer)
     assert res.exit_code == 0, res.output
     assert len((tmp_path / "gen" / "generations.jsonl").read_text(encoding="utf-8").splitlines()) == 6

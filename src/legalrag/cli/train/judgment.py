@@ -10,8 +10,9 @@ import typer
 
 from legalrag.cli._options import option_list, parse_options
 from legalrag.cli._train_options import CailSplitOptions, JudgeCiteOptions, JudgeStructureOptions
+from legalrag.cli.apps import train_app
 from legalrag.cli.common import IndexOption, ProgressOption, root
-from legalrag.cli.train import train_app
+from legalrag.cli.train._common import command_line
 
 
 JUDGE_DATA_HELP = ("JuDGE folder: data/test.json, expected.jsonl, data/law_corpus.jsonl, data/qrels_file_train "
@@ -32,23 +33,6 @@ def _judge(data: Path, cail: Optional[Path], split: Optional[Path]):
                          "neither")
     judge = load_judge(data)
     return judge, (load_cail_split(cail, split, judge) if cail is not None else None)
-
-
-def _command(ctx: typer.Context) -> str:
-    """The command as typed, for the model's record: the options that differ from their defaults."""
-    words = ["legalrag", *ctx.command_path.split()[1:]]
-    for p in ctx.command.params:
-        v = ctx.params.get(p.name)
-        if v is None or v == p.default or not getattr(p, "opts", None):
-            continue
-        if isinstance(v, (list, tuple)):  # -o KEY=VALUE, each pair as given
-            for item in v:
-                words += [p.opts[0], str(item)]
-        elif isinstance(v, bool):
-            words.append(p.opts[0] if v else (p.secondary_opts or ["--no-" + p.opts[0][2:]])[0])
-        else:
-            words += [p.opts[0], str(v)]
-    return " ".join(words)
 
 
 @train_app.command("cail-split")
@@ -73,7 +57,7 @@ def train_cail_split(ctx: typer.Context,
     opts = parse_options(CailSplitOptions, option)
     sample, encode_train, encoder = opts.sample, opts.encode_train, opts.encoder
     judge = load_judge(data)
-    split = {**prepare_cail_split(cail, judge), "command": _command(ctx)}
+    split = {**prepare_cail_split(cail, judge), "command": command_line(ctx)}
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, json.dumps(split, ensure_ascii=False, indent=1))
     typer.echo(f"wrote {out}: {split['cases']} cases ({split['train']} training, {split['holdout']} hold-out over "
@@ -115,7 +99,7 @@ def train_judge_structure(
     judge, cail_split = _judge(data, cail, split)
     idx = root(ctx).index(index) if index is not None else None
     model = judge_structure(judge, out, index=idx, retriever=retriever, cail=cail_split, **opts.model_dump(),
-                            command=_command(ctx), progress=progress)
+                            command=command_line(ctx), progress=progress)
     typer.echo(f"trained on {len(model.cases)} cases ({len(model.skipped)} skipped: judgment unreadable); "
                f"thresholds {model.thresholds}; saved to {out}")
 
