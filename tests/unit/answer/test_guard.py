@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from legalrag.cli.apps import app
-from legalrag.answer.engine import engine_for
+from legalrag.answer.engine import DEFAULTS, engine_for
 from legalrag.testing import ScriptedLLM
 
 QUESTION = "公司一直不跟我签书面劳动合同，我可以要求公司支付双倍工资吗？"
@@ -77,7 +77,7 @@ def test_an_english_question_is_searched_in_chinese_and_answered_in_english(inde
 
 @pytest.mark.llm
 def test_the_real_model_translates_an_english_question_to_chinese_articles(index, small_llm):
-    a = engine(index, small_llm, settings=__import__("legalrag.answer.engine").engine.DEFAULTS.but(max_tokens=16)).answer(
+    a = engine(index, small_llm, settings=DEFAULTS.but(max_tokens=16)).answer(
         "My employer never signed a written labour contract with me. Can I claim double wages?")
     translate = [s for s in a.steps if s.action == "translate"][0]
     assert translate.output and not translate.error  # Chinese text, searched in the corpus's language

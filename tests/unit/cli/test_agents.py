@@ -66,7 +66,6 @@ def test_eval_retrieval_with_an_llm_reranker(index_dir, tmp_path, llm):
     # the figure is the one the reranked list scores, and that list is what the library's pipeline gives with
     # the same (greedy) model: the CLI did rerank, kept the order, and scored it against the file's gold
     from legalrag.evaluation.runs import load_run
-    from legalrag.wiring import Root
 
     _, run = load_run(tmp_path / "run")
     pipe = Root().build_pipeline(Root().index(index_dir), None, "llm-listwise", llm=llm)
