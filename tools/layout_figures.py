@@ -4,6 +4,7 @@ edits, public names defined twice, the largest module, and the CLI's parameters.
     python tools/layout_figures.py                 # a table of this tree
     python tools/layout_figures.py --json          # the same as JSON
     python tools/layout_figures.py --repo DIR      # another checkout (e.g. `git worktree add DIR REV`)
+    python tools/layout_figures.py --before DIR --json-out bench/results/layout.json   # both, saved
 
 - *files to follow* a command: the ``src/legalrag`` files reached by walking imports (lazy ones inside functions
   too) from the CLI module that defines it (``cli/ask.py``, ``cli/chat.py``), stopping at the vocabulary and
@@ -270,8 +271,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parent.parent)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--before", type=Path, help="a checkout of the earlier layout, measured beside this one")
+    parser.add_argument("--json-out", type=Path, help="save the figures (and --before's) as a results file")
     args = parser.parse_args()
     result = figures(args.repo)
+    if args.json_out:
+        from legalrag.evaluation.record import write_result
+
+        before = figures(args.before) if args.before else None
+        write_result(args.json_out, {"after": result, **({"before": before} if before else {})},
+                     name="the repository's layout: files an answer runs through, cycles, path edits, names "
+                          "defined twice, CLI parameters, largest module", source="docs/lab/layout.md")
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=1))
     else:

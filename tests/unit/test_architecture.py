@@ -79,39 +79,19 @@ def imports() -> dict[str, set[str]]:
     return graph
 
 
+def _layout_tool():
+    """tools/layout_figures.py, whose strongly-connected-components search (Tarjan) this test shares."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("layout_figures", REPO / "tools" / "layout_figures.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one node (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in graph.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    for v in list(graph):
-        if v not in index:
-            visit(v)
-    return out
+    """Strongly connected components with more than one node."""
+    return _layout_tool().cycles(graph)
 
 
 def test_every_area_has_a_layer():
