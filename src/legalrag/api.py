@@ -276,9 +276,8 @@ class Legalrag:
         a :class:`~legalrag.judgment.reasoned.ReasonedDraft`. ``free=True``, or an install without a structure
         model, lets the LLM draft it all: a :class:`~legalrag.judgment.draft.DraftResult`. The statutes are
         ``law_corpus`` (JSONL), else the ``judgment.law_corpus`` setting, else the shipped criminal law."""
-        from legalrag.judgment.draft import draft_from_cli
         from legalrag.shipped import model_dir as shipped_model_dir
-        from legalrag.wiring.judgment import law_statutes, structure_model
+        from legalrag.wiring.judgment import draft_judgment
 
         _text(facts, "facts")
         if free and model_dir is not None:
@@ -293,18 +292,9 @@ class Legalrag:
                              field="check_charges")
         llm = self.root.make_llm(self.model, self.endpoint, self.endpoint_model, threads=self.threads) \
             if use_llm else None
-        statutes = law_statutes(self.root, self.root.law_corpus(law_corpus), threads=self.threads,
-                                progress=self.progress)
-        if structure is None:
-            return draft_from_cli(facts, llm, law_corpus=statutes, case_corpus=Path(case_corpus) if case_corpus
-                                  else None, stream=False, max_tokens=max_tokens)
-        from legalrag.judgment.charge_llm import ChargeReader
-        from legalrag.judgment.reasoned import ReasonedDrafter
-
-        predictor = structure_model(structure, statutes, self.root.settings.judgment_encoder,
-                                    settings=self.root.settings)
-        return ReasonedDrafter(predictor, llm, max_tokens=min(max_tokens, 500),
-                               charge_reader=ChargeReader(llm) if check_charges else None).draft(facts)
+        return draft_judgment(self.root, facts, llm, structure, law_corpus=self.root.law_corpus(law_corpus),
+                              case_corpus=case_corpus, max_tokens=max_tokens, check_charges=check_charges,
+                              threads=self.threads, progress=self.progress)
 
     # -- the corpora and models of cite and draft ------------------------------------------------------------------
 

@@ -113,8 +113,8 @@ def draft(
     free, max_tokens = o.free, o.max_tokens
     case_corpus = Path(o.case_corpus) if o.case_corpus else None
     from legalrag.errors import InputError
-    from legalrag.judgment.draft import draft_from_cli, read_facts
-    from legalrag.wiring.judgment import law_statutes, structure_model
+    from legalrag.judgment.draft import read_facts
+    from legalrag.wiring.judgment import draft_judgment
 
     text = read_facts(facts)
     if free and model_dir is not None:
@@ -122,7 +122,6 @@ def draft(
                          field="free")
     model_dir = None if free else structure_model_dir(root(ctx).judgment_model(model_dir))
     law_corpus = root(ctx).law_corpus(law_corpus)
-    encoder = root(ctx).settings.judgment_encoder
     if model_dir is None and no_llm:
         raise InputError("--no-llm needs a structure model (the one that decides the judgment): pass --model-dir "
                          "or leave out -o free=true" if free else "--no-llm needs --model-dir (no structure model ships "
@@ -132,23 +131,12 @@ def draft(
     llm = None
     if not no_llm:
         llm = make_llm(ctx, model)
-    if model_dir is None:
-        result = draft_from_cli(text, llm, law_corpus=law_statutes(root(ctx), law_corpus, progress=True),
-                                case_corpus=case_corpus,
-                                stream=not as_json, max_tokens=max_tokens)
-        if as_json:
-            print_json(result.to_dict())
-        return
-    from legalrag.judgment.reasoned import ReasonedDrafter
-
-    predictor = structure_model(model_dir, law_statutes(root(ctx), law_corpus, progress=True), encoder,
-                                settings=root(ctx).settings)
-    from legalrag.judgment.charge_llm import ChargeReader
-
-    res = ReasonedDrafter(predictor, llm, max_tokens=min(max_tokens, 500),
-                          charge_reader=ChargeReader(llm) if check_charges else None).draft(text)
+    res = draft_judgment(root(ctx), text, llm, model_dir, law_corpus=law_corpus, case_corpus=case_corpus,
+                         max_tokens=max_tokens, check_charges=check_charges, stream=not as_json, progress=True)
     if as_json:
         print_json(res.to_dict())
+        return
+    if model_dir is None:  # the free drafter streamed its text as it wrote it
         return
     typer.echo(res.document)
     from rich.console import Console

@@ -46,3 +46,26 @@ def structure_model(model_dir: str | Path, statutes: Any, encoder: str | None = 
         if meta.get("encoder"):
             enc = make_encoder(encoder or meta.get("encoder_spec") or meta["encoder"], settings=settings)
     return StructurePredictor.load(Path(model_dir), statutes, enc)
+
+
+def draft_judgment(root: Any, text: str, llm: Any, structure_dir: str | Path | None, *,
+                   law_corpus: str | Path | None = None, case_corpus: str | Path | None = None,
+                   max_tokens: int = 500, check_charges: bool = False, stream: bool = False,
+                   threads: int | None = None, progress: bool = False):
+    """``legalrag judgment draft`` and ``Legalrag.draft``: with a structure model (``structure_dir``) it decides
+    charges, articles, term and fine and ``llm`` writes only the reasoning (``llm=None``: a template reasoning), a
+    :class:`~legalrag.judgment.reasoned.ReasonedDraft`; without one ``llm`` drafts the whole judgment freely, a
+    :class:`~legalrag.judgment.draft.DraftResult`. The statutes are :func:`law_statutes` of ``law_corpus``. The
+    callers check their own options first (they name them as their users write them)."""
+    statutes = law_statutes(root, law_corpus, threads=threads, progress=progress)
+    if structure_dir is None:
+        from legalrag.judgment.draft import draft_from_cli
+
+        return draft_from_cli(text, llm, law_corpus=statutes, case_corpus=Path(case_corpus) if case_corpus else None,
+                              stream=stream, max_tokens=max_tokens)
+    from legalrag.judgment.charge_llm import ChargeReader
+    from legalrag.judgment.reasoned import ReasonedDrafter
+
+    predictor = structure_model(structure_dir, statutes, root.settings.judgment_encoder, settings=root.settings)
+    return ReasonedDrafter(predictor, llm, max_tokens=min(max_tokens, 500),
+                           charge_reader=ChargeReader(llm) if check_charges else None).draft(text)
