@@ -21,17 +21,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from legalrag.clauses import split_clauses
 from legalrag.errors import InputError
 from legalrag.llm.tokens import estimate_tokens
 from legalrag.types import Hit, Step
 
-# a clause ends after 。；; ! ? or a sentence-final period; numbered items start a new clause
-_CLAUSE_END_ZH = re.compile(r"(?<=[。；;！？!?])")
-_ITEM_START_ZH = re.compile(r"(?=（[一二三四五六七八九十百]+）)")
-_CLAUSE_END_EN = re.compile(r"(?<=[.;:?!])\s+(?=[A-Z(\"'])")
-_ITEM_START_EN = re.compile(r"\s+(?=\((?:[a-z]{1,2}|[0-9]{1,2}|[ivx]{1,5})\)\s)")
-_ITEM_LINE_ZH = re.compile(r"^（[一二三四五六七八九十百]+）")
-_ITEM_LINE_EN = re.compile(r"^\((?:[a-z]{1,2}|[0-9]{1,2}|[ivx]{1,5})\)\s")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 _ZH_NUM = "一二三四五六七八九十"
@@ -45,24 +39,6 @@ def _paragraph_label(n: int, lang: str) -> str:
     if lang != "zh":
         return f"para. {n}: "
     return f"第{_ZH_NUM[n - 1] if n <= 10 else n}款："
-
-
-def split_clauses(text: str, lang: str = "zh") -> list[tuple[int, str]]:
-    """``(paragraph number, clause)`` pairs of an article, in order. Paragraphs are its non-empty lines, except
-    that a line opening with an item number (``（一）``, ``(a)``) is an item of the paragraph before it."""
-    out = []
-    n = 0
-    for line in (ln.strip() for ln in text.splitlines()):
-        if not line:
-            continue
-        if not (n and (_ITEM_LINE_ZH.match(line) or _ITEM_LINE_EN.match(line))):
-            n += 1
-        if lang == "zh":
-            parts = [q for p in _CLAUSE_END_ZH.split(line) for q in _ITEM_START_ZH.split(p)]
-        else:
-            parts = [q for p in _CLAUSE_END_EN.split(line) for q in _ITEM_START_EN.split(p)]
-        out.extend((n, p.strip()) for p in parts if p.strip())
-    return out
 
 
 def default_terms(lang: str) -> Callable[[str], list[str]]:

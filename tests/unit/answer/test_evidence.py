@@ -8,7 +8,8 @@ from legalrag.answer.question import answer_question
 from legalrag.answer.engine import AnswerSettings, build_messages
 from legalrag.serialize import answer_to_dict
 from legalrag.errors import InputError
-from legalrag.answer.evidence import GAP, format_evidence, select_evidence, split_clauses
+from legalrag.answer.evidence import GAP, format_evidence, select_evidence
+from legalrag.clauses import split_clauses
 from legalrag.llm.tokens import estimate_message_tokens, estimate_tokens
 from legalrag.testing import ScriptedLLM
 from legalrag.types import Document, Hit
