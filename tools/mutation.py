@@ -341,15 +341,44 @@ def write_report(runs: dict[str, dict], command: str, baseline: bool = False) ->
                   commands=[c for c in {**dict.fromkeys(old.get("commands", [])), command: None}],
                   skipped={n: m["skipped"] for n, m in modules.items() if isinstance(m.get("skipped"), str)},
                   note="kill_rate = (killed + timed out) / (killed + timed out + survived + no tests); equivalent "
-                       "and not yet checked mutants are left out")
+                       "and not yet checked mutants are left out",
+                  page=page_rows(modules, before, overall, overall_before))
     try:
         from legalrag.evaluation.record import write_result
 
         return write_result(RESULTS, None, name="mutation testing of the modules that decide what a person is told",
-                            command=command, machine_note="2 cores shared with other jobs, nice -n 15", **fields)
+                            command=command, machine_note="2 cores shared with other jobs, nice -n 15",
+                            source="docs/lab/testing.md", **fields)
     except ImportError:  # the record helper is part of the package; plain JSON without it
         RESULTS.write_text(json.dumps({"command": command, **fields}, ensure_ascii=False, indent=1) + "\n")
         return fields
+
+
+def _rate(m: dict) -> str:
+    r = m.get("kill_rate")
+    return "not run" if r is None else f"{100 * r:.1f}%"
+
+
+def page_rows(modules: dict, before: dict, overall: dict, overall_before: dict) -> dict:
+    """The results page's rows: the kill rate of each module that ran, before the tests that pin it and after."""
+    rows = []
+    for name, m in modules.items():
+        if isinstance(m.get("skipped"), str):
+            rows.append({"configuration": f"`{name}`", "result": f"skipped: {m['skipped']}", "needs": "CPU"})
+            continue
+        if m.get("kill_rate") is None:
+            continue
+        judged = m["killed"] + m["timeout"] + m["survived"] + m["no_tests"]
+        done = "" if not m.get("not_checked") else f", {m['not_checked']} not yet checked"
+        rows.append({"configuration": f"`{name}`",
+                     "result": f"{_rate(m)} killed ({m['killed'] + m['timeout']} of {judged}; "
+                               f"{m['equivalent']} equivalent{done}); before the pinning tests {_rate(before.get(name, {}))}",
+                     "cost": f"{m.get('wall_s', 0):.0f} s", "needs": "CPU",
+                     "anchor": "bar: 90%" + (" (met)" if m["kill_rate"] >= 0.9 else " (missed)")})
+    rows.append({"configuration": "all modules run", "default": True,
+                 "result": f"{_rate(overall)} killed ({overall['mutants']} mutants); before {_rate(overall_before)}",
+                 "needs": "CPU", "anchor": "bar: 90%"})
+    return {"section": "mutation", "rows": rows}
 
 
 def totals(modules: dict) -> dict:

@@ -9,7 +9,7 @@ from typing import Any
 
 from legalrag.citecheck import citation_label
 from legalrag.lang import legal_notice
-from legalrag.types import Answer, Citation, Document, Hit, Response, Step, Usage
+from legalrag.types import Answer, Citation, Document, Hit, Quoted, Response, Step, Usage
 
 UNRESOLVED_NOTE = "no article of this number and law in the corpus"
 
@@ -57,7 +57,8 @@ def citation_to_dict(c: Citation, *, text: bool = True) -> dict[str, Any]:
     out = {"text": c.text, "canonical": c.canonical, "resolved": c.resolved, "document_id": c.document_id,
            "in_retrieved": c.in_retrieved, "note": c.note or ("" if c.resolved else UNRESOLVED_NOTE),
            "mark": c.mark or None, "mark_reason": c.mark_reason or None, "claim": c.claim or None,
-           "support": c.support, "successor": c.successor or None}
+           "support": c.support, "successor": c.successor or None, "clause": c.clause or None,
+           "clause_reason": c.clause_reason or None}
     if text:
         out["document_text"] = c.document_text if c.resolved else None
     return out
@@ -106,9 +107,34 @@ def answer_to_dict(answer: Response, *, model: str = "", llm: str = "", query: s
                not_retrieved=sum(c.resolved and not c.in_retrieved for c in answer.citations))
     out["citations"] = [{**citation_to_dict(c), "reason": reason_code(c)} for c in answer.citations]
     out["retrieved"] = out.pop("sources")
+    out.update(basis_fields(answer))
     out["notice"] = legal_notice(answer.question)
     out.update(extra)
     return out
+
+
+def quoted_to_dict(q: Quoted) -> dict[str, Any]:
+    """One article of an answer's legal basis: its id, its name, its verbatim quote and the quote's offsets."""
+    return {"document_id": q.document_id, "citation": q.citation, "quote": q.text,
+            "spans": [list(span) for span in q.spans], "probability": q.probability, "role": q.role,
+            "exceptions": q.exceptions}
+
+
+def basis_fields(answer: Any) -> dict[str, Any]:
+    """An answer's quoted legal basis (``basis``), whether it is the honest fallback (``fallback``: true/false,
+    ``fallback_reason``: ``low_probability`` or ``not_supported``) and the periods or amounts it states that no
+    quoted clause gives (``not_from_law``)."""
+    reason = getattr(answer, "fallback", "") or ""
+    return {"basis": [quoted_to_dict(q) for q in getattr(answer, "basis", ())], "fallback": bool(reason),
+            "fallback_reason": reason or None, "not_from_law": list(getattr(answer, "not_from_law", ()))}
+
+
+def quoted_from_dict(d: dict[str, Any]) -> Quoted:
+    return Quoted(document_id=str(d["document_id"]), citation=str(d.get("citation") or ""),
+                  text=str(d.get("quote") or d.get("text") or ""),
+                  spans=tuple((int(a), int(b)) for a, b in d.get("spans") or ()),
+                  probability=d.get("probability"), role=str(d.get("role") or "decisive"),
+                  exceptions=int(d.get("exceptions") or 0))
 
 
 # Why a citation did not resolve, as a code pages and scripts can translate; matched against the notes that
@@ -137,6 +163,17 @@ def answer_notes(answer: Response) -> list[str]:
             notes += list((s.output or {}).get("notes", []))
         elif s.action in ("drop_source", "shrink_evidence", "shorten_sources"):
             notes.append(f"{s.action.replace('_', ' ')} ({s.input}): the prompt did not fit the context")
+        elif s.agent == "select" and s.error:
+            notes.append(str(s.error))
+        elif s.action == "generate" and s.error:
+            notes.append(f"generation {s.error}")
+        elif s.action == "fallback":
+            notes.append("no conclusion: " + ("no retrieved article reaches the selector's threshold"
+                                              if s.output == "low_probability" else
+                                              "the support model does not find the conclusion in the quoted clauses")
+                         + "; the answer lists the most relevant articles and what to check")
+        elif s.action == "not_from_law":
+            notes.append("not from the law: " + ", ".join(map(str, s.output or ())) + " (marked in the answer)")
     return notes
 
 
@@ -183,4 +220,7 @@ def answer_from_dict(d: dict[str, Any]) -> Answer:
                   sources=tuple(hit_from_dict(h) for h in d.get("retrieved", d.get("sources")) or ()),
                   steps=tuple(step_from_dict(s) for s in d.get("steps") or ()), usage=Usage(**usage),
                   timings={str(k): float(v) for k, v in (d.get("timings") or {}).items()
-                           if isinstance(v, (int, float))})
+                           if isinstance(v, (int, float))},
+                  basis=tuple(quoted_from_dict(q) for q in d.get("basis") or ()),
+                  fallback=str(d.get("fallback_reason") or ""),
+                  not_from_law=tuple(str(x) for x in d.get("not_from_law") or ()))

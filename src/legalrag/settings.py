@@ -97,6 +97,10 @@ KEYS: tuple[Key, ...] = (
         choices=("guided", "brief")),
     Key("answer.max_tokens", int, "LEGALRAG_MAX_TOKENS", None, "longest answer, in tokens (default: the answer "
         "engine's)"),
+    Key("answer.select", bool, "LEGALRAG_SELECT", None, "whether the decisive-article selector chooses the quoted "
+        "legal basis (default true; false: the retrieval order)"),
+    Key("answer.time_cap_s", float, "LEGALRAG_TIME_CAP", None, "seconds after which an answer's generation stops "
+        "(default: the answer engine's)", minimum=1),
     Key("judgment.law_corpus", str, "LEGALRAG_LAW_CORPUS", None,
         "statute corpus JSONL the judgment commands and `serve` read (STARD or JuDGE shape)", path=True),
     Key("judgment.model", str, "LEGALRAG_JUDGMENT_MODEL", None,
@@ -172,6 +176,8 @@ class AnswerChoices:
     evidence_tokens: int | None = None
     style: str | None = None
     max_tokens: int | None = None
+    select: bool | None = None
+    time_cap_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -279,6 +285,12 @@ def convert_value(key: Key, value: Any) -> Any:
         if key.choices and value not in key.choices:
             raise InputError(f"{key.name} must be one of {', '.join(key.choices)}, got {value!r}")
         return value
+    if key.type is bool:
+        if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
+            return value.strip().lower() in ("true", "1", "yes")
+        if isinstance(value, bool):
+            return value
+        raise InputError(f"{key.name} must be true or false, got {value!r}")
     if isinstance(value, bool):
         raise InputError(f"{key.name} must be a number, got {value!r}")
     try:
@@ -360,7 +372,7 @@ def load_settings(config: str | os.PathLike | None = None, profile: str | None =
         models_dir=Path(values["paths.models_dir"]).expanduser() if values["paths.models_dir"] else home / "models",
         max_file_mb=values["documents.max_file_mb"],
         answer=AnswerChoices(values["answer.k"], values["answer.evidence_tokens"], values["answer.style"],
-                             values["answer.max_tokens"]),
+                             values["answer.max_tokens"], values["answer.select"], values["answer.time_cap_s"]),
         law_corpus=Path(values["judgment.law_corpus"]).expanduser() if values["judgment.law_corpus"] else None,
         judgment_model=values["judgment.model"], judgment_encoder=values["judgment.encoder"],
         profile=active, file=path, values=values, origin=origin)

@@ -114,6 +114,8 @@ class Citation:
     claim: str = ""  # the words the article was checked against
     support: float | None = None  # the support model's probability
     successor: str = ""  # for a repealed law: its successor (and articles, where known)
+    clause: str = ""  # the article's clause the support model names, verbatim: the supporting one, or the closest
+    clause_reason: str = ""  # in plain words, why that clause is not taken as support ("" when supported)
 
 
 @dataclass(frozen=True)
@@ -204,8 +206,32 @@ class Response:
 
 
 @dataclass(frozen=True)
+class Quoted:
+    """One article of an answer's legal basis: its id, its name as the corpus names it, and its decisive clause
+    quoted verbatim (``spans``: the ``[start, end)`` offsets of each quoted piece in the article's text; the
+    pieces are joined with ``…`` in ``text``). ``probability``: the selector's, None on the unselected path;
+    ``role``: ``decisive`` (selected), ``limitation`` (the limitation-period article of a claim) or ``related``
+    (listed by an honest fallback)."""
+
+    document_id: str
+    citation: str
+    text: str
+    spans: tuple[tuple[int, int], ...] = ()
+    probability: float | None = None
+    role: str = "decisive"
+    exceptions: int = 0
+
+
+@dataclass(frozen=True)
 class Answer(Response):
-    """A generated answer (``ask``, ``chat``) grounded on retrieved hits (``sources``)."""
+    """A generated answer (``ask``, ``chat``) grounded on retrieved hits (``sources``). ``basis``: the quoted
+    legal basis printed at its head (not generated); ``fallback``: why it is the honest fallback (the most
+    relevant articles and what to check, no conclusion), empty otherwise; ``not_from_law``: each period,
+    amount or deadline the answer states that no quoted clause gives (marked in the text too)."""
+
+    basis: tuple[Quoted, ...] = ()
+    fallback: str = ""
+    not_from_law: tuple[str, ...] = ()
 
     @property
     def hits(self) -> tuple[Hit, ...]:
@@ -234,6 +260,10 @@ class AnswerSettings:
     temperature: float = 0.0
     seed: int | None = 0
     style: str = "guided"
+    select: bool = True  # the decisive-article selector chooses the basis (False: the retrieval order)
+    candidates: int = 30  # articles retrieved for the selector to choose from
+    basis_articles: int = 3  # the most articles a legal basis quotes
+    time_cap_s: float = 90.0  # generation stops after this many seconds (said in the answer)
 
     def __post_init__(self) -> None:
         if self.k < 1:
@@ -243,6 +273,13 @@ class AnswerSettings:
                              f"got {self.evidence_tokens}", field="evidence_tokens")
         if self.max_tokens < 1:
             raise InputError(f"max_tokens must be positive, got {self.max_tokens}", field="max_tokens")
+        if self.time_cap_s <= 0:
+            raise InputError(f"time_cap_s must be a positive number of seconds, got {self.time_cap_s}",
+                             field="time_cap_s")
+        if not 1 <= self.basis_articles <= 3:
+            raise InputError(f"basis_articles must be 1, 2 or 3, got {self.basis_articles}", field="basis_articles")
+        if self.candidates < 1:
+            raise InputError(f"candidates must be at least 1, got {self.candidates}", field="candidates")
         if self.style not in STYLES:
             raise InputError(f"unknown answer style {self.style!r}; choose {' or '.join(STYLES)}", field="style")
 

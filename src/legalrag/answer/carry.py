@@ -85,6 +85,62 @@ def content_chars(question: str) -> int:
     return len(_FILLER.sub("", question))
 
 
+# -- is a follow-up elliptical? (the rule of the ``auto`` processor) -----------------------------------------
+# A follow-up that names a legal matter of its own (a claim, a party's act, a procedural step: "起诉", "仲裁",
+# "刑事责任", "抚养费") is searched with the earlier turns fused; one that names none ("那最多能要几个月？",
+# "他受法律保护不？") leans on what the consultation established, and carries it. The nouns are the common names of
+# claims, parties' acts, remedies and procedures in Chinese national law, written from the laws' own vocabulary;
+# words every legal question has ("法律", "责任", "权利", "义务", "规定", "合法") name no matter and are not in it.
+LEGAL_NOUNS = tuple(sorted(set("""
+合同 协议 合约 违约 违约金 定金 订金 押金 保证金 租金 房租 租赁 出租 承租 转租 买卖 购房 卖房 过户 贷款 借款 借条 欠条 欠款 债务 债权
+利息 高利贷 担保 保证人 抵押 质押 赠与 遗嘱 遗产 继承 赡养 抚养 抚养费 抚养权 探视 监护 收养 离婚 结婚 婚姻 彩礼 嫁妆 夫妻
+共同财产 婚前 房产 房屋 住房 宅基地 土地 承包 拆迁 征收 安置 补偿 物业 业主 装修 相邻 漏水 户口 居住证 工资 薪水 加班 加班费
+社保 社会保险 公积金 养老金 工伤 伤残 职业病 劳动合同 试用期 辞退 开除 解雇 裁员 辞职 离职 经济补偿 赔偿金 双倍工资 年假 产假
+婚假 病假 竞业 培训 劳务 派遣 赔偿 损失 精神损害 医疗费 误工费 伤害 侵权 名誉 隐私 肖像 诽谤 交通事故 事故 肇事 逃逸 酒驾 醉驾
+驾照 驾驶证 保险 理赔 交强险 医疗事故 医院 消费者 退货 换货 退款 假货 欺诈 质量 产品 三包 网购 快递 商家 发票 税 纳税 个税 罚款
+处罚 拘留 行政拘留 刑事拘留 逮捕 取保候审 监视居住 判刑 量刑 缓刑 减刑 假释 有期徒刑 无期徒刑 死刑 罚金 犯罪 罪 立案 报案 报警
+自首 立功 从犯 共犯 盗窃 诈骗 抢劫 抢夺 敲诈 勒索 贪污 受贿 行贿 挪用 侵占 故意伤害 伤害罪 强奸 猥亵 赌博 毒品 吸毒 传销
+非法集资 集资 寻衅滋事 聚众斗殴 妨害公务 洗钱 起诉 诉讼 上诉 申诉 再审 抗诉 仲裁 调解 复议 行政复议 行政诉讼 判决 裁定 裁决
+执行 强制执行 查封 扣押 冻结 拍卖 失信 限高 证据 鉴定 证人 律师 管辖 时效 诉讼时效 期限 公证 登记 许可 吊销 营业执照 公司
+股东 股权 法定代表人 破产 清算 合伙 商标 专利 著作权 版权 知识产权 不正当竞争 垄断 个人信息 网络 直播 未成年人 学校 老人 残疾
+""".split())))
+
+
+def legal_nouns(question: str) -> list[str]:
+    """The legal matters ``question`` names of its own (see :data:`LEGAL_NOUNS`), longest first."""
+    found = [n for n in LEGAL_NOUNS if n in question]
+    return sorted((n for n in found if not any(n != m and n in m for m in found)), key=lambda n: (-len(n), n))
+
+
+# What marks a follow-up that leans on the turns before it: it opens with a reference back ("那", "那如果",
+# "这个", "他"), ends with "呢", or asks how much / how long of what was discussed ("最多", "几个月").
+_ELLIPSIS_OPENER = re.compile(r"^(那么|那如果|那要是|那|这样的话|这样|这种|这个|这些|这|他们|她们|它们|他|她|它|其|该|还有|另外|对了|"
+                              r"如果这样|要是这样)")
+_ELLIPSIS_CUE = re.compile(r"呢[？?。！!]*$|最多|最少|最长|最短|最高|最低|几个月|几年|几天|几倍|多久|多长时间|多少钱|多少")
+
+
+def elliptical(question: str, *, short: int = 6) -> tuple[bool, str]:
+    """Whether a follow-up leans on the consultation (True: carry what it established) or raises a point of its
+    own (False: search it with the earlier turns fused), with the reason. Elliptical: it names no legal matter of
+    its own (:func:`legal_nouns`) and either carries an ellipsis cue (an opener that refers back, a closing "呢",
+    a how-much word) or has at most ``short`` characters of its own (:func:`content_chars`)."""
+    if short < 0:
+        raise InputError(f"short must be 0 or more, got {short}")
+    text = " ".join((question or "").split())
+    own = legal_nouns(text)
+    if own:
+        return False, f"names a legal matter of its own ({'、'.join(own[:3])})"
+    if _ELLIPSIS_OPENER.match(text):
+        return True, f"refers back ({_ELLIPSIS_OPENER.match(text).group(0)}…) and names no legal matter of its own"
+    cue = _ELLIPSIS_CUE.search(text)
+    if cue:
+        return True, f"asks about what was discussed ({cue.group(0).rstrip('？?。！!')}) and names no legal matter of its own"
+    n = content_chars(text)
+    if n <= short:
+        return True, f"{n} character(s) of its own and no legal matter named"
+    return False, f"a question of its own ({n} characters of its own)"
+
+
 @dataclass(frozen=True)
 class FollowUpTrace:
     """What the processor did for the last turn: shown to the user beside the answer."""

@@ -41,7 +41,7 @@ class Consultation:
         llm = engine.llm
         if isinstance(processor, str):
             options = {}
-            if processor == "carry":  # the articles earlier answers cite are established too
+            if processor in ("carry", "auto"):  # the articles earlier answers cite are established too
                 from legalrag.answer.carry import cited_documents
 
                 options["cited"] = cited_documents(lambda: self.engine.resolver)

@@ -7,7 +7,18 @@ consultation benchmark's generation, ``POST /ask``, ``POST /consult`` and the we
 ``generation_s``, ``citation_check_s``, ``total_s``; ``prefill_s`` / ``decode_s`` where the runtime reports
 them) are filled in; every citation is checked against the corpus, unresolved ones are kept and flagged.
 
-The prompt (``prompts/answer.md``, or the shorter ``answer_brief.md``) puts the fixed instructions first (a
+The guided answer (the default style) is built around its legal basis (:mod:`legalrag.answer.basis`): the
+decisive-article selector (``answer.select``; ``AnswerSettings.select``) chooses at most three of the retrieved
+candidates, each is quoted verbatim at its decisive clause with its exceptions, and that basis is printed (and
+streamed) first; the model, given only the quotes (``prompts/answer_quoted.md``), writes the conclusion, the
+steps and when to see a lawyer. Then the checks: a conclusion the support model does not find in the quotes, or
+a selection whose every candidate is under the selector's threshold, gives the honest fallback (the most
+relevant articles with their clauses and what to check; ``Answer.fallback``); each period or amount the model
+states that no quote gives is marked not from the law (``Answer.not_from_law``); a repeated-line loop and the
+time cap (``AnswerSettings.time_cap_s``) stop generation, and the answer says so. ``timings["first_output_s"]``
+is when the basis was shown.
+
+The other prompts (``prompts/answer.md`` with no articles, or the shorter ``answer_brief.md``) put the fixed instructions first (a
 runtime's prompt cache keeps them between calls), then the dialogue so far, the evidence and the question. Each
 article enters the prompt cut to the clauses that match the query, within ``evidence_tokens``; when the prompt
 still does not fit the model's context, the evidence budget halves, then the lowest-ranked articles drop
@@ -16,6 +27,7 @@ still does not fit the model's context, the evidence budget halves, then the low
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import weakref
@@ -99,15 +111,17 @@ def history_text(turns: Sequence[Turn], lang: str, max_chars: int) -> str:
 
 def build_messages(question: str, hits: Sequence[Hit], *, lang: str, settings: AnswerSettings = DEFAULTS,
                    history: str = "", query: str | None = None, n_ctx: int | None = None,
-                   terms: Callable[[str], list[str]] | None = None) -> tuple[list[dict[str, str]], list[Step]]:
+                   terms: Callable[[str], list[str]] | None = None,
+                   basis: Any = None) -> tuple[list[dict[str, str]], list[Step]]:
     """The answer prompt and the steps that record how it was fitted: with ``n_ctx`` known, a question too long
     for the context is cut (noted) and the evidence budget shrinks to what is left. Evidence is selected
-    against ``query`` (the processor's standalone question in a consultation; default the question)."""
+    against ``query`` (the processor's standalone question in a consultation; default the question). With a
+    quoted ``basis`` (``answer.basis.Basis``) the evidence is its quotes only (``prompts/answer_quoted.md``)."""
     from legalrag.answer.evidence import MIN_EVIDENCE_ROOM, keep_last_tokens, prompt_evidence
     from legalrag.llm.tokens import estimate_message_tokens, estimate_tokens
     from legalrag.prompts import load_prompt
 
-    prompt = load_prompt(STYLES[settings.style])
+    prompt = load_prompt(QUOTED_PROMPT if basis is not None else STYLES[settings.style])
     steps: list[Step] = []
     room = None
     if n_ctx:
@@ -123,7 +137,11 @@ def build_messages(question: str, hits: Sequence[Hit], *, lang: str, settings: A
             steps.append(Step("answer", "cut_question", input=q_tokens, output=note))
             question, q_tokens = keep_last_tokens(question, keep), keep  # the question is at a paste's end
         room -= q_tokens
-    if not hits:
+    if basis is not None:
+        from legalrag.answer.basis import prompt_quotes
+
+        sources = prompt_quotes(basis)
+    elif not hits:
         sources = ""
     elif settings.evidence_tokens is None:
         sources = format_sources(hits, settings.max_article_chars)
@@ -132,6 +150,37 @@ def build_messages(question: str, hits: Sequence[Hit], *, lang: str, settings: A
                                         agent="answer", room=room, terms=terms)
         steps.append(step)
     return prompt.render(question=question, sources=sources, history=history, language=lang), steps
+
+
+QUOTED_PROMPT = "answer_quoted"  # the guided answer around a quoted basis: conclusion, steps, when to see a lawyer
+_CONCLUSION = re.compile(r"(?:结论|Conclusion)\s*[:：]\s*(.+)", re.I)
+
+
+def conclusion_of(text: str) -> str:
+    """The conclusion an answer states: its ``结论：`` line, else its first sentence."""
+    m = _CONCLUSION.search(text)
+    if m:
+        return m.group(1).strip()
+    first = re.split(r"(?<=[。！？!?\n])", text.strip(), maxsplit=1)[0]
+    return first.strip()
+
+
+def basis_head(basis: Any, lang: str) -> str:
+    """The printed basis at the head of an answer (with the line break after it)."""
+    from legalrag.answer.basis import basis_block
+
+    return basis_block(basis, lang) + "\n"
+
+
+def _shown(candidates: Sequence[Hit], basis: Any, k: int) -> list[Hit]:
+    """The articles an answer shows as its sources (``k`` of them): the articles of its basis first, in the basis's
+    order, then the best-ranked other candidates."""
+    if basis is None:
+        return list(candidates[:k])
+    by_id = {h.id: h for h in candidates}
+    first = [by_id[i] for i in basis.ids if i in by_id]
+    taken = {h.id for h in first}
+    return first + [h for h in candidates if h.id not in taken][:max(0, k - len(first))]
 
 
 class AnswerEngine:
@@ -144,17 +193,24 @@ class AnswerEngine:
 
     def __init__(self, llm: LLM, search: Search | None = None, *, resolver: Any = None, lang: str = "zh",
                  settings: AnswerSettings = DEFAULTS, support: Any = None, corpus_lang: str | None = None,
-                 min_score: float | None = None, guard: bool = True):
+                 min_score: float | None = None, guard: bool = True, selector: Any = None, limitation: Any = None):
         """``lang``: the answer language when the caller names none and the question's own cannot be told;
         ``corpus_lang``: the language searched in (a question in another language is translated by ``llm``
         first; default ``lang``); ``min_score``: best-hit score under which "not covered" is answered instead
         (calibrated per scorer, ``guard.RELEVANCE_THRESHOLDS``); ``guard=False`` turns the checks of
-        :mod:`legalrag.answer.guard` off; ``support``: the support scorer of the citation marks."""
+        :mod:`legalrag.answer.guard` off; ``support``: the support scorer of the citation marks and of the
+        conclusion's check; ``selector``: the decisive-article selector (``answer.select.ArticleSelector``) or a
+        zero-argument function making one on first use (a failure is a notice and the unselected path); None: the
+        legal basis follows the retrieval order; ``limitation``: the limitation-period article (a ``Document``, or
+        a zero-argument function finding it), quoted for a question about making a claim."""
         if lang not in ("zh", "en"):
             raise InputError(f"lang must be 'zh' or 'en', got {lang!r}", field="lang")
         self.llm, self.search, self.lang, self.settings = llm, search, lang, settings
         self.support = support
         self.corpus_lang, self.min_score, self.guard = corpus_lang or lang, min_score, guard
+        self._selector, self._selector_notice = selector, ""
+        self._limitation = limitation
+        self._lazy_lock = threading.Lock()
         self._resolver: Any = None
         self._resolver_error: BaseException | None = None
         self._ready = threading.Event()
@@ -210,42 +266,219 @@ class AnswerEngine:
                 steps.append(Step("guard", "cut_message", output=cut))
                 query = question_tail(query or question)
         usage = usage_before
+        quoted = s.style == "guided"  # the legal basis is quoted from the articles, the model writes the rest
+        selector = self.selector(steps) if quoted and s.select else None
+        search_query = None
         if hits is None:
             if self.search is None:
                 raise InputError("this answer engine has no search function; pass hits= or build it from an index")
             search_query, spent = self.corpus_query(query or question, steps)
             usage = usage + spent
             t_search = time.perf_counter()
-            hits = list(self.search(search_query, s.k))
+            hits = list(self.search(search_query, max(s.k, s.candidates) if selector is not None else s.k))
             steps.append(Step("retriever", "retrieve", input=search_query, output=[h.id for h in hits],
                               seconds=time.perf_counter() - t_search))
             searched = True
-        if searched and self.guard:
-            verdict = outside_corpus(question, hits, lang, self.min_score)
+        if self.guard and (searched or not history):  # the scope decision, before the model (answer/scope.py):
+            from legalrag.answer.scope import scope_verdict  # a first turn's hits given or fused: its words only
+
+            verdict = scope_verdict(query or question, hits if searched else None, lang)
             if verdict is not None:
                 return self._declined(question, verdict, steps, usage, t0, on_text, hits)
-        hits = list(hits)
+        candidates = list(hits)
+        basis = None
+        if quoted and candidates:
+            # chosen and quoted against what was searched (a question in another language: its translation)
+            basis = self._basis(search_query or query or question, candidates, selector, lang, s, steps)
+        hits = _shown(candidates, basis, s.k)
         if on_retrieved is not None:
             on_retrieved(query or question, hits)
         t1 = time.perf_counter()
         history_block = history_text(history, lang, s.history_chars)
-        result, gen_steps, gen = self._generate(question, hits, lang, s, history_block, query, on_text)
-        steps += gen_steps
-        hits = gen["hits"]
+        fallback, not_from_law, first_output = "", (), None
+        if basis is not None and basis.low:  # no candidate decides the question: no conclusion to draw
+            from legalrag.answer.basis import fallback_text
+
+            fallback, text = "low_probability", fallback_text(basis, lang, "low_probability")
+            steps.append(Step("answer", "fallback", input=basis.ids, output=fallback))
+            if on_text is not None:
+                on_text(text)
+            first_output = time.perf_counter()
+            result, gen = None, {"ttft_s": 0.0, "runtime": {}, "hits": hits}
+        else:
+            head = ""
+            if basis is not None:
+                from legalrag.answer.basis import basis_block
+
+                head = basis_block(basis, lang)
+                if on_text is not None:
+                    on_text(basis_head(basis, lang))
+                first_output = time.perf_counter()
+            result, gen_steps, gen = self._generate(question, hits, lang, s, history_block, query, on_text, basis)
+            steps += gen_steps
+            hits = gen["hits"]
+            text = result.text.strip()
+            if basis is not None:
+                text, fallback, not_from_law = self._checked(question, text, head, basis, lang, steps, on_text,
+                                                             result.finish_reason)
         t2 = time.perf_counter()
-        citations = tuple(mark_citations(result.text, self.resolver, self.support, [h.id for h in hits]))
+        retrieved_ids = [h.id for h in candidates] + basis.ids if basis is not None else [h.id for h in hits]
+        if basis is None:
+            citations = tuple(mark_citations(text, self.resolver, self.support, retrieved_ids))
+        else:  # the quoted articles are marked as quoted; the model's own citations are checked as any answer's
+            body = "" if fallback else text[len(basis_head(basis, lang)):]
+            citations = tuple(self._quoted_citations(basis)) + tuple(
+                mark_citations(body, self.resolver, self.support, retrieved_ids) if body.strip() else ())
         t3 = time.perf_counter()
         steps.append(Step("answer", "check_citations", output=[c.canonical or c.text for c in citations],
                           seconds=t3 - t2))
-        timings = {"retrieval_s": t1 - t0, "ttft_s": t1 - t0 + gen["ttft_s"], "generation_s": t2 - t1,
+        ttft = t1 - t0 + gen["ttft_s"] if result is not None else (first_output or t2) - t0
+        timings = {"retrieval_s": t1 - t0, "ttft_s": ttft, "generation_s": t2 - t1,
                    "citation_check_s": t3 - t2, "total_s": t3 - t0}
-        if "prompt_ms" in gen["runtime"] and not result.cached:  # the runtime's own split (llama.cpp)
+        if first_output is not None:  # the quoted basis (or the fallback) is shown before the model writes
+            timings["first_output_s"] = first_output - t0
+        if result is not None and "prompt_ms" in gen["runtime"] and not result.cached:  # llama.cpp's own split
             timings["prefill_s"] = gen["runtime"]["prompt_ms"] / 1000
             timings["decode_s"] = gen["runtime"].get("predicted_ms", 0.0) / 1000
             timings["prompt_tokens_evaluated"] = float(gen["runtime"].get("prompt_n", result.prompt_tokens))
-        usage = usage + Usage.of(result, t2 - t1)
-        return Answer(question=question, text=result.text.strip(), citations=citations, sources=tuple(hits),
-                      steps=tuple(steps), usage=usage, timings=timings)
+        if result is not None:
+            usage = usage + Usage.of(result, t2 - t1)
+        return Answer(question=question, text=text, citations=citations, sources=tuple(hits),
+                      steps=tuple(steps), usage=usage, timings=timings,
+                      basis=basis.quotes if basis is not None else (), fallback=fallback,
+                      not_from_law=tuple(not_from_law))
+
+    # -- the quoted basis ------------------------------------------------------------------------------------
+
+    def _quoted_citations(self, basis: Any) -> list[Any]:
+        """One citation per quoted article, resolved like any citation, marked ``supported`` with the reason
+        ``quoted``: its claim is its own article's text (not a judgement of the support model)."""
+        from dataclasses import replace as _replace
+
+        from legalrag.citecheck.marks import explain_all
+
+        out = []
+        for q in basis.quotes:
+            found = explain_all(q.citation, self.resolver)
+            if not found:
+                continue
+            c = found[0].citation
+            if c.resolved and c.document_id == q.document_id:
+                c = _replace(c, in_retrieved=True, mark="supported", mark_reason="quoted", claim=q.text)
+            out.append(c)
+        return out
+
+    def selector(self, steps: list[Step] | None = None) -> Any:
+        """The decisive-article selector, made on first use; None (with a ``select`` step saying why, and the
+        fix) when it cannot be loaded: the answer then follows the retrieval order."""
+        with self._lazy_lock:
+            if callable(self._selector) and not hasattr(self._selector, "select"):
+                make, self._selector = self._selector, None
+                try:
+                    self._selector = make()
+                except Exception as exc:  # a missing or altered model file: refused, answered unselected
+                    self._selector_notice = (f"the article selector could not be loaded, so the legal basis "
+                                             f"follows the retrieval order: {exc}")
+            selector, notice = self._selector, self._selector_notice
+        if notice and steps is not None:
+            steps.append(Step("select", "unavailable", output=notice, error=notice))
+        return selector
+
+    def limitation(self) -> Any:
+        """The limitation-period article of the corpus (found once), or None."""
+        with self._lazy_lock:
+            if callable(self._limitation):
+                make, self._limitation = self._limitation, None
+                try:
+                    self._limitation = make()
+                except Exception:  # a corpus without it: no limitation article is added
+                    self._limitation = None
+            return self._limitation
+
+    def _basis(self, question: str, hits: list[Hit], selector: Any, lang: str, s: AnswerSettings,
+               steps: list[Step]) -> Any:
+        from legalrag.answer.basis import build_basis, is_claim
+
+        selection = None
+        if selector is not None:
+            try:
+                selection = selector.select(question, hits, k=s.basis_articles)
+            except Exception as exc:  # a selector that fails on this question: the retrieval order, said so
+                steps.append(Step("select", "select", input=question, error=f"the selector failed ({exc}); the "
+                                  "legal basis follows the retrieval order"))
+            else:
+                steps.append(Step("select", "select", input={"candidates": len(hits), "threshold": selection.threshold},
+                                  output=[{"id": d.hit.id, "probability": round(d.probability, 4), "rank": d.rank}
+                                          for d in selection.ranked[:10]], seconds=selection.seconds))
+        limitation = self.limitation() if is_claim(question) else None
+        basis = build_basis(question, hits, selection, lang=self.corpus_lang, limitation=limitation,
+                            k=s.basis_articles)  # clauses split in the corpus language
+        steps.append(Step("answer", "basis", input={"selected": basis.selected, "low": basis.low},
+                          output=[{"id": q.document_id, "citation": q.citation, "role": q.role,
+                                   "probability": q.probability, "spans": [list(x) for x in q.spans]}
+                                  for q in basis.quotes]))
+        return basis
+
+    def _checked(self, question: str, text: str, head: str, basis: Any, lang: str, steps: list[Step],
+                 on_text: Callable[[str], None] | None, finish: str) -> tuple[str, str, list[str]]:
+        """The model's part checked against the quotes: a conclusion the quotes do not support gives the honest
+        fallback; each period or amount no quote gives is marked; a loop or a time cap that cut the text is
+        said. Returns the answer's text, the fallback reason (or "") and the marked amounts."""
+        from legalrag.answer.basis import fallback_text, unquoted_amounts, unquoted_note
+        from legalrag.llm.stream import FINISH_LOOP, FINISH_TIME
+
+        quotes = [q.text for q in basis.quotes]
+        conclusion = conclusion_of(text)
+        if conclusion:
+            supported, p = self._supports(conclusion, quotes, steps)
+            if supported is False:
+                from dataclasses import replace as _replace
+
+                related = _replace(basis, quotes=tuple(_replace(q, role="related") for q in basis.quotes))
+                out = fallback_text(related, lang, "not_supported")
+                steps.append(Step("answer", "fallback", input=conclusion, output="not_supported"))
+                if on_text is not None:
+                    on_text("\n\n" + ("〔上面的结论不能由所引法条得出，已撤回；下面是最相关的法条和需要核对的事项。〕\n"
+                                      if lang == "zh" else "[The conclusion above does not follow from the quoted "
+                                      "provisions and is withdrawn; the most relevant provisions and what to check "
+                                      "follow.]\n"))
+                return out, "not_supported", []
+        notes = []
+        if finish == FINISH_LOOP:
+            notes.append("〔回答开始重复同一句话，已在此截断。〕" if lang == "zh" else
+                         "[The answer started repeating itself and was cut here.]")
+        elif finish == FINISH_TIME:
+            notes.append("〔回答超过了时间上限，已在此截断。〕" if lang == "zh" else
+                         "[The answer ran past its time limit and was cut here.]")
+        found = unquoted_amounts(text, quotes, question)
+        note = unquoted_note(found, text, lang)
+        if found:
+            steps.append(Step("answer", "not_from_law", input=quotes, output=[a.text for a in found]))
+            notes.append(note)
+        tail = "\n\n" + "\n".join(notes) if notes else ""
+        if tail and on_text is not None:
+            on_text(tail)
+        return head + "\n" + text + tail, "", [a.text for a in found]
+
+    def _supports(self, conclusion: str, quotes: list[str], steps: list[Step]) -> tuple[bool | None, float]:
+        """Whether the support model says one of the quotes supports the conclusion (None: it could not say)."""
+        t0 = time.perf_counter()
+        try:
+            from legalrag.citecheck.support import default_scorer
+
+            scorer = self.support if self.support is not None else default_scorer()
+            from legalrag.answer.basis import CONCLUSION_FLOOR
+
+            probs = [float(p) for p in scorer.scores([(conclusion, q) for q in quotes] + [(conclusion, "".join(quotes))])]
+            threshold = CONCLUSION_FLOOR  # a conclusion paraphrases its quotes: the floor, not the marks' threshold
+        except Exception as exc:  # the support model failed: the conclusion is kept, the check recorded as failed
+            steps.append(Step("answer", "support_conclusion", input=conclusion, error=f"not checked: {exc}",
+                              seconds=time.perf_counter() - t0))
+            return None, 0.0
+        best = max(probs) if probs else 0.0
+        steps.append(Step("answer", "support_conclusion", input=conclusion,
+                          output={"support": round(best, 4), "threshold": threshold}, seconds=time.perf_counter() - t0))
+        return best >= threshold, best
 
     def _declined(self, question: str, verdict: Any, steps: list[Step], usage: Usage, t0: float,
                   on_text: Callable[[str], None] | None, hits: Sequence[Hit] = ()) -> Answer:
@@ -294,9 +527,11 @@ class AnswerEngine:
         return (out if ok else text), Usage.of(result, time.perf_counter() - t0)
 
     def _generate(self, question: str, hits: list[Hit], lang: str, s: AnswerSettings, history: str,
-                  query: str | None, on_text: Callable[[str], None] | None) -> tuple[Any, list[Step], dict]:
-        """The model's answer; on a prompt too long for the context: halve the evidence, then drop the
-        lowest-ranked articles, then shorten whole articles."""
+                  query: str | None, on_text: Callable[[str], None] | None,
+                  basis: Any = None) -> tuple[Any, list[Step], dict]:
+        """The model's answer (cut at a repeated-line loop or at ``s.time_cap_s``); on a prompt too long for the
+        context: halve the evidence, then drop the lowest-ranked articles, then shorten whole articles (a
+        quoted basis is short: its prompt is sent as it is)."""
         from legalrag.llm.stream import stream_chat
 
         steps: list[Step] = []
@@ -304,7 +539,7 @@ class AnswerEngine:
         n_ctx = n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else None
         while True:
             messages, prep = build_messages(question, hits, lang=lang, settings=s, history=history, query=query,
-                                            n_ctx=n_ctx)
+                                            n_ctx=n_ctx, basis=basis)
             first: list[float] = []
 
             def on_piece(piece: str) -> None:
@@ -317,8 +552,10 @@ class AnswerEngine:
             request = ChatRequest(messages=tuple(messages), max_tokens=s.max_tokens, temperature=s.temperature,
                                   seed=s.seed)
             try:
-                result = stream_chat(self.llm, request, on_piece)
+                result = stream_chat(self.llm, request, on_piece, time_cap_s=s.time_cap_s, cut_loops=True)
             except PromptTooLongError as exc:
+                if basis is not None:
+                    raise
                 if s.evidence_tokens is not None and s.evidence_tokens > 2 * 64:
                     s = s.but(evidence_tokens=s.evidence_tokens // 2)
                     steps.append(Step("answer", "shrink_evidence", input=s.evidence_tokens, output=str(exc)))
@@ -332,16 +569,21 @@ class AnswerEngine:
                 continue
             t1 = time.perf_counter()
             steps += prep
-            steps.append(Step("answer", "generate", input={"sources": [h.id for h in hits], "lang": lang},
+            steps.append(Step("answer", "generate", input={"sources": basis.ids if basis is not None else
+                                                           [h.id for h in hits], "lang": lang},
                               output=result.text, seconds=t1 - t0,
-                              tokens=result.prompt_tokens + result.completion_tokens))
+                              tokens=result.prompt_tokens + result.completion_tokens,
+                              error={"loop": "stopped: the answer repeated a line",
+                                     "time_cap": f"stopped after the time cap of {s.time_cap_s:g} s"}.get(
+                                         result.finish_reason)))
             return result, steps, {"ttft_s": (first[0] if first else t1) - t0, "runtime": dict(result.timings),
                                    "hits": hits}
 
 
 def engine_for(llm: LLM, index: Any = None, *, retriever: str | None = None, search: Search | None = None,
                filter: Any = None, resolver: Any = None, documents: Iterable[Any] | None = None,
-               settings: AnswerSettings = DEFAULTS, lang: str | None = None, support: Any = None) -> AnswerEngine:
+               settings: AnswerSettings = DEFAULTS, lang: str | None = None, support: Any = None,
+               selector: Any = None) -> AnswerEngine:
     """The answer engine of every path that answers (the one place an :class:`AnswerEngine` is built).
 
     Retrieval: ``search(query, k) -> hits`` when given (a caller's own pipeline, e.g. the server's, which
@@ -351,8 +593,13 @@ def engine_for(llm: LLM, index: Any = None, *, retriever: str | None = None, sea
     Citations: checked by ``resolver`` (or a zero-argument function making one), else the index's resolver
     (:func:`resolver_for`), else one over ``documents``. Languages: the corpus is the index's (``zh`` or
     ``en``; ``zh`` when it records neither), else ``lang``; ``lang`` (the answer language when a question's own
-    cannot be told) defaults to the corpus's."""
+    cannot be told) defaults to the corpus's. The legal basis: chosen by ``selector`` (an
+    ``answer.select.ArticleSelector``, or a zero-argument function making one), else, over an index with
+    ``settings.select``, by the shipped selector loaded on first use (:func:`shipped_selector`; a missing or
+    altered file is a notice and the retrieval order); the limitation-period article is found in the index's
+    (or ``documents``') corpus."""
     min_score = None
+    docs = list(documents) if documents is not None else None
     if search is None and index is not None:
         from legalrag.answer.guard import RELEVANCE_THRESHOLDS
         from legalrag.retrieval.pipeline import build_pipeline, resolve_component
@@ -369,10 +616,52 @@ def engine_for(llm: LLM, index: Any = None, *, retriever: str | None = None, sea
     lang = lang or corpus or "zh"
     if resolver is None and index is not None:
         resolver = lambda: resolver_for(index)  # noqa: E731 (built on a thread while the model generates)
-    elif resolver is None and documents is not None:
+    elif resolver is None and docs is not None:
         from legalrag.citecheck import CitationResolver
 
-        docs = list(documents)
         resolver = lambda: CitationResolver.from_documents(docs)  # noqa: E731
+    limitation = None
+    if index is not None or documents is not None:
+        from legalrag.answer.basis import limitation_article
+
+        pool = index.documents if index is not None else docs
+        limitation = lambda: limitation_article(pool)  # noqa: E731 (found on first use)
+    if selector is None and settings.select and index is not None:
+        selector = lambda: shipped_selector(index, support)  # noqa: E731 (loaded on the first question)
     return AnswerEngine(llm, search, resolver=resolver, lang=lang, settings=settings, support=support,
-                        corpus_lang=corpus, min_score=min_score)
+                        corpus_lang=corpus, min_score=min_score, selector=selector, limitation=limitation)
+
+
+_SELECTORS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+def index_encoder(index: Any) -> Any:
+    """The encoder of an index's loaded dense component (the one the support pair model shares), or None."""
+    for name in getattr(index, "names", ()):
+        try:
+            comp = index.retriever(name) if name.startswith("dense") else None
+        except Exception:
+            comp = None
+        enc = getattr(comp, "encoder", None)
+        if enc is not None and hasattr(enc, "encode_queries"):
+            return enc
+    return None
+
+
+def shipped_selector(index: Any, support: Any = None) -> Any:
+    """The shipped decisive-article selector for ``index`` (one per opened index), its support model over the
+    index's dense encoder; raises (a ``ModelError`` naming the file and the fix) when a file is missing or
+    altered."""
+    from legalrag.answer.select import load_selector
+
+    with _RESOLVER_LOCK:
+        try:
+            return _SELECTORS[index]
+        except (KeyError, TypeError):
+            pass
+        selector = load_selector(support=support, encoder=index_encoder(index) if support is None else None)
+        try:
+            _SELECTORS[index] = selector
+        except TypeError:
+            pass
+        return selector

@@ -2,10 +2,10 @@
 
 - **Injection or off-topic** (:func:`instruction_in`): a message that tries to change or reveal the assistant's
   instructions gets a one-line explanation, without retrieval or generation.
-- **Outside the corpus** (:func:`outside_corpus`): a question about a foreign jurisdiction (named, with no
-  mention of China), or one whose best retrieved article scores below the threshold calibrated for the index's
-  default component (:data:`RELEVANCE_THRESHOLDS`, chosen on the STARD dev questions, docs/lab/answers.md), gets
-  "not covered": what the corpus holds and what corpus would answer it.
+- **Outside the corpus**: the answer engine asks the scope decision (:mod:`legalrag.answer.scope`, a
+  calibrated classifier of which :func:`foreign_jurisdiction` is one feature). :func:`outside_corpus`, the
+  earlier rule (a foreign jurisdiction named without China, or a best retrieved score below the threshold
+  calibrated for the index's default component, :data:`RELEVANCE_THRESHOLDS`), is kept for callers of it.
 - **Over-long pastes** (:func:`keep_question`): the end of the message (where the question is) is kept and the
   note says how much of its beginning was cut.
 
@@ -31,13 +31,20 @@ _INSTRUCTION = [re.compile(p, re.I) for p in (
     r"(?:输出|打印|告诉我|重复|显示).{0,8}?(?:你的|你收到的)?(?:指令|设定|提示)",
 )]
 
-# jurisdictions whose law a Chinese national-law corpus does not hold (named without China in the question)
+# jurisdictions whose law a Chinese national-law corpus does not hold (named without China in the question);
+# one feature of the scope decision (answer/scope.py), not the decision itself
 _FOREIGN = re.compile(
-    r"美国|英国|日本|德国|法国|韩国|加拿大|澳大利亚|新加坡|欧盟|俄罗斯|印度|瑞士|意大利|西班牙|荷兰|新西兰|"
-    r"香港|澳门|台湾|加州|纽约州|"
-    r"\b(?:U\.?S\.?A?|United States|American|UK|U\.K\.|British|England|English law|EU|European Union|Germany|"
-    r"German|France|French|Japan(?:ese)?|Canada|Canadian|Australia(?:n)?|India(?:n)?|California|New York|Texas|"
-    r"Hong Kong|Taiwan|Singapore|Switzerland|Swiss)\b")
+    r"美国|英国|日本|德国|法国|韩国|加拿大|澳大利亚|新加坡|欧盟|欧洲|俄罗斯|印度|瑞士|意大利|西班牙|荷兰|新西兰|"
+    r"香港|澳门|台湾|加州|纽约|伦敦|巴黎|东京|悉尼|多伦多|温哥华|洛杉矶|泰国|越南|马来西亚|菲律宾|印尼|印度尼西亚|"
+    r"迪拜|阿联酋|以色列|巴西|墨西哥|南非|埃及|土耳其|瑞典|挪威|丹麦|芬兰|爱尔兰|比利时|奥地利|波兰|葡萄牙|希腊|"
+    r"乌克兰|柬埔寨|缅甸|老挝|蒙古国|朝鲜(?!族)|"
+    r"\b(?:U\.?S\.?A?|United States|American|UK|U\.K\.|British|England|English law|Scotland|Wales|Ireland|"
+    r"EU|European Union|Europe|Germany|German|France|French|Italy|Italian|Spain|Spanish|Netherlands|Dutch|Sweden|"
+    r"Norway|Denmark|Russia(?:n)?|Japan(?:ese)?|Korea(?:n)?|Canada|Canadian|Ontario|Quebec|British Columbia|"
+    r"Australia(?:n)?|New Zealand|India(?:n)?|Thailand|Vietnam|Malaysia|Philippines|Indonesia|Dubai|UAE|Mexico|"
+    r"Brazil|California|New York|Texas|Florida|Delaware|Washington state|Illinois|Massachusetts|Ohio|"
+    r"Pennsylvania|Nevada|London|Paris|Tokyo|Sydney|Toronto|"
+    r"Hong Kong|Macau|Macao|Taiwan(?:ese)?|Singapore|Switzerland|Swiss)\b")
 _CHINA = re.compile(r"中国|中华人民共和国|我国|国内|大陆|内地|\bChina\b|\bChinese\b|\bPRC\b|mainland", re.I)
 
 # shown under every answer (CLI footer, web page, API docs): what an answer from statute text cannot be
@@ -87,6 +94,11 @@ def foreign_jurisdiction(question: str) -> str | None:
     if m is None or _CHINA.search(question):
         return None
     return m.group(0)
+
+
+def mentions_china(question: str) -> bool:
+    """Whether a question names China (中国, 我国, 内地, PRC, ...)."""
+    return bool(_CHINA.search(question or ""))
 
 
 def not_covered_text(lang: str, what: str = "", corpus: str = "") -> str:

@@ -11,7 +11,10 @@ Processors (the LexRAG conversation strategies), each ``processor(turns) -> str`
   with decaying weights, with the earlier turns' laws as a prior (``retrieve_turn`` runs any processor);
 - ``FollowUp`` (``carry``, :mod:`legalrag.answer.carry`): no LLM; ``fused`` plus the last question with its context
   and the articles the consultation has established (retrieved or cited earlier), carried at full weight while a
-  follow-up detector says the topic holds and at a low weight when the question moves on.
+  follow-up detector says the topic holds and at a low weight when the question moves on;
+- ``Auto`` (``auto``): no LLM; ``carry`` for an elliptical follow-up (it names no legal matter of its own and
+  refers back, or is short: :func:`legalrag.answer.carry.elliptical`), ``fused`` for one that raises a point of its
+  own (a new party, claim or procedural step).
 
 ``make_processor(name, llm=None)`` builds one by name, as the CLI does. ``Consultation`` holds a multi-turn
 consultation: each question is turned into a query by the processor, retrieved, and answered from the
@@ -44,6 +47,7 @@ class ProcessorName(str, enum.Enum):
     REWRITE = "rewrite"  # the LLM rewrites the dialogue into one standalone question
     FUSED = "fused"  # one search per earlier turn, fused with decaying weights and a prior for their laws
     CARRY = "carry"  # fused, plus the articles the consultation established, carried while the topic holds
+    AUTO = "auto"  # carry when the follow-up is elliptical (names no legal matter of its own), fused otherwise
 
 
 PROCESSORS = tuple(p.value for p in ProcessorName)
@@ -110,6 +114,8 @@ def make_processor(name: str, llm: LLM | None = None, lang: str = "zh", **option
         from legalrag.answer.carry import FollowUp
 
         return FollowUp(**options)
+    if name == "auto":
+        return Auto(**options)
     if name in ("last", "last_question"):  # last_question: the LexRAG name
         return last_question
     if name == "all_questions":
@@ -198,6 +204,72 @@ class ContextFusion:
         """The fused top ``k`` for the last question of ``turns``."""
         runs = [(self._search(search, text), weight, last) for text, weight, last in self.queries(turns)]
         return fuse_turns(runs, k, rrf_k=self.rrf_k, law_prior=self.law_prior, law_top=self.law_top)
+
+
+class Auto:
+    """``auto``: each follow-up is searched by ``carry`` when it is elliptical and by ``fused`` when it raises a
+    point of its own (:func:`legalrag.answer.carry.elliptical`, a rule on the question's own words, not on how
+    any data set's follow-ups were worded). A first question is searched alone, as both do. :attr:`last_trace`
+    says which was used and why. ``short``: the rule's threshold; ``carry`` / ``fused``: options of each."""
+
+    name = "auto"
+
+    def __init__(self, *, short: int = 6, cited: Any = None, carry: dict[str, Any] | None = None,
+                 fused: dict[str, Any] | None = None):
+        from legalrag.answer.carry import FollowUp, FollowUpTrace, elliptical
+
+        elliptical("", short=short)  # checks short
+        self.short = short
+        self.carry = FollowUp(cited=cited, **(carry or {}))
+        self.fused = ContextFusion(**(fused or {}))
+        self._trace, self._elliptical = FollowUpTrace, elliptical
+        self.last_trace = FollowUpTrace()
+        self.last_choice = ""
+
+    @property
+    def searches(self) -> int:
+        return self.carry.searches + self.fused.searches
+
+    @property
+    def depth(self) -> int:  # how deep each text is searched (a benchmark searches each text once, this deep)
+        return max(self.carry.depth, self.fused.depth)
+
+    def params(self) -> dict[str, Any]:
+        return {"short": self.short, "carry": self.carry.params(), "fused": self.fused.params()}
+
+    def choose(self, turns: Sequence[Turn]) -> tuple[str, str]:
+        """(``carry`` or ``fused``, why) for the last question of ``turns``."""
+        questions, _ = _questions_answers(turns)
+        if len(questions) < 2:
+            return "fused", "the first question: searched alone"
+        lean, why = self._elliptical(questions[-1], short=self.short)
+        return ("carry" if lean else "fused"), why
+
+    def __call__(self, turns: Sequence[Turn]) -> str:
+        return (self.carry if self.choose(turns)[0] == "carry" else self.fused)(turns)
+
+    def queries(self, turns: Sequence[Turn]) -> list[tuple[str, float, bool]]:
+        """Every text either processor searches for ``turns`` (``carry``'s recompute earlier turns too)."""
+        out = {q[0]: q for q in self.carry.queries(turns)}
+        for q in self.fused.queries(turns):
+            out.setdefault(q[0], q)
+        return list(out.values())
+
+    def retrieve(self, search: Search, turns: Sequence[Turn], k: int = 10) -> list[Hit]:
+        choice, why = self.choose(turns)
+        self.last_choice = choice
+        if choice == "carry":
+            hits = self.carry.retrieve(search, turns, k)
+            t = self.carry.last_trace
+            self.last_trace = self._trace(t.searched, t.carried, t.established, t.same_issue,
+                                          f"carried: {why}" + (f"; {t.reason}" if t.reason else ""))
+            return hits
+        hits = self.fused.retrieve(search, turns, k)
+        question = _questions_answers(turns)[0][-1]
+        first = len(_questions_answers(turns)[0]) < 2
+        self.last_trace = self._trace((question,)) if first else self._trace(
+            (question,), same_issue=False, reason=f"fused, nothing carried: {why}")
+        return hits
 
 
 def retrieve_turn(processor: Callable, search: Search, turns: Sequence[Turn], k: int, *, query: str | None = None,

@@ -7,14 +7,19 @@ an interpretation as ``《最高人民法院关于适用〈中华人民共和国
 The table has two tiers. *Exact* keys come from a title itself (book-title marks, spaces, the
 ``中华人民共和国`` prefix and bracket styles do not count). *Short* keys drop a trailing parenthesis such as
 ``（试行）`` or ``（二）`` and a leading issuer such as ``最高人民法院``; they are used only when no exact key
-matches, and a short key shared by several laws is reported as ambiguous instead of being guessed.
+matches, and a short key shared by several laws is reported as ambiguous instead of being guessed. Between the two,
+*abbreviations* (``民诉法`` for 民事诉讼法, ``婚姻法解释`` for the three interpretations it may mean) come from
+``data/citations/abbreviations_zh.json``; one that names several corpus laws is ambiguous too.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from dataclasses import dataclass, field
-from typing import Iterable
+from importlib import resources
+from typing import Iterable, Mapping, Sequence
 
 PRC = "中华人民共和国"
 _SPACES = re.compile(r"[\s\u3000]+")
@@ -26,7 +31,16 @@ _ISSUER_BRACKETED = re.compile(
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # Relative titles refer to "this law": they only make sense inside the law itself.
-RELATIVE_TITLES = frozenset({"本法", "该法", "同法", "本条例", "本规定", "本解释", "本办法", "本决定", "本细则", "本规则"})
+RELATIVE_TITLES = frozenset({"本法", "该法", "同法", "本条例", "本规定", "本解释", "本办法", "本决定", "本细则", "本规则",
+                             "该条例", "该规定", "该解释", "该办法", "该决定", "本意见", "该意见"})
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_abbreviations() -> dict[str, tuple[str, ...]]:
+    """The shipped short names: ``{"民诉法": ("民事诉讼法",), ...}``."""
+    path = resources.files("legalrag").joinpath("data", "citations", "abbreviations_zh.json")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {k: tuple(v) for k, v in data["abbreviations"].items()}
 
 
 def law_key(title: str) -> str:
@@ -106,17 +120,30 @@ class LawMatch:
         return self.titles[0] if self.ok else None
 
 
+_ORDINAL = {c: i for i, c in enumerate("一二三四五六七八九十", 1)}
+
+
+def _title_order(title: str) -> tuple[str, int]:
+    """Sort key: 解释（二） before 解释（三）, not by the characters' code points."""
+    m = re.search(r"（([一二三四五六七八九十])）$", title)
+    return (title[:m.start()], _ORDINAL[m.group(1)]) if m else (title, 0)
+
+
 @dataclass
 class AliasTable:
     """Maps written law titles to the titles used in a corpus. Build with :meth:`from_titles`."""
 
     exact: dict[str, set[str]] = field(default_factory=dict)
     short: dict[str, set[str]] = field(default_factory=dict)
+    abbreviations: dict[str, set[str]] = field(default_factory=dict)
     surfaces: frozenset[str] = frozenset()
     _max_surface: int = 0
 
     @classmethod
-    def from_titles(cls, titles: Iterable[str]) -> "AliasTable":
+    def from_titles(cls, titles: Iterable[str],
+                    abbreviations: Mapping[str, Sequence[str]] | None = None) -> "AliasTable":
+        """``abbreviations``: short name -> the titles it names (default: the shipped table); a short name is
+        kept for the titles of ``titles`` it names, and dropped when it names none of them."""
         table = cls()
         surfaces: set[str] = set()
         for title in {t for t in titles if t}:
@@ -125,6 +152,11 @@ class AliasTable:
             for k in short_keys(key):
                 table.short.setdefault(k, set()).add(title)
             surfaces |= surface_forms(title)
+        for short, targets in (shipped_abbreviations() if abbreviations is None else abbreviations).items():
+            found = {t for target in targets for t in table.exact.get(law_key(target), ())}
+            if found and law_key(short) not in table.exact:
+                table.abbreviations[law_key(short)] = found
+                surfaces.add(short)
         table.surfaces = frozenset(surfaces)
         table._max_surface = max(map(len, surfaces), default=0)
         return table
@@ -139,13 +171,16 @@ class AliasTable:
         found = self.exact.get(key)
         if found:
             return LawMatch(written, tuple(sorted(found)))
+        found = self.abbreviations.get(key)
+        if found:
+            return LawMatch(written, tuple(sorted(found, key=_title_order)), exact=len(found) == 1)
         found = self.short.get(key)
         if not found:  # the written title may carry a parenthesis or issuer the corpus title lacks
             for k in sorted(short_keys(key), key=len, reverse=True):
                 found = self.exact.get(k)
                 if found:
                     break
-        return LawMatch(written, tuple(sorted(found or ())), exact=False)
+        return LawMatch(written, tuple(sorted(found or (), key=_title_order)), exact=False)
 
     def title_ending_at(self, text: str) -> str | None:
         """The longest known title that ``text`` ends with (for titles written without 《》), or None."""

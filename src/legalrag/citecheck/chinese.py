@@ -45,6 +45,8 @@ _BRACKETS = str.maketrans("﹤﹥＜＞", "〈〉〈〉")
 _LAW_SUFFIX = re.compile(r"(?:法典|法|条例|规定|解释|办法|规则|细则|决定|通则|公约|章程)(?:（[^（）]{1,8}）)?$")
 _TRIGGER = re.compile(r"依照|依据|根据|按照|违反|适用|参照|比照|触犯|符合|援引|引用|对照|以及|及|与|或|了|和(?!国)"
                       r"|然后|并且|而且|同时|据此|应当|可以|是|在|由|将|被")
+_TRIGGER_AT_END = re.compile(rf"(?:{_TRIGGER.pattern})$")
+_AFTER_TITLE = re.compile(r"[》〉]\s*(?:[（(][^（）()《》]{1,20}[）)]|[中的在])\s*$")
 _ISSUERS = r"(?:最高人民法院|最高人民检察院|公安部|司法部|国家安全部|国务院)"
 _ISSUER_BEFORE = re.compile(rf"(?:{_ISSUERS}[、和与\s]?)+$")
 _ISSUED_TITLE = re.compile(rf"{_ISSUERS}(?:[、和与]?{_ISSUERS})*关于.+$")
@@ -162,6 +164,9 @@ def _title_before(text: str, lo: int, hi: int, aliases: AliasTable | None) -> tu
     before = text[lo:hi]
     stripped = before.rstrip()
     end = lo + len(stripped)
+    after_title = _AFTER_TITLE.search(stripped)
+    if after_title:  # 《工伤保险条例》（2010修订）第六十六条, 《民法典》中第一千二百二十一条
+        stripped = stripped[:after_title.start() + 1]
     if stripped.endswith(("》", "〉")):
         open_at = _matching_open(stripped)
         if open_at is None:
@@ -179,10 +184,22 @@ def _title_before(text: str, lo: int, hi: int, aliases: AliasTable | None) -> tu
     words = run.group(0)
     title = aliases.title_ending_at(words) if aliases is not None else None
     if title is None:
-        title = next((r for r in RELATIVE_TITLES if words.endswith(r)), None) or _guess_title(words)
+        title = _relative_title(words) or _guess_title(words)
     if title is None:
         return None, hi
     return title, end - len(title)
+
+
+def _relative_title(words: str) -> str | None:
+    """本法, 该法, 同法... (因本法第二十六条: 本法). 同法 only as a word of its own: 劳动合同法 ends in 同法 but is not
+    "the same law"."""
+    for r in RELATIVE_TITLES:
+        if words.endswith(r):
+            before = words[:-len(r)]
+            if r != "同法" or not before or not re.search(r"[\u4e00-\u9fff]$", before) or \
+                    _TRIGGER_AT_END.search(before):
+                return r
+    return None
 
 
 def _guess_title(words: str) -> str | None:

@@ -4,17 +4,24 @@
 citation, in reading order, never dropping one:
 
 - **supported**: it resolves, it was among the evidence (``retrieved_ids``; ``None`` when the text had no
-  evidence set, e.g. a document being checked), and the support model says its text supports the claim
-  (:mod:`legalrag.citecheck.claims` says which words that is);
+  evidence set, e.g. a document being checked), and the support model says one of its clauses supports the claim
+  (:mod:`legalrag.citecheck.claims` says which words that is; ``clause`` quotes the supporting clause);
 - **exists** (shown to support nothing): ``mark_reason`` is ``not_retrieved`` (not among the evidence),
-  ``does_not_bear`` (its text does not bear on the claim) or ``no_claim`` (the text states nothing to check);
+  ``does_not_bear`` (no clause of it states the claim: ``clause`` quotes the best-matching one and
+  ``clause_reason`` says in plain words why it is not taken as support) or ``no_claim`` (the text states nothing
+  to check);
 - **repealed**: the law is in the repealed-laws table (``successor`` names the law in force, with articles
   where known);
 - **no_corpus**: a Swiss or US citation against a corpus with no law of that system (or the reverse);
 - **not_found**: anything else that does not resolve, including citations in a format no parser knows
   (``Article 82 of the Labor Contract Law``), which are kept with ``mark_reason="unknown_format"``.
 
-``summarise`` counts the marks and says when a text cites nothing (never reported as supported).
+``summarise`` counts the marks and says when a text cites nothing (never reported as supported). ``MEANINGS``
+says what each mark means in plain words, for a reader who has not seen the legend.
+
+Every path (answers, ``check``, ``serve``, MCP) marks with the same support model: the scorer its caller built
+with ``wiring.make_support_scorer``, or, when a caller passes none, that same model
+(:func:`legalrag.citecheck.support.default_scorer`).
 """
 
 from __future__ import annotations
@@ -43,6 +50,19 @@ class Mark(str, enum.Enum):
 
 LABELS = {Mark.SUPPORTED: "supported", Mark.EXISTS: "exists, not shown to support this sentence",
           Mark.NOT_FOUND: "not found", Mark.REPEALED: "repealed", Mark.NO_CORPUS: "no corpus for this jurisdiction"}
+MEANINGS = {
+    Mark.SUPPORTED: {"en": "a clause of this article says what the sentence says (the clause is quoted)",
+                     "zh": "该条有一句话说的正是这句话的内容（已引出该句）"},
+    Mark.EXISTS: {"en": "the article exists, but none of its clauses is shown to say what the sentence says: read "
+                        "the closest clause and decide, or cite another article",
+                  "zh": "法条存在，但没有一句被认定为说的是这句话的内容：请看最接近的一句再判断，或改引其他法条"},
+    Mark.NOT_FOUND: {"en": "no such article in the corpus: check the law's title and the article number",
+                     "zh": "语料中没有这一条：请核对法律名称和条号"},
+    Mark.REPEALED: {"en": "the law was repealed: cite the law in force instead",
+                    "zh": "该法已废止：请改引现行有效的法律"},
+    Mark.NO_CORPUS: {"en": "the corpus holds no law of this jurisdiction, so it cannot be checked here",
+                     "zh": "语料中没有这一法域的法律，无法在此核对"},
+}
 REASONS = {"not_retrieved": "not among the retrieved articles the answer was given",
            "does_not_bear": "its text does not bear on the claim", "no_claim": "the text states no claim to check it against",
            "unknown_format": "a citation format the resolver does not know"}
@@ -118,13 +138,13 @@ def mark_citations(text: str, resolver: CitationResolver | Iterable[Any], scorer
                    retrieved_ids: Iterable[str] | None = None, repealed: RepealedTable | None = None,
                    checked: Sequence[CheckedCitation] | None = None) -> list[Citation]:
     """Every citation in ``text`` with its mark (module docstring). ``scorer``: a
-    :class:`~legalrag.citecheck.support.SupportScorer` (default: the lexical model); ``retrieved_ids``: the
+    :class:`~legalrag.citecheck.support.SupportScorer` (default: the one support model,
+    :func:`~legalrag.citecheck.support.default_scorer`); ``retrieved_ids``: the
     evidence an answer was given (None: no evidence set, as for a document being checked)."""
-    from legalrag.citecheck.support import SupportScorer
+    from legalrag.citecheck.support import default_scorer
 
     if not isinstance(resolver, CitationResolver):
         resolver = CitationResolver.from_documents(resolver)
-    scorer = scorer if scorer is not None else SupportScorer()
     repealed = repealed if repealed is not None else RepealedTable.load()
     checked = list(checked) if checked is not None else explain_all(text, resolver)
     retrieved = set(retrieved_ids) if retrieved_ids is not None else None
@@ -163,16 +183,32 @@ def mark_citations(text: str, resolver: CitationResolver | Iterable[Any], scorer
                 cit = replace(cit, mark=Mark.REPEALED.value, mark_reason="repealed",
                               note=f"{cit.note}; {gone.describe(arts)}",
                               successor=gone.successor + ("".join(_labels(arts)) if arts else ""))
-            else:
-                cit = replace(cit, mark=Mark.NOT_FOUND.value, mark_reason=res.reason.value if res.reason else "")
+            else:  # a law the corpus cannot hold (a local regulation, another jurisdiction) is no corpus, not not found
+                held = res.reason is not Reason.NOT_HELD
+                cit = replace(cit, mark=(Mark.NOT_FOUND if held else Mark.NO_CORPUS).value,
+                              mark_reason=res.reason.value if res.reason else "")
         out.append(cit)
     if to_score:
-        probs = scorer.scores([(claim, article) for _, claim, article in to_score])
-        for (i, _, _), p in zip(to_score, probs):
-            ok = p >= scorer.threshold
-            out[i] = replace(out[i], support=round(float(p), 4), mark=(Mark.SUPPORTED if ok else Mark.EXISTS).value,
-                             mark_reason="" if ok else "does_not_bear")
+        scorer = scorer if scorer is not None else default_scorer()
+        pairs = [(claim, article) for _, claim, article in to_score]
+        for (i, _, _), j in zip(to_score, _judge(scorer, pairs)):
+            ok = j.supported
+            out[i] = replace(out[i], support=round(float(j.probability), 4),
+                             mark=(Mark.SUPPORTED if ok else Mark.EXISTS).value,
+                             mark_reason="" if ok else "does_not_bear", clause=j.clause,
+                             clause_reason=j.reason)
     return out
+
+
+def _judge(scorer: Any, pairs: list[tuple[str, Any]]) -> list[Any]:
+    """The scorer's judgements; a scorer with only ``scores`` and ``threshold`` (a test's fixed probability)
+    gives judgements that name no clause."""
+    from legalrag.citecheck.support import Judgement
+
+    if hasattr(scorer, "judge"):
+        return scorer.judge(pairs)
+    t = scorer.threshold
+    return [Judgement(float(p), p >= t, t) for p in scorer.scores(pairs)]
 
 
 def _labels(arts: Sequence[str]) -> list[str]:
@@ -183,20 +219,33 @@ def _labels(arts: Sequence[str]) -> list[str]:
 
 
 def mark_line(c: Citation) -> str:
-    """One line a reader can act on: the mark and why."""
+    """One line a reader can act on: the mark and why (for a scored citation, the clause it rests on)."""
     mark = Mark(c.mark) if c.mark else None
     if mark is None:
         return "checked for existence only"
     text = LABELS[mark]
     if mark is Mark.SUPPORTED:
-        return f"{text} (support {c.support:.2f})" if c.support is not None else text
+        line = f"{text} (support {c.support:.2f})" if c.support is not None else text
+        return f"{line}: by the clause 「{_short(c.clause)}」" if c.clause else line
     if mark is Mark.EXISTS:
-        why = REASONS.get(c.mark_reason, c.mark_reason)
+        why = c.clause_reason if c.mark_reason == "does_not_bear" and c.clause_reason else \
+            REASONS.get(c.mark_reason, c.mark_reason)
         score = f", support {c.support:.2f}" if c.support is not None else ""
-        return f"{text}: {why}{score}"
+        closest = f"; closest clause 「{_short(c.clause)}」" if c.clause and c.mark_reason == "does_not_bear" else ""
+        return f"{text}: {why}{score}{closest}"
     if mark is Mark.REPEALED:
         return f"{text}: {c.note}"
     return f"{text}: {c.note}" if c.note else text
+
+
+def meaning(c: Citation, lang: str = "en") -> str:
+    """What the citation's mark means, in plain words (``MEANINGS``); "" for a citation checked for existence."""
+    return MEANINGS[Mark(c.mark)]["zh" if lang == "zh" else "en"] if c.mark else ""
+
+
+def _short(text: str, n: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[:n - 1] + "…"
 
 
 def summarise_marks(citations: Sequence[Citation]) -> dict[str, Any]:
@@ -208,5 +257,5 @@ def summarise_marks(citations: Sequence[Citation]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["LABELS", "Mark", "REASONS", "UnknownCitation", "corpus_systems", "explain_all", "extract_unknown",
+__all__ = ["LABELS", "MEANINGS", "Mark", "REASONS", "meaning", "UnknownCitation", "corpus_systems", "explain_all", "extract_unknown",
            "mark_citations", "mark_line", "summarise_marks"]

@@ -5,18 +5,31 @@ paragraph- and item-level citations resolve to their article's document. Laws ar
 :class:`~legalrag.citecheck.aliases.AliasTable` built from the corpus titles, so ``《刑法》``, ``刑法`` and
 ``中华人民共和国刑法`` all find ``中华人民共和国刑法``; a title that fits several laws is reported as ambiguous,
 never guessed.
+
+A paragraph- or item-level citation is checked against the article's text: ``第四款`` of a three-paragraph article
+does not resolve (:data:`Reason.UNKNOWN_PARAGRAPH`, the message gives the real count). Paragraphs are the
+article's lines; lines opening with ``（一）`` are the items of the paragraph before them (items written inline
+are counted too). A law whose texts run their paragraphs together on one line (JuDGE's corpus) has its items
+checked, not its paragraphs.
+
+English citations (:mod:`legalrag.citecheck.english`) resolve through the English title table to the same
+documents. A title the corpus cannot hold, a local regulation (``《北京市物业管理条例》``) or another
+jurisdiction's law (``German Civil Code``, ``《日本民法》``), is :data:`Reason.NOT_HELD`, not an unknown law.
 """
 
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
 from legalrag.citecheck.aliases import RELATIVE_TITLES, AliasTable, LawMatch, law_key
 from legalrag.citecheck.base import CitationMatch, LegalCitation
+from legalrag.citecheck.english import EnglishCitation, EnglishTitles
 from legalrag.citecheck.extract import extract_citations
 from legalrag.citecheck.swiss import equivalent_laws
+from legalrag.numerals import to_chinese
 from legalrag.types import Citation, Document
 
 
@@ -28,6 +41,74 @@ class Reason(str, enum.Enum):
     AMBIGUOUS_LAW = "ambiguous_law"  # the title fits several corpus laws
     UNKNOWN_ARTICLE = "unknown_article"  # the law is in the corpus, the article is not
     AMBIGUOUS_ARTICLE = "ambiguous_article"  # several different documents claim this law and article
+    UNKNOWN_PARAGRAPH = "unknown_paragraph"  # the article exists, the cited paragraph (款) or item (项) does not
+    NOT_HELD = "not_held"  # a law the corpus cannot hold: a local regulation, another jurisdiction's law
+
+
+# Titles of laws that are not national law of the mainland: a province's or city's regulations, other
+# jurisdictions. Only used for a title the corpus lacks (香港特别行政区基本法 is national law and in the corpus).
+_LOCAL_TITLE = re.compile(
+    r"^(?:北京|天津|上海|重庆|河北|山西|辽宁|吉林|黑龙江|江苏|浙江|安徽|福建|江西|山东|河南|湖北|湖南|广东|海南|四川|贵州"
+    r"|云南|陕西|甘肃|青海|内蒙古|广西|西藏|宁夏|新疆|[\u4e00-\u9fff]{2,5}(?:省|市|自治区|自治州|自治县|县|经济特区))")
+_FOREIGN_TITLE = re.compile(
+    r"^(?:香港|澳门|台湾|日本|德国|美国|法国|英国|韩国|新加坡|俄罗斯|意大利|加拿大|澳大利亚|印度|瑞士|欧盟|欧洲|联合国)")
+_ITEM_LINE = re.compile(r"^[（(][一二三四五六七八九十百零〇0-9]+[）)]")
+
+
+def article_structure(text: str) -> list[int]:
+    """The items of each paragraph of an article: ``[0, 0, 5, 0, 0]`` is five paragraphs, the third with five
+    items. Paragraphs are non-empty lines; a line opening with （一） is an item of the paragraph before it."""
+    out: list[int] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if _ITEM_LINE.match(line):
+            if not out:
+                out.append(0)
+            out[-1] += 1
+        else:
+            out.append(0)
+    return out or [0]
+
+
+_INLINE_ITEM = re.compile(r"[（(][一二三四五六七八九十百零〇]+[）)]")
+
+
+def _structure_problem(citation: LegalCitation, doc: Document, lines: bool = True) -> str | None:
+    """Why the cited paragraph or item is not in the article (None when it is, or when none is cited).
+    ``lines``: whether the law's texts keep one paragraph a line (a corpus that runs paragraphs together, as
+    JuDGE's does, cannot say how many an article has, so paragraphs are not checked there)."""
+    para, item = getattr(citation, "paragraph", None), getattr(citation, "item", None)
+    if citation.system != "zh" or (para is None and item is None):
+        return None  # Swiss and US subdivisions (Abs. 2, (a)(2)) are not checked against the text
+    parts = article_structure(doc.text)
+    if not lines:
+        para = None
+    if item is not None and not any(parts):  # items written inline: （一）…；（二）… on one line
+        parts = [len(_INLINE_ITEM.findall(doc.text))] if len(parts) == 1 or para is None else parts
+    if para is not None and para > len(parts):
+        hint = f" (it has {sum(parts)} items (项): item {para}, 第{to_chinese(para)}项, may be meant)" \
+            if item is None and sum(parts) >= para else ""
+        return (f"the article has {len(parts)} paragraph{'s' if len(parts) != 1 else ''} (款), "
+                f"so it has no paragraph {para}{hint}")
+    if item is not None:
+        n = parts[para - 1] if para is not None else sum(parts)
+        where = f"paragraph {para}" if para is not None and len(parts) > 1 else "the article"
+        if item > n:
+            return f"{where} has {n} item{'s' if n != 1 else ''} (项), so it has no item {item}" if n else \
+                f"{where} has no items (项)"
+    return None
+
+
+def not_held(title: str) -> str | None:
+    """Why a title the corpus lacks is one it cannot hold ("local", "foreign"), or None."""
+    t = law_key(title)
+    if _FOREIGN_TITLE.match(t):
+        return "foreign"
+    if _LOCAL_TITLE.match(t):
+        return "local"
+    return None
 
 
 @dataclass(frozen=True)
@@ -39,6 +120,7 @@ class Resolution:
     law: str | None = None  # the corpus title the written law resolved to
     reason: Reason | None = None
     candidates: tuple[str, ...] = ()  # corpus titles (ambiguous law) or document ids (ambiguous article)
+    detail: str = ""  # why, when the reason alone does not say it (the paragraphs an article has, a title's table)
 
     @property
     def ok(self) -> bool:
@@ -55,6 +137,8 @@ class Resolution:
         c = self.citation
         if self.ok:
             return f"{self.canonical} -> document {self.document.id}"
+        if self.detail:
+            return f"{self.canonical}: {self.detail}"
         if self.reason is Reason.NO_LAW:
             return f"{self.canonical}: no law title is given for this article"
         if self.reason is Reason.UNKNOWN_LAW:
@@ -82,6 +166,8 @@ class CitationResolver:
     def __init__(self, index: dict[tuple[str, str], list[Document]], aliases: AliasTable):
         self._index = index
         self.aliases = aliases
+        # the laws whose texts keep one paragraph a line: only there can a cited paragraph be said not to exist
+        self._lined = {law for (law, _), docs in index.items() if any("\n" in d.text.strip() for d in docs)}
 
     @classmethod
     def from_documents(cls, documents: Iterable[Document]) -> "CitationResolver":
@@ -111,17 +197,24 @@ class CitationResolver:
 
     def lookup(self, citation: LegalCitation) -> Resolution:
         """Resolve ``citation``; the result says why when it does not resolve."""
+        if isinstance(citation, EnglishCitation):
+            unresolved = _english_unresolved(citation)
+            if unresolved is not None:
+                return unresolved
         if not citation.law:
             return Resolution(citation, reason=Reason.NO_LAW)
         found = self.match_law(citation.law)
         if not found.titles:
+            kind = not_held(citation.law) if citation.system == "zh" else None
+            if kind is not None:
+                return Resolution(citation, reason=Reason.NOT_HELD, detail=_NOT_HELD[kind].format(law=citation.law))
             return Resolution(citation, reason=Reason.UNKNOWN_LAW)
         key = _article_key(citation.article_key)
         if found.ambiguous:
             # Several corpus titles with the same exact key (the same law twice): fine if they agree.
             docs = [d for t in found.titles for d in self._index.get((t, key), [])]
             if found.exact and docs and len({d.text for d in docs}) == 1:
-                return Resolution(citation, docs[0], docs[0].metadata["law"])
+                return self._checked(citation, docs[0], docs[0].metadata["law"])
             return Resolution(citation, reason=Reason.AMBIGUOUS_LAW, candidates=found.titles)
         title = found.titles[0]
         docs = self._index.get((title, key), [])
@@ -130,11 +223,48 @@ class CitationResolver:
         if len({d.text for d in docs}) > 1:
             return Resolution(citation, law=title, reason=Reason.AMBIGUOUS_ARTICLE,
                               candidates=tuple(d.id for d in docs))
-        return Resolution(citation, docs[0], title)
+        return self._checked(citation, docs[0], title)
+
+    def _checked(self, citation: LegalCitation, doc: Document, title: str) -> Resolution:
+        """The article's document, unless the cited paragraph or item is not in it."""
+        problem = _structure_problem(citation, doc, lines=title in self._lined)
+        if problem is None:
+            return Resolution(citation, doc, title)
+        return Resolution(citation, law=title, reason=Reason.UNKNOWN_PARAGRAPH, candidates=(doc.id,),
+                          detail=f"{problem}; the article exists (document {doc.id})")
 
     def resolve(self, citation: LegalCitation) -> Document | None:
         """The article's document, or None (see :meth:`lookup` for the reason)."""
         return self.lookup(citation).document
+
+
+_NOT_HELD = {
+    "local": "《{law}》 is a local regulation; the corpus holds the national law only (laws, administrative "
+             "regulations, judicial interpretations), so it cannot be checked here",
+    "foreign": "《{law}》 is not mainland China's national law; the corpus holds only the national law of the PRC, "
+               "so it cannot be checked here",
+}
+
+
+def _english_unresolved(c: EnglishCitation) -> Resolution | None:
+    """Why an English citation cannot reach the corpus (None when its title gives one Chinese title)."""
+    if c.written is None:
+        return Resolution(c, reason=Reason.NO_LAW)
+    if c.relative:
+        return Resolution(c, reason=Reason.UNKNOWN_LAW,
+                          detail=f"{c.written!r} refers to the citing law; name the law to check it")
+    if len(c.titles) > 1:
+        return Resolution(c, reason=Reason.AMBIGUOUS_LAW, candidates=c.titles,
+                          detail=f"the English title {c.written!r} may mean any of: {', '.join(c.titles)}")
+    if c.titles:
+        return None
+    if c.foreign:
+        return Resolution(c, reason=Reason.NOT_HELD,
+                          detail=f"{c.written!r} is not the national law of the PRC; the corpus holds only the "
+                                 "national law of the PRC, so it cannot be checked here")
+    return Resolution(c, reason=Reason.UNKNOWN_LAW,
+                      detail=f"no corpus law has the English title {c.written!r} (the English title table knows "
+                             f"{EnglishTitles.load().n_laws} laws); cite it by its Chinese title to check it")
 
 
 def _article_key(article) -> str:
@@ -170,5 +300,5 @@ def check_citations(text: str, resolver: CitationResolver | Iterable[Document],
     return [c.citation for c in explain_citations(text, resolver, retrieved_ids)]
 
 
-__all__ = ["CheckedCitation", "CitationResolver", "Reason", "Resolution", "check_citations",
-           "explain_citations", "law_key"]
+__all__ = ["CheckedCitation", "CitationResolver", "Reason", "Resolution", "article_structure", "check_citations",
+           "explain_citations", "law_key", "not_held"]

@@ -92,6 +92,17 @@ class CitedProvision:
     resolved: bool = True
 
 
+def specific_part(doc) -> bool:
+    """Whether ``doc`` is an article of a criminal law's specific part (分则, above 第一百零一条): the article
+    that defines a charge, which a citation list puts before the general part's."""
+    if doc is None:
+        return False
+    meta = getattr(doc, "metadata", None) or {}
+    law, article = str(meta.get("law") or ""), str(meta.get("article") or "")
+    base = article.split("-")[0]
+    return "刑法" in law and "修正案" not in law and base.isdigit() and int(base) > 101
+
+
 @dataclass(frozen=True)
 class CiteResult(Response):
     """The predicted provisions for the facts (``question``): each as a checked citation (``citations``) and
@@ -268,7 +279,8 @@ class CitationPredictor:
 
         keep_core = not use_cases and self.set_model is None
         final = {p: s for p, s in pool.items() if s >= cut or (p in core and keep_core)}
-        order = sorted(final, key=lambda p: (-final[p], natural_key(p)))
+        # a charge's own article (the specific part of a criminal law) leads; the general part's follow it
+        order = sorted(final, key=lambda p: (not specific_part(self.documents.get(p)), -final[p], natural_key(p)))
         preds = tuple(CitedProvision(p, self.documents[p].title if p in self.documents else "", round(final[p], 4),
                                      tuple(prov.get(p, ())), p in self.documents) for p in order)
         citations = tuple(Citation(text=c.title or c.provision, canonical=c.provision, resolved=c.resolved,

@@ -48,6 +48,8 @@ def ask(
                                                   f"0: whole articles, {DEFAULTS.max_article_chars} characters "
                                                   "each)."),
     local: bool = LocalOption,
+    force: bool = typer.Option(False, "--force", help="Answer even when the question is declined as outside the "
+                               "corpus (not Chinese national law, or not a legal question)."),
 ) -> None:
     """Answer a question from the index; unresolved or unretrieved citations are flagged (threads: the
     runtime.threads setting)."""
@@ -65,6 +67,8 @@ def ask(
     if server is not None:  # --no-cache: the server answers too, past its call cache
         body = ask_request(question, index=named, k=k, retriever=retriever, max_tokens=max_tokens, lang=lang,
                         style=style, evidence_tokens=evidence_tokens, cache=cache)
+        if force:  # the server answers past its scope decision too
+            body["force"] = True
         try:
             payload = through_server(server, ASK_ROUTE, body, printer)
         except (ServerError, ServerGone) as exc:
@@ -75,9 +79,12 @@ def ask(
             payload["llm"] = f"server {server.url}"
             _done(payload, printer, route, as_json)
             return
-    _in_process(ctx, printer, why, question=question, index=index, k=k, retriever=retriever, model=name,
-                endpoint=endpoint, endpoint_model=endpoint_model, max_tokens=max_tokens, lang=lang, style=style,
-                no_cache=not cache, evidence_tokens=evidence_tokens, local=local, threads=None, as_json=as_json)
+    from legalrag.answer.scope import answer_anyway
+
+    with answer_anyway(force):
+        _in_process(ctx, printer, why, question=question, index=index, k=k, retriever=retriever, model=name,
+                    endpoint=endpoint, endpoint_model=endpoint_model, max_tokens=max_tokens, lang=lang, style=style,
+                    no_cache=not cache, evidence_tokens=evidence_tokens, local=local, threads=None, as_json=as_json)
 
 
 def _done(payload: dict, printer, route: str, as_json: bool, notes: list[str] = ()) -> None:

@@ -41,12 +41,17 @@ def check(
     annotate: Optional[Path] = typer.Option(None, "--annotate", help="Also write an annotated copy: out.md "
                                             "(Markdown marks and notes) or out.html (highlighted)."),
     strict: bool = typer.Option(False, "--strict", help="Exit with status 2 when a citation is not supported."),
+    as_of: Optional[str] = typer.Option(None, "--as-of", help="The date the text speaks of (YYYY-MM-DD): each "
+                                        "citation's currency (amended, renumbered, repealed) is read from it; "
+                                        "without it, as of today."),
     progress: ProgressOption = True,
     option: List[str] = option_list(CheckOptions, "The support model and the encoding, KEY=VALUE, repeatable"),
 ) -> None:
-    """Check every citation in a text against the corpus (at most about 5 MB of text). Marks: ✓ supported (its
-    article supports the sentence citing it), ? exists but not shown to support it, ✗ not found, ↻ repealed
-    (with the successor law), ∅ no corpus for this jurisdiction."""
+    """Check every citation in a text against the corpus (at most about 5 MB of text). Marks: ✓ supported (a
+    clause of its article says what the sentence citing it says; the clause is shown), ? exists but not shown to
+    support it (the closest clause is shown, and why it is not taken as support), ✗ not found, ↻ repealed (with
+    the successor law), ∅ no corpus for this jurisdiction. The support model is the one answers and `serve` use;
+    `-o support=lexical` is a faster one without the encoder."""
     from legalrag.answer.engine import resolver_for
     from legalrag.citecheck.checker import annotate_html, annotate_markdown, check_text
     from legalrag.serialize import check_report_to_dict
@@ -60,8 +65,7 @@ def check(
     text, name = read_input(file, o.encoding)
     r = root(ctx)
     idx = r.index(index)
-    scorer = make_support_scorer("stard-e5" if o.support == "full" else None,
-                                 settings=r.settings)
+    scorer = make_support_scorer(o.support, settings=r.settings)  # full: the model answers and serve mark with
     show = progress and not json_out and len(text) > 50_000
 
     def on_block(done: int, total: int) -> None:
@@ -74,20 +78,23 @@ def check(
         tmp = annotate.with_name(annotate.name + ".tmp")
         tmp.write_text(out, encoding="utf-8")
         tmp.replace(annotate)
+    from legalrag.cli.law import currencies  # the currency mark beside the support mark (legalrag.laws)
+
+    currency = currencies(report, as_of)
     if json_out:
-        print_json({"file": name, **check_report_to_dict(report)})
+        print_json({"file": name, **check_report_to_dict(report), "currency": [c and c.to_dict() for c in currency]})
     else:
-        _print_report(report, name, annotate)
+        _print_report(report, name, annotate, currency)
     if strict and (report.summary["no_citations"] or report.summary["supported"] < len(report.items)):
         raise typer.Exit(2)
 
 
-def _print_report(report, name: str, annotate: Optional[Path]) -> None:
+def _print_report(report, name: str, annotate: Optional[Path], currency=()) -> None:
     from rich.console import Console
     from rich.markup import escape
 
     from legalrag.citecheck.checker import SYMBOLS
-    from legalrag.citecheck.marks import mark_line
+    from legalrag.citecheck.marks import mark_line, meaning
 
     console = Console(soft_wrap=True)  # long lines stay whole (copyable), the terminal wraps them
     colour = {"supported": "green", "exists": "yellow", "not_found": "red", "repealed": "red", "no_corpus": "blue"}
@@ -99,9 +106,18 @@ def _print_report(report, name: str, annotate: Optional[Path]) -> None:
         line = report.text.count("\n", 0, item.start) + 1
         sym = SYMBOLS.get(c.mark, "?")
         console.print(f"[{colour.get(c.mark, 'white')}]{sym} {n}.[/] {escape(c.canonical or c.text)} "
-                      f"[dim](line {line})[/dim]: {escape(mark_line(c))}", highlight=False)
+                      f"[dim](line {line})[/dim]: {escape(mark_line(c))}"
+                      + (f" · {escape(currency[n - 1].label)}" if n <= len(currency) and currency[n - 1] else ""),
+                      highlight=False)
+        if n <= len(currency) and currency[n - 1] and currency[n - 1].status != "current":
+            console.print(f"    currency: {escape(currency[n - 1].describe())}", highlight=False, style="dim")
+        if c.mark:
+            console.print(f"    means: {escape(meaning(c))}", highlight=False, style="dim")
         if c.claim:
             console.print(f"    claim: {escape(c.claim[:160])}", highlight=False, style="dim")
+        if c.clause:
+            label = "supporting clause" if c.mark == "supported" else "closest clause"
+            console.print(f"    {label}: {escape(' '.join(c.clause.split()))}", highlight=False)
         if c.document_text:
             console.print(f"    article: {escape(' '.join(c.document_text.split())[:160])}", highlight=False,
                           style="dim")

@@ -166,6 +166,8 @@ def search(
     retriever: SearchRetrieverOption = None,
     rerank: Optional[str] = typer.Option(None, "--rerank", help="Reranker to apply to the retrieved candidates."),
     filter_law: List[str] = typer.Option([], "--filter-law", help="Only articles of this law title (repeatable)."),
+    as_of: Optional[str] = typer.Option(None, "--as-of", help="YYYY-MM-DD: only the versions in force that day "
+                                        "(an index without versions is not filtered)."),
     as_json: JsonOption = False,
     agents: bool = typer.Option(False, "--agents", help="Multi-agent query rewriting with a planner (uses an LLM)."),
     model: LLMOption = None,
@@ -191,6 +193,9 @@ def search(
             if wants_agents(agents, rerank, endpoint, policy) or trace or fused_planner
             else root(ctx).build_pipeline(idx, retriever, rerank))
     flt = law_filter(idx, filter_law) if filter_law else None
+    if as_of:  # a retrieval filter on version validity (legalrag.laws.select)
+        from legalrag.laws.select import both, in_force_filter
+        flt = both(flt, in_force_filter(as_of))
     hits = pipe.search(question, k=k, filter=flt)
     if as_json:
         print_json({"query": question, "retriever": pipe.name, "hits": [hit_to_dict(h) for h in hits]})

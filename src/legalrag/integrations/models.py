@@ -95,6 +95,14 @@ class UsageSummary(Out):
     completion_tokens: int
 
 
+class QuotedClause(Out):
+    document_id: str
+    citation: str = Field(description="the article's name as the corpus names it")
+    quote: str = Field(description="its decisive clause, verbatim, with the rule's exceptions")
+    probability: float | None = Field(None, description="the selector's probability that it decides the question")
+    role: str = Field("decisive", description="decisive, limitation (the limitation period of a claim) or related")
+
+
 class AskResult(Out):
     question: str
     answer: str
@@ -103,3 +111,9 @@ class AskResult(Out):
     sources: list[Article] = Field(description="the retrieved articles the answer was grounded on")
     model: str
     usage: UsageSummary
+    basis: list[QuotedClause] = Field(default_factory=list, description="the legal basis printed at the answer's "
+                                      "head: each article with its decisive clause quoted verbatim")
+    fallback: bool = Field(False, description="the answer is the honest fallback: the most relevant articles and "
+                           "what to check, no conclusion")
+    not_from_law: list[str] = Field(default_factory=list, description="periods or amounts the answer states that "
+                                    "no quoted clause gives (marked in the answer)")

@@ -16,7 +16,8 @@ from typing import Any, Callable
 
 from legalrag.errors import InputError, LegalRagError
 from legalrag.integrations.models import (Article, AskResult, CheckResult, CitationPrediction, Mark, MarkedCitation,
-                                          Provision, ScoredName, StatuteSearchResult, UsageSummary, VerdictPrediction)
+                                          Provision, QuotedClause, ScoredName, StatuteSearchResult, UsageSummary,
+                                          VerdictPrediction)
 from legalrag.types import Citation, Document
 
 MAX_K = 50
@@ -206,4 +207,7 @@ class LegalTools:
                          not_found=sum(c.mark == "not_found" for c in cits),
                          sources=[article(h.document, h.score) for h in answer.sources],
                          model=str(getattr(llm, "model_id", "") or ""),
-                         usage=UsageSummary(calls=u.calls, prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens))
+                         usage=UsageSummary(calls=u.calls, prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens),
+                         basis=[QuotedClause(document_id=q.document_id, citation=q.citation, quote=q.text,
+                                             probability=q.probability, role=q.role) for q in answer.basis],
+                         fallback=bool(answer.fallback), not_from_law=list(answer.not_from_law))

@@ -196,6 +196,10 @@ class CaseRows:
                         e = cands.setdefault(ch, {})
                         if p > e.get("article_p", 0):
                             e["article_p"], e["article"] = round(p, 4), art
+        if self.law is not None:  # the charges whose law text the facts call for (law_candidates.py)
+            for lc in self.law.propose(ctx.facts):
+                e = cands.setdefault(lc.name, {})
+                e["law_rank"], e["law_cos"], e["law_article"] = lc.rank, round(lc.cos, 4), lc.article
         cos = self.centroids.scores(ctx.vector, self.fold_of.get(ctx.id)) \
             if self.centroids is not None and ctx.vector is not None and self.centroid_columns else []
         for name, _ in cos[:CENTROID_TOP]:
@@ -221,15 +225,21 @@ class CaseRows:
                 float("top_neighbour" in e), share(t.charge_counts, t.n, name),
                 float(len(name)), float(e.get("text_rank", 99)), float(e.get("text_score", 0.0)),
                 float(e.get("article_p", 0.0))] + ([float(e.get("centroid_cos", -1.0)), float(e.get("centroid_rank", 99))]
-                                                   if self.centroid_columns else [])
+                                                   if self.centroid_columns else []) + \
+            ([float(e.get("law_rank", 99)), float(e.get("law_cos", -1.0))] if self.law_columns else [])
 
     BASE_CHARGE_COLUMNS = ["mentions", "first_mention", "keyword_count", "keyword_first_pos", "vote", "top_neighbour",
                            "prior", "name_len", "text_rank", "text_score", "article_p"]
     centroid_columns = True  # False for a model saved before the charge centroids (format 3)
+    # the charges proposed from their law text (a law_candidates.LawCandidates, or None) and whether the charge
+    # model reads their rank and cosine (a model trained with them: StructurePredictor.retrain_charges)
+    law = None
+    law_columns = False
 
     @property
     def CHARGE_COLUMNS(self) -> list[str]:
-        return self.BASE_CHARGE_COLUMNS + (["centroid_cos", "centroid_rank"] if self.centroid_columns else [])
+        return self.BASE_CHARGE_COLUMNS + (["centroid_cos", "centroid_rank"] if self.centroid_columns else []) + \
+            (["law_rank", "law_cos"] if self.law_columns else [])
 
     @staticmethod
     def _predicted_specific(ctx: _Context, cut: float = 0.5) -> list[str]:

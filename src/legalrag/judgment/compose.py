@@ -14,7 +14,7 @@ defendants' total (``合计``), which a judge then divides; it does not invent a
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from legalrag.judgment.draft import CLOSING, heading_for
 from legalrag.judgment.grounding import dedupe_paragraphs, defendant_names
@@ -39,10 +39,37 @@ def fine_phrase(yuan: int) -> str:
     return f"罚金人民币{to_chinese(yuan)}元"
 
 
-def articles_clause(numbers: Sequence[int]) -> str:
+# False: the citing clause holds the predicted articles only (a stated circumstance's article is among them by
+# definition, ``Structure.stated_circumstances``); True adds the provision of every circumstance the extractor
+# found (measured, not the default: bench/judgment/bench_judgment_catalogue.py structure)
+CITE_CIRCUMSTANCE_ARTICLES = False
+
+
+def circumstance_paragraphs(s: Structure) -> dict[int, set[int]]:
+    """Criminal Law article -> the paragraphs the found circumstances decide (67 -> {3} for 坦白)."""
+    out: dict[int, set[int]] = {}
+    for c in (s.circumstances if CITE_CIRCUMSTANCE_ARTICLES else s.stated_circumstances):
+        law, article, para = c.provision
+        if law == "中华人民共和国刑法":
+            out.setdefault(int(article), set())
+            if para:
+                out[int(article)].add(para)
+    return out
+
+
+def articles_clause(numbers: Sequence[int], paragraphs: Mapping[int, set[int]] | None = None) -> str:
+    """``依照《中华人民共和国刑法》第二百六十四条、第六十七条第三款之规定``: a paragraph is named where a found
+    circumstance decides it (``paragraphs``: article -> paragraphs)."""
+    paragraphs = paragraphs or {}
+    numbers = sorted(set(numbers) | (set(paragraphs) if CITE_CIRCUMSTANCE_ARTICLES else set()),
+                     key=lambda n: (n <= 101, n))
     if not numbers:
         return "依照《中华人民共和国刑法》的有关规定"
-    return "依照《中华人民共和国刑法》" + "、".join(f"第{to_chinese(n)}条" for n in sorted(set(numbers))) + "之规定"
+    labels = []
+    for n in numbers:
+        paras = sorted(paragraphs.get(n, ()))
+        labels.append(f"第{to_chinese(n)}条" + "、".join(f"第{to_chinese(p)}款" for p in paras))
+    return "依照《中华人民共和国刑法》" + "、".join(labels) + "之规定"
 
 
 def _sentence(months: int, fine: int | None, probation: bool) -> str:
@@ -77,11 +104,20 @@ def template_reasoning(s: Structure, defendant: str | None = None) -> str:
     who = defendant or defendant_names(s.defendants)
     names = "、".join(c.name for c in s.charges if c.listed) or "相关罪名"
     parts = [f"本院认为，被告人{who}的行为已构成{names}，公诉机关指控的罪名成立"]
-    mitig = [n for n in ("自首", "坦白", "认罪认罚", "当庭自愿认罪", "退赃退赔", "谅解", "从犯", "未遂", "未成年", "立功")
-             if s.features.present(n)]
-    aggr = [n for n in ("累犯", "前科") if s.features.present(n)]
-    if aggr:
-        parts.append("被告人有" + "、".join(aggr) + "情节，依法酌情从重处罚")
+    found = set(s.circumstance_names)  # the statutory circumstances: only those the extractor found
+    named = [c for c in s.stated_circumstances if c.defendant]
+    if named and len(set(s.defendants)) > 1:  # several defendants: each circumstance with its defendant
+        by: dict[str, list[str]] = {}
+        for c in named:
+            by.setdefault(c.defendant, []).append(c.name)
+        parts += [f"被告人{d}具有" + "、".join(dict.fromkeys(ns)) + "情节" for d, ns in by.items()]
+        found -= {c.name for c in named}
+    mitig = [n for n in ("自首", "坦白", "认罪认罚", "从犯", "未遂", "立功") if n in found]
+    mitig += [n for n in ("当庭自愿认罪", "退赃退赔", "谅解", "未成年") if s.features.present(n)]
+    if "累犯" in found:
+        parts.append("被告人系累犯，依法应当从重处罚")
+    elif s.features.present("前科"):
+        parts.append("被告人有前科，可酌情从重处罚")
     if mitig:
         parts.append("被告人具有" + "、".join(mitig) + "等情节，依法可以从轻处罚")
     if s.probation.value:
@@ -95,7 +131,7 @@ def reasoning_with_citation(reasoning: str, s: Structure) -> str:
     if not body.startswith("本院认为"):
         body = "本院认为，" + body
     body = body.replace("判决如下", "判决")  # a stray marker would end the reasoning early
-    return body + "。" + articles_clause(s.article_numbers) + "，判决如下："
+    return body + "。" + articles_clause(s.article_numbers, circumstance_paragraphs(s)) + "，判决如下："
 
 
 def compose_document(facts: str, reasoning: str, s: Structure) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -98,7 +98,12 @@ def repair_reply(reply: str) -> str:
 
 
 def assemble(facts: str, reply: str) -> str:
-    return heading_for(facts) + "\n" + facts.strip() + "\n\n" + repair_reply(reply) + "\n" + CLOSING
+    """The whole judgment around the model's reply, with no line stated twice (the judgment line a model
+    writes twice is kept once)."""
+    from legalrag.judgment.grounding import dedupe_paragraphs
+
+    return dedupe_paragraphs(heading_for(facts) + "\n" + facts.strip() + "\n\n" + repair_reply(reply) + "\n"
+                             + CLOSING)
 
 
 def check_articles(fields: JudgmentFields, statutes: Sequence[Document],
@@ -117,6 +122,39 @@ def check_articles(fields: JudgmentFields, statutes: Sequence[Document],
 
 
 # ------------------------------------------------------------------------------------------- drafter
+
+class BigramRetriever:
+    """TF-IDF over character bigrams, for a few hundred articles: built in well under a second."""
+
+    def __init__(self, docs: Sequence[Document]):
+        import math
+        from collections import Counter
+
+        self.docs = list(docs)
+        self.tf = [Counter(_bigrams(d.text)) for d in self.docs]
+        df = Counter(g for tf in self.tf for g in tf)
+        n = max(1, len(self.docs))
+        self.idf = {g: math.log(1 + n / c) for g, c in df.items()}
+        self.norm = [math.sqrt(sum((1 + math.log(c)) ** 2 * self.idf[g] ** 2 for g, c in tf.items())) or 1.0
+                     for tf in self.tf]
+
+    def retrieve(self, query: str, k: int = 5) -> list[Hit]:
+        import math
+
+        q = set(_bigrams(query)) & set(self.idf)
+        scores = []
+        for i, tf in enumerate(self.tf):
+            s = sum((1 + math.log(tf[g])) * self.idf[g] ** 2 for g in q if g in tf)
+            if s > 0:
+                scores.append((s / self.norm[i], i))
+        scores.sort(key=lambda x: -x[0])
+        return [Hit(self.docs[i], float(s), r, "bigram") for r, (s, i) in enumerate(scores[:k], 1)]
+
+
+def _bigrams(text: str) -> list[str]:
+    chars = [c for c in text if "\u4e00" <= c <= "\u9fff"]
+    return [chars[i] + chars[i + 1] for i in range(len(chars) - 1)]
+
 
 @dataclass(frozen=True)
 class DraftResult:
@@ -168,10 +206,48 @@ class JudgmentDrafter:
 
         return BM25Retriever.from_documents(docs, tokenizer_for("zh"))
 
+    def _criminal_law(self) -> list[Document]:
+        """The Criminal Law's articles among the statutes (all of them when none is marked as the Criminal Law:
+        a corpus such as JuDGE's holds nothing else)."""
+        own = [d for d in self.statutes if d.metadata.get("law") == CRIMINAL_LAW]
+        return own or self.statutes
+
+    def charge_articles(self, facts: str) -> list[Document]:
+        """The Criminal Law articles of the charges the facts name or describe (the catalogue's own article of
+        each charge its keywords find) and of the circumstances the extractor found (第六十七条 for 坦白)."""
+        from legalrag.judgment.charges import by_any_name
+        from legalrag.judgment.circumstances import find_circumstances
+        from legalrag.judgment.signals import charge_mentions, keyword_positions
+
+        catalogue = by_any_name()
+        names = [m.name for m in charge_mentions(facts) if m.name]
+        found = keyword_positions(facts)
+        names += sorted(found, key=lambda n: (-len(found[n]), found[n][0]))  # most often described first
+        keys = [catalogue[n].article for n in dict.fromkeys(names) if n in catalogue and catalogue[n].article]
+        keys += [c.provision[1] for c in find_circumstances(facts) if c.provision[0] == CRIMINAL_LAW]
+        by_key = {}
+        for d in self._criminal_law():
+            key = d.metadata.get("article") or (str(d.id) if str(d.id).replace("-", "").isdigit() else None)
+            if key:
+                by_key.setdefault(str(key), d)
+        return [by_key[k] for k in dict.fromkeys(keys) if k in by_key]
+
     def retrieve_laws(self, facts: str) -> list[Hit]:
+        """The predicted charges' own articles and the circumstances' provisions first, then the Criminal Law's
+        articles by character-bigram TF-IDF (never the whole national corpus: its interpretations crowd out the
+        articles; bigrams need no tokenizer, so the first draft does not wait for one to load)."""
         if self._law_retriever is None:
-            self._law_retriever = self._retriever(self.statutes)
-        return self._law_retriever.retrieve(facts[: self.max_fact_chars], k=self.k_laws)
+            self._law_retriever = BigramRetriever(self._criminal_law())
+        first = self.charge_articles(facts)[: self.k_laws]
+        hits = [Hit(d, 1.0, i, "charge") for i, d in enumerate(first, 1)]
+        seen = {d.id for d in first}
+        for h in self._law_retriever.retrieve(facts[: self.max_fact_chars], k=self.k_laws + len(seen)):
+            if len(hits) >= self.k_laws:
+                break
+            if h.id not in seen:
+                hits.append(replace(h, rank=len(hits) + 1))
+                seen.add(h.id)
+        return hits
 
     def retrieve_cases(self, facts: str, exclude: set[str] = frozenset()) -> list[Hit]:
         """Similar past cases; ids in ``exclude`` (the case itself) are never returned."""

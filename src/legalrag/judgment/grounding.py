@@ -35,9 +35,15 @@ def stated(text: str) -> set[str]:
 
 
 def supported(facts: str, structure=None) -> set[str]:
-    """The circumstances the facts state (as the structure's own features found them, with their spans)."""
+    """The circumstances the facts state: the statutory ones (自首, 坦白, 立功, 累犯, 从犯, 未遂, 认罪认罚) as the
+    circumstance extractor found them (circumstances.py, each with its sentence; with a structure, those it
+    states, ``Structure.stated_circumstances``), the others as the rule features found them."""
+    from legalrag.judgment.circumstances import NAMES, find_circumstances
+
     feats = structure.features if structure is not None else extract_features(facts)
-    return {n for n in CHECKED if feats.present(n)}
+    found = set(structure.circumstance_names) if structure is not None and hasattr(structure, "circumstances") \
+        else {c.name for c in find_circumstances(facts)}
+    return {n for n in CHECKED if n not in NAMES and feats.present(n)} | found
 
 
 def unsupported_circumstances(text: str, facts: str, structure=None) -> list[str]:
@@ -79,16 +85,42 @@ def repeated_paragraphs(document: str, min_chars: int = 8) -> int:
     return count
 
 
+def _repeats(n: str, seen: Sequence[str]) -> bool:
+    return n in seen or any(len(n) >= 16 and (n in s or s in n) and min(len(n), len(s)) >= 16 for s in seen)
+
+
 def dedupe_paragraphs(document: str, min_chars: int = 8) -> str:
-    seen: set[str] = set()
+    """``document`` without the lines :func:`repeated_paragraphs` counts (a line stated before, or restating
+    an earlier line's sentence), and without a sentence repeated inside one line (the judgment line written
+    twice: ``一、被告人张某犯盗窃罪，判处……。一、被告人张某犯盗窃罪，判处……。``)."""
+    seen: list[str] = []
     out = []
     for line in document.split("\n"):
+        line = _dedupe_sentences(line)
         n = _norm(line)
-        if len(n) >= min_chars and n in seen:
+        if len(n) >= min_chars and _repeats(n, seen):
             continue
-        seen.add(n)
+        if len(n) >= min_chars:
+            seen.append(n)
         out.append(line)
     return "\n".join(out)
+
+
+_SENTENCING = re.compile(r"被告人[^。，]{1,20}犯[^。，]{1,30}罪[，,]?(?:判处|决定执行|免予)")
+
+
+def _dedupe_sentences(line: str) -> str:
+    parts = re.findall(r"[^。]+。?", line)
+    if len(parts) < 2:
+        return line
+    kept, seen = [], set()
+    for p in parts:
+        n = re.sub(r"^[一二三四五六七八九十]+、", "", _norm(p))
+        if len(n) >= 16 and n in seen and _SENTENCING.search(p):  # only a judgment line; the facts stay as given
+            continue
+        seen.add(n)
+        kept.append(p)
+    return "".join(kept)
 
 
 def procuratorate(facts: str) -> str:

@@ -35,6 +35,7 @@ def save_structure(model, path: str | Path, extra: Mapping[str, Any] | None = No
                     "encoder": model.encoder.model_id if model.encoder is not None else None,
                     "lexical": model.lexical.model_id if model.lexical is not None else None,
                     "n_complete_cases": sum(1 for c in model.cases.values() if c.complete),
+                    "law_candidates": bool(model.law_columns),
                     "model_groups": {k: list(v) for k, v in model.model_groups.items()},
                     "per_defendant": {"enabled": model.per_defendant_enabled, "models": model.per_defendant},
                     "partial_rows": {"n_cases": getattr(model, "n_partial_rows", 0),
@@ -130,6 +131,13 @@ def load_structure(cls, path: str | Path, statutes: Sequence[Document], encoder=
                neighbour_vectors=vectors, digests=digests or None, circumstances=circumstances or None,
                lexical=lexical, lexical_vectors=lexical_vectors)
     model.centroid_columns = man["format"] >= 4
+    if man.get("law_candidates"):  # a charge model trained on the catalogue's law-text candidates
+        if encoder is None:
+            raise InputError("this structure model proposes charges from their law text with its encoder; load it "
+                             "with the encoder its manifest names", path=str(p))
+        from legalrag.judgment.law_candidates import LawCandidates
+
+        model.law, model.law_columns = LawCandidates(encoder, known=model.charge_counts), True
     model.model_groups = {k: tuple(v) for k, v in man.get("model_groups", {}).items()}
     model.selection = man.get("feature_selection", {}).get("models", {})
     model.per_defendant = man.get("per_defendant", {}).get("models", {})

@@ -48,6 +48,8 @@ from legalrag.judgment.selection import backward_eliminate, column_index, fold_a
 from legalrag.judgment.ranges import AMENDED_ARTICLES, AMENDED_CHARGES, combined_range, statutory_range, \
     statutory_ranges
 from legalrag.judgment.signals import charge_mentions, share
+from legalrag.judgment.circumstances import find_circumstances
+from legalrag.judgment.inputs import check_language, names_no_crime, refuse_no_crime
 from legalrag.judgment.structure import Amount, Scored, Structure
 from legalrag.judgment.undecided import MIN_DECIDE_CHARS, mark_unseen, undecided
 from legalrag.types import Document
@@ -240,6 +242,35 @@ class StructurePredictor(CaseRows):
         self.selection[kind] = {**sel.to_dict(), **check.to_dict()}
 
 
+    def retrain_charges(self, law, progress: bool = False) -> "StructurePredictor":
+        """Refit the charge model with the charges proposed from their law text (``law``: a
+        ``law_candidates.LawCandidates``) as candidates and their rank and cosine as two more columns, on the
+        cases with complete labels (the shipped charge model learns from those alone); the other models are
+        kept. The model then decides over every charge of the catalogue the law text proposes, seen in training
+        or not."""
+        import numpy as np
+
+        self.law, self.law_columns = law, True
+        complete = [c for c in self.cases.values() if c.complete]
+        it = complete
+        if progress:
+            from tqdm import tqdm
+
+            it = tqdm(complete, desc="charge rows", unit="case")
+        rows, ys, groups = [], [], []
+        for i, c in enumerate(it):
+            ctx = self.context(c.facts, c.id)
+            for name, e in self._charge_candidates(ctx).items():
+                rows.append(self._charge_row(ctx, name, e))
+                ys.append(int(name in c.charges))
+                groups.append(i)
+        X, Y, G = np.array(rows, dtype=float), np.array(ys), np.array(groups)
+        _, without_p = partial_assignments(len(complete), 0)
+        self.models["charge"] = fit(X, Y, "binary", self.CHARGE_COLUMNS)
+        self.thresholds["charge"], self.cv_f1["charge"] = set_threshold_cv(
+            X, Y, G, len(complete), self.CHARGE_COLUMNS, without_p[0])
+        return self
+
     # ------------------------------------------------------------------------------------ predicting
     def predict(self, facts: str, case_id: str | None = None, charge_reader=None) -> Structure:
         """The structure of the judgment for ``facts``. With ``charge_reader`` (a ``charge_llm.ChargeReader``),
@@ -251,6 +282,7 @@ class StructurePredictor(CaseRows):
             raise InputError("the structure predictor is not trained; call train() or load a model directory")
         if not isinstance(facts, str) or not facts.strip():
             raise InputError("the case facts are empty", field="facts")
+        check_language(facts)
         notes: list[str] = list(extract_features(facts).notes)
         ctx = self.context(facts, case_id)
         low, reason = False, ""
@@ -266,6 +298,9 @@ class StructurePredictor(CaseRows):
             keep = [i for i in order if probs[i] >= self.thresholds["charge"]] or order[:1]
             chosen = [Scored(names[i], float(probs[i]), cands[names[i]]) for i in keep]
             best = cands[names[order[0]]]
+            supported = any(e.get("mentions") or e.get("keyword_positions") for e in cands.values())
+            if names_no_crime(facts, supported):
+                raise refuse_no_crime(facts)
             if not best.get("mentions") and not best.get("keyword_positions"):
                 low, reason = True, "unsupported"
                 notes.append(f"low confidence in the charge: {names[order[0]]} rests on similar cases or its "
@@ -274,6 +309,8 @@ class StructurePredictor(CaseRows):
                 low, reason = True, "low_p"
                 notes.append(f"low confidence in the charge: best candidate {names[order[0]]} at p={probs[order[0]]:.2f}")
         else:
+            if names_no_crime(facts, False):
+                raise refuse_no_crime(facts)
             top = self.charge_counts.most_common(1)[0][0]
             chosen = [Scored(top, share(self.full.charge_counts, self.full.n, top), {"rule": "most frequent charge in "
                       "the labelled cases (no candidate found in the facts)"})]
@@ -287,7 +324,13 @@ class StructurePredictor(CaseRows):
             notes.append(f"charge {written!r} named in the facts is not in the charge list: kept and flagged")
         extra = tuple(Scored(w, 0.0, {"mentions": [{"text": m.written, "span": [m.start, m.end]}],
                                       "flag": "not in the charge list"}, listed=False) for w, m in unlisted.items())
-        chosen, unseen = mark_unseen(chosen, ranked, self.full.charge_counts, facts, notes)
+        # a charge of the catalogue proposed from its law text is known even if no training case carries it
+        known = set(self.full.charge_counts) | {n for n, e in cands.items() if "law_rank" in e}
+        chosen, unseen = mark_unseen(chosen, ranked, known, facts, notes)
+        for c in chosen:
+            if c.name not in self.full.charge_counts:
+                notes.append(f"charge {c.name} was never seen in training: proposed by the law text of its "
+                             "article in the charge catalogue")
         extra += unseen
         low = low or bool(unseen)
         if len(facts.strip()) < MIN_DECIDE_CHARS:
@@ -340,6 +383,7 @@ class StructurePredictor(CaseRows):
         else:
             low = True
             notes.append("no candidate article: none predicted")
+        articles += self._unseen_own_articles(chosen, {a.name for a in articles})
         sentences = ()
         if per_prison:
             sentences = tuple({"name": n, "months": m, "fine_yuan": f, "features": feats}
@@ -349,7 +393,23 @@ class StructurePredictor(CaseRows):
         names = tuple(ctx.defendants) or tuple(m.text[3:] for m in ctx.features.matches if m.name == "defendant")
         return Structure(tuple(chosen) + extra, tuple(articles), Amount(months, prison_raw, None, prison_ev),
                          Amount(fine_value, fine_raw, p_fine, fine_ev), probation, names,
-                         ctx.features, tuple(notes), low, sentences)
+                         ctx.features, tuple(notes), low, sentences, circumstances=tuple(find_circumstances(facts)))
+
+    def _unseen_own_articles(self, chosen: Sequence[Scored], have: set[str]) -> list[Scored]:
+        """The catalogue's article of each chosen charge no training case carries (the article model knows
+        only the articles of the charges it was trained on)."""
+        from legalrag.judgment.charges import by_any_name
+
+        catalogue, out = by_any_name(), []
+        for c in chosen:
+            if c.name in self.full.charge_counts or c.name not in catalogue:
+                continue
+            for n in catalogue[c.name].article_numbers[:1]:
+                if str(n) not in have:
+                    have.add(str(n))
+                    out.append(Scored(str(n), c.prob, {"rule": f"the charge catalogue's article of {c.name}, a "
+                                                                "charge never seen in training"}))
+        return out
 
     def _own_article(self, charge: str) -> tuple[str, str] | None:
         """(article, text) of the article that defines ``charge``: an amended article (``第X条之一``) from the

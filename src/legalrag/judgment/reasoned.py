@@ -66,7 +66,9 @@ def decision_text(s: Structure) -> str:
     """The predicted decision in words, as the prompt states it."""
     lines = ["罪名：" + "、".join(c.name for c in s.charges if c.listed)]
     if s.article_numbers:
-        lines.append("适用《中华人民共和国刑法》：" + "、".join(f"第{to_chinese(n)}条" for n in s.article_numbers))
+        from legalrag.judgment.compose import articles_clause, circumstance_paragraphs
+
+        lines.append("适用：" + articles_clause(s.article_numbers, circumstance_paragraphs(s))[2:-3])
     months = s.prison.value or 0
     lines.append("刑罚：" + (months_phrase(months) if months else "免予刑事处罚")
                  + ("，适用缓刑" if s.probation.value else "，不适用缓刑"))
@@ -75,8 +77,14 @@ def decision_text(s: Structure) -> str:
 
 
 def circumstances_text(s: Structure) -> str:
-    out = []
+    """The circumstances the prompt lets the model state: the statutory ones the extractor found, each with the
+    sentence of the facts that shows it, and the other rule features (退赔, 谅解 ...) with their words."""
+    from legalrag.judgment.circumstances import NAMES
+
+    out = [f"{c.name}（事实原文：“{c.sentence[:80]}”）" for c in s.stated_circumstances]
     for name in s.features.circumstances:
+        if name in NAMES:
+            continue
         ev = s.features.evidence(name, 1)
         out.append(f"{name}（事实原文：“{ev[0].text}”）" if ev else name)
     if "amount_total" in s.features.values:

@@ -54,6 +54,23 @@ class Structure:
     sentences: tuple[Mapping[str, Any], ...] = ()
     # facts too short to decide (undecided.py): top charges with probabilities, no sentence, no article
     undecided: bool = False
+    # the statutory circumstances the facts state, each with its sentence (circumstances.py): the only ones a
+    # draft may state
+    circumstances: tuple[Any, ...] = ()
+
+    @property
+    def stated_circumstances(self) -> tuple[Any, ...]:
+        """The circumstances a draft states: those the extractor found whose provision the predicted articles
+        cite (the rules' reading and the model's agree: 坦白 with 第六十七条), and 认罪认罚, which the Criminal
+        Law does not define (its provision is the Criminal Procedure Law's)."""
+        arts = {str(a.name) for a in self.articles}
+        return tuple(c for c in self.circumstances
+                     if c.provision[0] != "中华人民共和国刑法" or c.provision[1] in arts)
+
+    @property
+    def circumstance_names(self) -> list[str]:
+        """The names of :attr:`stated_circumstances`."""
+        return list(dict.fromkeys(c.name for c in self.stated_circumstances))
 
     @property
     def charge_names(self) -> list[str]:
@@ -69,4 +86,4 @@ class Structure:
                 "probation": self.probation.to_dict(), "defendants": list(self.defendants),
                 "features": self.features.to_dict(), "notes": list(self.notes),
                 "low_confidence": self.low_confidence, "sentences": [dict(x) for x in self.sentences],
-                "undecided": self.undecided}
+                "undecided": self.undecided, "circumstances": [c.to_dict() for c in self.circumstances]}

@@ -9,6 +9,7 @@ what callers use: it streams when the backend can and falls back to one ``chat``
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
@@ -74,6 +75,9 @@ class ChatStream:
                         yield piece
         finally:
             self._seconds = time.perf_counter() - self._start
+            close = getattr(self._lines, "close", None)
+            if callable(close):  # a caller that stopped early (a loop cut) frees the model's stream now
+                close()
             if self._on_close is not None:
                 self._on_close()
 
@@ -112,17 +116,81 @@ class ObservedStream:
         return self._stream.result
 
 
-def stream_chat(llm: LLM, request: ChatRequest, on_text: Callable[[str], None]) -> ChatResult:
-    """Generate with ``on_text`` called on each piece as it comes (one piece for backends that cannot stream)."""
+LOOP_REPEATS = 3  # a line or sentence written this many times is a loop
+LOOP_MIN_CHARS = 6  # shorter units (a heading, "是。") may repeat without being a loop
+_UNIT = re.compile(r"[^\n。！？!?]*[\n。！？!?]")
+FINISH_LOOP, FINISH_TIME = "loop", "time_cap"
+
+
+def loop_start(text: str, repeats: int = LOOP_REPEATS, min_chars: int = LOOP_MIN_CHARS) -> int | None:
+    """Where a repeated-line loop begins in ``text``: the offset of the second occurrence of the first complete
+    line or sentence (at least ``min_chars`` characters) that occurs ``repeats`` times; None when there is none."""
+    seen: dict[str, list[int]] = {}
+    for m in _UNIT.finditer(text):
+        unit = m.group(0).strip().rstrip("。！？!?").strip()
+        if len(unit) < min_chars:
+            continue
+        starts = seen.setdefault(unit, [])
+        starts.append(m.start() + (len(m.group(0)) - len(m.group(0).lstrip())))
+        if len(starts) >= repeats:
+            return starts[1]
+    return None
+
+
+def _cut(result: ChatResult, text: str, finish: str, seconds: float | None = None) -> ChatResult:
+    from dataclasses import replace
+
+    from legalrag.llm.tokens import estimate_tokens
+
+    tokens = result.completion_tokens or estimate_tokens(text)
+    return replace(result, text=text, finish_reason=finish, completion_tokens=tokens,
+                   seconds=seconds if seconds is not None else result.seconds)
+
+
+def stream_chat(llm: LLM, request: ChatRequest, on_text: Callable[[str], None], *, time_cap_s: float | None = None,
+                cut_loops: bool = False) -> ChatResult:
+    """Generate with ``on_text`` called on each piece as it comes (one piece for backends that cannot stream).
+
+    ``cut_loops``: stop when the text starts repeating a line (:func:`loop_start`); the result's text ends before
+    the repetition and its ``finish_reason`` is ``loop``. ``time_cap_s``: stop after that many seconds
+    (``finish_reason`` ``time_cap``). A stopped stream is closed, which frees the model at once."""
     stream = getattr(llm, "stream", None)
     if not callable(stream) or request.logprobs:
         result = llm.chat(request)
+        cut = loop_start(result.text) if cut_loops else None
+        if cut is not None:
+            result = _cut(result, result.text[:cut], FINISH_LOOP)
         on_text(result.text)
         return result
+    t0 = time.perf_counter()
     chunks = stream(request)
-    for piece in chunks:
-        on_text(piece)
-    return chunks.result
+    pieces = iter(chunks)
+    parts: list[str] = []
+    stopped, cut = "", None
+    try:
+        for piece in pieces:
+            on_text(piece)
+            parts.append(piece)
+            if cut_loops and any(ch in piece for ch in "\n。！？!?"):
+                cut = loop_start("".join(parts))
+                if cut is not None:
+                    stopped = FINISH_LOOP
+                    break
+            if time_cap_s is not None and time.perf_counter() - t0 > time_cap_s:
+                stopped = FINISH_TIME
+                break
+    finally:
+        close = getattr(pieces, "close", None)
+        if stopped and callable(close):
+            close()
+    if not stopped:
+        return chunks.result
+    text = "".join(parts)
+    try:
+        result = chunks.result
+    except RuntimeError:  # a stream that keeps no result once closed early
+        result = ChatResult(text=text, model=getattr(llm, "model_id", ""))
+    return _cut(result, text[:cut] if cut is not None else text, stopped, time.perf_counter() - t0)
 
 
 def sse_event(payload: Mapping[str, Any]) -> str:

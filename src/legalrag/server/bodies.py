@@ -34,6 +34,8 @@ INDEX_DOC = ("an index directory on the server's machine (default: the server's 
              "it when started with `-o max_indexes=N` (or the serve.max_indexes setting) (the `done` payload's server.index_load says `loaded` or "
              "`held`), else the request is a 409 IndexNotHeld")
 STYLE_DOC = "guided (default: conclusion, legal basis, what to do, when to see a lawyer) or brief"
+FORCE_DOC = ("true: answer even when the scope decision declines the question as outside the corpus (the web "
+             "page's 'ask anyway', `legalrag ask --force`)")
 CACHE_DOC = ("false: the model answers again even when the server's call cache holds this prompt's answer "
              "(`legalrag ask --no-cache`); the new answer is not stored either")
 
@@ -51,6 +53,7 @@ class Processor(str, enum.Enum):
     full_context = "full_context"
     fused = "fused"
     carry = "carry"
+    auto = "auto"
 
 
 class Role(str, enum.Enum):
@@ -63,6 +66,7 @@ class SearchBody(Closed):
     k: int = Field(10, ge=1, le=MAX_K, description="results wanted (at most the server's max_k)")
     retriever: str | None = Field(None, max_length=100, description="index component (default: the index's first)")
     laws: list[str] = Field(default_factory=list, max_length=MAX_LAWS, description="restrict to these law titles")
+    as_of: str | None = Field(None, max_length=10, description="YYYY-MM-DD: only the versions in force that day")
 
 
 class AgentSearchBody(SearchBody):
@@ -93,6 +97,7 @@ class AskBody(Closed):
     style: Literal["guided", "brief"] | None = Field(None, description=STYLE_DOC)
     lang: Literal["zh", "en"] | None = Field(None, description="answer language (default: the index's)")
     cache: bool = Field(True, description=CACHE_DOC)
+    force: bool = Field(False, description=FORCE_DOC)
 
 
 class TurnBody(Closed):
@@ -104,7 +109,8 @@ class ConsultBody(Closed):
     question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS)
     history: list[TurnBody] = Field(default_factory=list, max_length=MAX_TURNS,
                                     description="earlier turns, oldest first (the server keeps no state)")
-    processor: Processor = Processor(DEFAULT_PROCESSOR)  # chat's default: measured best without an LLM call
+    processor: Processor | None = Field(None, description="how the dialogue becomes the search of this turn "
+                                        f"(default: the server's, GET /capabilities default_processor: {DEFAULT_PROCESSOR})")
     retriever: str | None = Field(None, max_length=100)
     laws: list[str] = Field(default_factory=list, max_length=MAX_LAWS)
     k: int = Field(ANSWER.k, ge=1, le=MAX_K)
@@ -112,6 +118,7 @@ class ConsultBody(Closed):
     evidence_tokens: int | None = Field(None, ge=1, le=MAX_EVIDENCE_TOKENS, description=EVIDENCE_DOC)
     index: str | None = Field(None, min_length=1, max_length=1000, description=INDEX_DOC)
     style: Literal["guided", "brief"] | None = Field(None, description=STYLE_DOC)
+    force: bool = Field(False, description=FORCE_DOC)
 
 
 class DraftBody(Closed):

@@ -72,9 +72,12 @@ def ask(ctx: AppContext, body: AskBody, emit: Emit | None = None, cancel: thread
     with ctx.gate.slot(cancel, _queued(emit)) as queue_s:
         if emit is not None:
             emit("started", {"queue_s": round(queue_s, 4), **held})
-        answer = answer_question(body.question, index, llm, k=body.k, max_tokens=body.max_tokens,
-                                 evidence_tokens=budget, search=search, on_text=_tokens(emit), style=body.style,
-                                 lang=body.lang)
+        from legalrag.answer.scope import answer_anyway  # body.force: answered even when declined as off-scope
+
+        with answer_anyway(body.force):
+            answer = answer_question(body.question, index, llm, k=body.k, max_tokens=body.max_tokens,
+                                     evidence_tokens=budget, search=search, on_text=_tokens(emit), style=body.style,
+                                     lang=body.lang)
     return answer_payload(body.question, answer, model=ctx.model or "", queue_s=queue_s)
 
 
@@ -84,6 +87,7 @@ def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
 
     from legalrag.answer.consultation import Consultation
     from legalrag.answer.engine import DEFAULTS, engine_for, question_language
+    from legalrag.answer.processors import DEFAULT_PROCESSOR
     from legalrag.types import Turn
 
     ctx.check_k(body.k)
@@ -106,17 +110,21 @@ def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
 
     settings = replace(DEFAULTS.but(k=body.k, max_tokens=body.max_tokens, style=body.style), evidence_tokens=budget)
     engine = engine_for(llm, index, search=search, lang=question_language(body.question, index), settings=settings)
-    consultation = Consultation(engine=engine, processor=body.processor.value)
+    processor = body.processor.value if body.processor is not None else DEFAULT_PROCESSOR  # the page sends none
+    consultation = Consultation(engine=engine, processor=processor)
     consultation.turns = [Turn(t.role.value, t.content) for t in body.history]
     with ctx.gate.slot(cancel, _queued(emit)) as queue_s:
         if emit is not None:
             emit("started", {"queue_s": round(queue_s, 4), **held})
-        answer = consultation.ask(body.question, on_text=_tokens(emit), on_retrieved=retrieved)
+        from legalrag.answer.scope import answer_anyway  # body.force: answered even when declined as off-scope
+
+        with answer_anyway(body.force):
+            answer = consultation.ask(body.question, on_text=_tokens(emit), on_retrieved=retrieved)
     trace = consultation.last_trace
     searched = trace.get("searched") or queries[-1:]
     payload = answer_payload(body.question, answer, query=searched[0] if searched else None,
                              model=ctx.model or "", queue_s=queue_s)
-    payload.update(processor=body.processor.value, searched=searched, carried=trace.get("carried", []),
+    payload.update(processor=processor, searched=searched, carried=trace.get("carried", []),
                    follow_up={"same_issue": trace.get("same_issue"), "reason": trace.get("reason", "")})
     return payload
 

@@ -151,7 +151,8 @@ def extension(payload: dict[str, Any], ignored: list[str]) -> dict[str, Any]:
     from legalrag.integrations.tools import mark
 
     cits = [{**c, "mark": mark(_citation(c))} for c in payload["citations"]]
-    keep = ("query", "processor", "model", "retrieved", "unresolved", "marks", "not_retrieved", "notes", "timings")
+    keep = ("query", "processor", "model", "retrieved", "unresolved", "marks", "not_retrieved", "notes", "timings",
+            "basis", "fallback", "fallback_reason", "not_from_law")
     return {"answer": payload["answer"], "citations": cits, **{k: payload.get(k) for k in keep},
             "ignored_params": ignored}
 

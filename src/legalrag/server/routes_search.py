@@ -98,6 +98,9 @@ def router(ctx: AppContext) -> Any:
     def search(body: SearchBody) -> dict[str, Any]:
         ctx.check_k(body.k)
         pipe, flt = ctx.pipeline(body.retriever, body.laws)
+        if body.as_of:  # the versions in force that day (legalrag.laws.select); unversioned documents are kept
+            from legalrag.laws.select import both, in_force_filter
+            flt = both(flt, in_force_filter(body.as_of))
         hits = pipe.search(body.query, k=body.k, filter=flt)
         return {"query": body.query, "retriever": pipe.name, "terms": ctx.terms(body.query),
                 "hits": [hit_to_dict(h) for h in hits]}

@@ -10,6 +10,7 @@ import {limitField, Progress} from '/static/progress.js';
 const turns = [];  // {question, answer, query, citations, retrieved, processor, retriever, model, timings}
 let controller = null;
 let limit = null;
+let forceNext = false;  // the next question is sent with force: the reader chose "ask anyway"
 
 function fillSelect(select, values, label, chosen, code = false) {
   select.replaceChildren(...values.map(v => {
@@ -18,6 +19,12 @@ function fillSelect(select, values, label, chosen, code = false) {
     if (code) option.setAttribute('translate', 'no');
     return option;
   }));
+}
+
+let defaultProcessor = null;  // the server's (GET /capabilities): what a turn uses unless the reader picks another
+
+function processorLabel(p) {
+  return p ? t('proc_' + p) : `${t('proc_default')}: ${defaultProcessor ? t('proc_' + defaultProcessor) : ''}`;
 }
 
 function history() {
@@ -79,8 +86,10 @@ async function ask(event) {
   view.keep();
   box.value = '';
   limit.clear();
-  const body = {question, history: history(), processor: $('#processor').value, retriever: $('#retriever').value || null,
-    k: Number($('#k').value) || 5};
+  // The server's default processor (GET /capabilities) unless the reader picked another: the page has none of its own.
+  const body = {question, history: history(), retriever: $('#retriever').value || null, k: Number($('#k').value) || 5};
+  if ($('#processor').value) body.processor = $('#processor').value;
+  if (forceNext) { body.force = true; forceNext = false; }  // "ask anyway" after a decline
   controller = new AbortController();
   $('#send').disabled = true;
   $('#stop').hidden = false;
@@ -109,7 +118,7 @@ async function ask(event) {
     view.keep();
     turns.push({question, answer: done.answer, query: done.query, searched: done.searched, carried: done.carried,
       citations: done.citations,
-      retrieved: done.retrieved, processor: body.processor, retriever: body.retriever, model: done.model,
+      retrieved: done.retrieved, processor: done.processor || body.processor, retriever: body.retriever, model: done.model,
       timings: done.timings, view: ui});
   } catch (err) {
     progress.finish(false);
@@ -137,10 +146,29 @@ function traceLine(done, question) {
 }
 
 function showAnswer(ui, done, question) {
+  // the answer's text opens with its quoted legal basis (法律依据, verbatim); a fallback says it draws no conclusion
   ui.text.replaceChildren(linkedText(done.answer, done.citations));
+  ui.view.querySelector('.answer-flags')?.remove();
+  const flags = [];
+  if (done.fallback) flags.push('无结论：列出最相关的法条和需要核对的事项 / no conclusion: the most relevant articles and what to check');
+  if (done.not_from_law?.length) flags.push(`不是出自法条 / not from the law: ${done.not_from_law.join('、')}`);
+  if (flags.length) ui.text.before(h('p', {class: 'answer-flags small'}, flags.join(' · ')));
   ui.view.querySelector('.turn-trace')?.remove();
   ui.text.before(traceLine(done, question));
   ui.cits.replaceChildren(h('h3', {class: 'small-head'}, t('citations')), citationList(done.citations));
+  if (done.steps?.some(s => s.agent === 'guard' && s.action === 'not_covered')) {
+    // declined as outside the corpus: a person who thinks it wrong asks again past the scope decision
+    const again = h('button', {type: 'button', class: 'ask-anyway'}, '仍然提问 / Ask anyway');
+    again.addEventListener('click', () => {
+      const i = turns.findIndex(turn => turn.view === ui);
+      if (i >= 0) turns.splice(i, 1);
+      ui.view.remove();
+      forceNext = true;
+      $('#question').value = question;
+      $('#ask-form').requestSubmit();
+    });
+    ui.cits.append(again);
+  }
   showRetrieved(ui.retrieved, done.query, done.retrieved, question);
 }
 
@@ -182,7 +210,8 @@ function exportAs(kind) {
 async function load() {
   try {
     const caps = await loadCapabilities();
-    fillSelect($('#processor'), caps.processors, p => t('proc_' + p), caps.default_processor);
+    defaultProcessor = caps.default_processor;
+    fillSelect($('#processor'), ['', ...caps.processors], processorLabel, '');
     fillSelect($('#retriever'), caps.retrievers, r => r, caps.default_retriever, true);
     $('#k').max = caps.max_k;
     $('#send').disabled = !caps.features.ask;
@@ -194,7 +223,7 @@ async function load() {
 
 function init() {
   const relabel = () => {
-    for (const option of $('#processor').options) option.textContent = t('proc_' + option.value);
+    for (const option of $('#processor').options) option.textContent = processorLabel(option.value);
     limit.relabel();
     relabelTurns();
   };

@@ -1,7 +1,51 @@
 // The citation-check page: a pasted text or an uploaded file (.txt, .md, .pdf, .docx) goes to
 // POST /citations/check; the text comes back with each citation marked (✓ only when its article supports the
-// sentence citing it), the list of citations with the reason for each mark, and an annotated HTML copy.
-import {$, h, t, initFrame, postJSON, showError, citationList, citationButton, download} from '/static/common.js';
+// sentence citing it), the list of citations with the reason for each mark, what the mark means in plain words and
+// the clause the support model names (✓: the supporting clause; ?: the closest one and why it is not support), and
+// an annotated HTML copy.
+import {$, h, t, lang, initFrame, postJSON, showError, citationButton, markOf, markText, download, MARK_SYMBOLS}
+  from '/static/common.js';
+
+// What each mark means, in plain words, shown next to it (citecheck.marks.MEANINGS says the same).
+const MEANINGS = {
+  en: {supported: 'A clause of this article says what the sentence says; it is quoted below.',
+    exists: 'The article exists, but none of its clauses is shown to say what the sentence says: read the closest '
+      + 'clause below and decide, or cite another article.',
+    not_found: 'There is no such article in the corpus: check the law\u2019s title and the article number.',
+    repealed: 'The law was repealed: cite the law in force instead.',
+    no_corpus: 'The corpus holds no law of this jurisdiction, so it cannot be checked here.'},
+  zh: {supported: '该条有一句话说的正是这句话的内容，见下方引文。',
+    exists: '法条存在，但没有一句被认定为说的是这句话的内容：请看下方最接近的一句再判断，或改引其他法条。',
+    not_found: '语料中没有这一条：请核对法律名称和条号。',
+    repealed: '该法已废止：请改引现行有效的法律。',
+    no_corpus: '语料中没有这一法域的法律，无法在此核对。'},
+};
+const CLAUSE_LABELS = {
+  en: {supported: 'Supporting clause', exists: 'Closest clause', why: 'Why it is not taken as support'},
+  zh: {supported: '支持这句话的条文', exists: '最接近的条文', why: '为什么不算支持'},
+};
+
+function words() { return String(lang).startsWith('zh') ? 'zh' : 'en'; }
+
+// One citation: its mark, what the mark means, and the clause the support model names (with why not, for ?).
+function citationItem(c) {
+  const mark = markOf(c), w = words(), labels = CLAUSE_LABELS[w];
+  const item = h('li', {class: mark === 'supported' ? 'ok' : (c.resolved ? 'exists' : 'bad')},
+    citationButton(c, c.canonical && c.canonical.length > c.text.length ? c.canonical : c.text), ' ',
+    h('span', {class: 'status' + (mark === 'supported' ? '' : ' flag')}, markText(c)),
+    h('p', {class: 'mark-meaning small'}, `${MARK_SYMBOLS[mark]} ${MEANINGS[w][mark] || ''}`));
+  if (c.clause && (mark === 'supported' || mark === 'exists')) {
+    item.append(h('p', {class: 'small muted'}, labels[mark] + ':'),
+      h('blockquote', {class: 'clause', translate: 'no'}, c.clause));
+    if (mark === 'exists' && c.clause_reason) item.append(h('p', {class: 'small'}, `${labels.why}: ${c.clause_reason}`));
+  }
+  return item;
+}
+
+function citationDetails(citations) {
+  if (!citations || !citations.length) return h('p', {class: 'muted small'}, t('no_citations'));
+  return h('ul', {class: 'citations'}, citations.map(citationItem));
+}
 
 const MAX_BYTES = 5 * 1024 * 1024;
 let shown = null;
@@ -24,7 +68,7 @@ function render() {
   $('#summary').textContent = s.no_citations ? t('no_citations_checked') : t('check_summary', {n: s.citations,
     supported: s.supported, exists: s.exists, not_found: s.not_found, repealed: s.repealed, no_corpus: s.no_corpus});
   $('#annotated').replaceChildren(text !== null ? annotated(text, out.citations) : '');
-  $('#list').replaceChildren(citationList(out.citations));
+  $('#list').replaceChildren(citationDetails(out.citations));
   $('#result').hidden = false;
 }
 

@@ -83,12 +83,42 @@ def encoder_factory(threads: int | None, settings: Settings | None = None):
     return factory
 
 
-def make_support_scorer(encoder: str | None = "stard-e5", *, threads: int | None = None, progress: bool = False,
-                        settings: Settings | None = None):
-    """The citation support model (``citations.support``): with ``encoder`` (the shipped ``stard-e5``, which the
-    model was calibrated with) its cosine is a feature; ``encoder=None`` gives the lexical model."""
-    from legalrag.citecheck.support import SupportScorer
+SUPPORT_ENCODER = "stard-e5"  # the encoder the support model was calibrated with (its cosine feature)
+SUPPORT_MODELS = ("full", "lexical")
 
-    if encoder is None:
-        return SupportScorer()
-    return SupportScorer(make_encoder(encoder, threads=threads, progress=progress, settings=settings))
+
+def make_support_scorer(model: str | None = "full", *, threads: int | None = None, progress: bool = False,
+                        settings: Settings | None = None):
+    """The citation support model (``citecheck.support``), the one builder of it: ``full`` (the default of every
+    path: answers, ``check``, ``serve``, MCP, the OpenAI route and the decisive-article selector) is one scorer
+    per process with the shipped ``stard-e5`` (its cosine is a feature), the same object
+    ``citecheck.support.default_scorer`` gives a caller that passes none; ``lexical`` (or None) is the fast
+    option of ``check -o support=lexical``, without the encoder. ``stard-e5`` is accepted for ``full``."""
+    from legalrag.citecheck.support import SupportModel, SupportScorer, default_scorer
+
+    name = "full" if model == SUPPORT_ENCODER else (model or "lexical")
+    if name not in SUPPORT_MODELS:
+        raise InputError(f"unknown support model {model!r}; choose one of {', '.join(SUPPORT_MODELS)}",
+                         field="support")
+    if name == "lexical":
+        return SupportScorer(model=SupportModel.load("lexical"))
+    if threads is not None or settings is not None:
+        _SUPPORT_OPTIONS.update(threads=threads, settings=settings)
+    return default_scorer()
+
+
+_SUPPORT_OPTIONS: dict[str, Any] = {"threads": None, "settings": None}
+
+
+def _support_encoder():
+    return make_encoder(SUPPORT_ENCODER, threads=_SUPPORT_OPTIONS["threads"], progress=False,
+                        settings=_SUPPORT_OPTIONS["settings"])
+
+
+def _register() -> None:
+    from legalrag.citecheck.support import register_encoder
+
+    register_encoder(_support_encoder)
+
+
+_register()

@@ -91,7 +91,8 @@ class Root:
         saved = self.settings.answer
         pick = (lambda flag, kept: flag if flag is not None else kept)
         out = DEFAULTS.but(k=pick(k, saved.k), style=pick(style, saved.style),
-                           max_tokens=pick(max_tokens, saved.max_tokens))
+                           max_tokens=pick(max_tokens, saved.max_tokens), select=saved.select,
+                           time_cap_s=saved.time_cap_s)
         budget = pick(evidence_tokens, saved.evidence_tokens)
         return out if budget is None else replace(out, evidence_tokens=budget or None)
 

@@ -46,12 +46,14 @@ def test_ask_chat_and_the_benchmark_send_the_same_prompt_and_get_the_same_answer
     (bench,) = run_generation([turn], llms[2], [Setting.RETRIEVER], documents={d.id: d for d in index.documents},
                               search=_search(index), resolver=lambda: resolver_for(index))
     prompts = [llm.requests[0].messages for llm in llms]
-    assert prompts[0] == prompts[1] == prompts[2]  # one engine, one set of defaults, one prompt
+    assert prompts[1] == prompts[2]  # one engine over one search, one set of defaults, one prompt
+    assert prompts[0][0] == prompts[1][0]  # ask (over the index: its basis is the selector's choice) too
     assert llms[0].requests[0].max_tokens == llms[1].requests[0].max_tokens == llms[2].requests[0].max_tokens
-    assert asked.text == chatted.text == bench.text == REPLY
-    assert [h.id for h in asked.sources] == [h.id for h in chatted.sources] == list(bench.article_ids)
+    assert chatted.text == bench.text and asked.text.endswith(REPLY) and chatted.text.endswith(REPLY)
+    assert asked.text.startswith("法律依据：") and chatted.text.startswith("法律依据：")  # the quoted basis first
+    assert [h.id for h in chatted.sources] == list(bench.article_ids)
     for a in (asked, chatted, bench):
-        assert [(c.resolved, c.in_retrieved) for c in a.citations] == [(True, True)]
+        assert a.citations and all(c.resolved and c.in_retrieved for c in a.citations)
         assert a.usage.calls == 1 and a.usage.prompt_tokens > 0 and a.usage.completion_tokens > 0
         t = a.timings
         assert t["total_s"] > 0 and 0 < t["ttft_s"] <= t["total_s"] and t["generation_s"] > 0
@@ -84,15 +86,18 @@ def test_a_follow_up_carries_the_history_and_the_processor_query(index):
     from legalrag.answer.engine import resolver_for
     from legalrag.answer.consultation import Consultation
 
-    llm = ScriptedLLM([REPLY, "结论：可以在一年内申请仲裁。"])
+    llm = ScriptedLLM([REPLY, "结论：可以，用人单位应当向劳动者每月支付二倍的工资。"])
     chat = Consultation(_search(index), llm, processor="all_questions", resolver=resolver_for(index))
     chat.ask(QUESTION)
+    first = chat.turns[1].content
     second = chat.ask("那多久之内要申请？")
     text = llm.requests[1].messages[-1]["content"]
-    assert text.index(QUESTION) < text.index("可用的法条") < text.index("问题：那多久之内要申请？")
+    assert text.index(QUESTION) < text.index("法律依据（法条原文）") < text.index("问题：那多久之内要申请？")
     assert second.steps[0].output == QUESTION + " 那多久之内要申请？"  # the all_questions query retrieved
-    assert chat.turns == [Turn("user", QUESTION), Turn("assistant", REPLY), Turn("user", "那多久之内要申请？"),
-                          Turn("assistant", "结论：可以在一年内申请仲裁。")]
+    assert first.endswith(REPLY)
+    assert chat.turns == [Turn("user", QUESTION), Turn("assistant", first), Turn("user", "那多久之内要申请？"),
+                          Turn("assistant", second.text)]
+    assert second.text.endswith("结论：可以，用人单位应当向劳动者每月支付二倍的工资。")
 
 
 def test_a_rewritten_follow_up_counts_the_rewrite_in_its_usage(index):
@@ -145,7 +150,8 @@ def test_cli_json_and_http_json_have_one_shape_for_ask_and_chat(index):
     from legalrag.answer.processors import DEFAULT_PROCESSOR
 
     assert chat_json["processor"] == consult.json()["processor"] == DEFAULT_PROCESSOR
-    assert chat_json["answer"] == consult.json()["answer"] == REPLY
+    assert chat_json["answer"] == consult.json()["answer"] and chat_json["answer"].endswith(REPLY)
+    assert chat_json["basis"] == consult.json()["basis"] and chat_json["basis"][0]["quote"]
 
 
 def test_the_default_answer_prompt_asks_for_basis_steps_and_a_lawyer(index):
@@ -153,9 +159,10 @@ def test_the_default_answer_prompt_asks_for_basis_steps_and_a_lawyer(index):
 
     llm = ScriptedLLM([REPLY])
     answer_question(QUESTION, index, llm)
-    system = llm.requests[0].messages[0]["content"]
-    for part in ("结论", "法律依据", "怎么做", "何时找律师", "期限", "证据"):
+    system, user = llm.requests[0].messages[0]["content"], llm.requests[0].messages[-1]["content"]
+    for part in ("结论", "怎么做", "何时找律师", "期限", "证据"):
         assert part in system
+    assert "法律依据" in user and "诉讼时效" not in system  # the basis is quoted; no period asked from memory
     brief = ScriptedLLM([REPLY])
     answer_question(QUESTION, index, brief, style="brief")
     assert "何时找律师" not in brief.requests[0].messages[0]["content"]

@@ -97,11 +97,12 @@ def test_question_longer_than_the_context_is_cut_with_a_note():
 
 
 def test_ask_selects_evidence_streams_and_reports_ttft():
+    """The brief answer's evidence (the guided answer's is its quoted basis: tests/unit/answer/test_basis.py)."""
     llm = ScriptedLLM(["依据《劳动合同法》第八十二条，可以要求二倍工资。"])
     llm.n_ctx = 4096
     pieces = []
     answer = answer_question("不签书面劳动合同能要二倍工资吗？", index=TinyIndex(), llm=llm, search=lambda q, k: HITS,
-                             evidence_tokens=60, on_text=pieces.append)
+                             evidence_tokens=60, on_text=pieces.append, style="brief")
     prompt = llm.last_prompt()
     evidence = prompt.split("可用的法条：")[1].split("问题：")[0]
     assert "《劳动合同法》第八十二条" in evidence and len(evidence) < sum(len(h.document.text) for h in HITS)
@@ -112,7 +113,8 @@ def test_ask_selects_evidence_streams_and_reports_ttft():
     assert [s.action for s in answer.steps] == ["retrieve", "select_evidence", "generate", "check_citations"]
     assert [(c.resolved, c.in_retrieved) for c in answer.citations] == [(True, True)]
     with pytest.raises(InputError, match="evidence_tokens"):
-        answer_question("试用期？", index=TinyIndex(), llm=llm, search=lambda q, k: HITS, evidence_tokens=5)
+        answer_question("试用期？", index=TinyIndex(), llm=llm, search=lambda q, k: HITS, evidence_tokens=5,
+                        style="brief")
 
 
 def test_fixed_instructions_are_a_common_prefix_of_every_ask_prompt():

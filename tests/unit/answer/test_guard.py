@@ -39,12 +39,10 @@ def test_an_injection_attempt_gets_a_one_line_explanation_without_the_model(inde
 def test_a_question_outside_the_corpus_gets_the_not_covered_answer(index):
     llm = ScriptedLLM([REPLY])
     a = engine(index, llm).answer("美国加州的最低工资是多少？")
-    assert llm.calls == 0 and "没有找到" in a.text and "美国" in a.text and "index build" in a.text
-    # below the calibrated score nothing relevant was retrieved: not covered, whatever the question
-    a = engine_for(llm, index)
-    a.min_score = 1e9
-    out = a.answer("今天晚饭做什么菜好吃？")
-    assert llm.calls == 0 and "没有找到" in out.text and out.citations == ()
+    assert llm.calls == 0 and "涉及美国的法律" in a.text and "律师" in a.text
+    # not a legal question: not covered (the scope decision, answer/scope.py), the model never called
+    out = engine_for(llm, index).answer("今天晚饭做什么菜好吃？")
+    assert llm.calls == 0 and "不是法律问题" in out.text and out.citations == ()
     assert [s.action for s in out.steps if s.agent == "guard"] == ["not_covered"]
     # a question about Chinese law that names a foreign country is still answered
     assert "没有找到" not in engine(index, ScriptedLLM([REPLY])).answer("我在美国工作，国内公司不签劳动合同怎么办？").text

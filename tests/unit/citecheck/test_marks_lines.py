@@ -12,6 +12,7 @@ from legalrag.citecheck.marks import (Mark, corpus_systems, explain_all, extract
 from legalrag.citecheck.repealed import RepealedTable
 from legalrag.corpora.statutes import statute_document
 from legalrag.types import Citation
+from legalrag.wiring import make_support_scorer  # noqa: F401 (registers the one support model these marks use)
 
 DOCS = [statute_document("82", "用人单位自用工之日起超过一个月不满一年未与劳动者订立书面劳动合同的，应当向劳动者每月支付二倍的工资。",
                          "劳动合同法第八十二条"),
@@ -128,8 +129,8 @@ def test_resolved_citations_carry_their_article_text_and_the_resolvers_note(reso
 
 
 def test_an_unknown_phrase_loses_its_full_stop_and_keeps_its_words(resolver):
-    [c] = mark_citations("Under Article 82 of the Labor Contract Law.", resolver, repealed=TABLE)
-    assert c.text == "Article 82 of the Labor Contract Law" and c.canonical == "Article 82 of the Labor Contract Law"
+    [c] = mark_citations("Under Rule 82 of the Arbitration Rules.", resolver, repealed=TABLE)
+    assert c.text == "Rule 82 of the Arbitration Rules" and c.canonical == "Rule 82 of the Arbitration Rules"
     [u] = explain_all("Rule 9 says so", resolver)
     from legalrag.citecheck.resolve import Reason
 

@@ -293,8 +293,10 @@ def test_mixed_text_extraction_in_reading_order():
 def corpus() -> list[Document]:
     docs = [
         statute_document("264", "盗窃公私财物，数额较大的……", f"{CL}第二百六十四条"),
-        statute_document("67", "犯罪以后自动投案，如实供述自己的罪行的，是自首。……", f"{CL}第六十七条"),
-        statute_document("133-1", "在道路上驾驶机动车，有下列情形之一的……", f"{CL}第一百三十三条之一"),
+        statute_document("67", "犯罪以后自动投案，如实供述自己的罪行的，是自首。……\n被采取强制措施的……以自首论。\n"
+                         "犯罪嫌疑人虽不具有前两款规定的自首情节……", f"{CL}第六十七条"),
+        statute_document("133-1", "在道路上驾驶机动车，有下列情形之一的……\n（一）追逐竞驶，情节恶劣的；\n（二）醉酒驾驶机动车的；",
+                         f"{CL}第一百三十三条之一"),
         statute_document("cpl-1", "为了保证刑法的正确实施……", "刑事诉讼法第一条"),
         statute_document("co1-1", "公司法司法解释一第一条", "最高人民法院关于适用《公司法》若干问题的规定（一）第一条"),
         statute_document("co2-1", "公司法司法解释二第一条", "最高人民法院关于适用《公司法》若干问题的规定（二）第一条"),

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from legalrag.citecheck.support import (B, K1, BigramIdf, SupportModel, SupportScorer, bigrams, lexical_features,
-                                        passage)
+from legalrag.citecheck.support import (B, K1, LEXICAL_FEATURES, BigramIdf, SupportModel, SupportScorer, bigrams,
+                                        lexical_features, longest_run, passage)
 from legalrag.errors import InputError
 from legalrag.testing import FakeEncoder
 from legalrag.types import Document
@@ -44,8 +44,10 @@ def test_the_probability_is_the_logistic_of_the_linear_score():
 
 
 def test_the_shipped_models_load_by_name_and_an_unknown_name_says_which_exist():
-    assert SupportModel.load().name == "full" and "cosine" in SupportModel.load().features
-    assert SupportModel.load("lexical").features == ("claim_cover", "article_cover", "bm25")
+    full = SupportModel.load()
+    assert full.name == "full" and "cosine" in full.features and full.needs_cosine
+    assert full.base is not None and full.base.name == "lexical" and "lexical_logit" in full.features
+    assert SupportModel.load("lexical").features == LEXICAL_FEATURES and not SupportModel.load("lexical").needs_cosine
     with pytest.raises(InputError, match=r"no support model 'nope' in .*support_model.json; it has \['full', 'lexical'\]"):
         SupportModel.load("nope")
 
@@ -107,7 +109,22 @@ def test_cosine_only_with_an_encoder_and_when_asked_for():
 
 def test_a_given_idf_table_is_the_one_used():
     assert SupportScorer(idf=IDF).idf is IDF
-    assert SupportScorer(idf=IDF).features([("劳动合同", "劳动合同")])[0]["bm25"] == pytest.approx(1.0)
+    row = SupportScorer(idf=IDF).features([("劳动合同", "劳动合同")])[0]
+    assert row["clause_idf"] == pytest.approx(1.0) and row["clause_cover"] == 1.0 and row["clause_own"] == 1.0
+
+
+def test_a_stacked_model_adds_its_bases_logit():
+    base = SupportModel("lexical", ("a",), {"a": 2.0}, 0.0, 0.5)
+    top = SupportModel("full", ("lexical_logit", "cosine"), {"lexical_logit": 1.0, "cosine": 3.0}, -1.0, 0.8,
+                       base=base)
+    z = -1.0 + 1.0 * (2.0 * 0.5) + 3.0 * 0.4
+    assert top.probability({"a": 0.5, "cosine": 0.4}) == pytest.approx(1 / (1 + math.exp(-z)))
+    assert top.needs_cosine and not base.needs_cosine
+
+
+def test_the_longest_run_is_the_longest_common_substring():
+    assert longest_run("盗窃公私财物数额较大", "以盗窃公私财物为目的") == 6
+    assert longest_run("", "盗窃") == 0 and longest_run("甲乙", "丙丁") == 0
 
 
 def test_a_claim_of_one_common_bigram_still_scores_its_bm25():

@@ -147,7 +147,9 @@ def test_consultation_stream_sends_retrieval_tokens_then_the_answer(client):
     streamed = "".join(data["text"] for name, data in seq if name == "token")
     done = seq[-1][1]
     assert streamed == done["answer"] and len(done["retrieved"]) == 2
-    assert [c["resolved"] for c in done["citations"]] == [True, False]
+    assert streamed.startswith("法律依据：") and len(done["basis"]) == 2  # the quoted basis streams first
+    # the basis's two articles, then the answer's own citations: the real one and the invented one
+    assert [c["resolved"] for c in done["citations"]] == [True, True, True, False]
 
 
 def test_agents_search_returns_the_planner_trajectory(client):
@@ -253,8 +255,9 @@ def test_a_trained_policy_runs_the_agents_search_apart_from_answers(index):
 
 def test_the_servers_evidence_budget_reaches_ask_and_consult_prompts(index):
     """`legalrag serve -o evidence_tokens=N` is ``ServerSettings.evidence_tokens``: it bounds the evidence of /ask and
-    /consult prompts (and their stream forms), /capabilities reports it, and a request may ask for less."""
-    question = {"question": "公司不签劳动合同怎么办", "k": 3}
+    /consult prompts (and their stream forms), /capabilities reports it, and a request may ask for less. (The brief
+    answer's evidence: the guided answer's is its quoted legal basis.)"""
+    question = {"question": "公司不签劳动合同怎么办", "k": 3, "style": "brief"}
 
     def prompts(budget, **body):
         llm = legal_llm()

@@ -70,9 +70,10 @@ def test_models_and_a_completion_with_checked_citations(client, served):
     completion = raw.parse()
     text = completion.choices[0].message.content
     # the answer, then its citations with their marks: the real one retrieved-or-exists, the invented one not found
-    assert text.startswith(ANSWER[:20]) and "引用核对 / Citations checked:" in text
+    assert text.startswith("法律依据：\n[1] ") and ANSWER[:20] in text and "引用核对 / Citations checked:" in text
     assert f"✗ {MISSING.replace('《', '').replace('》', '')} — not found" in text
     ext = completion.model_extra["legalrag"]
+    assert ext["basis"] and all(q["quote"] in text for q in ext["basis"]) and ext["fallback"] is False
     marks = {c["document_id"]: c["mark"] for c in ext["citations"]}
     assert marks[REAL_ID] in ("supported", "exists") and marks[None] == "not_found" and ext["unresolved"] == 1
     assert ext["marks"]["not_found"] == 1

@@ -59,7 +59,8 @@ def test_the_recipe_writes_a_model_the_support_scorer_loads(fitted):
     assert model.features == LEXICAL_FEATURES and 0 < model.threshold < 1
     assert model.coefficients == fit.models["lexical"]["coefficients"]
     assert fit.pairs["train"]["positives"] >= 14 and fit.pairs["train"]["pairs"] > fit.pairs["train"]["positives"]
-    assert set(json.loads((tmp / "pairs.json").read_text(encoding="utf-8"))) == {"train", "dev", "test"}
+    cached = json.loads((tmp / "pairs.json").read_text(encoding="utf-8"))
+    assert set(cached) == {"hits"} and len(cached["hits"]) == 24  # each question's retrieved ids: a rerun resumes
 
 
 def test_the_fitted_model_scores_a_supporting_pair_above_an_unrelated_one(fitted):

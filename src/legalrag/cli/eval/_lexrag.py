@@ -14,7 +14,8 @@ from legalrag.answer.processors import DEFAULT_PROCESSOR, PROCESSORS
 _PROCESSOR_HELP = (f"How the dialogue becomes a search each turn, as `chat --processor` offers: {', '.join(PROCESSORS)} "
                    f"(default: chat's, {DEFAULT_PROCESSOR}). last: the last question; all_questions: every question; "
                    "full_context: the whole dialogue; fused: one search per turn, fused; carry: fused plus the "
-                   "articles the consultation established, kept while the topic holds; rewrite: the LLM rewrites the "
+                   "articles the consultation established, kept while the topic holds; auto: carry for a follow-up that names no "
+                   "legal matter of its own, fused otherwise; rewrite: the LLM rewrites the "
                    "question (one model call per turn).")
 
 _DATA_HELP = ("LexRAG data: dialogues (dataset.json) or per-turn items (turn_N.json), a JSON array or JSON Lines "

@@ -20,23 +20,25 @@ def train_support_model(
     ctx: typer.Context,
     corpus: Path = typer.Option(..., "--corpus", help="The statute corpus JSONL the split's gold ids name (e.g. "
                                 "$LEGALRAG_DATA/stard/corpus.jsonl)."),
-    split: Path = typer.Option(..., "--split", help="Folder with train.jsonl, dev.jsonl and test.jsonl (query_id, "
-                               "query, gold_ids, answer: STARD's frozen split)."),
-    index: IndexOption = None,
+    split: Path = typer.Option(..., "--split", help="The frozen split: its JSON of query ids (bench/data/stard-split."
+                               "json; the questions are train.jsonl beside --corpus, as in STARD's folder), or a "
+                               "folder with train.jsonl, dev.jsonl and test.jsonl (query_id, query, gold_ids, answer)."),
+    index: IndexOption = None,  # retrieves the hard negatives (default: the shipped national law's index)
     out: Path = typer.Option(..., "--out", help="The model file to write (replaced atomically; the shipped one is "
                              "src/legalrag/data/citations/support_model.json)."),
     option: List[str] = option_list(SupportModelOptions, "The recipe's settings, KEY=VALUE, repeatable"),
 ) -> None:
-    """The support model's recipe: labelled (claim, article) pairs from the lawyers' answers (negatives: the
-    index's top retrieved non-gold articles), logistic regression on train, the threshold on dev, figures on
-    test; writes the full (cosine + lexical) and lexical models."""
+    """The support model's recipe: labelled (claim, article) pairs from the lawyers' answers (hard negatives: the
+    index's top retrieved non-gold articles and the gold article of the neighbouring question), the clause-level
+    lexical model fitted on train, the full model (its logit + the encoder's cosine) on dev, which the encoder never
+    saw, thresholds on dev, figures on test."""
     from legalrag.training.recipes import support_model
 
     o = parse_options(SupportModelOptions, option)
     r = root(ctx)
     encoder = None if o.lexical_only else r.make_encoder(o.encoder, progress=True)
     log = lambda line: typer.echo(line, err=True)  # noqa: E731
-    fit = support_model(corpus, split, lambda: r.index(r.index_path(index)), out, encoder=encoder,
+    fit = support_model(corpus, split, lambda: r.index(index), out, encoder=encoder,
                         encoder_name=o.encoder, negatives=o.negatives, train_limit=o.train_limit,
                         min_precision=o.min_precision, hand=o.hand, cache=o.cache, df=o.df,
                         command=command_line(ctx), log=log)

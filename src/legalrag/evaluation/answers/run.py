@@ -66,6 +66,11 @@ def score_answer(q: BenchQuestion, answer: Answer, setting: str, *, judge: Any =
         "id": q.id, "setting": setting, "question": q.query, "response": answer.text,
         "gold": list(q.gold_ids), "cited": cited, "retrieved": retrieved,
         "citations": len(answer.citations), "cites_gold": bool(gold & set(cited)),
+        # the first article the answer names: its quoted basis's first (a fallback's first listed article)
+        "first_cited_gold": bool(cited) and cited[0] in gold, "first_cited": cited[0] if cited else None,
+        "basis": [q.document_id for q in getattr(answer, "basis", ())],
+        "fallback": getattr(answer, "fallback", "") or None,
+        "not_from_law": list(getattr(answer, "not_from_law", ())),
         "gold_retrieved": bool(gold & set(retrieved)),
         "keyword_accuracy": keyword_accuracy(answer.text, q.keywords),
         "supported_share": supported_share(answer.citations),
@@ -76,6 +81,9 @@ def score_answer(q: BenchQuestion, answer: Answer, setting: str, *, judge: Any =
         # the prompt the model read and how long until its first token (the latency side of the evidence budget)
         "prompt_tokens": int(answer.usage.prompt_tokens),
         "ttft_s": None if answer.usage.cached_calls else round(float(answer.timings.get("ttft_s", 0.0)), 3),
+        "first_output_s": round(float(answer.timings["first_output_s"]), 3) if "first_output_s" in answer.timings
+        else None,
+        "end_s": None if answer.usage.cached_calls else round(float(answer.timings.get("total_s", 0.0)), 3),
         "prefill_s": round(float(answer.timings["prefill_s"]), 3) if "prefill_s" in answer.timings else None,
         "decode_s": round(float(answer.timings["decode_s"]), 3) if "decode_s" in answer.timings else None,
         "answer_tokens": int(answer.usage.completion_tokens),
@@ -83,7 +91,8 @@ def score_answer(q: BenchQuestion, answer: Answer, setting: str, *, judge: Any =
     }
     if is_yes_no(q.query):
         lawyer = conclusion_polarity(q.answer, q.query)
-        said = conclusion_polarity(answer.text, q.query)
+        # an honest fallback states no conclusion (its "不能下结论" is not a no)
+        said = None if getattr(answer, "fallback", "") else conclusion_polarity(answer.text, q.query)
         row["yes_no"] = {"lawyer": lawyer, "response": said, "agrees": None if lawyer is None else said == lawyer}
         if judge is not None:
             from legalrag.evaluation.answers.judge import judge_yes_no
@@ -200,6 +209,9 @@ def summarise_answers(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {
         "n": len(rows),
         "cites_gold": _mean(float(r["cites_gold"]) for r in rows),
+        "first_cited_gold": _mean(float(bool(r.get("first_cited_gold"))) for r in rows if "first_cited_gold" in r),
+        "fallback_share": _mean(float(bool(r.get("fallback"))) for r in rows if "fallback" in r),
+        "stating_not_from_law": _mean(float(bool(r.get("not_from_law"))) for r in rows if "not_from_law" in r),
         "gold_retrieved": _mean(float(r["gold_retrieved"]) for r in rows),
         "keyword_accuracy": _mean(r.get("keyword_accuracy") for r in rows),
         "supported_share": _mean(marked), "answers_with_marks": len(marked),
@@ -213,11 +225,14 @@ def summarise_answers(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "seconds_per_answer": _mean(r.get("seconds") for r in rows),
         "prompt_tokens_mean": _mean(r.get("prompt_tokens") for r in rows),
         "ttft_s_median": _median(r.get("ttft_s") for r in rows),
+        "first_output_s_median": _median(r.get("first_output_s") for r in rows),
+        "end_s_median": _median(r.get("end_s") for r in rows),
         "prefill_s_median": _median(r.get("prefill_s") for r in rows),
     }
 
 
-PAIRED_METRICS = ("cites_gold", "gold_retrieved", "keyword_accuracy", "supported_share", "yes_no_agrees")
+PAIRED_METRICS = ("cites_gold", "first_cited_gold", "gold_retrieved", "keyword_accuracy", "supported_share",
+                  "yes_no_agrees")
 
 
 def read_run(path: str | Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
@@ -235,4 +250,4 @@ def row_value(row: Mapping[str, Any], metric: str) -> float | None:
         y = row.get("yes_no") or {}
         return None if y.get("agrees") is None else float(y["agrees"])
     v = row.get(metric)
-    return None if v is None else float(v)
+    return None if v is None else float(v)  # a run written before a metric existed has None for it

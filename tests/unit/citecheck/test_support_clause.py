@@ -1,0 +1,95 @@
+"""The one support model, judged on clauses: an article's own words are supported and the clause is named; an
+unrelated article is not, with the closest clause and why; a claim of one character or of 5,000 gets a clear
+result; answers and ``check`` give the same mark for the same claim and citation; every path's scorer is one."""
+
+from __future__ import annotations
+
+import pytest
+
+from legalrag.citecheck import CitationResolver
+from legalrag.citecheck.checker import check_text
+from legalrag.citecheck.support import MAX_CLAIM_CHARS, SupportScorer, default_scorer
+from legalrag.corpora.statutes import statute_document
+from legalrag.wiring import make_support_scorer
+
+THEFT = ("盗窃公私财物，数额较大的，或者多次盗窃、入户盗窃、携带凶器盗窃、扒窃的，处三年以下有期徒刑、拘役或者管制，并处或者单处罚金；"
+         "数额巨大或者有其他严重情节的，处三年以上十年以下有期徒刑，并处罚金；数额特别巨大或者有其他特别严重情节的，处十年以上有期徒刑"
+         "或者无期徒刑，并处罚金或者没收财产。")
+WAGES = "用人单位自用工之日起超过一个月不满一年未与劳动者订立书面劳动合同的，应当向劳动者每月支付二倍的工资。"
+DOCS = [statute_document("264", THEFT, "中华人民共和国刑法第二百六十四条"),
+        statute_document("82", WAGES, "中华人民共和国劳动合同法第八十二条")]
+OWN_WORDS = "盗窃公私财物，数额较大的，处三年以下有期徒刑"
+
+
+@pytest.fixture(scope="module")
+def scorer():
+    return make_support_scorer()
+
+
+@pytest.fixture(scope="module")
+def resolver():
+    return CitationResolver.from_documents(DOCS)
+
+
+def test_every_builder_gives_the_one_model(scorer):
+    assert scorer is default_scorer() is make_support_scorer("stard-e5") is make_support_scorer("full")
+    assert scorer.model.name == "full" and scorer.model.needs_cosine and scorer.encoder is not None
+    lexical = make_support_scorer("lexical")
+    assert lexical is not scorer and lexical.model.name == "lexical" and not lexical.model.needs_cosine
+    with pytest.raises(Exception, match="unknown support model 'nope'"):
+        make_support_scorer("nope")
+
+
+def test_the_articles_own_words_are_supported_by_the_clause_that_says_them(scorer, resolver):
+    [j] = scorer.judge([(OWN_WORDS, DOCS[0])])
+    assert j.supported and j.probability >= scorer.threshold and j.reason == ""
+    assert j.clause.startswith("盗窃公私财物，数额较大的") and THEFT[j.clause_start:j.clause_end] == j.clause
+    [c] = check_text(f"{OWN_WORDS}（《中华人民共和国刑法》第二百六十四条）。", resolver, scorer).citations
+    assert c.mark == "supported" and c.clause == j.clause and c.clause_reason == ""
+
+
+def test_an_unrelated_article_is_not_supported_and_the_closest_clause_says_why(scorer, resolver):
+    [j] = scorer.judge([(OWN_WORDS, DOCS[1])])
+    assert not j.supported and j.probability < scorer.threshold
+    assert j.clause == WAGES and "no clause of the article says what the claim says" in j.reason
+    [c] = check_text(f"{OWN_WORDS}（《中华人民共和国劳动合同法》第八十二条）。", resolver, scorer).citations
+    assert c.mark == "exists" and c.mark_reason == "does_not_bear" and c.clause == WAGES and c.clause_reason
+
+
+def test_scores_of_question_article_pairs_keep_working(scorer):
+    right, wrong = scorer.scores([("偷东西数额较大会判几年？", DOCS[0]), ("偷东西数额较大会判几年？", DOCS[1])])
+    assert 0.0 <= wrong < right <= 1.0
+    assert scorer.scores([]) == [] and scorer.judge([]) == []
+
+
+def test_a_claim_of_one_character_or_of_5000_gets_a_clear_result(scorer):
+    short, long_, empty = scorer.judge([("盗", DOCS[0]), ("盗窃他人财物数额较大" * 500, DOCS[0]), ("", DOCS[0])])
+    assert not short.supported and "too few" in short.reason
+    assert not empty.supported and "too few" in empty.reason
+    assert long_.note == f"the claim has 5,000 characters; it was judged on its first {MAX_CLAIM_CHARS:,}"
+    assert isinstance(long_.supported, bool) and long_.clause
+    [blank] = scorer.judge([(OWN_WORDS, "")])
+    assert not blank.supported and blank.clause == "" and "no text" in blank.reason
+
+
+def test_answers_and_check_give_the_same_mark_for_the_same_claim_and_citation(tmp_path, resolver):
+    """An answer citing an article among its evidence is marked as `check` marks the same text: one model, no
+    second path (neither passes a scorer: both take the one the composition root registered)."""
+    from legalrag.answer.engine import engine_for
+    from legalrag.testing import ScriptedLLM
+    from legalrag.types import Hit
+
+    reply = f"结论：{OWN_WORDS}（《中华人民共和国刑法》第二百六十四条）。\n怎么做：报警并保存证据。"
+    hits = [Hit(DOCS[0], 1.0, 1), Hit(DOCS[1], 0.5, 2)]
+    answer = engine_for(ScriptedLLM([reply] * 3), documents=DOCS).answer("偷东西数额较大会判几年？", hits=hits)
+    checked = {c.canonical: c for c in check_text(answer.text, resolver).citations}
+    cited = [c for c in answer.citations if c.in_retrieved and c.claim]
+    assert cited, answer.text
+    for c in cited:
+        other = checked[c.canonical]
+        assert (c.mark, c.support, c.clause) == (other.mark, other.support, other.clause)
+
+
+def test_the_lexical_option_names_a_clause_too():
+    [j] = SupportScorer().judge([(OWN_WORDS, DOCS[0])])
+    assert j.clause.startswith("盗窃公私财物") and j.threshold == SupportScorer().threshold
