@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -28,6 +29,7 @@ def main() -> None:
                                                     "stard", "train.jsonl"))
     ap.add_argument("--split", default=str(REPO / "bench/data/stard-split.json"))
     ap.add_argument("--part", default="test", choices=["dev", "test"])
+    ap.add_argument("--model", default=None, help="a scope model file (default: the shipped model)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     from legalrag.answer.engine import answer_language
@@ -40,13 +42,17 @@ def main() -> None:
     idx = Root().index(threads=2)
     component = resolve_component(idx, None)
     pipe = build_pipeline(idx, retriever=component)
-    models = load_scope_models()
+    models = load_scope_models(a.model)
     floor = RELEVANCE_THRESHOLDS.get(component)
+
+    spent: list[float] = []
 
     def decide(text: str) -> tuple[bool, bool, str]:
         hits = list(pipe.search(text, k=5))
         lang = answer_language(text)
+        t0 = time.perf_counter()
         v = scope_verdict(text, hits, lang, models)
+        spent.append(time.perf_counter() - t0)
         old = outside_corpus(text, hits, lang, floor)
         return v is not None, old is not None, v.text if v else ""
 
@@ -89,7 +95,25 @@ def main() -> None:
             f"stard_{a.part}_declined": share([d[1] for d in stard_dec]),
             "off_corpus_declined": share([d[1] for d in off_dec])},
         "targets": {"out_of_scope_declined": ">= 0.9", f"stard_{a.part}_declined": "<= 0.03"},
+        "ms_per_decision": round(1000 * sorted(spent)[len(spent) // 2], 2),
+        "ms_per_decision_note": "median, the scope model alone (features and both logistic models), hits given",
     }
+    page = {"section": "answers", "order": 40, "rows": [
+        {"configuration": "**default: the scope decision** before the model (answer/scope.py: logistic regression over "
+                          "n-grams, legal words, the foreign-jurisdiction pattern and the retrieval scores)",
+         "default": True, "best": True,
+         "result": f"{a.part} part (messages written for legalrag): {{metrics[out_of_scope_declined]:.3f}} of "
+                   f"{{metrics[out_of_scope_n]}} out-of-scope messages declined (target 0.9), "
+                   f"{{metrics[in_scope_messages_declined]:.3f}} of {{metrics[in_scope_messages_n]}} in-scope ones; "
+                   f"STARD {a.part} questions declined {{metrics[stard_{a.part}_declined]:.4f}} (target 0.03); "
+                   "off-corpus messages declined {metrics[off_corpus_declined]:.2f}",
+         "cost": "{metrics[ms_per_decision]} ms per message after retrieval, no LLM call", "needs": "CPU",
+         "anchor": ""},
+        {"configuration": "the former rule (`guard.outside_corpus`: foreign place named, or best hit under 0.4597)",
+         "result": "{metrics[before (guard.outside_corpus)][out_of_scope_declined]:.3f} of out-of-scope declined; "
+                   f"STARD {a.part} {{metrics[before (guard.outside_corpus)][stard_{a.part}_declined]:.3f}}; "
+                   "off-corpus {metrics[before (guard.outside_corpus)][off_corpus_declined]:.3f}",
+         "cost": "", "needs": "CPU", "anchor": ""}]}
     write_result(a.out, metrics, name=f"answers: the scope decision on the {a.part} part (messages written for "
                  "legalrag) and the STARD questions", machine_note="shared with other jobs",
                  data=f"{a.messages} ({a.part} part: {len(msgs)} messages written for legalrag, not from a data set); "
@@ -98,7 +122,8 @@ def main() -> None:
                  missed_out_of_scope=missed, declined_in_scope=wrong,
                  declined_stard=[q for q, d in zip(stard, stard_dec) if d[0]],
                  answered_off_corpus=[q for q, d in zip(off_msgs, off_dec) if not d[0]], replies=sample,
-                 model=models.about.get("command", ""))
+                 model=models.about.get("command", ""),
+                 **({"page": page} if a.part == "test" else {}))
     print(json.dumps(metrics, ensure_ascii=False, indent=1))
 
 

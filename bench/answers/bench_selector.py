@@ -6,6 +6,11 @@ holds, and its cost per question.
         --queries $LEGALRAG_DATA/stard/train.jsonl --out bench/results/selector-test.json
     python bench/answers/bench_selector.py cost --split bench/data/stard-split.json \
         --queries $LEGALRAG_DATA/stard/train.jsonl --limit 30 --cold --out bench/results/selector-cost.json
+    python bench/answers/bench_selector.py cost --split bench/data/stard-split.json \
+        --queries $LEGALRAG_DATA/stard/train.jsonl --limit 5 --cold --encode-articles \
+        --out bench/results/selector-cost-encoded.json
+    python bench/answers/bench_selector.py bad-input --out bench/results/selector-bad-input.json
+    python bench/answers/bench_selector.py card     # the test and cost figures into the shipped model's card
 
 ``quality``: the top 30 of the default index (its default component, what ``ask`` retrieves) for each of the
 131 test questions, reranked by the shipped selector (or ``--selector DIR``) with the shipped support pair
@@ -100,7 +105,14 @@ def quality(args) -> None:
                  "(131 questions), top 30 candidates", data=DATA, paired=tests,
                  note="paired: a = the selector's order, b = the default index's order (dense stard-e5); a question "
                       "whose gold is not among the 30 candidates counts as a miss for both",
-                 selector=str(selector.path), model=dict(selector.model.spec.get("figures", {})).get("model"))
+                 selector=str(selector.path), model=dict(selector.model.spec.get("figures", {})).get("model"),
+                 source="docs/lab/selector.md#test-figures",
+                 page={"section": "answers", "rows": [{
+                     "configuration": "decisive-article selector (answer/select.py) over the default index's top 30",
+                     "result": "test hit@1 {metrics[selector_hit@1]:.3f} against {metrics[retrieval_hit@1]:.3f} in "
+                               "retrieval order (p = {paired[hit@1][p]}; target 0.55, missed); hit@3 "
+                               "{metrics[selector_hit@3]:.3f} against {metrics[retrieval_hit@3]:.3f}",
+                     "cost": "see selector-cost.json", "needs": "CPU", "anchor": "selector-test"}]})
 
 
 def cost(args) -> None:
@@ -115,7 +127,8 @@ def cost(args) -> None:
                                 SupportModel.load(args.support))
     else:
         support = root.make_support_scorer(args.support, threads=args.threads)
-    selector = load_selector(args.selector, support=support, index=idx)  # the articles' vectors from the index
+    # the articles' vectors from the index, unless --encode-articles (the path without the index: each encoded)
+    selector = load_selector(args.selector, support=support, index=None if args.encode_articles else idx)
     questions = load_part(args.split, args.part, args.queries)[: args.limit + 1]
     runs = [(q.query, list(pipeline.search(q.query, k=args.depth))) for q in questions]
     selector.select(*runs[0])  # warm-up: tables, the encoder's session
@@ -128,30 +141,118 @@ def cost(args) -> None:
                "median_s": round(statistics.median(seconds), 4), "p90_s": round(percentile(seconds, 90), 4),
                "max_s": round(max(seconds), 4), "mean_s": round(statistics.mean(seconds), 4), "target_s": 1.0}
     print(metrics)
-    how = "nothing cached: every article encoded on the spot" if args.cold else \
-        "the support model as shipped, with the shared vector cache (articles seen before are not re-encoded)"
+    how = ("the articles' vectors read from the index" if not args.encode_articles else
+           "every article encoded by the support model's encoder") + \
+        ("; no vector cache" if args.cold else "; the shared vector cache (texts seen before are not re-encoded)")
     write_result(args.out, metrics, name=f"decisive-article selector: seconds per question (30 candidates, support "
                  f"scores included; {how})", data=DATA.replace("131 test", f"first {len(seconds) + 1} test"),
-                 machine_note=f"encoder on {args.threads} threads; one warm-up question not counted")
+                 machine_note=f"encoder on {args.threads} threads; one warm-up question not counted",
+                 source="docs/lab/selector.md#cost", **({} if args.encode_articles else {"page": {
+                     "section": "answers", "rows": [{
+                         "configuration": "decisive-article selector: seconds per question, 30 candidates",
+                         "result": "median {metrics[median_s]:.2f} s, p90 {metrics[p90_s]:.2f} s over "
+                                   "{metrics[questions]} test questions (target at most 1 s)",
+                         "cost": "the articles' vectors read from the index; the question encoded once",
+                         "needs": "CPU", "anchor": "selector-cost"}]}}))
+
+
+BAD_INPUT = {"empty": "", "English": "My landlord will not return my deposit. What can I do?",
+             "mixed": "房东不退deposit怎么办", "10,000 characters": "房东不退押金" * 1667,
+             "out of corpus": "How do I apply for a US work visa (H-1B)?"}
+
+
+def bad_input(args) -> None:
+    """The shipped selector on bad input, over the default index's top 30 (none for the empty question)."""
+    root = Root()
+    idx = root.index()
+    pipeline = build_pipeline(idx)
+    selector = load_selector(args.selector, support=root.make_support_scorer(args.support, threads=args.threads),
+                             index=idx)
+    selector.warm_up()
+    rows = {}
+    for name, q in BAD_INPUT.items():
+        hits = list(pipeline.search(q, k=args.depth)) if q.strip() else []
+        sel = selector.select(q, hits)
+        rows[name] = {"chars": len(q), "candidates": len(sel.ranked), "chosen": len(sel.chosen),
+                      "best_probability": round(sel.ranked[0].probability, 4) if sel.ranked else None,
+                      "seconds": round(sel.seconds, 3)}
+        print(name, rows[name])
+    one = selector.select("房东不退押金怎么办", list(pipeline.search("房东不退押金怎么办", k=1)))
+    rows["one hit"] = {"candidates": len(one.ranked), "chosen": len(one.chosen), "seconds": round(one.seconds, 3)}
+    print("one hit", rows["one hit"])
+    write_result(args.out, rows, name="decisive-article selector on bad input (the shipped model, the default index's "
+                 "top 30)", data="questions written for this check (bench/answers/bench_selector.py BAD_INPUT)",
+                 source="docs/lab/selector.md#bad-input")
+
+
+def card(args) -> None:
+    """Copy the test and cost figures (``--test``, ``--cost``: this script's outputs) into the selector's card
+    (``legalrag_model.json`` and ``README.md``, which its file hashes do not cover)."""
+    import json
+
+    from legalrag.answer.select import shipped_selector_dir
+    from legalrag.training.pack import model_card_markdown
+
+    d = Path(args.selector) if args.selector else shipped_selector_dir()
+    data = json.loads((d / "legalrag_model.json").read_text(encoding="utf-8"))
+    t = json.loads(Path(args.test).read_text(encoding="utf-8"))
+    c = json.loads(Path(args.cost).read_text(encoding="utf-8"))["metrics"]
+    m, p = t["metrics"], t["paired"]
+    size = sum(f.stat().st_size for f in d.iterdir() if f.is_file())
+    verdict = "met" if m["selector_hit@1"] >= m["target_hit@1"] else "missed"
+    test = {
+        "STARD test hit@1 (131 questions, top 30 of the default index)":
+            f"{m['selector_hit@1']:.4f} (retrieval order {m['retrieval_hit@1']:.4f}, paired p = {p['hit@1']['p']}); "
+            f"target {m['target_hit@1']} {verdict}",
+        "STARD test hit@3": f"{m['selector_hit@3']:.4f} (retrieval order {m['retrieval_hit@3']:.4f}, paired p = "
+                            f"{p['hit@3']['p']})",
+        "STARD test: a gold article among the 30 candidates": f"{m['gold_in_candidates']:.4f}",
+        f"STARD test, chosen (threshold {m['threshold']:.3f}, at most 3)":
+            f"{m['chosen_per_question']} articles per question, precision {m['chosen_precision']}, nothing chosen in "
+            f"{m['nothing_chosen']}",
+        "seconds per question, 30 candidates, 2 cores":
+            f"median {c['median_s']}, p90 {c['p90_s']}, max {c['max_s']} ({c['questions']} test questions; the "
+            "articles' vectors read from the index, the question encoded)",
+        "size": f"{size / 1e6:.2f} MB (model.txt, selector.json, the neighbour memory of 972 question vectors)",
+    }
+    data["figures"] = {**test, **{k: v for k, v in data.get("figures", {}).items() if k.startswith("dev ")}}
+    data["figures_note"] = (
+        "Measured on a 2-core x86-64 CPU (no GPU) shared with other jobs: python bench/answers/bench_selector.py "
+        "quality --split bench/data/stard-split.json --queries $LEGALRAG_DATA/stard/train.jsonl --cache "
+        "runs/selector/test-support.json --out bench/results/selector-test.json and the same script's cost --limit 30 "
+        "--cold (bench/results/selector-cost.json). The dev figures are cross-fitted (5 folds by question) and "
+        "optimistic: the model was chosen on them, and the support pair model's last stage was fitted on dev pairs. "
+        "Lab record: docs/lab/selector.md.")
+    (d / "legalrag_model.json").write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    (d / "README.md").write_text(model_card_markdown(data), encoding="utf-8")
+    print(f"updated {d / 'legalrag_model.json'} and README.md")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=("quality", "cost"))
-    ap.add_argument("--split", type=Path, required=True, help="bench/data/stard-split.json (with --queries) or a "
+    ap.add_argument("what", choices=("quality", "cost", "bad-input", "card"))
+    ap.add_argument("--test", default="bench/results/selector-test.json", help="card: the quality output")
+    ap.add_argument("--cost", default="bench/results/selector-cost.json", help="card: the cost output")
+    ap.add_argument("--split", type=Path, default=None, help="bench/data/stard-split.json (with --queries) or a "
                     "folder with test.jsonl")
     ap.add_argument("--queries", type=Path, default=None, help="STARD's train.jsonl (with a split file of ids)")
     ap.add_argument("--part", default="test")
     ap.add_argument("--selector", default=None, help="a selector directory (default: the shipped one)")
     ap.add_argument("--support", default="full", help="the support model, as make_support_scorer takes it")
     ap.add_argument("--cold", action="store_true", help="cost: an encoder without the vector cache")
+    ap.add_argument("--encode-articles", action="store_true", help="cost: encode the articles instead of reading "
+                    "their vectors from the index")
     ap.add_argument("--depth", type=int, default=30)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--limit", type=int, default=30, help="cost: questions timed")
     ap.add_argument("--cache", default=None, help="quality: JSON file of the support scores")
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    (quality if args.what == "quality" else cost)(args)
+    if args.what in ("quality", "cost") and args.split is None:
+        ap.error(f"{args.what} needs --split (bench/data/stard-split.json with --queries)")
+    if args.what != "card" and args.out is None:
+        ap.error(f"{args.what} needs --out (a bench/results/selector-*.json file)")
+    {"quality": quality, "cost": cost, "bad-input": bad_input, "card": card}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ def main() -> None:
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
 
-    from legalrag.citecheck.support import SupportScorer
+    from legalrag.citecheck.support import SupportScorer, lexical_features
     from legalrag.corpora.statutes import load_statutes
     from legalrag.wiring import make_encoder
 
@@ -38,7 +38,12 @@ def main() -> None:
     docs = {d.id: d for d in load_statutes(args.corpus)}
     pairs = json.loads(Path(args.pairs).read_text(encoding="utf-8"))
     scorer = SupportScorer(make_encoder("stard-e5", progress=False))
-    feats = {p: scorer.features([(q[0], docs[q[5]]) for q in pairs[p]], cosine=True) for p in ("train", "dev", "test")}
+    def whole_article(part):  # the features of the model shipped before: whole-article covers, bm25, cosine
+        rows = scorer.features([(q[0], docs[q[5]]) for q in pairs[part]], cosine=True)
+        return [{**lexical_features(q[0], docs[q[5]].text, scorer.idf), "cosine": x["cosine"]}
+                for q, x in zip(pairs[part], rows)]
+
+    feats = {p: whole_article(p) for p in ("train", "dev", "test")}
     y = {p: np.array([q[2] for q in pairs[p]]) for p in feats}
 
     def matrix(part, names):

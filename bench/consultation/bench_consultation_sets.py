@@ -12,8 +12,8 @@ Sets (Recall@10 and MRR@10 per turn, all turns, turn 5):
 - ``published``: LexRAG's published five-turn consultations (``data/generated_samples/turn_5.json`` of
   github.com/CSHaitao/LexRAG, the first ``--published-limit`` dialogues; not in this repository). Turn 5 is scored
   on its gold; turns 1-4 (their gold is in LexRAG's ``turn_1-4.json``) are scored, when only ``turn_5.json`` is
-  at hand, on the articles their reference answer names (LexRAG's reference answers name their gold article:
-  the first 24 dialogues' turn-1 gold is the article their answer names in each case that has one). Never tuned on.
+  at hand, on the articles their reference answer names (LexRAG's reference answers name their gold article: on
+  the first 24 dialogues' turn 1 this agrees with turn_1.json in 23 and leaves the other out). Never tuned on.
 - ``stard``: ``bench/data/consultations/stard-dialogues`` (our wording of STARD questions): ``dev`` / ``test``.
 - ``shifts``: ``bench/data/consultations/topic-shifts`` (written here: later turns bring a new party, a new claim
   or a procedural step): ``dev`` / ``test``.

@@ -22,9 +22,16 @@ from pathlib import Path
 from legalrag.evaluation.record import write_result
 
 
+def _command(args) -> str:
+    """This run's command, with the data folder (a temp folder or --home) named HOME."""
+    home = " --home HOME" if args.home else ""
+    return f"python bench/laws/bench_update.py{home} --out {args.out}"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--laws", type=Path, default=Path(os.environ.get("LEGALRAG_DATA", "../shared/data")) / "laws-2025")
+    ap.add_argument("--home", type=Path, help="keep the data folder here (default: a temp folder, removed)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
     from legalrag.national import national_law, update_corpus
@@ -36,7 +43,7 @@ def main(argv=None) -> int:
     encoder = make_encoder(law.encoder, progress=False, threads=1)
     components = lambda: expand_components(["hybrid"], [law.encoder])  # noqa: E731
     with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp) / "home"
+        home = args.home or Path(tmp) / "home"
         whole = update_corpus(home, args.laws, encoder, components(), base=law, today="2025-04-19")
         copy = Path(tmp) / "laws"
         shutil.copytree(args.laws, copy)
@@ -58,7 +65,8 @@ def main(argv=None) -> int:
                    "top_hit_text_has_change": bool(hits and "三年内缴足" in hits[0].document.text),
                    "corpus_folder_bytes": size, "documents": idx.manifest["corpus"]["n_documents"]}
     write_result(args.out, metrics, name="laws: corpus update, the whole 2023 -> 2025 difference and one changed law",
-                 data="LawRefBook/Laws 2025-04-19 (../shared/data/laws-2025), one article edited by us for the second",
+                 data="LawRefBook/Laws 2025-04-19 ($LEGALRAG_DATA/laws-2025), one article edited by us for the second",
+                 command=_command(args),
                  source="docs/lab/laws.md#updating",
                  page={"section": "laws", "order": 120, "rows": [{
                      "configuration": "`legalrag corpus update FOLDER` (incremental, atomic swap, rollback)",

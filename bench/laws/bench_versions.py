@@ -39,7 +39,7 @@ def main(argv=None) -> int:
                                            if v.files and v.files[0].startswith("snapshot:")],
                "skipped_cases": sum(p.startswith("案例/") for p, _ in folder.skipped)}
     write_result(args.out, metrics, name="laws: versions, intervals, supersession and repeals of the 2025-04-19 checkout",
-                 data="LawRefBook/Laws at 2f4c5c2 (2025-04-19), ../shared/data/laws-2025; the 2023-06-05 shipped corpus "
+                 data="LawRefBook/Laws at 2f4c5c2 (2025-04-19), $LEGALRAG_DATA/laws-2025; the 2023-06-05 shipped corpus "
                       "for the Criminal Law before 刑法修正案（十二）",
                  source="docs/lab/laws.md#versions",
                  page={"section": "laws", "order": 100, "rows": [{

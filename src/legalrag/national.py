@@ -489,11 +489,12 @@ def _in_force_today(library, today: str) -> set[tuple[str, str]]:
     return {(f"{v.title}{a.label}", normalise(a.text)) for v in library.in_force(today) for a in v.articles}
 
 
-def update_corpus(home: str | Path, folder: str | Path, encoder: Any, components: Sequence[Any], *,
+def update_corpus(home: str | Path, folder: str | Path | None, encoder: Any, components: Sequence[Any], *,
                   base: NationalLaw | None, snapshot_titles: Sequence[str] = (CRIMINAL_LAW,),
                   today: str | None = None, progress: bool = False) -> Update:
     """Read ``folder`` (the dated-Markdown format), write a new corpus beside the current one (encoding only the
-    passages that neither the base nor the current corpus has), build its index, then swap it in atomically
+    passages that neither the base nor the current corpus has; ``folder`` None: the shipped versions), build its
+    index, then swap it in atomically
     (``<home>/corpus/current``, the previous one kept as ``previous`` for :func:`rollback_corpus`). An update
     that stops before the swap (an error, a kill) leaves the current corpus answering; its half-written folder
     is removed by the next update."""
@@ -513,7 +514,12 @@ def update_corpus(home: str | Path, folder: str | Path, encoder: Any, components
     previous = current_corpus(home)
     before = read_versions(previous) if previous else None
     known = versions_passages(previous, before, base=base) if previous else {}
-    lib = build_library(read_folder(folder))
+    if folder is None:  # the versions shipped with the package (the Criminal Law's older text already in them)
+        if base is None or not (base.path / LAWS).is_file():
+            raise InputError("no folder given and no versions shipped; pass a checkout in the dated-Markdown format")
+        lib, snapshot_titles = law_library(law=base), ()
+    else:
+        lib = build_library(read_folder(folder))
     if base is not None and snapshot_titles:
         lib = add_snapshot(lib, (r for _, r in base.records()), str(base.manifest["snapshot"]), titles=snapshot_titles)
     lib = type(lib)(lib.laws, lib.problems, lib.skipped, snapshot=max((v.version or "" for v in lib.versions()),

@@ -186,7 +186,8 @@ def citation_from_dict(d: dict[str, Any]) -> Citation:
                     document_id=d.get("document_id"), in_retrieved=bool(d.get("in_retrieved")),
                     document_text=d.get("document_text") or "", note=d.get("note") or "", mark=d.get("mark") or "",
                     mark_reason=d.get("mark_reason") or "", claim=d.get("claim") or "", support=d.get("support"),
-                    successor=d.get("successor") or "")
+                    successor=d.get("successor") or "", clause=d.get("clause") or "",
+                    clause_reason=d.get("clause_reason") or "")
 
 
 def hit_from_dict(d: dict[str, Any]) -> Hit:

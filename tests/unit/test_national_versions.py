@@ -86,3 +86,46 @@ def test_a_folder_of_another_layout_is_refused_before_anything_changes(tmp_path)
     with pytest.raises(InputError, match="expected layout"):
         update_corpus(tmp_path / "home", tmp_path / "x", FakeEncoder(), COMPONENTS(), base=None)
     assert current_corpus(tmp_path / "home") is None
+
+
+KILLED = r"""
+import sys, time
+from pathlib import Path
+from legalrag.national import update_corpus
+from legalrag.testing import FakeEncoder
+from legalrag.wiring import expand_components
+
+class Slow(FakeEncoder):
+    def encode_documents(self, texts):
+        Path(sys.argv[3]).write_text("encoding")
+        time.sleep(60)
+
+update_corpus(sys.argv[1], sys.argv[2], Slow(), expand_components(["bm25", "dense"], ["stard-e5"]), base=None)
+"""
+
+
+def test_an_update_killed_with_sigkill_leaves_the_old_corpus_answering(tmp_path, checkout):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    home = tmp_path / "home"
+    update_corpus(home, checkout, FakeEncoder(), COMPONENTS(), base=None, today="2025-04-19")
+    before = current_corpus(home)
+    (checkout / "经济法" / "新法(2025-01-01).md").write_text(
+        "# 新法\n\n2025年1月1日 通过\n\n<!-- INFO END -->\n\n第一条 新的条文。\n", encoding="utf-8")
+    flag = tmp_path / "encoding"
+    proc = subprocess.Popen([sys.executable, "-c", KILLED, str(home), str(checkout), str(flag)])
+    try:
+        deadline = time.monotonic() + 60
+        while not flag.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert flag.exists(), "the update never reached its encoding"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert current_corpus(home) == before
+    assert answer(home)[0].document.id == "公司法第五条@2023-12-29"
+    after = update_corpus(home, checkout, FakeEncoder(), COMPONENTS(), base=None, today="2025-04-19")
+    assert after.laws_added == ("新法",) and not list((home / "corpus" / "versions").glob(".*.tmp"))

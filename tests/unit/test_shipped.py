@@ -251,9 +251,9 @@ def test_the_packer_writes_the_models_own_prefixes(tmp_path):
 
 
 def test_all_shipped_models_fit_the_install_budget():
-    """The shipped models together stay within 60 MB (the install-size budget of legalrag's models)."""
+    """The shipped models together stay within 100 MB (the install-size budget of legalrag's models)."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2] / "src" / "legalrag" / "data" / "models"
     total = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
-    assert 0 < total <= 60_000_000, f"{total / 1e6:.1f} MB"
+    assert 0 < total <= 100_000_000, f"{total / 1e6:.1f} MB"

@@ -157,12 +157,10 @@ _CONCLUSION = re.compile(r"(?:结论|Conclusion)\s*[:：]\s*(.+)", re.I)
 
 
 def conclusion_of(text: str) -> str:
-    """The conclusion an answer states: its ``结论：`` line, else its first sentence."""
+    """The conclusion an answer states on its ``结论：`` line ("" when it has none: a text that states no
+    conclusion line is not judged, it is marked like any answer's citations)."""
     m = _CONCLUSION.search(text)
-    if m:
-        return m.group(1).strip()
-    first = re.split(r"(?<=[。！？!?\n])", text.strip(), maxsplit=1)[0]
-    return first.strip()
+    return m.group(1).strip()[:300] if m else ""
 
 
 def basis_head(basis: Any, lang: str) -> str:
@@ -266,7 +264,9 @@ class AnswerEngine:
                 steps.append(Step("guard", "cut_message", output=cut))
                 query = question_tail(query or question)
         usage = usage_before
-        quoted = s.style == "guided"  # the legal basis is quoted from the articles, the model writes the rest
+        # the guided answer quotes its legal basis and the model writes the rest; asked for whole articles
+        # (evidence_tokens None, `--evidence-tokens 0`) the model reads them whole, as before the basis
+        quoted = s.style == "guided" and s.evidence_tokens is not None
         selector = self.selector(steps) if quoted and s.select else None
         search_query = None
         if hits is None:
@@ -659,7 +659,8 @@ def shipped_selector(index: Any, support: Any = None) -> Any:
             return _SELECTORS[index]
         except (KeyError, TypeError):
             pass
-        selector = load_selector(support=support, encoder=index_encoder(index) if support is None else None)
+        selector = load_selector(support=support, encoder=index_encoder(index) if support is None else None,
+                                 index=index)  # the articles' vectors from the index: 0.1 s, not 10 s, a question
         try:
             _SELECTORS[index] = selector
         except TypeError:

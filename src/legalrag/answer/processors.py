@@ -310,4 +310,7 @@ def turn_trace(processor: Callable, turns: Sequence[Turn], query: str, hits: Seq
     return {"searched": [query], "carried": [], "same_issue": None, "reason": "", "earlier_searches": 0}
 
 
-DEFAULT_PROCESSOR = "carry"  # best on the development part of the STARD-grounded consultations, confirmed on their test part (docs/lab/consultation.md)
+# Chat's, the web chat's and /consult's default: best on the development parts (the STARD-grounded and the topic-shift
+# consultations, pooled) with every retriever; not the best at turn 5 on LexRAG's published consultations, where
+# `fused` and `auto` lead with the dense retriever (docs/lab/consultation-sets.md).
+DEFAULT_PROCESSOR = "carry"

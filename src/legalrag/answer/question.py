@@ -21,15 +21,19 @@ from legalrag.types import Answer, Hit
 def answer_question(question: str, index: Any, llm: LLM, *, k: int | None = None, retriever: str | None = None,
                     lang: str | None = None, max_tokens: int | None = None, max_article_chars: int | None = None,
                     evidence_tokens: int | None | object = ..., style: str | None = None, search: Any = None,
+                    select: bool | None = None, time_cap_s: float | None = None,
                     on_text: Callable[[str], None] | None = None,
                     on_retrieved: Callable[[str, Sequence[Hit]], None] | None = None) -> Answer:
     """Retrieve, answer with citations, check them: :class:`legalrag.answer.engine.AnswerEngine` over ``index`` with
     its defaults (arguments given override them; ``evidence_tokens=None`` gives whole articles).
     ``search(question, k) -> hits`` overrides retrieval; ``on_retrieved(query, hits)`` is called when retrieval
-    ends (before the model starts); ``on_text`` receives the answer as it is generated."""
+    ends (before the model starts); ``on_text`` receives the answer as it is generated (its quoted legal basis
+    first); ``select=False`` quotes the retrieval order instead of the selector's choice; ``time_cap_s`` caps the
+    generation's seconds."""
     from legalrag.answer.engine import DEFAULTS, engine_for
 
-    settings = DEFAULTS.but(k=k, max_tokens=max_tokens, max_article_chars=max_article_chars, style=style)
+    settings = DEFAULTS.but(k=k, max_tokens=max_tokens, max_article_chars=max_article_chars, style=style,
+                            select=select, time_cap_s=time_cap_s)
     if evidence_tokens is not ...:
         settings = replace(settings, evidence_tokens=evidence_tokens)
     lang = lang or question_language(question or "", index)

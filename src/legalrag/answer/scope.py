@@ -202,11 +202,15 @@ class ScopeModels:
 
 def load_scope_models(path: str | Path | None = None) -> ScopeModels:
     """The shipped scope model (its files checked against the card), or the model file at ``path``."""
-    if path is None:
-        from legalrag.shipped import checked
+    return _load(str(path) if path is not None else _shipped_file())
 
-        path = checked("scope", "scope-model").path / MODEL_FILE
-    return _load(str(path))
+
+@lru_cache(maxsize=1)
+def _shipped_file() -> str:
+    """The shipped model file, its hash checked once per process (not on every question)."""
+    from legalrag.shipped import checked
+
+    return str(checked("scope", "scope-model").path / MODEL_FILE)
 
 
 @lru_cache(maxsize=4)

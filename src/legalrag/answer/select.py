@@ -41,7 +41,8 @@ SELECTOR_KIND = "selector"
 SPEC_FILE = "selector.json"
 CARD_FILE = "legalrag_model.json"
 FORMAT = "legalrag-selector"
-MAX_QUESTION_CHARS = 2000  # a longer paste is scored on its first 2,000 characters (the signals saturate)
+MAX_QUESTION_CHARS = 500  # a longer paste is scored on its first 500 characters (the signals saturate, and
+# the support model reads a long text slowly: about 0.9 s for 1,000 characters on two cores)
 MAX_ARTICLE_CHARS = 2000
 RESTORE = ("restore it with `git checkout -- src/legalrag/data/models/selector` in a clone of legalrag, or "
            "`pip install --force-reinstall --no-deps legalrag`; or retrain it with `legalrag train selector`")
@@ -556,8 +557,9 @@ def load_selector(path: str | Path | None = None, *, support: Any = None, encode
     :class:`~legalrag.errors.ModelError` naming the path and the fix.
 
     ``support``: the support pair model (``legalrag.wiring.make_support_scorer()``); else one is made over
-    ``encoder`` (the shipped ``stard-e5`` the model was trained with); with neither, the lexical support model,
-    which the shipped selector was not trained with (its probabilities are then less sharp). ``encoder`` (default:
+    ``encoder`` (the shipped ``stard-e5`` the model was trained with); with neither, the process's one support
+    model (``citecheck.support.default_scorer``, registered when ``legalrag.wiring`` is imported), else the lexical
+    one, which the shipped selector was not trained with (its probabilities are then less sharp). ``encoder`` (default:
     the support model's) encodes the question for the neighbour votes; with none, no neighbour votes.
     ``index``: the index the hits come from; when it has a ``stard-e5`` dense component (the default index does),
     the support model reads the articles' vectors from it instead of encoding them (the same cosines, within the
@@ -568,14 +570,19 @@ def load_selector(path: str | Path | None = None, *, support: Any = None, encode
                                                        f"train one with `legalrag train selector --out {d}`"))
     model = read_model(d)
     if support is None:
-        from legalrag.citecheck.support import SupportScorer
+        from legalrag.citecheck import support as _support
 
-        support = SupportScorer(encoder)
+        if encoder is not None:
+            support = _support.SupportScorer(encoder)
+        else:  # the one support model of the process (registered by legalrag.wiring), else the lexical one
+            try:
+                support = _support.default_scorer()
+            except InputError:
+                support = _support.SupportScorer()
     vectors = dense_component(index) if index is not None else None
     return ArticleSelector(model, support=support, encoder=encoder, vectors=vectors, path=d)
 
 
-__all__ = ["ArticleSelection", "ArticleSelector", "ClauseBM25", "Decisive", "FEATURES", "IndexVectors", "IndexedSupport",
-           "LinearScorer",
-           "Platt", "dense_component",
-           "Priors", "SelectorModel", "feature_matrix", "law_of", "load_selector", "read_model", "write_model"]
+__all__ = ["FEATURES", "ArticleSelection", "ArticleSelector", "ClauseBM25", "Decisive", "IndexVectors",
+           "IndexedSupport", "LinearScorer", "Platt", "Priors", "SelectorModel", "dense_component", "feature_matrix",
+           "law_of", "load_selector", "read_model", "write_model"]

@@ -41,7 +41,7 @@ _SENTENCE_END = re.compile(r"[。！？!?\n\r]")
 _LIST_GAP = re.compile(r"(?:[\s、，,;；]|以及|及|和|与|或)*")
 _CJK_RUN_END = re.compile(r"[\u4e00-\u9fff（）()《》〈〉、0-9 ]+$")  # titles hold 、 and years: 宪法修正案（1988年）
 # Other bracket styles seen in judgments (﹤…﹥, ＜…＞) are read as 〈…〉; the replacement keeps every offset.
-_BRACKETS = str.maketrans("﹤﹥＜＞", "〈〉〈〉")
+_BRACKETS = str.maketrans("﹤﹥＜＞()", "〈〉〈〉（）")  # and half-width parentheses as full-width: 解释(一) = 解释（一）
 _LAW_SUFFIX = re.compile(r"(?:法典|法|条例|规定|解释|办法|规则|细则|决定|通则|公约|章程)(?:（[^（）]{1,8}）)?$")
 _TRIGGER = re.compile(r"依照|依据|根据|按照|违反|适用|参照|比照|触犯|符合|援引|引用|对照|以及|及|与|或|了|和(?!国)"
                       r"|然后|并且|而且|同时|据此|应当|可以|是|在|由|将|被")
@@ -167,6 +167,9 @@ def _title_before(text: str, lo: int, hi: int, aliases: AliasTable | None) -> tu
     after_title = _AFTER_TITLE.search(stripped)
     if after_title:  # 《工伤保险条例》（2010修订）第六十六条, 《民法典》中第一千二百二十一条
         stripped = stripped[:after_title.start() + 1]
+    if stripped.endswith(("》", "〉")) and _matching_open(stripped) is None:
+        stripped = stripped[:-1]  # a closing mark with no opening one (…的解释(一)》第三十二条): read as unbracketed
+        end -= 1
     if stripped.endswith(("》", "〉")):
         open_at = _matching_open(stripped)
         if open_at is None:

@@ -35,6 +35,7 @@ _HEAD_WORDS = re.compile(r"^[\s#>*\-]*(?:\*\*)?\s*(?:法律依据|法条依据|�
 _FILLER = re.compile(r"[\s\W_]|根据|依照|依据|按照|参照|适用|规定|之|的|见|以及|及|和|与|等|条文|法条|相关|有关|中华人民共和国|"
                      r"according|to|under|see|and|of|the|art|article", re.IGNORECASE)
 _DANGLING = re.compile(r"(?:依照|依据|根据|按照|参照|另见|见)\s+(?:之规定|的规定|规定)?\s*[，,：:]?")
+_EMPTY_BRACKETS = re.compile(r"[（(\[【]\s*[）)\]】]")
 MIN_CLAIM_CHARS = 4  # fewer meaningful characters than this beside the citations: the sentence states nothing
 
 
@@ -86,6 +87,7 @@ def claim_words(sentence: str, spans: Sequence[tuple[int, int]] = (), offset: in
     out = _TITLE.sub(" ", "".join(chars)).replace("|", " ")
     out = _HEAD_WORDS.sub(" ", out)
     out = _DANGLING.sub(" ", out)  # 根据 ， left where the citation was
+    out = _EMPTY_BRACKETS.sub(" ", out)  # （ ） left where a bracketed citation was
     return " ".join(out.split()).strip(" ，,。；;：:")
 
 

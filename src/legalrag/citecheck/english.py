@@ -40,6 +40,7 @@ TABLE = "english_titles.json"
 
 _CONNECTORS = frozenset("of the on for and in to by from with concerning regarding against over under about a an "
                         "its at or as between into upon".split())
+_TITLE_INSIDE = frozenset("of on for concerning regarding in against over".split())  # words inside a title
 _FOREIGN = re.compile(
     r"\b(?:Acts?|Ordinances?|Conventions?|Treaty|Federal|Constitution of the United States|United States|U\.\s?S\.|US"
     r"|USA|American|UK|U\.K\.|British|England|English|Wales|Scotland|Ireland|Irish|Germany|German|France|French"
@@ -54,14 +55,18 @@ _HEAD_NOUN = re.compile(r"\b(?:Law|Code|Regulations?|Rules?|Provisions?|Interpre
 
 _NUM = r"\d+(?:-\d+|[A-F]\b)?"
 _LIST = rf"{_NUM}(?:\s*\(\d+\))*(?:\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|to\s+|through\s+|[-–]\s*){_NUM}(?:\s*\(\d+\))*)*"
-_ART_WORD = r"(?:Articles?|ARTICLES?|Arts?\.|arts?\.|Art\b|art\b|Art(?=\d))"
+_ART_WORD = r"(?:Articles?|ARTICLES?|articles?|Arts?\.|arts?\.|Art\b|art\b|Art(?=\d))"
 _HEAD = re.compile(
     rf"(?P<item_before>(?:[Ii]tem|[Ss]ub-?paragraph|[Cc]lause)\s*\(?(?P<ib>\d+)\)?\s*(?:,\s*|of\s+(?:the\s+)?))?"
-    rf"(?P<para_before>(?:[Pp]aragraph|[Pp]ara\.)\s*(?P<pb>\d+)\s*(?:,\s*|of\s+(?:the\s+)?))?"
+    rf"(?P<para_before>(?:[Pp]aragraph|[Pp]ara\.?)\s*(?P<pb>\d+)\s*(?:,\s*|of\s+(?:the\s+)?))?"
     rf"\b(?P<art_word>{_ART_WORD})\s*(?P<nums>{_LIST})"
-    rf"(?:,?\s*(?:[Pp]aragraph|[Pp]ara\.|§)\s*(?P<para>\d+))?"
+    rf"(?:,?\s*(?:[Pp]aragraph|[Pp]ara\.?|§)\s*(?P<para>\d+))?"
     rf"(?:,?\s*(?:[Ii]tem|[Ss]ub-?paragraph|[Cc]lause)\s*\(?(?P<item>\d+)\)?)?")
-_OF_PRC = re.compile(r"\s+of\s+(?:the\s+)?(?:PRC|People['’]s\s+Republic\s+of\s+China)\b")
+_GAP_AFTER = re.compile(r"[ \t]{1,2}|,[ \t]|[ \t]?-[ \t]?")
+_GAP_FIRST = re.compile(r"[ \t]*")
+_RELATIVE_AFTER = re.compile(r",?\s*(?:of|in|under)\s+((?:this|that|the said|the same|said)\s+(?:Law|Code|Regulations?|"
+                             r"Rules|Provisions|Interpretation|Measures|Decision))\b", re.I)
+_OF_THE = re.compile(r",?\s*(?:of|in|under)\s+(?:the\s+)?")
 _TITLE_WORD = re.compile(r"\(?[A-Z][\w'’.-]*\)?|\([IVX]+\)|[a-z]+|PRC")
 _SENTENCE_END = re.compile(r"(?<![A-Z][a-z])(?<!\b[A-Z])(?<!\bArts)(?<!\bArt)(?<!\bNo)(?<!\bPara)[.!?。！？]\s|\n")
 _SPELLING = {"labour": "labor", "defence": "defense", "organisation": "organization", "organised": "organized",
@@ -73,6 +78,7 @@ _JURISDICTION = [
     r"^(?:the )?prcs?\b", r"^chinas\b", r"^chinese\b(?! medicine)", r"\bof china$", r"\bin china$"]
 
 
+@functools.lru_cache(maxsize=8192)
 def en_key(title: str) -> str:
     """The comparison key of an English title: ``the Labour Contract Law of the People's Republic of China`` and
     ``PRC Labor Contract Law`` both give ``labor contract law``."""
@@ -193,16 +199,20 @@ def extract_english(text: str, table: EnglishTitles | None = None,
     """Every English citation of Chinese law in ``text`` (rules in the module docstring); spans in ``taken``
     (found by another parser) are skipped."""
     table = table if table is not None else EnglishTitles.load()
-    taken = list(taken)
+    taken = sorted(taken)
+    starts = [s for s, _ in taken]
     ends = [m.end() for m in _SENTENCE_END.finditer(text)]
     out: list[CitationMatch] = []
     last: tuple[str, tuple[str, ...], bool, bool, int] | None = None  # written, titles, foreign, relative, sentence
     for m in _HEAD.finditer(text):
-        if any(s < m.end() and m.start() < e for s, e in taken):
+        k = bisect.bisect_left(starts, m.end())  # spans starting before this match ends
+        if any(e > m.start() for _, e in taken[max(0, k - 8):k]):
             continue
         sentence = bisect.bisect_right(ends, m.start())
         start, end = m.start(), m.end()
         title = _title_after(text, end, table)
+        if title is not None and not title[0]:
+            continue  # "Article 5 of the contract": not a law, and not the law of an earlier citation either
         if title is not None:
             written, titles, end = title
         else:
@@ -218,7 +228,7 @@ def extract_english(text: str, table: EnglishTitles | None = None,
         if written is not None and not relative:
             last = (written, titles, foreign, relative, sentence)
         para, item = _opt(m.group("para") or m.group("pb")), _opt(m.group("item") or m.group("ib"))
-        arts = _articles(m.group("nums"), plural=m.group("art_word").lower().startswith(("articles", "arts")))
+        arts = _articles(m.group("nums"))
         for article, sub, parens in arts:
             p, i, division = para, item, None
             if len(parens) >= 2 and p is None and i is None:
@@ -235,7 +245,7 @@ def _opt(s: str | None) -> int | None:
     return int(s) if s else None
 
 
-def _articles(nums: str, plural: bool) -> list[tuple[int, int | None, list[int]]]:
+def _articles(nums: str) -> list[tuple[int, int | None, list[int]]]:
     """``39 and 40`` -> [(39, None, []), (40, None, [])]; ``133-1`` -> [(133, 1, [])]; ``26(1)(1)`` keeps (1)(1)."""
     out: list[tuple[int, int | None, list[int]]] = []
     for part in re.finditer(rf"(\d+)(?:-(\d+)|([A-F])\b)?((?:\s*\(\d+\))*)(?=\s*(?:$|[,–-]|and|or|to|through))",
@@ -258,10 +268,10 @@ def _words_after(text: str, pos: int) -> list[tuple[str, int, int]]:
     out: list[tuple[str, int, int]] = []
     i = pos
     while True:
-        gap = re.match(r"[ \t]{1,2}|,[ \t]|[ \t]?-[ \t]?", text[i:]) if out else re.match(r"[ \t]*", text[i:])
+        gap = (_GAP_AFTER if out else _GAP_FIRST).match(text, i)
         if gap is None:
             break
-        w = _TITLE_WORD.match(text, i + gap.end())
+        w = _TITLE_WORD.match(text, gap.end())
         if w is None:
             break
         word = w.group(0).rstrip(".,")
@@ -281,48 +291,64 @@ def _words_after(text: str, pos: int) -> list[tuple[str, int, int]]:
 
 def _title_after(text: str, pos: int, table: EnglishTitles) -> tuple[str, tuple[str, ...], int] | None:
     """``of [the] <title>`` right after an article number: (title as written, corpus titles, end)."""
-    rel = re.match(r",?\s*(?:of|in|under)\s+((?:this|that|the said|the same|said)\s+(?:Law|Code|Regulations?|Rules|"
-                   r"Provisions|Interpretation|Measures|Decision))\b", text[pos:], re.I)
+    rel = _RELATIVE_AFTER.match(text, pos)
     if rel is not None:
-        return rel.group(1), (), pos + rel.end()
-    m = re.match(r",?\s*(?:of|in|under)\s+(?:the\s+)?", text[pos:])
+        return rel.group(1), (), rel.end()
+    m = _OF_THE.match(text, pos)
     if m is None:
         return None
-    words = _words_after(text, pos + m.end())
+    words = _words_after(text, m.end())
     while words and words[-1][0].lower() in _CONNECTORS:
         words.pop()
     if not words:
-        return None
+        return "", (), pos  # "Article 5 of the contract": it cites something that is not a law
     if not words[0][0][0].isupper():
         return None
     # Longest prefix that the table knows, where the next word (if any) is one a title may stop before.
     for n in range(len(words), 0, -1):
         if n < len(words) and not words[n][0][0].islower():
             continue  # "Labor Contract Law Interpretation" is not the Labor Contract Law
+        if n < len(words) and words[n][0] in _TITLE_INSIDE and any(w[0][0].isupper() for w in words[n + 1:]):
+            continue  # "Constitution of the United States", "Civil Code of Japan": the title goes on
         written = text[words[0][1]:words[n - 1][2]]
         found = table.lookup(written)
         if found:
             return written, found, words[n - 1][2]
-    # Unknown: keep the title up to its last head noun (Law, Code, Act...), the whole run if it has none.
+    # Unknown: the whole run ("Constitution of the United States", "Civil Code of Japan"), or up to its last head
+    # noun (Law, Code, Act...) when what follows is joined by a word that does not continue a title ("and", "as").
     for n in range(len(words), 0, -1):
         if _HEAD_NOUN.fullmatch(words[n - 1][0]):
-            end = words[n - 1][2]
-            prc = _OF_PRC.match(text, end)  # "Minimum Wage Law of the PRC": the jurisdiction is part of the citation
-            return text[words[0][1]:end], (), prc.end() if prc else end
+            if n < len(words) and words[n][0] not in _TITLE_INSIDE:
+                return text[words[0][1]:words[n - 1][2]], (), words[n - 1][2]
+            break
     return text[words[0][1]:words[-1][2]], (), words[-1][2]
+
+
+_WORD = re.compile(r"[A-Z][\w'’.-]*|\([IVX]+\)|[a-z]+")
+# between a title and its article: a comma or an opening bracket; a note in brackets ("(2012 Amendment), ") is skipped
+_GAP_LAST = re.compile(r"[ \t]*[,(]?[ \t]*")
+_NOTE_BEFORE = re.compile(r"[ \t]*\([^()\n]{1,30}\)[ \t]*,?[ \t]*$")
+_GAP = re.compile(r"[ \t]+|,[ \t]+")
+
+
+def _words_before(text: str, pos: int) -> list[tuple[str, int, int]]:
+    """The run of title-like words ending right before ``pos`` (one space or ", " apart), in reading order."""
+    out: list[tuple[str, int, int]] = []
+    note = _NOTE_BEFORE.search(text, max(0, pos - 40), pos)
+    end = pos = note.start() if note else pos
+    for w in reversed(list(_WORD.finditer(text, max(0, pos - 300), pos))):
+        if not (_GAP if out else _GAP_LAST).fullmatch(text, w.end(), end):
+            break
+        out.append((w.group(0), w.start(), w.end()))
+        end = w.start()
+    out.reverse()
+    return out
 
 
 def _title_before(text: str, pos: int, table: EnglishTitles) -> tuple[str, tuple[str, ...], int] | None:
     """A known title written right before the article (``PRC Civil Code art. 585``): the whole run of title
     words, or its end after a connecting word (``Under the PRC Civil Code``)."""
-    head = text[max(0, pos - 300):pos]
-    m = re.search(r"((?:[A-Z][\w'’.-]*|\([IVX]+\)|[a-z]+)(?:(?:[ \t]|,[ \t])+(?:[A-Z][\w'’.-]*|"
-                  r"\([IVX]+\)|[a-z]+))*)[ \t]*,?[ \t]*$", head)
-    if m is None:
-        return None
-    base = max(0, pos - 300) + m.start(1)
-    words = [(w.group(0), base + w.start(), base + w.end()) for w in
-             re.finditer(r"[A-Z][\w'’.-]*|\([IVX]+\)|[a-z]+", m.group(1))]
+    words = _words_before(text, pos)
     # drop trailing lowercase words that cannot end a title ("as stipulated in Art. 5": no title)
     if not words or not (words[-1][0][0].isupper() or words[-1][0].startswith("(")):
         return None

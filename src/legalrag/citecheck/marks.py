@@ -6,6 +6,8 @@ citation, in reading order, never dropping one:
 - **supported**: it resolves, it was among the evidence (``retrieved_ids``; ``None`` when the text had no
   evidence set, e.g. a document being checked), and the support model says one of its clauses supports the claim
   (:mod:`legalrag.citecheck.claims` says which words that is; ``clause`` quotes the supporting clause);
+- a citation followed by a quotation of its article, word for word (``《X》第N条：“…”``, as an answer's quoted
+  legal basis is printed), is **supported** with ``mark_reason="quoted"`` (the quote is its claim and its clause);
 - **exists** (shown to support nothing): ``mark_reason`` is ``not_retrieved`` (not among the evidence),
   ``does_not_bear`` (no clause of it states the claim: ``clause`` quotes the best-matching one and
   ``clause_reason`` says in plain words why it is not taken as support) or ``no_claim`` (the text states nothing
@@ -63,7 +65,7 @@ MEANINGS = {
     Mark.NO_CORPUS: {"en": "the corpus holds no law of this jurisdiction, so it cannot be checked here",
                      "zh": "语料中没有这一法域的法律，无法在此核对"},
 }
-REASONS = {"not_retrieved": "not among the retrieved articles the answer was given",
+REASONS = {"quoted": "it is quoted word for word", "not_retrieved": "not among the retrieved articles the answer was given",
            "does_not_bear": "its text does not bear on the claim", "no_claim": "the text states no claim to check it against",
            "unknown_format": "a citation format the resolver does not know"}
 
@@ -162,8 +164,11 @@ def mark_citations(text: str, resolver: CitationResolver | Iterable[Any], scorer
             gone = repealed.lookup(res.law)
             if gone is not None:
                 cit = replace(cit, note=f"{cit.note}; {gone.describe()}", successor=gone.successor)
+            quoted = verbatim_quote(text, c.match.end, res.document.text if res.document is not None else "")
             if retrieved is not None and not in_ev:
                 cit = replace(cit, mark=Mark.EXISTS.value, mark_reason="not_retrieved")
+            elif quoted:  # "《X》第N条：“…”" quoting the article word for word: as the answer's quoted basis
+                cit = replace(cit, mark=Mark.SUPPORTED.value, mark_reason="quoted", claim=quoted, clause=quoted)
             elif claim is None:
                 cit = replace(cit, mark=Mark.EXISTS.value, mark_reason="no_claim")
             else:
@@ -196,8 +201,25 @@ def mark_citations(text: str, resolver: CitationResolver | Iterable[Any], scorer
             out[i] = replace(out[i], support=round(float(j.probability), 4),
                              mark=(Mark.SUPPORTED if ok else Mark.EXISTS).value,
                              mark_reason="" if ok else "does_not_bear", clause=j.clause,
-                             clause_reason=j.reason)
+                             clause_reason=j.reason,
+                             note="; ".join(x for x in (out[i].note, getattr(j, "note", "")) if x))
     return out
+
+
+_QUOTE = re.compile(r"\s*[：:]\s*[“\"「]([^”\"」\n]{8,})[”\"」]")
+_LINE_REST = re.compile(r"[^\n]*")
+_PUNCT = re.compile(r"[\s。；;，,.!！?？）)]*")
+
+
+def verbatim_quote(text: str, end: int, article: str) -> str:
+    """The quotation right after a citation (``《X》第N条：“…”``, at least 8 characters) when every part of it
+    (parts cut at ``…``) is word for word in the article's text and nothing but punctuation follows it on its
+    line (a quote followed by a claim of its own is judged like any claim); "" otherwise."""
+    m = _QUOTE.match(text, end)
+    if not m or not article or _PUNCT.fullmatch(_LINE_REST.match(text, m.end()).group(0)) is None:
+        return ""
+    parts = [p.strip() for p in re.split(r"…+|\.\.\.", m.group(1)) if p.strip()]
+    return m.group(1) if parts and all(p in article for p in parts) else ""
 
 
 def _judge(scorer: Any, pairs: list[tuple[str, Any]]) -> list[Any]:
@@ -230,7 +252,7 @@ def mark_line(c: Citation) -> str:
     if mark is Mark.EXISTS:
         why = c.clause_reason if c.mark_reason == "does_not_bear" and c.clause_reason else \
             REASONS.get(c.mark_reason, c.mark_reason)
-        score = f", support {c.support:.2f}" if c.support is not None else ""
+        score = f", support {c.support:.2f}" if c.support is not None and "(support " not in why else ""
         closest = f"; closest clause 「{_short(c.clause)}」" if c.clause and c.mark_reason == "does_not_bear" else ""
         return f"{text}: {why}{score}{closest}"
     if mark is Mark.REPEALED:
@@ -257,5 +279,5 @@ def summarise_marks(citations: Sequence[Citation]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["LABELS", "MEANINGS", "Mark", "REASONS", "meaning", "UnknownCitation", "corpus_systems", "explain_all", "extract_unknown",
+__all__ = ["LABELS", "MEANINGS", "Mark", "REASONS", "meaning", "verbatim_quote", "UnknownCitation", "corpus_systems", "explain_all", "extract_unknown",
            "mark_citations", "mark_line", "summarise_marks"]

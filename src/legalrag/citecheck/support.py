@@ -304,6 +304,11 @@ class SupportScorer:
     def threshold(self) -> float:
         return self.model.threshold
 
+    def warm_up(self) -> "SupportScorer":
+        """Load the tables and the encoder now (a server does this at start, so its first check is not slow)."""
+        self.judge([("盗窃公私财物数额较大", "盗窃公私财物，数额较大的，处三年以下有期徒刑。")])
+        return self
+
     def matches(self, pairs: Sequence[tuple[str, Any]], *, cosine: bool | None = None) -> list[Match]:
         """Each pair's features and best-matching clause (``cosine``: whether to compute the encoder's cosine;
         default: when the model uses it and an encoder is there)."""
@@ -377,6 +382,12 @@ def register_encoder(build: Callable[[], Any]) -> None:
 def default_scorer() -> SupportScorer:
     """The one support model (``full``, with the registered encoder), built once per process."""
     if not _DEFAULT:
+        if not _ENCODER:
+            # a library caller that built its collaborators without the composition root (create_app, engine_for
+            # over an index): load the root, which registers the encoder, rather than mark with a second model
+            import importlib
+
+            importlib.import_module("legalrag.wiring")
         if not _ENCODER:
             raise InputError("no support scorer was given and none is registered: pass one built by "
                              "legalrag.wiring.make_support_scorer() (importing legalrag.wiring registers it)",

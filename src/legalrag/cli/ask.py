@@ -109,7 +109,8 @@ def _in_process(ctx: typer.Context, printer, why: str, *, question: str, index, 
     s = root(ctx).answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)
     # --json still streams (quietly), so that its ttft_s is the real time to the first token
     answer = answer_question(question, idx, llm, k=s.k, retriever=retriever, lang=lang, max_tokens=s.max_tokens,
-                             style=s.style, evidence_tokens=s.evidence_tokens, on_text=printer.text,
+                             style=s.style, evidence_tokens=s.evidence_tokens, select=s.select,
+                             time_cap_s=s.time_cap_s, on_text=printer.text,
                              on_retrieved=lambda query, hits: printer.sources([hit_to_dict(h, text=False)
                                                                                for h in hits]))
     model_route = getattr(llm, "route", "in-process")

@@ -82,7 +82,12 @@ def check(
 
     currency = currencies(report, as_of)
     if json_out:
-        print_json({"file": name, **check_report_to_dict(report), "currency": [c and c.to_dict() for c in currency]})
+        from legalrag.citecheck.marks import meaning
+
+        out = check_report_to_dict(report)
+        for d, item in zip(out["citations"], report.items):  # what the mark means, in plain words
+            d["mark_meaning"] = meaning(item.citation) or None
+        print_json({"file": name, **out, "currency": [c and c.to_dict() for c in currency]})
     else:
         _print_report(report, name, annotate, currency)
     if strict and (report.summary["no_citations"] or report.summary["supported"] < len(report.items)):
@@ -107,9 +112,9 @@ def _print_report(report, name: str, annotate: Optional[Path], currency=()) -> N
         sym = SYMBOLS.get(c.mark, "?")
         console.print(f"[{colour.get(c.mark, 'white')}]{sym} {n}.[/] {escape(c.canonical or c.text)} "
                       f"[dim](line {line})[/dim]: {escape(mark_line(c))}"
-                      + (f" · {escape(currency[n - 1].label)}" if n <= len(currency) and currency[n - 1] else ""),
-                      highlight=False)
-        if n <= len(currency) and currency[n - 1] and currency[n - 1].status != "current":
+                      + (f" · {escape(currency[n - 1].label)}" if n <= len(currency) and currency[n - 1]
+                         and currency[n - 1].status not in ("current", "unknown") else ""), highlight=False)
+        if n <= len(currency) and currency[n - 1] and currency[n - 1].status not in ("current", "unknown"):
             console.print(f"    currency: {escape(currency[n - 1].describe())}", highlight=False, style="dim")
         if c.mark:
             console.print(f"    means: {escape(meaning(c))}", highlight=False, style="dim")

@@ -5,6 +5,7 @@ and swapped in atomically; the shipped data stays read-only, and the previous co
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -17,7 +18,9 @@ app.add_typer(corpus_app, name="corpus")
 
 @corpus_app.command("update")
 def update(ctx: typer.Context,
-           folder: Path = typer.Argument(..., help="A checkout in the dated-Markdown format (github.com/LawRefBook/Laws)."),
+           folder: Optional[Path] = typer.Argument(None, help="A checkout in the dated-Markdown format "
+                                                   "(github.com/LawRefBook/Laws); default: the versions shipped "
+                                                   "with legalrag (the law as of their snapshot)."),
            base: bool = typer.Option(True, "--base/--no-base", help="Reuse the shipped corpus's vectors and ids "
                                      "(--no-base: encode every article, e.g. with another encoder)."),
            json_out: JsonOption = False) -> None:

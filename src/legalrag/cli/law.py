@@ -130,5 +130,7 @@ def currencies(report, as_of: Optional[str]) -> list:
 
     if as_of:
         check_day(as_of)
+    if not report.items:
+        return []
     lib = default_library()
     return [citation_currency(lib, item.citation, as_of) for item in report.items] if lib is not None else []

@@ -35,7 +35,7 @@ class Collaborators:
     llm: Callable[[], Any] | None = None
     predictor: Callable[[Any], Any] | None = None  # receives the opened index
     structure: Callable[[], Any] | None = None
-    support: Callable[[], Any] | None = None  # a citations.support.SupportScorer (None: the lexical model)
+    support: Callable[[], Any] | None = None  # a citations.support.SupportScorer (None: the one support model)
     slot: Callable[[], AbstractContextManager[Any]] | None = None
 
 

@@ -32,8 +32,6 @@ RULES_1997 = "最高人民检察院关于适用刑法分则规定的犯罪的罪
 SUPPLEMENT = "确定罪名的补充规定"
 EXPECTED_COUNT = 483  # the count after 补充规定（七） (2021); （八） only renames
 _NUM = r"[0-9０-９零一二三四五六七八九十百千]+"
-_REF = re.compile(rf"第({_NUM})条(?:之({_NUM}))?((?:(?:第{_NUM}款)[、，]?)*)")
-_PARA = re.compile(rf"第({_NUM})款")
 _BARE_PARA = re.compile(rf"^第({_NUM})款")
 _ITEM_1997 = re.compile(r"(?:\d+．)?\s*((?:[^\s（）．0-9]|（[边境]）)+?罪)（(第[^）]*)）")
 _SOURCE_NOTE = re.compile(r"（《[^》]*》[^）]*）")
@@ -107,7 +105,6 @@ def parse_refs(text: str) -> list[ArticleRef]:
     ``第一百二十条之一`` -> [120-1]; a bare ``第3款`` continues the last article."""
     text = _SOURCE_NOTE.sub("", text)
     out: list[ArticleRef] = []
-    pos = 0
     for m in re.finditer(rf"第({_NUM})条(?:之({_NUM}))?|第({_NUM})款", text):
         if m.group(1):
             article = str(_int(m.group(1))) + (f"-{_int(m.group(2))}" if m.group(2) else "")
@@ -119,7 +116,6 @@ def parse_refs(text: str) -> list[ArticleRef]:
                 out[-1] = ArticleRef(last.article, para)
             else:
                 out.append(ArticleRef(last.article, para))
-        pos = m.end()
     return out
 
 

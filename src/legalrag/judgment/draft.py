@@ -106,6 +106,18 @@ def assemble(facts: str, reply: str) -> str:
                              + CLOSING)
 
 
+def assemble_grounded(facts: str, reply: str) -> tuple[str, list[str]]:
+    """:func:`assemble` with the reasoning grounded on the facts: a clause stating a circumstance the facts do
+    not (自首 where they describe 坦白) is removed (``grounding.ground_reasoning``); returns (document, the
+    circumstances removed)."""
+    from legalrag.judgment.grounding import dedupe_paragraphs, ground_reasoning
+
+    reasoning, marker, result = repair_reply(reply).partition("，判决如下：\n")
+    grounded, removed = ground_reasoning(reasoning, facts)
+    text = grounded.rstrip("，,。 \n") + marker + result
+    return dedupe_paragraphs(heading_for(facts) + "\n" + facts.strip() + "\n\n" + text + "\n" + CLOSING), removed
+
+
 def check_articles(fields: JudgmentFields, statutes: Sequence[Document],
                    retrieved_ids: Iterable[str] = ()) -> list[Citation]:
     """Resolve each cited Criminal Law article to a statute document; unresolved ones are flagged."""
@@ -165,6 +177,7 @@ class DraftResult:
     law_hits: tuple[Hit, ...] = ()
     case_hits: tuple[Hit, ...] = ()
     timings: Mapping[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
     @property
     def unresolved(self) -> tuple[Citation, ...]:
@@ -181,6 +194,7 @@ class DraftResult:
             "laws": [{"id": h.id, "title": h.document.title, "score": h.score} for h in self.law_hits],
             "cases": [{"id": h.id, "score": h.score} for h in self.case_hits],
             "timings": dict(self.timings),
+            "notes": list(self.notes),
         }
 
 
@@ -286,11 +300,13 @@ class JudgmentDrafter:
         else:
             reply = self.llm.chat(request).text
         t_generate = time.perf_counter() - t0 - t_retrieve
-        document = assemble(facts, reply)
+        document, removed = assemble_grounded(facts, reply)
         fields = extract_fields(document)
         citations = check_articles(fields, self.statutes, (h.id for h in laws))
+        notes = ("removed from the model's reasoning, as the facts do not state it: " + "、".join(removed),) \
+            if removed else ()
         return DraftResult(document, fields.sections, fields, tuple(citations), tuple(laws), tuple(cases),
-                           {"retrieve": t_retrieve, "generate": t_generate})
+                           {"retrieve": t_retrieve, "generate": t_generate}, notes)
 
 
 def read_facts(facts: str) -> str:

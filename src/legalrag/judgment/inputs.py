@@ -19,7 +19,9 @@ from legalrag.errors import InputError
 
 MIN_CJK_SHARE = 0.3
 _CRIMINAL = re.compile(r"被告人|犯罪嫌疑人|嫌疑人|涉嫌|指控|起诉|犯罪|作案|被害人|受害人|报案|报警|抓获|归案|"
-                       r"投案|民警|公安|侦查|判处|刑事")
+                       r"投案|民警|公安|侦查|判处|刑事|偷|盗|抢|骗|殴打|砍|杀|毒品|吸毒|醉酒|赌|伪造|贿|强奸|猥亵|绑架|"
+                       r"拐卖|非法|走私|纵火|放火|爆炸|持刀")
+MIN_CHARS = 15  # shorter facts are answered as undecided (undecided.py), not refused
 
 
 def check_language(facts: str) -> None:
@@ -34,7 +36,7 @@ def check_language(facts: str) -> None:
 def names_no_crime(facts: str, supported: bool) -> bool:
     """Whether ``facts`` describe no criminal act: no charge found in their words (``supported`` is False) and
     none of the words of a criminal case's facts."""
-    return not supported and not _CRIMINAL.search(facts)
+    return len(facts.strip()) >= MIN_CHARS and not supported and not _CRIMINAL.search(facts)
 
 
 def refuse_no_crime(facts: str) -> InputError:

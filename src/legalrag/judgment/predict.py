@@ -58,6 +58,16 @@ SIGNALS = ("explicit", "keywords", "neighbours", "citepred", "tables", "statutor
 SELECTED = ("prison", "fine_present", "fine", "probation", "article")  # models whose feature groups are chosen
 
 
+def renamed_notes(names) -> list[str]:
+    """A note for each charge name the charge-name rules have since replaced (the name a case decided before
+    the change carries), with the current name and the rule."""
+    from legalrag.judgment.charges import by_any_name, by_name
+
+    current, any_name = by_name(), by_any_name()
+    return [f"charge {n} has since been renamed {any_name[n].name} ({any_name[n].source}); the name of the facts' "
+            "time is kept" for n in dict.fromkeys(names) if n not in current and n in any_name]
+
+
 class StructurePredictor(CaseRows):
     """Trained with :meth:`train`, saved with :meth:`save`, read back with :meth:`load`."""
 
@@ -242,16 +252,22 @@ class StructurePredictor(CaseRows):
         self.selection[kind] = {**sel.to_dict(), **check.to_dict()}
 
 
-    def retrain_charges(self, law, progress: bool = False) -> "StructurePredictor":
+    def retrain_charges(self, law, facts: Mapping[str, str] | None = None,
+                        progress: bool = False) -> "StructurePredictor":
         """Refit the charge model with the charges proposed from their law text (``law``: a
         ``law_candidates.LawCandidates``) as candidates and their rank and cosine as two more columns, on the
         cases with complete labels (the shipped charge model learns from those alone); the other models are
         kept. The model then decides over every charge of the catalogue the law text proposes, seen in training
-        or not."""
+        or not. ``facts``: case id -> facts, for a model saved without its cases' texts (the shipped one)."""
         import numpy as np
 
-        self.law, self.law_columns = law, True
         complete = [c for c in self.cases.values() if c.complete]
+        texts = {c.id: c.facts or (facts or {}).get(c.id, "") for c in complete}
+        missing = [i for i, t in texts.items() if not t]
+        if missing:
+            raise InputError(f"{len(missing)} training cases have no facts (the model was saved without them, e.g. "
+                             f"{missing[0]}); pass facts= with each case id's facts", field="facts")
+        self.law, self.law_columns = law, True
         it = complete
         if progress:
             from tqdm import tqdm
@@ -259,7 +275,7 @@ class StructurePredictor(CaseRows):
             it = tqdm(complete, desc="charge rows", unit="case")
         rows, ys, groups = [], [], []
         for i, c in enumerate(it):
-            ctx = self.context(c.facts, c.id)
+            ctx = self.context(texts[c.id], c.id)
             for name, e in self._charge_candidates(ctx).items():
                 rows.append(self._charge_row(ctx, name, e))
                 ys.append(int(name in c.charges))
@@ -327,6 +343,7 @@ class StructurePredictor(CaseRows):
         # a charge of the catalogue proposed from its law text is known even if no training case carries it
         known = set(self.full.charge_counts) | {n for n, e in cands.items() if "law_rank" in e}
         chosen, unseen = mark_unseen(chosen, ranked, known, facts, notes)
+        notes += renamed_notes(c.name for c in chosen)
         for c in chosen:
             if c.name not in self.full.charge_counts:
                 notes.append(f"charge {c.name} was never seen in training: proposed by the law text of its "

@@ -52,7 +52,7 @@ class AppContext:
     drafter: Any = None
     agents_llm: Any = None  # a trained policy's model for /agents/search (default: ``llm``)
     structure: Any = None  # a judgment StructurePredictor for /judgment/structure
-    support: Any = None  # a citations.support.SupportScorer for /citations/check (default: the lexical model)
+    support: Any = None  # a citations.support.SupportScorer for /citations/check (default: the one support model)
     gate: LLMGate = field(default_factory=LLMGate)
     open_index: Callable[[Path], Any] | None = None  # opens another index a request names (the launcher's)
     build: str = ""  # the legalrag build this server runs (``warm.build.build_id`` when it started)

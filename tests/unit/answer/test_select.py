@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from legalrag.answer.select import (FEATURES, ArticleSelector, ClauseBM25, Platt, Priors, SelectorModel,
+from legalrag.answer.select import (FEATURES, ArticleSelector, ClauseBM25, Priors, SelectorModel,
                                     feature_matrix, law_of, load_selector, shipped_selector_dir, write_model)
 from legalrag.citecheck.support import SupportScorer
 from legalrag.errors import ModelError
@@ -204,3 +204,37 @@ def test_the_neighbour_memory_votes_and_travels_with_the_model(tiny, tmp_path, s
     vec.write_bytes(vec.read_bytes()[:-8])
     with pytest.raises(ModelError, match="neighbours.npy: SHA-256 differs"):
         load_selector(d, support=support, encoder=encoder)
+
+
+def test_the_support_scores_read_the_articles_vectors_from_the_index():
+    from legalrag.answer.select import IndexedSupport
+    from legalrag.citecheck.support import SupportModel
+    from legalrag.retrieval.dense import DenseRetriever
+    from legalrag.testing import FakeEncoder
+
+    encoder = FakeEncoder()
+    docs = [_doc(k) for k in ARTICLES]
+    dense = DenseRetriever.build(docs, encoder)
+    plain = SupportScorer(encoder, SupportModel.load("full"))
+    indexed = IndexedSupport(plain, dense)
+    q = HELD_OUT[0]
+    pairs = [(q, d) for d in docs]
+    want = plain.scores(pairs)
+    before = encoder.calls
+    got = indexed.scores(pairs)
+    assert encoder.calls - before == 1  # the question only: every article's vector came from the index
+    assert np.allclose(got, want, atol=1e-4)
+    other = Document("new", "出租人应当按照约定将租赁物交付承租人。", "民法典第七百零八条")  # not in the index: encoded
+    assert np.allclose(indexed.scores([(q, other)]), plain.scores([(q, other)]), atol=1e-4)
+
+
+@pytest.mark.skipif(not (shipped_selector_dir() / "legalrag_model.json").exists(), reason="no shipped selector yet")
+def test_the_shipped_selector_was_trained_with_the_shipped_support_model():
+    from legalrag.citecheck.support import SupportModel
+    from legalrag.training.recipes.selector import support_model_digest
+
+    spec = json.loads((shipped_selector_dir() / "selector.json").read_text(encoding="utf-8"))
+    assert spec.get("support_model") == support_model_digest(SupportModel.load("full")), (
+        "the support pair model changed since the selector was trained; retrain it (docs/lab/selector.md, "
+        "'Re-running'): legalrag train selector --split bench/data/stard-split.json --queries "
+        "$LEGALRAG_DATA/stard/train.jsonl --out src/legalrag/data/models/selector")

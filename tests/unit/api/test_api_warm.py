@@ -53,8 +53,8 @@ def test_ask_is_answered_by_the_running_server_as_this_process_would(server, ind
     remote = lr.ask(QUESTION, on_text=pieces.append)
     assert served.calls == 1 and here.calls == 0  # the server's model answered; this process called none
     assert lr.answered_by.startswith(f"the legalrag server at {url}")
-    assert isinstance(remote, Answer) and remote.text == ANSWER and "".join(pieces) == ANSWER
-    real, invented = remote.citations  # the marks travel with the citations
+    assert isinstance(remote, Answer) and remote.text.endswith(ANSWER) and "".join(pieces) == remote.text
+    real, invented = remote.citations[-2:]  # the marks travel with the citations
     assert real.resolved and real.in_retrieved and real.mark in ("supported", "exists")
     assert not invented.resolved and invented.mark == "not_found" and invented.note
 
@@ -70,7 +70,7 @@ def test_local_skips_the_running_server(server, index_dir):
     here = ScriptedLLM([ANSWER])
     lr = legalrag.open(index_dir, llm=here, local=True)
     answer = lr.ask(QUESTION)
-    assert here.calls == 1 and served.calls == 0 and answer.text == ANSWER
+    assert here.calls == 1 and served.calls == 0 and answer.text.endswith(ANSWER)
     assert lr.answered_by == "this process (--local)"
 
 
@@ -86,10 +86,10 @@ def test_chat_sends_the_dialogue_to_the_server_each_turn(server, index_dir):
     chat = legalrag.open(index_dir, llm=ScriptedLLM(["本进程。"])).chat()
     first = chat.ask(QUESTION)
     second = chat.ask("那如果超过一年呢？")
-    assert first.text == ANSWER and second.text == FOLLOW and served.calls == 2
+    assert first.text.endswith(ANSWER) and second.text.endswith(FOLLOW) and served.calls == 2
     shown = "\n".join(m["content"] for m in served.requests[1].messages)
     assert QUESTION in shown  # the first turn is the second answer's context, sent with the message
-    assert [t.content for t in chat.turns] == [QUESTION, ANSWER, "那如果超过一年呢？", FOLLOW]
+    assert [t.content for t in chat.turns] == [QUESTION, first.text, "那如果超过一年呢？", second.text]
     assert chat.last_trace.get("searched")
 
 

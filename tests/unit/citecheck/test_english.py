@@ -77,6 +77,11 @@ def test_a_bare_article_inherits_the_title_of_its_sentence_only():
                                                                                      (LCL, 82, True)]
 
 
+def test_an_article_of_something_else_inherits_nothing():
+    found = extract_english("Article 40 of the Labor Contract Law and Article 5 of the contract apply.")
+    assert [(m.citation.law, m.citation.article) for m in found] == [(LCL, 40)]
+
+
 def test_a_title_is_matched_whole_never_by_a_known_tail():
     [jp] = extract_english("Japanese Civil Code art. 709 says otherwise.")
     assert jp.citation.titles == () and jp.citation.written == "Japanese Civil Code" and jp.citation.foreign
@@ -90,10 +95,12 @@ def test_a_title_is_matched_whole_never_by_a_known_tail():
 
 def test_unknown_foreign_and_relative_titles_say_why(resolver):
     unknown = resolver.lookup(parse_english("Article 5 of the Minimum Wage Law of the PRC"))
-    assert unknown.reason is Reason.UNKNOWN_LAW and "English title 'Minimum Wage Law'" in unknown.message
+    assert unknown.reason is Reason.UNKNOWN_LAW and "English title 'Minimum Wage Law of the PRC'" in unknown.message
     assert f"knows {EnglishTitles.load().n_laws} laws" in unknown.message and "Chinese title" in unknown.message
     foreign = resolver.lookup(parse_english("Article 709 of the Japanese Civil Code"))
     assert foreign.reason is Reason.NOT_HELD and "national law of the PRC" in foreign.message
+    us = resolver.lookup(parse_english("Article 3 of the Constitution of the United States"))  # not the 宪法
+    assert us.reason is Reason.NOT_HELD and us.document is None
     relative = resolver.lookup(parse_english("Article 5 of this Law"))
     assert relative.reason is Reason.UNKNOWN_LAW and "name the law" in relative.message
 

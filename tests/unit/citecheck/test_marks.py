@@ -24,8 +24,8 @@ ARTICLES = {
 }
 DOCS = [statute_document(str(i), text, name) for i, (name, text) in enumerate(ARTICLES.items())]
 CLAIM = "用人单位自用工之日起超过一个月未与劳动者订立书面劳动合同的，应当每月向劳动者支付二倍的工资"
-# A looser paraphrase ("公司…没有和你订立…") scores 0.83 against the threshold 0.84: the model is strict (bench figures
-# in data/citations/README.md); these tests use claims that keep the article's words.
+# A looser paraphrase ("公司…没有和你订立…") lies near the threshold: the model is strict (figures in
+# data/citations/README.md); these tests use claims that keep the article's words.
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ from legalrag.citecheck.marks import (Mark, corpus_systems, explain_all, extract
 from legalrag.citecheck.repealed import RepealedTable
 from legalrag.corpora.statutes import statute_document
 from legalrag.types import Citation
-from legalrag.wiring import make_support_scorer  # noqa: F401 (registers the one support model these marks use)
 
 DOCS = [statute_document("82", "用人单位自用工之日起超过一个月不满一年未与劳动者订立书面劳动合同的，应当向劳动者每月支付二倍的工资。",
                          "劳动合同法第八十二条"),

@@ -62,12 +62,16 @@ def test_scores_of_question_article_pairs_keep_working(scorer):
     assert scorer.scores([]) == [] and scorer.judge([]) == []
 
 
-def test_a_claim_of_one_character_or_of_5000_gets_a_clear_result(scorer):
+def test_a_claim_of_one_character_or_of_5000_gets_a_clear_result(scorer, resolver):
     short, long_, empty = scorer.judge([("盗", DOCS[0]), ("盗窃他人财物数额较大" * 500, DOCS[0]), ("", DOCS[0])])
     assert not short.supported and "too few" in short.reason
     assert not empty.supported and "too few" in empty.reason
     assert long_.note == f"the claim has 5,000 characters; it was judged on its first {MAX_CLAIM_CHARS:,}"
     assert isinstance(long_.supported, bool) and long_.clause
+    [c] = check_text(f"{'盗窃他人财物数额较大' * 500}（《中华人民共和国刑法》第二百六十四条）", resolver, scorer).citations
+    assert c.mark in ("supported", "exists") and "it was judged on its first 1,000" in c.note
+    [c] = check_text("盗（《中华人民共和国刑法》第二百六十四条）。", resolver, scorer).citations
+    assert c.mark == "exists" and c.mark_reason == "no_claim"  # one character states nothing to check
     [blank] = scorer.judge([(OWN_WORDS, "")])
     assert not blank.supported and blank.clause == "" and "no text" in blank.reason
 
@@ -82,12 +86,26 @@ def test_answers_and_check_give_the_same_mark_for_the_same_claim_and_citation(tm
     reply = f"结论：{OWN_WORDS}（《中华人民共和国刑法》第二百六十四条）。\n怎么做：报警并保存证据。"
     hits = [Hit(DOCS[0], 1.0, 1), Hit(DOCS[1], 0.5, 2)]
     answer = engine_for(ScriptedLLM([reply] * 3), documents=DOCS).answer("偷东西数额较大会判几年？", hits=hits)
-    checked = {c.canonical: c for c in check_text(answer.text, resolver).citations}
-    cited = [c for c in answer.citations if c.in_retrieved and c.claim]
-    assert cited, answer.text
-    for c in cited:
-        other = checked[c.canonical]
-        assert (c.mark, c.support, c.clause) == (other.mark, other.support, other.clause)
+    checked = check_text(answer.text, resolver).citations
+    judged = [c for c in answer.citations if c.in_retrieved and c.mark_reason != "quoted"]
+    assert judged, answer.text  # the model's own citation, judged by the support model
+    for c in judged:
+        [other] = [o for o in checked if o.canonical == c.canonical and o.claim == c.claim]
+        assert (c.mark, c.support, c.clause, c.clause_reason) == (other.mark, other.support, other.clause,
+                                                                   other.clause_reason)
+    for c in answer.citations:  # a quoted basis line is the article's own words: `check` says so as well
+        if c.mark_reason == "quoted":
+            assert any(o.canonical == c.canonical and o.mark == "supported" and o.mark_reason == "quoted"
+                       for o in checked), c.canonical
+
+
+def test_a_citation_quoting_its_article_word_for_word_is_supported_as_quoted(resolver, scorer):
+    [c] = check_text(f"《中华人民共和国刑法》第二百六十四条：“{THEFT[:20]}…{THEFT[-10:]}”", resolver, scorer).citations
+    assert c.mark == "supported" and c.mark_reason == "quoted" and c.support is None
+    [bad] = check_text("《中华人民共和国刑法》第二百六十四条：“盗窃公私财物的，一律判处死刑”", resolver, scorer).citations
+    assert bad.mark_reason != "quoted"  # a quote the article does not hold is judged like any claim
+    [more] = check_text(f"依照《中华人民共和国刑法》第二百六十四条：“{THEFT[:20]}”，应当判处死刑。", resolver, scorer).citations
+    assert more.mark_reason != "quoted"  # a true quote followed by a claim of its own: the claim is judged
 
 
 def test_the_lexical_option_names_a_clause_too():

@@ -114,7 +114,8 @@ def test_cli_json_reports_ttft_and_a_too_small_budget_is_refused(sample_index):
     from legalrag.wiring import Root
 
     llm = ScriptedLLM(["依据《中华人民共和国劳动合同法》第八十二条，可以要求二倍工资。"])
-    args = ["ask", QUESTION, "--index", str(sample_index.path), "--k", "3", "--json"]
+    # the brief answer's evidence budget (the guided answer's evidence is its quoted basis)
+    args = ["ask", QUESTION, "--index", str(sample_index.path), "--k", "3", "--json", "--style", "brief"]
     res = runner.invoke(app, args + ["--evidence-tokens", "120"], obj=Root(llm=llm))
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)

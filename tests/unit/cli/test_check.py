@@ -11,11 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from legalrag.cli import app
-from unit.citecheck.test_marks import DOCS
+from unit.citecheck.test_marks import CLAIM, DOCS
 
 TEXT = ("# 意见\n\n"
-        "根据《劳动合同法》第八十二条，公司自用工之日起超过一个月没有和你订立书面劳动合同，应当每月向你支付二倍的工资。\n"
-        "根据《劳动合同法》第二十三条，公司自用工之日起超过一个月没有和你订立书面劳动合同，应当每月向你支付二倍的工资。\n"
+        f"根据《劳动合同法》第八十二条，{CLAIM}。\n"
+        f"根据《劳动合同法》第二十三条，{CLAIM}。\n"
         "依照《合同法》第一百零七条，违约方应承担违约责任。\n"
         "《中华人民共和国刑法》第九百九十九条规定了盗窃罪。\n"
         "See also Art. 100 Abs. 1 BGG.\n")
@@ -47,8 +47,11 @@ def test_check_prints_a_report_with_marks_and_reasons(index_dir, text_file):
     assert res.exit_code == 0, res.output
     lines = [line for line in res.output.splitlines() if line[:1] in "✓?✗↻∅"]
     assert [line[0] for line in lines] == ["✓", "?", "↻", "✗", "∅"]
-    assert "its text does not bear on the claim" in lines[1] and "中华人民共和国民法典" in lines[2]
-    assert "no corpus for this jurisdiction" in lines[4]
+    assert "no clause of the article says what the claim says" in lines[1] and "closest clause 「" in lines[1]
+    assert "中华人民共和国民法典" in lines[2] and "no corpus for this jurisdiction" in lines[4]
+    assert "supporting clause: 用人单位自用工之日起超过一个月不满一年" in res.output  # ✓ shows the clause it rests on
+    assert "closest clause: 用人单位与劳动者可以在劳动合同中约定" in res.output  # ? shows the closest one
+    assert "means: a clause of this article says what the sentence says" in res.output
     assert "5 citation(s): 1 supported" in res.output
 
 
@@ -60,6 +63,11 @@ def test_check_json_and_stdin(index_dir):
     first = out["citations"][0]
     assert first["document_text"].startswith("用人单位自用工之日起") and TEXT[first["start"]:first["end"]] == "《劳动合同法》第八十二条"
     assert out["summary"]["supported"] == 1 and out["summary"]["no_citations"] is False
+    assert first["clause"].startswith("用人单位自用工之日起") and first["clause_reason"] is None  # ✓: the clause
+    second = out["citations"][1]
+    assert second["clause"] and "no clause of the article" in second["clause_reason"]  # ?: the closest, and why
+    assert first["mark_meaning"].startswith("a clause of this article says") and "closest clause" in \
+        second["mark_meaning"]
 
 
 def test_check_writes_annotated_markdown_and_html(index_dir, text_file, tmp_path):

@@ -61,7 +61,11 @@ def versions_home(tmp_path, monkeypatch):
     (data / "laws-2025").symlink_to(MINI, target_is_directory=True)
     monkeypatch.setenv("LEGALRAG_DATA", str(data))
     monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(law, "_LIBRARY", {})
+    from legalrag.laws.reader import read_folder
+    from legalrag.laws.versions import build_library
+
+    # the versions `check` reads currency from: the fixture's (not the shipped ones)
+    monkeypatch.setattr(law, "_LIBRARY", {"lib": build_library(read_folder(MINI), repeal_table=None)})
     obj = Root(encoder=FakeEncoder())
     r = run("corpus", "update", MINI, "--no-base", obj=obj)
     assert r.exit_code == 0, r.output

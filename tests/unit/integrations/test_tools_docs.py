@@ -85,6 +85,6 @@ def test_the_openai_example_runs_against_serve(tmp_path, capsys):
         exec(compile(code, "docs/integrations.md", "exec"), {"__name__": "__main__"})
     out = capsys.readouterr().out
     first, streamed = out.split("ignored: ['temperature']\n")
-    assert first.startswith(ANSWER[:30]) and "引用核对 / Citations checked:" in first
+    assert first.startswith("法律依据：") and ANSWER[:30] in first and "引用核对 / Citations checked:" in first
     assert "not_found 劳动合同法第九百九十九条" in first
-    assert streamed.startswith(ANSWER[:30]) and "✗ 劳动合同法第九百九十九条" in streamed
+    assert streamed.startswith("法律依据：") and ANSWER[:30] in streamed and "✗ 劳动合同法第九百九十九条" in streamed

@@ -56,3 +56,11 @@ def test_the_builder_reproduces_the_shipped_table():
 def test_a_broken_table_line_names_the_line_and_the_fix():
     with pytest.raises(InputError, match="line 2.*make_charge_table"):
         parse_catalogue("charge\tarticles\tsource\tformer\ttext\n盗窃\t264\n")
+
+
+def test_a_renamed_charge_gets_a_note_naming_its_current_name():
+    from legalrag.judgment.predict import renamed_notes
+
+    assert renamed_notes(["生产、销售假药罪", "盗窃罪"]) == [
+        "charge 生产、销售假药罪 has since been renamed 生产、销售、提供假药罪 (补充规定（七）); the name of the facts' "
+        "time is kept"]

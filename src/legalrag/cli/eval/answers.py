@@ -49,7 +49,7 @@ def eval_answers(
     setting = AnswerBenchSetting.REFERENCE if reference else AnswerBenchSetting.RETRIEVER
     # the settings `ask` would use (flags, else the saved answer.* keys or the --profile's, else the defaults)
     answer = root(ctx).answer_settings(k=k, evidence_tokens=evidence_tokens)
-    options = {name: getattr(answer, name) for name in ("k", "evidence_tokens", "max_tokens", "style")}
+    options = {name: getattr(answer, name) for name in ("k", "evidence_tokens", "max_tokens", "style", "select")}
     config = {"queries": str(queries), "index": str(getattr(idx, "path", index)), "model": llm.model_id,
               "answer_settings": options,
               "judge": getattr(judge_llm, "model_id", None)}

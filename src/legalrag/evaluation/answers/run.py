@@ -54,6 +54,18 @@ def answer_seconds(answer: Answer) -> float:
     return float(answer.timings.get("retrieval_s", 0.0)) + float(model)
 
 
+def written_part(answer: Answer) -> str:
+    """What the model wrote: the answer's text after its printed basis (its first line and one line per quoted
+    article); empty for an honest fallback, which the model did not write."""
+    basis = getattr(answer, "basis", ())
+    if getattr(answer, "fallback", ""):
+        return ""
+    if not basis:
+        return answer.text
+    parts = answer.text.split("\n", len(basis) + 1)
+    return parts[-1] if len(parts) == len(basis) + 2 else answer.text
+
+
 def score_answer(q: BenchQuestion, answer: Answer, setting: str, *, judge: Any = None) -> dict[str, Any]:
     """One row: the answer, its citations and every metric of the benchmark (``judge``: an LLM for the
     yes/no judge, or None)."""
@@ -73,6 +85,8 @@ def score_answer(q: BenchQuestion, answer: Answer, setting: str, *, judge: Any =
         "not_from_law": list(getattr(answer, "not_from_law", ())),
         "gold_retrieved": bool(gold & set(retrieved)),
         "keyword_accuracy": keyword_accuracy(answer.text, q.keywords),
+        # the same on what the model wrote (the text after a quoted basis; a fallback writes nothing)
+        "keyword_accuracy_written": keyword_accuracy(written_part(answer), q.keywords),
         "supported_share": supported_share(answer.citations),
         "marks": [citation_mark(c) for c in answer.citations],
         "outcome": next((s.action for s in answer.steps if s.agent == "guard" and s.action in DECLINES),
@@ -214,6 +228,7 @@ def summarise_answers(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "stating_not_from_law": _mean(float(bool(r.get("not_from_law"))) for r in rows if "not_from_law" in r),
         "gold_retrieved": _mean(float(r["gold_retrieved"]) for r in rows),
         "keyword_accuracy": _mean(r.get("keyword_accuracy") for r in rows),
+        "keyword_accuracy_written": _mean(r.get("keyword_accuracy_written") for r in rows),
         "supported_share": _mean(marked), "answers_with_marks": len(marked),
         "no_citation": _mean(float(r["citations"] == 0) for r in rows),
         "declined": sum(r.get("outcome", "answered") != "answered" for r in rows),

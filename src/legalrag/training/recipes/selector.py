@@ -137,8 +137,17 @@ def support_tag(support: Any) -> str:
     from legalrag.io import sha256_text
 
     model = getattr(support, "model", None)
-    desc = {"class": type(support).__name__, "model": repr(model), "encoder": type(getattr(support, "encoder", None)).__name__}
+    desc = {"class": type(support).__name__, "model": repr(model),
+            "encoder": type(getattr(support, "encoder", None)).__name__}
     return sha256_text(json.dumps(desc, sort_keys=True, default=str))[:16]
+
+
+def support_model_digest(model: Any) -> str:
+    """A short digest of the support model's parameters (its repr: name, features, coefficients, threshold), kept
+    in the selector's spec so a changed support model is noticed (the selector must then be retrained)."""
+    from legalrag.io import sha256_text
+
+    return sha256_text(repr(model))[:16]
 
 
 def matrices(cands: Sequence[QuestionCandidates], sups: Sequence[np.ndarray], priors: Any,
@@ -308,7 +317,8 @@ class SelectorFit:
     seconds: float
 
 
-def train_selector(split: str | Path, search: Callable[[str, int], Sequence[Any]], support: Any, law_by_id: Callable[[str], str],
+def train_selector(split: str | Path, search: Callable[[str, int], Sequence[Any]], support: Any,
+                   law_by_id: Callable[[str], str],
                    *, depth: int = DEFAULTS["depth"], n_folds: int = DEFAULTS["folds"], seed: int = DEFAULTS["seed"],
                    k: int = DEFAULTS["k"], max_empty: float = DEFAULTS["max_empty"],
                    l2: Sequence[float] = DEFAULTS["l2"], lightgbm: bool = DEFAULTS["lightgbm"],
@@ -366,7 +376,8 @@ def train_selector(split: str | Path, search: Callable[[str, int], Sequence[Any]
         "train_questions_for_priors": len(train), "neighbour_memory": len(memory) if memory is not None else 0,
     }
     spec = {"trained_on": "dev part of the frozen STARD split (cross-fitted)", "depth": depth, "k": k,
-            "support": support_tag(support), "figures": figures}
+            "support": support_tag(support), "support_model": support_model_digest(support.model),
+            "figures": figures}
     model = SelectorModel(scorer, platt, float(chosen["threshold"]), priors, spec, memory)
     return SelectorFit(model, figures, time.perf_counter() - t0)
 
