@@ -3,18 +3,20 @@
     python bench/judgment/bench_judgment_catalogue.py catalogue
     python bench/judgment/bench_judgment_catalogue.py circumstances [--data $LEGALRAG_DATA/judge]
     python bench/judgment/bench_judgment_catalogue.py structure [--model-dir judge-structure]
-    python bench/judgment/bench_judgment_catalogue.py candidates [--k 10] [--cail $LEGALRAG_DATA/cail2018]
     python bench/judgment/bench_judgment_catalogue.py law-search
     python bench/judgment/bench_judgment_catalogue.py law [--cail $LEGALRAG_DATA/cail2018 --limit N] [--save DIR]
 
 ``catalogue`` counts the charge table built from the charge-name rules. ``circumstances`` measures the
 extractor (``judgment/circumstances.py``) per circumstance against what the gold judgment's reasoning finds
 (``stated_in_reasoning``: the circumstance stated and not denied, or its provision cited): its rules were written
-looking at the first 200 cases by text_id (the structure model's training cases) only; the figures are on the
-other 301, which were not looked at. ``structure`` predicts the 301 with the shipped structure model and scores
+looking at the first 200 cases by text_id (the structure model's training cases); the figures are on the
+other 301, whose errors were not looked at (only the aggregate figures). ``structure`` predicts the 301 with the shipped structure model and scores
 the drafts (template reasoning) before (no circumstance extractor: the citing clause of the predicted articles)
 and after (the extractor's circumstances: their provisions cited with the paragraph they decide), with paired
-tests, and the precision of the circumstances the drafts state.
+tests, and the precision of the circumstances the drafts state. ``law-search`` times the free drafter's law search
+over the shipped national law. ``law`` compares the shipped model with its charge model refitted on the
+catalogue's law-text candidates: candidate recall, JuDGE 301 (paired tests) and the CAIL hold-out, each split into
+charges the training labels carry (seen) or not (unseen).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("LEGALRAG_DATA", REPO.parent / "shared" / "data"))
 RESULTS = REPO / "bench" / "results"
+SOURCE = "docs/lab/judgment-catalogue.md"
 
 
 def _judge(data: Path):
@@ -69,7 +72,7 @@ def cmd_catalogue(args) -> None:
                  "with_former_names": sum(1 for c in shipped if c.former),
                  "without_article": [c.name for c in shipped if not c.refs], "by_rule": dict(sources)},
                  name="The charge catalogue built from the charge-name rules (1997 list, 补充规定 to （八）)",
-                 data="laws-2025/司法解释 (the charge-name rules) and laws-2025/刑法")
+                 data="laws-2025/司法解释 (the charge-name rules) and laws-2025/刑法", source=SOURCE + "#figures")
 
 
 def cmd_circumstances(args) -> None:
@@ -92,7 +95,15 @@ def cmd_circumstances(args) -> None:
                  data="JuDGE data/test.json (501 cases): facts (text) against the gold judgment's reasoning (fd)",
                  note="gold: stated_in_reasoning (the circumstance stated in 本院认为 and not denied there, or its "
                       "provision cited: 第六十七条第一款 自首, 第三款 坦白, 第六十五条 累犯, 第六十八条 立功, "
-                      "第二十七条 从犯, 第二十三条 未遂); one set per case, not per defendant")
+                      "第二十七条 从犯, 第二十三条 未遂); one set per case, not per defendant",
+                 source=SOURCE + "#figures",
+                 page={"section": "judgment", "order": 20, "rows": [{
+                     "configuration": "circumstance extractor (自首, 坦白, 立功, 累犯, 从犯, 未遂, 认罪认罚), JuDGE 301 held out",
+                     "result": "precision {metrics[held_out_301][all][precision]:.3f}, recall "
+                               "{metrics[held_out_301][all][recall]:.3f} (自首 {metrics[held_out_301][自首][precision]:.2f} / "
+                               "{metrics[held_out_301][自首][recall]:.2f}, 坦白 {metrics[held_out_301][坦白][precision]:.2f} / "
+                               "{metrics[held_out_301][坦白][recall]:.2f})",
+                     "cost": "rules, milliseconds", "needs": "CPU", "anchor": "gold: the court's reasoning"}]})
 
 
 def cmd_structure(args) -> None:
@@ -159,58 +170,7 @@ def cmd_structure(args) -> None:
                  name="JuDGE 301: the shipped structure model's drafts before and after the circumstance extractor "
                       "(its provisions cited with their paragraph), and the precision of the circumstances they state",
                  data="JuDGE data/test.json: trained on the first 200 by text_id, evaluated on the other 301",
-                 protocol="train on the first 200 cases by text_id, evaluate on the other 301")
-
-
-def cmd_candidates(args) -> None:
-    """Candidate recall on JuDGE 301 and the CAIL hold-out: the shipped model's candidates, the law text's
-    (judge-e5 over the catalogue's charge texts, top ``--k``) and both, split into charges the training labels
-    carry (seen) and the others (unseen)."""
-    from legalrag.evaluation.record import write_result
-    from legalrag.judgment.law_candidates import LawCandidates, recall
-    from legalrag.judgment.predict import StructurePredictor
-    from legalrag.shipped import model_dir
-    from legalrag.training.recipes import load_cail_split, load_judge
-    from legalrag.wiring import make_encoder
-
-    judge = load_judge(args.data)
-    path = model_dir(args.model_dir, "judgment-model")
-    man = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
-    encoder = make_encoder(man.get("encoder_spec")) if man.get("encoder") else None
-    model = StructurePredictor.load(path, judge.statutes, encoder)
-    seen = set(model.charge_counts)
-    law = LawCandidates(make_encoder("judge-e5"), known=seen)
-    t0 = time.perf_counter()
-    law.vectors()
-    t_vectors = time.perf_counter() - t0
-    from legalrag.judgment.labels import label_cases
-
-    labels = {c.id: c for c in label_cases(judge.facts, judge.gold, judge.eval_ids).cases}
-    sets = {"judge_301": [(i, judge.facts[i], labels[i].charges) for i in judge.eval_ids if i in labels]}
-    if args.cail:
-        hold = load_cail_split(args.cail, REPO / "bench" / "data" / "cail-split.json", judge).holdout
-        sets["cail_holdout"] = [(c.id, c.facts, c.charges) for c in hold][: args.limit or None]
-    out: dict = {"k": args.k, "seen_charges": len(seen), "vectors_seconds": round(t_vectors, 1)}
-    for name, rows in sets.items():
-        model_c, law_c, gold = {}, {}, {}
-        t0 = time.perf_counter()
-        for i, facts, charges in rows:
-            ctx = model.context(facts, None)
-            model_c[i] = list(model._charge_candidates(ctx))
-            law_c[i] = [c.name for c in law.propose(facts, args.k)]
-            gold[i] = list(charges)
-        secs = (time.perf_counter() - t0) / max(1, len(rows))
-        both = {i: model_c[i] + law_c[i] for i in gold}
-        out[name] = {"n": len(rows), "model": recall(model_c, gold, seen), "law": recall(law_c, gold, seen),
-                     "model_and_law": recall(both, gold, seen), "seconds_per_case": round(secs, 3),
-                     "mean_candidates": {"model": round(sum(map(len, model_c.values())) / len(rows), 1),
-                                         "model_and_law": round(sum(len(set(v)) for v in both.values()) / len(rows), 1)}}
-        print(name, json.dumps(out[name], ensure_ascii=False), flush=True)
-    write_result(RESULTS / "judge-charge-candidates.json", out,
-                 name=f"Charge candidate recall: the structure model's candidates, the law text's (judge-e5 over the "
-                      f"483 catalogue charges, top {args.k}) and both; seen = a charge the training labels carry",
-                 data="JuDGE data/test.json (the 301 evaluation cases); CAIL2018 hold-out of bench/data/cail-split.json",
-                 protocol="the shipped judge-structure model (trained on JuDGE's first 200 + CAIL's training part)")
+                 protocol="train on the first 200 cases by text_id, evaluate on the other 301", source=SOURCE + "#figures")
 
 
 def _charge_scores(pairs, seen: set[str]) -> dict:
@@ -333,7 +293,7 @@ def cmd_law(args) -> None:
                       + (f", first {len(ids)} by text_id" if args.n else "") + "); CAIL2018 hold-out of "
                       f"bench/data/cail-split.json ({len(cail)} cases, the first by id)",
                  protocol="the charge model refitted on JuDGE's first 200 cases only, as shipped; nothing tuned on the "
-                          "evaluation cases")
+                          "evaluation cases", source=SOURCE + "#figures")
     if args.save:
         try:
             model.save(args.save, {"trained_on": man.get("trained_on"), "command": result["command"]},
@@ -373,22 +333,21 @@ def cmd_law_search(args) -> None:
     print(json.dumps(out, ensure_ascii=False, indent=1))
     write_result(RESULTS / "judge-draft-law-search.json", out,
                  name="The free drafter's law search on the drafting page's theft facts (shipped national law)",
-                 data="the shipped national law (src/legalrag/data/cn-law)", facts=THEFT)
+                 data="the shipped national law (src/legalrag/data/cn-law)", facts=THEFT, source=SOURCE + "#figures")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["catalogue", "circumstances", "structure", "candidates", "law", "law-search"])
+    ap.add_argument("what", choices=["catalogue", "circumstances", "structure", "law", "law-search"])
     ap.add_argument("--save", type=Path, default=None, help="law: write the refitted model here")
-    ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--cail", type=Path, default=None, help="candidates: the CAIL2018 folder (hold-out too)")
+    ap.add_argument("--cail", type=Path, default=None, help="law: the CAIL2018 folder (its hold-out too)")
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--data", type=Path, default=DATA / "judge")
     ap.add_argument("--model-dir", default="judge-structure")
     ap.add_argument("--n", type=int, default=0)
     args = ap.parse_args()
     {"catalogue": cmd_catalogue, "circumstances": cmd_circumstances, "structure": cmd_structure,
-     "candidates": cmd_candidates, "law": cmd_law,
+     "law": cmd_law,
      "law-search": cmd_law_search}[args.what](args)
 
 

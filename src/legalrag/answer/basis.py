@@ -34,6 +34,7 @@ MAX_BASIS = 3
 # bench/results/conclusion-floor.json, bench/answers/bench_conclusion_floor.py
 CONCLUSION_FLOOR = 0.18
 WHOLE_ARTICLE_CHARS = 90  # a one-paragraph article this short is quoted whole
+MAX_SENTENCE_CHARS = 300  # a longer "；" sentence is quoted at its decisive clause only
 LIMITATION_LAW, LIMITATION_ARTICLE = "中华人民共和国民法典", "188"
 _CLAIM = re.compile(r"索赔|赔偿|起诉|告(?:他|她|它|公司|单位|老板|对方)|讨薪|讨回|讨要|追讨|追偿|追回|要回|欠(?:我|薪|款|钱)|"
                     r"拖欠|不给(?:钱|工资)|不发工资|不退|退还|返还|赔钱|违约金|仲裁|"
@@ -109,14 +110,18 @@ def decisive_quote(question: str, doc: Document, *, lang: str = "zh", probabilit
 def _quoted(text: str, parts: list[Clause], best: Clause, lang: str, label: str, doc_id: str,
             probability: float | None, role: str) -> Quoted:
     q = quote(text, best, lang, parts=parts)
-    spans = [(q.start, q.end)]
     i = parts.index(best)
+    start, end = _sentence(parts, i)  # a clause cut at "；" is part of a sentence that states the rule
+    if end - start > MAX_SENTENCE_CHARS:
+        start, end = q.start, q.end
+    spans = [(min(start, q.start), max(end, q.end))]
     if best.item:  # the sentence that opens the list (有下列情形之一的，…：) says what the item is an item of
         lead = next((c for c in reversed(parts[:i]) if not c.item and c.paragraph == best.paragraph), None)
         if lead is not None and lead.end <= q.start:
             spans.insert(0, (lead.start, lead.end))
-    nxt = parts[i + 1] if i + 1 < len(parts) else None
-    if (nxt is not None and nxt.paragraph == best.paragraph and nxt.start >= q.end and "另有规定" in nxt.text
+    last = max(j for j, c in enumerate(parts) if c.end <= spans[-1][1])
+    nxt = parts[last + 1] if last + 1 < len(parts) else None
+    if (nxt is not None and nxt.paragraph == best.paragraph and nxt.start >= spans[-1][1] and "另有规定" in nxt.text
             and len(nxt.text) <= 20):  # 法律另有规定的，依照其规定: the rule's own reservation
         spans[-1] = (spans[-1][0], nxt.end)
     pieces = [text[a:b] for a, b in spans]
@@ -124,6 +129,21 @@ def _quoted(text: str, parts: list[Clause], best: Clause, lang: str, label: str,
     for (_, prev_end), (a, _), piece in zip(spans, spans[1:], pieces[1:]):
         joined += ("" if a == prev_end else "…") + piece
     return Quoted(doc_id, label, joined, tuple(spans), probability, role, q.exceptions)
+
+
+def _sentence(parts: list[Clause], i: int) -> tuple[int, int]:
+    """The span of the whole sentence clause ``i`` belongs to: the clauses joined by "；" around it in its paragraph
+    (numbered items are sentences of their own)."""
+    ends = ("；", ";")
+    lo = hi = i
+    if not parts[i].item:
+        while (lo > 0 and parts[lo - 1].paragraph == parts[i].paragraph and not parts[lo - 1].item
+               and parts[lo - 1].text.endswith(ends)):
+            lo -= 1
+        while (hi + 1 < len(parts) and parts[hi + 1].paragraph == parts[i].paragraph and not parts[hi + 1].item
+               and parts[hi].text.endswith(ends)):
+            hi += 1
+    return parts[lo].start, parts[hi].end
 
 
 def build_basis(question: str, hits: Sequence[Hit], selection: Any = None, *, lang: str = "zh",

@@ -139,7 +139,11 @@ def build_messages(question: str, hits: Sequence[Hit], *, lang: str, settings: A
         room -= q_tokens
     if basis is not None:
         from legalrag.answer.basis import prompt_quotes
+        from legalrag.answer.evidence import select_evidence
 
+        if hits and settings.evidence_tokens is not None:  # a budget too small for any evidence is refused alike
+            select_evidence(query or question, list(hits)[:1], budget=settings.evidence_tokens, label=lambda h: citation_label(h.document), lang=lang,
+                            setting="evidence_tokens (--evidence-tokens)")
         sources = prompt_quotes(basis)
     elif not hits:
         sources = ""
@@ -595,8 +599,9 @@ def engine_for(llm: LLM, index: Any = None, *, retriever: str | None = None, sea
     ``en``; ``zh`` when it records neither), else ``lang``; ``lang`` (the answer language when a question's own
     cannot be told) defaults to the corpus's. The legal basis: chosen by ``selector`` (an
     ``answer.select.ArticleSelector``, or a zero-argument function making one), else, over an index with
-    ``settings.select``, by the shipped selector loaded on first use (:func:`shipped_selector`; a missing or
-    altered file is a notice and the retrieval order); the limitation-period article is found in the index's
+    ``settings.select`` and at least ``SELECTOR_MIN_ARTICLES`` articles (the national corpus it was trained on),
+    by the shipped selector loaded on first use (:func:`shipped_selector`; a missing or altered file is a notice
+    and the retrieval order); else the retrieval order; the limitation-period article is found in the index's
     (or ``documents``') corpus."""
     min_score = None
     docs = list(documents) if documents is not None else None
@@ -626,13 +631,16 @@ def engine_for(llm: LLM, index: Any = None, *, retriever: str | None = None, sea
 
         pool = index.documents if index is not None else docs
         limitation = lambda: limitation_article(pool)  # noqa: E731 (found on first use)
-    if selector is None and settings.select and index is not None:
+    if selector is None and settings.select and index is not None and len(index.documents) >= SELECTOR_MIN_ARTICLES:
         selector = lambda: shipped_selector(index, support)  # noqa: E731 (loaded on the first question)
     return AnswerEngine(llm, search, resolver=resolver, lang=lang, settings=settings, support=support,
                         corpus_lang=corpus, min_score=min_score, selector=selector, limitation=limitation)
 
 
 _SELECTORS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+# the shipped selector learned its priors and neighbours on the national corpus (55,515 articles, ids by position):
+# an index far smaller (a sample, a user's own documents) keeps the retrieval order
+SELECTOR_MIN_ARTICLES = 10_000
 
 
 def index_encoder(index: Any) -> Any:

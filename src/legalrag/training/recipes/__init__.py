@@ -7,6 +7,8 @@
 | ``judge-structure`` | :func:`judge_structure` | ``legalrag train judge-structure`` |
 | ``judge-cite`` | :func:`judge_cite` | ``legalrag train judge-cite`` |
 | the citation support model (``data/citations/support_model.json``) | :func:`support_model` | ``legalrag train support-model`` |
+| the scope decision (``data/models/scope/``) | :func:`~.scope.scope_model` | ``legalrag train scope-model`` |
+| the decisive-article selector (``data/models/selector/``) | :func:`~.selector.train_selector` | ``legalrag train selector`` |
 
 The data the judgment recipes read (JuDGE's 200/301 split, the CAIL2018 split) is :mod:`.judge_data`.
 The benchmarks call these functions to train the variants they compare; they own no training code.
