@@ -204,7 +204,7 @@ def table(rows: list[tuple[str, dict, dict]]) -> str:
     return "\n".join(lines)
 
 
-def wrap(items: list[str], width: int = 300) -> str:
+def wrap(items: list[str], width: int = 390) -> str:
     """``items`` joined by ", " into lines of at most ``width`` characters (one paragraph in Markdown)."""
     lines, line = [], ""
     for item in items:

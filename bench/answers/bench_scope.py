@@ -17,9 +17,10 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from legalrag.evaluation.record import write_result
+from legalrag.evaluation.record import shown_path, write_result
 
 REPO = Path(__file__).resolve().parents[2]
+
 
 
 def main() -> None:
@@ -116,7 +117,7 @@ def main() -> None:
          "cost": "", "needs": "CPU", "anchor": ""}]}
     write_result(a.out, metrics, name=f"answers: the scope decision on the {a.part} part (messages written for "
                  "legalrag) and the STARD questions", machine_note="shared with other jobs",
-                 data=f"{a.messages} ({a.part} part: {len(msgs)} messages written for legalrag, not from a data set); "
+                 data=f"{shown_path(a.messages)} ({a.part} part: {len(msgs)} messages written for legalrag, not from a data set); "
                       f"STARD {a.part} questions of the frozen split ({len(stard)}); "
                       "bench/data/off-corpus-questions.json (30 messages written for legalrag)",
                  missed_out_of_scope=missed, declined_in_scope=wrong,

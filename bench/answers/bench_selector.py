@@ -32,11 +32,12 @@ from pathlib import Path
 import numpy as np
 
 from legalrag.answer.select import IndexedSupport, dense_component, load_selector
-from legalrag.evaluation.record import paired, percentile, write_result
+from legalrag.evaluation.record import paired, percentile, shown_path, write_result
 from legalrag.retrieval.pipeline import build_pipeline
 from legalrag.training.recipes.selector import (calibration_table, chosen_f1, hits_at, load_part, retrieval_order,
                                                 retrieve, support_scores)
 from legalrag.wiring import Root
+
 
 DATA = ("STARD (LeCoQA split, MIT licence; Su et al. 2024): the 131 test questions of bench/data/stard-split.json, "
         "their gold articles in the shipped national-law corpus (the same ids); never trained or tuned on")
@@ -105,7 +106,7 @@ def quality(args) -> None:
                  "(131 questions), top 30 candidates", data=DATA, paired=tests,
                  note="paired: a = the selector's order, b = the default index's order (dense stard-e5); a question "
                       "whose gold is not among the 30 candidates counts as a miss for both",
-                 selector=str(selector.path), model=dict(selector.model.spec.get("figures", {})).get("model"),
+                 selector=shown_path(selector.path), model=dict(selector.model.spec.get("figures", {})).get("model"),
                  source="docs/lab/selector.md#test-figures",
                  page={"section": "answers", "rows": [{
                      "configuration": "decisive-article selector (answer/select.py) over the default index's top 30",
@@ -226,6 +227,7 @@ def card(args) -> None:
     (d / "legalrag_model.json").write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     (d / "README.md").write_text(model_card_markdown(data), encoding="utf-8")
     print(f"updated {d / 'legalrag_model.json'} and README.md")
+
 
 
 def main() -> None:

@@ -139,7 +139,8 @@ def quoted_from_dict(d: dict[str, Any]) -> Quoted:
 
 # Why a citation did not resolve, as a code pages and scripts can translate; matched against the notes that
 # ``citations.resolve.Resolution.message`` and the injection guard write.
-REASONS = (("no law title is given", "no_law"), ("is not in the corpus", "unknown_law"),
+REASONS = (("no such paragraph or item", "unknown_paragraph"), ("not held by the corpus", "not_held"),
+           ("no law title is given", "no_law"), ("is not in the corpus", "unknown_law"),
            ("may mean any of", "ambiguous_law"), ("several documents differ", "ambiguous_article"),
            ("has no article", "unknown_article"), ("no article of this number", "unknown_article"),
            ("no such provision", "unknown_article"), ("instruction hidden in source", "injection"),

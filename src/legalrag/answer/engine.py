@@ -434,7 +434,7 @@ class AnswerEngine:
         quotes = [q.text for q in basis.quotes]
         conclusion = conclusion_of(text)
         if conclusion:
-            supported, p = self._supports(conclusion, quotes, steps)
+            supported, _ = self._supports(conclusion, quotes, steps)
             if supported is False:
                 from dataclasses import replace as _replace
 

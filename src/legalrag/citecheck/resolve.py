@@ -137,6 +137,10 @@ class Resolution:
         c = self.citation
         if self.ok:
             return f"{self.canonical} -> document {self.document.id}"
+        if self.reason is Reason.UNKNOWN_PARAGRAPH:
+            return f"{self.canonical}: no such paragraph or item" + (f": {self.detail}" if self.detail else "")
+        if self.reason is Reason.NOT_HELD:
+            return f"{self.canonical}: not held by the corpus" + (f": {self.detail}" if self.detail else "")
         if self.detail:
             return f"{self.canonical}: {self.detail}"
         if self.reason is Reason.NO_LAW:

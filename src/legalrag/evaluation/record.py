@@ -182,6 +182,16 @@ def paired_tests(before: Mapping[str, Mapping[str, Any]], after: Mapping[str, Ma
     return out
 
 
+def shown_path(path: str | os.PathLike) -> str:
+    """A path as a results file shows it: relative to the working folder (the repository root) when inside it,
+    else its name alone; no machine's path is recorded."""
+    p = Path(path).resolve()
+    try:
+        return str(p.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return p.name
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """The nearest-rank ``q``-th percentile (0..100) of ``values``: a measured value, never an interpolation."""
     if not values:

@@ -18,7 +18,8 @@ import re
 from legalrag.errors import InputError
 
 MIN_CJK_SHARE = 0.3
-_CRIMINAL = re.compile(r"被告人|犯罪嫌疑人|嫌疑人|涉嫌|指控|起诉|犯罪|作案|被害人|受害人|报案|报警|抓获|归案|"
+_CRIMINAL = re.compile(r"被告人|上诉人|犯罪嫌疑人|嫌疑人|涉嫌|指控|起诉|犯罪|作案|被害人|受害人|报案|报警|抓获|归案|"
+                       r"伤害|重伤|轻伤|轻微伤|致死|死亡|拳打脚踢|"
                        r"投案|民警|公安|侦查|判处|刑事|偷|盗|抢|骗|殴打|砍|杀|毒品|吸毒|醉酒|赌|伪造|贿|强奸|猥亵|绑架|"
                        r"拐卖|非法|走私|纵火|放火|爆炸|持刀")
 MIN_CHARS = 15  # shorter facts are answered as undecided (undecided.py), not refused

@@ -66,6 +66,7 @@ const STRINGS = {
     // reasons a citation did not resolve
     rs_no_law: 'no law title is given for this article', rs_unknown_law: 'the law “{law}” is not in the corpus',
     rs_ambiguous_law: 'the law title fits several laws in the corpus', rs_unknown_article: 'the corpus has no such article',
+    rs_unknown_paragraph: 'the article exists, the cited paragraph or item does not', rs_not_held: 'a local or foreign law the corpus does not hold',
     rs_ambiguous_article: 'several different documents claim this article', rs_injection: 'asked for by text hidden in a source (removed)',
     rs_other: 'not found in the corpus',
     // errors by code
@@ -139,6 +140,7 @@ const STRINGS = {
     cs_retrieval: '检索', cs_rerank: '重排序', 'cs_always-add': '必引法条', cs_clusters: '共现簇', 'cs_co-citation': '共引', 'cs_similar-cases': '相似案例', cs_verification: '核验',
     rs_no_law: '未写明该条所属的法律', rs_unknown_law: '语料中没有法律“{law}”',
     rs_ambiguous_law: '该法律名称对应语料中的多部法律', rs_unknown_article: '语料中没有这一条',
+    rs_unknown_paragraph: '这一条存在，但没有所引的款或项', rs_not_held: '地方性法规或外国法，语料不收录',
     rs_ambiguous_article: '多份不同的文档都对应这一条', rs_injection: '由来源中隐藏的指令要求引用（已移除）',
     rs_other: '语料中未找到',
     e_Unauthorized: '此服务器需要 API 密钥，而密钥缺失或有误。请点击“API 密钥”按钮输入。',

@@ -53,3 +53,8 @@ def test_several_defendants_with_different_roles(model):
     assert s.article_numbers and 67 in s.article_numbers and 27 not in s.article_numbers
     assert "被告人李某具有自首情节" in doc and "从犯" not in doc.split("本院认为")[1]
     assert "第六十七条第一款" in doc
+
+
+def test_an_appeals_facts_are_not_refused(model):
+    appeal = "经审理查明，原判认定上诉人米某酒后对在村道边卖爆米花的路某头面部、胸腹部拳打脚踢，致成重伤、五级伤残的事实。"
+    assert model.predict(appeal).charges  # a structure, not a refusal

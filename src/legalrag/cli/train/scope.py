@@ -7,23 +7,13 @@ from pathlib import Path
 from typing import List
 
 import typer
-from pydantic import Field
 
-from legalrag.cli._options import Options, option_list, parse_options
+from legalrag.cli._options import option_list, parse_options
+from legalrag.cli._train_options import ScopeModelOptions
 from legalrag.cli.apps import train_app
 from legalrag.cli.common import IndexOrDemoOption, root
 from legalrag.cli.train._common import command_line
 
-
-class ScopeModelOptions(Options):
-    """``train scope-model -o``: the recipe's keyword arguments (``recipes.scope.scope_model``)."""
-
-    c_grid: str = Field("0.3,1,3,10", description="regularisation strengths tried, comma-separated (the one that "
-                        "declines the most out-of-scope dev messages is kept)")
-    max_in_declined: float = Field(0.0, ge=0, le=0.5, description="share of the in-scope dev pool (dev messages "
-                                   "and STARD dev questions) the threshold may decline")
-    stard_folds: int = Field(5, ge=0, le=20, description="folds of the STARD dev questions cross-fitted as in-scope "
-                             "training data (0 or 1: they only choose the threshold)")
 
 
 def recorded_command(command: str) -> str:

@@ -8,32 +8,13 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from pydantic import Field
 
-from legalrag.cli._options import Options, option_list, parse_options
+from legalrag.cli._options import option_list, parse_options
+from legalrag.cli._train_options import SelectorOptions
 from legalrag.cli.apps import train_app
 from legalrag.cli.common import IndexOption, root
 from legalrag.cli.train._common import command_line
 
-
-class SelectorOptions(Options):
-    """``train selector -o``: the recipe's keyword arguments (``recipes.selector.train_selector``)."""
-
-    depth: int = Field(30, ge=2, le=200, description="candidates per question (the top of the default index)")
-    folds: int = Field(5, ge=2, le=20, description="cross-fitting folds on dev, by question")
-    seed: int = Field(13, description="seed of the folds and of LightGBM")
-    k: int = Field(3, ge=1, le=10, description="at most this many chosen articles (the threshold is chosen for it)")
-    max_empty: float = Field(0.25, ge=0, le=1, description="the threshold leaves at most this share of dev "
-                             "questions with nothing chosen")
-    support: str = Field("full", description="the support pair model, as `wiring.make_support_scorer` takes it "
-                         "(full: with the shipped stard-e5's cosine; lexical: without an encoder, and no neighbour "
-                         "memory)")
-    lightgbm: bool = Field(True, description="also try LightGBM (rerank.learned's parameters)")
-    neighbours: int = Field(10, ge=0, description="train questions that vote for what they cited (0: no memory)")
-    temperature: float = Field(0.05, gt=0, description="temperature of the neighbours' vote weights")
-    cache: Optional[str] = Field(None, description="JSON file of the support scores, reused when the support model "
-                                 "is the same (a rerun is then quick)")
-    threads: Optional[int] = Field(None, ge=1, description="threads of the encoder")
 
 
 @train_app.command("selector")

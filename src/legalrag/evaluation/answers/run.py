@@ -40,8 +40,9 @@ def citation_mark(c: Citation) -> str | None:
 
 
 def supported_share(citations: Sequence[Citation]) -> float | None:
-    """Share of the citations marked *supported*; None when there are none or none carries a mark."""
-    marks = [citation_mark(c) for c in citations]
+    """Share of the citations marked *supported* by the support model; None when there are none or none carries a
+    mark. The articles of a quoted basis (``mark_reason`` ``quoted``: supported by construction) are left out."""
+    marks = [citation_mark(c) for c in citations if getattr(c, "mark_reason", "") != "quoted"]
     if not marks or all(m is None for m in marks):
         return None
     return sum(m == SUPPORTED for m in marks) / len(marks)
@@ -89,6 +90,7 @@ def score_answer(q: BenchQuestion, answer: Answer, setting: str, *, judge: Any =
         "keyword_accuracy_written": keyword_accuracy(written_part(answer), q.keywords),
         "supported_share": supported_share(answer.citations),
         "marks": [citation_mark(c) for c in answer.citations],
+        "quoted_citations": sum(getattr(c, "mark_reason", "") == "quoted" for c in answer.citations),
         "outcome": next((s.action for s in answer.steps if s.agent == "guard" and s.action in DECLINES),
                         "answered"),
         "seconds": round(answer_seconds(answer), 3), "cached": bool(answer.usage.cached_calls),
