@@ -174,12 +174,18 @@ def _open_warm(r, path: Path, threads: int | None):
 
 def _warm_up(idx, llm) -> None:
     """Load now what the first request would otherwise wait for: the default retriever (its encoder and
-    vectors), the citation resolver, the model."""
-    from legalrag.answer.engine import resolver_for
+    vectors), the citation resolver, the decisive-article selector and its support model, the model."""
+    from legalrag.answer.engine import SELECTOR_MIN_ARTICLES, resolver_for, shipped_selector
+    from legalrag.errors import ModelError
     from legalrag.retrieval.pipeline import build_pipeline
 
     build_pipeline(idx).search("合同", k=1)
     resolver_for(idx)
+    if len(getattr(idx, "documents", ())) >= SELECTOR_MIN_ARTICLES:
+        try:
+            shipped_selector(idx).warm_up()
+        except ModelError:  # a missing or altered selector file: the first answer gives the notice
+            pass
     if llm is not None and callable(getattr(llm, "load", None)):
         llm.load()
 
