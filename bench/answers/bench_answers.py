@@ -26,8 +26,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", action="append", default=[], help="NAME=PATH of a run JSONL")
     ap.add_argument("--pair", action="append", default=[], help="BEFORE:AFTER run names to test paired")
-    ap.add_argument("--name", required=True)
-    ap.add_argument("--command", required=True)
+    ap.add_argument("--name", default="the answer benchmark: runs compared")
+    ap.add_argument("--command", default=None, help="the command to record (default: this one)")
     ap.add_argument("--data", default="STARD frozen split, test part: the first N questions of "
                     "runs/stard-split/test.jsonl; index of the 55,515-article corpus with the shipped stard-e5")
     ap.add_argument("--out", required=True)
