@@ -62,8 +62,9 @@ def test_chat_answer_citation_opens_the_article_and_markup_stays_text(server, br
     assert REAL in answer.text and INJECTION in answer.text  # the model's markup is shown as text
     assert browser.execute_script("return window.__pwned") is None
     assert not browser.find_elements(By.CSS_SELECTOR, ".answer-text img, .answer-text script")
-    link = answer.find_element(By.CSS_SELECTOR, "button.cite.ok")
-    assert link.text.startswith(REAL) and "✓" in link.text
+    # the quoted legal basis comes first; the model's own citation of the real article is checked too
+    link = next(b for b in answer.find_elements(By.CSS_SELECTOR, "button.cite.ok") if b.text.startswith(REAL))
+    assert "✓" in link.text
     link.click()
     article = wait(browser, EC.visibility_of_element_located((By.ID, "article-text")))
     assert "建立劳动关系，应当订立书面劳动合同" in article.text
