@@ -86,6 +86,11 @@ MODULES: dict[str, Target] = {
     "server.routes_llm": T("src/legalrag/server/routes_llm.py", f"{U}/server/test_app.py"),
     "server.routes_search": T("src/legalrag/server/routes_search.py", f"{U}/server/test_app.py"),
     "answer.engine": T("src/legalrag/answer/engine.py", f"{U}/answer/test_engine.py"),
+    "clauses": T("src/legalrag/clauses.py", f"{U}/test_clauses.py {U}/answer/test_evidence.py"),
+    "answer.scope": T("src/legalrag/answer/scope.py", f"{U}/answer/test_scope.py"),
+    "answer.basis": T("src/legalrag/answer/basis.py", f"{U}/answer/test_basis.py"),
+    "answer.select": T("src/legalrag/answer/select.py", f"{U}/answer/test_select.py"),
+    "citecheck.currency": T("src/legalrag/citecheck/currency.py", f"{U}/citecheck/test_currency.py"),
 }
 # mirrored path -> the flat name it has before the test layout moves (tests/test_<old>.py)
 FLAT = {

@@ -276,7 +276,15 @@ class AnswerEngine:
         if hits is None:
             if self.search is None:
                 raise InputError("this answer engine has no search function; pass hits= or build it from an index")
-            search_query, spent = self.corpus_query(query or question, steps)
+            text = query or question
+            if self.guard and self.corpus_lang == "zh" and detect_language(text) != "zh":
+                # a message in another language is judged on its words before the model translates it
+                from legalrag.answer.scope import scope_verdict
+
+                verdict = scope_verdict(text, None, lang)
+                if verdict is not None:
+                    return self._declined(question, verdict, steps, usage, t0, on_text)
+            search_query, spent = self.corpus_query(text, steps)
             usage = usage + spent
             t_search = time.perf_counter()
             hits = list(self.search(search_query, max(s.k, s.candidates) if selector is not None else s.k))

@@ -40,10 +40,9 @@ def test_an_off_topic_message_is_declined_without_calling_the_model(message):
     llm = ScriptedLLM([REPLY])
     answer = engine(llm).answer(message)
     lang_zh = any("\u4e00" <= ch <= "\u9fff" for ch in message)
-    # a Chinese message: no call at all; an English one: at most its translation for the search, never an answer
-    assert llm.calls == 0 if lang_zh else llm.calls <= 1
-    assert [s.action for s in answer.steps if s.agent == "answer"] in ([], ["translate"])
-    assert all("translate" in str(r.messages).lower() or "翻译" in str(r.messages) for r in llm.requests)
+    # no call at all: an English message is judged on its words before the model would translate it
+    assert llm.calls == 0
+    assert [s.action for s in answer.steps if s.agent == "answer"] == []
     guard = [s for s in answer.steps if s.agent == "guard"]
     assert [s.action for s in guard] == ["not_covered"] and "scope model" in guard[0].input
     assert answer.text.startswith("legalrag 只回答中华人民共和国" if lang_zh else "legalrag answers legal questions")
@@ -54,7 +53,7 @@ def test_an_off_topic_message_is_declined_without_calling_the_model(message):
 def test_foreign_law_is_declined_naming_who_would_answer_it():
     llm = ScriptedLLM([REPLY])
     answer = engine(llm).answer("Can my landlord in Texas evict me without notice?")
-    assert [s.action for s in answer.steps if s.agent == "answer"] in ([], ["translate"])  # no answer generated
+    assert llm.calls == 0 and [s.action for s in answer.steps if s.agent == "answer"] == []  # no call at all
     assert "law of Texas" in answer.text and "lawyer qualified in Texas" in answer.text
     calls = llm.calls
     hk = engine(llm).answer("香港的离婚需要分居多久？")
