@@ -23,7 +23,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from legalrag.laws.reader import read_folder
     from legalrag.laws.versions import add_snapshot, build_library
-    from legalrag.national import CRIMINAL_LAW, LAWS, LAWS_MANIFEST, NEW_CODES, NEW_SCALES, national_law, write_versions
+    from legalrag.national import CRIMINAL_LAW, national_law
+    from legalrag.national_versions import LAWS, LAWS_MANIFEST, NEW_CODES, NEW_SCALES, write_versions
     from legalrag.wiring import make_encoder
 
     law = national_law()

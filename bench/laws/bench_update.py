@@ -1,4 +1,4 @@
-"""Time `corpus update` (national.update_corpus): the whole 2023-06-05 -> 2025-04-19 difference, then one
+"""Time `corpus update` (national_versions.update_corpus): the whole 2023-06-05 -> 2025-04-19 difference, then one
 changed law, into a fresh data folder; the shipped corpus's vectors are reused, only new passages encoded.
 
     LEGALRAG_DATA=../shared/data nice -n 10 python bench/laws/bench_update.py --out bench/results/laws-update.json
@@ -34,7 +34,8 @@ def main(argv=None) -> int:
     ap.add_argument("--home", type=Path, help="keep the data folder here (default: a temp folder, removed)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
-    from legalrag.national import national_law, update_corpus
+    from legalrag.national import national_law
+    from legalrag.national_versions import update_corpus
     from legalrag.retrieval.index import open_index
     from legalrag.retrieval.pipeline import build_pipeline
     from legalrag.wiring import expand_components, make_encoder

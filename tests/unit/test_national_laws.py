@@ -8,7 +8,8 @@ import json
 import pytest
 
 from legalrag.io import sha256_file
-from legalrag.national import LAWS, LAWS_MANIFEST, law_library, national_law
+from legalrag.national import national_law
+from legalrag.national_versions import LAWS, LAWS_MANIFEST, law_library
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""`corpus update` (national.update_corpus): incremental, atomic swap, rollback, and an interrupted update
+"""`corpus update` (national_versions.update_corpus): incremental, atomic swap, rollback, and an interrupted update
 leaving the old corpus answering; on the fixture folder with the hashed test encoder (no shipped base)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from legalrag.errors import InputError
-from legalrag.national import current_corpus, read_versions, rollback_corpus, update_corpus
+from legalrag.national_versions import current_corpus, read_versions, rollback_corpus, update_corpus
 from legalrag.retrieval.index import open_index
 from legalrag.testing import FakeEncoder
 from legalrag.wiring import expand_components
@@ -91,7 +91,7 @@ def test_a_folder_of_another_layout_is_refused_before_anything_changes(tmp_path)
 KILLED = r"""
 import sys, time
 from pathlib import Path
-from legalrag.national import update_corpus
+from legalrag.national_versions import update_corpus
 from legalrag.testing import FakeEncoder
 from legalrag.wiring import expand_components
 

@@ -28,7 +28,8 @@ def update(ctx: typer.Context,
     in; prints what changed. Search it with `--index <home>/corpus/current/index` (or `legalrag config set
     index.path` to it): the path stays the same across updates and rollbacks."""
     from legalrag.errors import InputError
-    from legalrag.national import national_law, update_corpus
+    from legalrag.national import national_law
+    from legalrag.national_versions import update_corpus
     from legalrag.wiring import expand_components, make_encoder
 
     r = root(ctx)
@@ -53,7 +54,7 @@ def update(ctx: typer.Context,
 @corpus_app.command("rollback")
 def rollback(ctx: typer.Context) -> None:
     """Return to the corpus before the last update (run again to undo the rollback)."""
-    from legalrag.national import rollback_corpus
+    from legalrag.national_versions import rollback_corpus
 
     now, left = rollback_corpus(root(ctx).settings.home)
     typer.echo(f"now answering from {now}" + (f" (rolled back from {left})" if left else ""))

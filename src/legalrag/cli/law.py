@@ -23,7 +23,7 @@ def library(folder: Optional[Path]):
     """The versions to answer from: ``folder``, else the shipped versions, else $LEGALRAG_DATA/laws-2025."""
     import os
 
-    from legalrag.national import law_library
+    from legalrag.national_versions import law_library
 
     data = os.environ.get("LEGALRAG_DATA")
     return law_library(folder, fallback=Path(data) / "laws-2025" if data else None)

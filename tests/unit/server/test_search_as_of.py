@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from legalrag.laws.reader import read_folder  # noqa: E402
 from legalrag.laws.versions import build_library  # noqa: E402
-from legalrag.national import version_documents  # noqa: E402
+from legalrag.national_versions import version_documents  # noqa: E402
 from legalrag.server import ServerSettings, create_app  # noqa: E402
 from legalrag.testing import ScriptedLLM  # noqa: E402
 from support.paths import REPO  # noqa: E402
