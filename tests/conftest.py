@@ -59,11 +59,20 @@ def test_data() -> Path:
 
 @pytest.fixture(scope="session")
 def national_index(tmp_path_factory):
-    """The real default index (the shipped national law), built once per test session through the composition
-    root as on a fresh install's first use; later tests (``demo`` among them) open it instead of rebuilding."""
+    """The 2023-06-05 snapshot of the shipped national law (the benchmarks' corpus), built once per test session
+    through the composition root; later tests open it instead of rebuilding."""
     from legalrag.wiring import Root
 
     os.environ.setdefault("LEGALRAG_NATIONAL_INDEX", str(tmp_path_factory.mktemp("national") / "cn-law"))
+    return Root().index(snapshot=True)
+
+
+@pytest.fixture(scope="session")
+def law_in_force(national_index):
+    """The default index of a fresh install: every dated version of the shipped national law, read as of today
+    (built once per test session beside ``national_index``, whose snapshot vectors it reuses)."""
+    from legalrag.wiring import Root
+
     return Root().index()
 
 

@@ -74,8 +74,8 @@ MODULES: dict[str, Target] = {
                            f"{U}/citecheck/test_marks_thresholds.py "
                            f"{U}/citecheck/test_marks.py"),
     "citecheck.marks": T("src/legalrag/citecheck/marks.py",
-                         f"{U}/citecheck/test_marks_thresholds.py {U}/citecheck/test_marks_lines.py "
-                         f"{U}/citecheck/test_marks.py"),
+                         f"{U}/citecheck/test_marks_text.py {U}/citecheck/test_marks_thresholds.py "
+                         f"{U}/citecheck/test_marks_lines.py {U}/citecheck/test_marks.py"),
     "national": T("src/legalrag/national.py", f"{U}/test_national_stale.py {U}/test_national.py"),
     "answer.processors": T("src/legalrag/answer/processors.py", f"{U}/answer/test_processors.py"),
     "server.routes_openai": T("src/legalrag/server/routes_openai.py",
@@ -87,9 +87,9 @@ MODULES: dict[str, Target] = {
     "server.routes_search": T("src/legalrag/server/routes_search.py", f"{U}/server/test_app.py"),
     "answer.engine": T("src/legalrag/answer/engine.py", f"{U}/answer/test_engine.py"),
     "clauses": T("src/legalrag/clauses.py", f"{U}/test_clauses.py {U}/answer/test_evidence.py"),
-    "answer.scope": T("src/legalrag/answer/scope.py", f"{U}/answer/test_scope.py"),
+    "answer.scope": T("src/legalrag/answer/scope.py", f"{U}/answer/test_scope_features.py {U}/answer/test_scope.py"),
     "answer.basis": T("src/legalrag/answer/basis.py", f"{U}/answer/test_basis.py"),
-    "answer.select": T("src/legalrag/answer/select.py", f"{U}/answer/test_select.py"),
+    "answer.select": T("src/legalrag/answer/select.py", f"{U}/answer/test_select_files.py {U}/answer/test_select.py"),
     "citecheck.currency": T("src/legalrag/citecheck/currency.py", f"{U}/citecheck/test_currency.py"),
 }
 # mirrored path -> the flat name it has before the test layout moves (tests/test_<old>.py)
@@ -176,7 +176,66 @@ def prepare(work: Path, fresh: bool) -> None:
         if not link.exists():
             link.symlink_to(REPO / name)
     shutil.copy2(REPO / "pyproject.toml", work / "pyproject.toml")  # pytest's settings and markers
+    link_rest_of_tree(work / "mutants")
+    sync_copy(work / "mutants" / "src")
     repair_verdicts(work)
+
+
+MUTMUT_FILES = (".py.meta", ".py.meta.good", ".py.spans")  # its verdicts and spans, beside each mutated source
+
+
+def sync_copy(copy: Path) -> None:
+    """Bring mutmut's copy of ``src`` up to date with the tree, except the ``.py`` files mutmut writes itself.
+
+    mutmut copies ``src`` once and afterwards skips every file that exists in the copy; on each run it rewrites
+    the ``.py`` sources only. Package data changed since (``data/citations/support_model.json``, a prompt, a
+    model card) stayed as it was, and a file removed from ``src`` stayed importable: the tests then ran the
+    new code against the old data (after the support model's rewrite: ``KeyError: 'claim_cover'`` in
+    ``SupportModel.logit``), and mutmut stopped with "Failed to run clean test"."""
+    if not copy.is_dir():
+        return
+    source = REPO / "src"
+    for path in sorted(copy.rglob("*")):
+        rel = path.relative_to(copy)
+        if path.is_dir() or "__pycache__" in rel.parts:
+            continue
+        original = source / rel
+        keep = path.name.endswith(MUTMUT_FILES) and (source / rel.parent / path.name.split(".py.")[0]).with_suffix(
+            ".py").exists()
+        if not keep and not original.exists():
+            path.unlink()  # gone from the tree: not loadable from the copy either
+    for original in sorted(source.rglob("*")):
+        rel = original.relative_to(source)
+        if original.is_dir() or original.suffix == ".py" or "__pycache__" in rel.parts:
+            continue
+        target = copy / rel
+        st = original.stat()
+        if target.exists() and target.stat().st_size == st.st_size and target.stat().st_mtime == st.st_mtime:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(original, target)
+
+
+# what mutmut copies into mutants/ itself (src mutated, the rest as they are), and what no test reads
+NOT_LINKED = {"src", "tests", "pyproject.toml", "setup.cfg", "runs", "mutants"}
+
+
+def link_rest_of_tree(mutants: Path) -> None:
+    """Give mutmut's copy of the tree the repository's other files, as links: mutmut copies only the sources,
+    ``tests/`` and the pytest settings, and the tests run inside that copy, where ``tests/support/paths.REPO``
+    (and every ``Path(__file__).parents[n]``) is ``mutants/``. A test that reads a file the repository keeps
+    outside ``src`` and ``tests`` (``bench/data/*.jsonl``, ``docs/*.md``, ``tools/*.py``, ``requirements/``) would
+    fail there with FileNotFoundError, and mutmut stops with "failed to collect stats" or "Failed to run clean
+    test" before the first mutant. The links are read-only in effect: no test writes into the tree."""
+    mutants.mkdir(parents=True, exist_ok=True)
+    for entry in sorted(REPO.iterdir()):
+        if entry.name.startswith(".") or entry.name in NOT_LINKED:
+            continue
+        link = mutants / entry.name
+        if link.is_symlink() and link.resolve() != entry.resolve():
+            link.unlink()
+        if not link.exists() and not link.is_symlink():
+            link.symlink_to(entry)
 
 
 def metas(work: Path) -> list[Path]:
@@ -262,7 +321,7 @@ def run_module(name: str, target: Target, *, explicit: list[str] | None, seconds
     (work / "mutmut.pgid").unlink(missing_ok=True)
     keep_good_copies(work)
     wall = round(time.monotonic() - started, 1)
-    out = {**info, "wall_s": wall, "exit": proc.returncode}
+    out = {**info, "wall_s": wall, "exit": proc.returncode, "nice": os.nice(0), "fresh": fresh}
     if stopped:
         out["stopped"] = f"{stopped}: resume with the same command"
     elif proc.returncode != 0:
@@ -319,7 +378,19 @@ def summary(name: str, baseline: bool = False) -> dict:
             "equivalent_reasons": {k: EQUIVALENT[k] for k in sorted(v) if k in EQUIVALENT}}
 
 
-RUN_KEYS = ("tests", "missing_tests", "wall_s", "exit", "stopped", "error", "skipped")
+RUN_KEYS = ("tests", "missing_tests", "wall_s", "exit", "stopped", "error", "skipped", "nice")
+
+
+def merged_run(kept: dict, new: dict) -> dict:
+    """A run's fields over the recorded ones; a resumed run (not ``--fresh``) adds its wall time to theirs, and
+    a run's own outcome (stopped, error) replaces the recorded one."""
+    if "wall_s" not in new:
+        return {**kept, **new}
+    wall = new["wall_s"]
+    if not new.get("fresh") and isinstance(kept.get("wall_s"), (int, float)):
+        wall = round(kept["wall_s"] + wall, 1)
+    base = {k: v for k, v in kept.items() if k not in ("stopped", "error")}
+    return {**base, **{k: v for k, v in new.items() if k != "fresh"}, "wall_s": wall}
 
 
 def write_report(runs: dict[str, dict], command: str, baseline: bool = False) -> dict:
@@ -333,7 +404,8 @@ def write_report(runs: dict[str, dict], command: str, baseline: bool = False) ->
         out = {}
         for name, target in MODULES.items():
             kept = {k: v for k, v in old.get(key, {}).get(name, {}).items() if k in RUN_KEYS}
-            entry = {"files": list(target.files), **kept, **(runs.get(name, {}) if is_baseline == baseline else {})}
+            entry = {"files": list(target.files), **merged_run(kept, runs.get(name, {}) if is_baseline == baseline
+                                                               else {})}
             if not isinstance(entry.get("skipped"), str):
                 entry.update(summary(name, is_baseline))
             out[name] = entry
@@ -341,18 +413,20 @@ def write_report(runs: dict[str, dict], command: str, baseline: bool = False) ->
 
     modules, before = entries("modules", False), entries("before", True)
     overall, overall_before = totals(modules), totals(before)
-    fields = dict(tool=f"mutmut {_mutmut_version()}", target=">= 0.90 of the non-equivalent mutants killed",
-                  modules=modules, overall=overall, before=before, overall_before=overall_before,
-                  commands=[c for c in {**dict.fromkeys(old.get("commands", [])), command: None}],
-                  skipped={n: m["skipped"] for n, m in modules.items() if isinstance(m.get("skipped"), str)},
-                  note="kill_rate = (killed + timed out) / (killed + timed out + survived + no tests); equivalent "
-                       "and not yet checked mutants are left out",
-                  page=page_rows(modules, before, overall, overall_before))
+    fields = {"tool": f"mutmut {_mutmut_version()}", "target": ">= 0.90 of the non-equivalent mutants killed",
+              "modules": modules, "overall": overall, "before": before, "overall_before": overall_before,
+              "commands": list({**dict.fromkeys(old.get("commands", [])), command: None}),
+              "skipped": {n: m["skipped"] for n, m in modules.items() if isinstance(m.get("skipped"), str)},
+              "note": "kill_rate = (killed + timed out) / (killed + timed out + survived + no tests); equivalent "
+                      "and not yet checked mutants are left out",
+              "page": page_rows(modules, before, overall, overall_before)}
     try:
         from legalrag.evaluation.record import write_result
 
         return write_result(RESULTS, None, name="mutation testing of the modules that decide what a person is told",
-                            command=command, machine_note="2 cores shared with other jobs, nice -n 15",
+                            command=command,
+                            machine_note="2 cores shared with other jobs (an LLM benchmark among them); each "
+                                         "module's niceness is its `nice`",
                             source="docs/lab/testing.md", **fields)
     except ImportError:  # the record helper is part of the package; plain JSON without it
         RESULTS.write_text(json.dumps({"command": command, **fields}, ensure_ascii=False, indent=1) + "\n")
@@ -362,6 +436,13 @@ def write_report(runs: dict[str, dict], command: str, baseline: bool = False) ->
 def _rate(m: dict) -> str:
     r = m.get("kill_rate")
     return "not run" if r is None else f"{100 * r:.1f}%"
+
+
+def _before(m: dict, after: dict) -> str:
+    """The kill rate before, where it was measured on the same mutants (a module rewritten since has others)."""
+    if m.get("kill_rate") is None or m.get("mutants") != after.get("mutants"):
+        return ""
+    return f"; before the pinning tests {_rate(m)}"
 
 
 def page_rows(modules: dict, before: dict, overall: dict, overall_before: dict) -> dict:
@@ -377,7 +458,7 @@ def page_rows(modules: dict, before: dict, overall: dict, overall_before: dict) 
         done = "" if not m.get("not_checked") else f", {m['not_checked']} not yet checked"
         rows.append({"configuration": f"`{name}`",
                      "result": f"{_rate(m)} killed ({m['killed'] + m['timeout']} of {judged}; "
-                               f"{m['equivalent']} equivalent{done}); before the pinning tests {_rate(before.get(name, {}))}",
+                               f"{m['equivalent']} equivalent{done})" + _before(before.get(name, {}), m),
                      "cost": f"{m.get('wall_s', 0):.0f} s", "needs": "CPU",
                      "anchor": "bar: 90%" + (" (met)" if m["kill_rate"] >= 0.9 else " (missed)")})
     rows.append({"configuration": "all modules run", "default": True,
@@ -422,7 +503,7 @@ def try_mutant(file: str, old: str, new: str, tests: list[str]) -> int:
         (Path(tmp) / "tests").symlink_to(REPO / "tests")
         shutil.copy2(REPO / "pyproject.toml", Path(tmp) / "pyproject.toml")  # pytest's pythonpath: the copy's src
         rc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", DESELECT,
-                             *tests], cwd=tmp).returncode
+                             *tests], check=False, cwd=tmp).returncode
     print("SURVIVED" if rc == 0 else f"KILLED (pytest exit {rc})")
     return rc
 

@@ -26,16 +26,16 @@ def main() -> None:
     ap.add_argument("--keep", type=float, default=0.9, help="share of gold pairs the floor keeps")
     a = ap.parse_args()
     from legalrag.answer.basis import decisive_quote
-    from legalrag.citecheck.support import default_scorer
     from legalrag.evaluation.answers.data import load_questions
     from legalrag.evaluation.answers.yesno import conclusion_spans
     from legalrag.evaluation.record import write_result
     from legalrag.retrieval.pipeline import build_pipeline
     from legalrag.wiring import Root
 
-    index = Root().index(None)
+    root = Root()
+    index = root.index(None)
     pipe = build_pipeline(index)
-    scorer = default_scorer()
+    scorer = root.make_support_scorer()  # the full model answers check their conclusions with
     pos, neg = [], []
     for q in load_questions(a.queries):
         spans = conclusion_spans(q.answer)

@@ -32,11 +32,12 @@ def main() -> None:
 
     english = json.loads((REPO / "bench/data/english-dev-questions.json").read_text(encoding="utf-8"))["questions"]
     qs = [q for q in load_questions(a.queries) if q.id in english]
-    idx = Root().index(a.index, threads=a.threads)
+    idx = Root().index(a.index, snapshot=True, threads=a.threads)
     component = resolve_component(idx, None)
     pipe = build_pipeline(idx, retriever=component)
     llm = make_llm(a.model, threads=a.threads)
-    engine = engine_for(llm, search=lambda q, k: list(pipe.search(q, k=k)), lang="zh")
+    engine = engine_for(llm, search=lambda q, k: list(pipe.search(q, k=k)), lang="zh",
+                        support=Root().make_support_scorer())
     rows, seconds = [], []
     for q in qs:
         t0 = time.perf_counter()

@@ -30,7 +30,7 @@ def main() -> None:
 
     qs = [json.loads(x) for x in (Path(args.data_dir) / "train.jsonl").read_text(encoding="utf-8").splitlines()]
     qs = sorted(qs, key=lambda q: int(q["query_id"]))[:args.n]
-    index = Root().index(args.index)
+    index = Root().index(args.index, snapshot=True)
     pipe = build_pipeline(index)
     llm = make_llm("qwen2.5-0.5b", cache=False, threads=1)  # same tokenizer as the 1.5B
     budgets = [None] + [int(b) for b in args.budgets.split(",")]

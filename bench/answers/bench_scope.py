@@ -40,7 +40,7 @@ def main() -> None:
     from legalrag.training.recipes.scope import read_messages, stard_questions
     from legalrag.wiring import Root
 
-    idx = Root().index(threads=2)
+    idx = Root().index(snapshot=True, threads=2)
     component = resolve_component(idx, None)
     pipe = build_pipeline(idx, retriever=component)
     models = load_scope_models(a.model)

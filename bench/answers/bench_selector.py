@@ -59,7 +59,7 @@ class _Memo:
 
 def quality(args) -> None:
     root = Root()
-    idx = root.index()
+    idx = root.index(snapshot=True)
     pipeline = build_pipeline(idx)
     support = root.make_support_scorer(args.support, threads=args.threads)
     dense = dense_component(idx)
@@ -118,7 +118,7 @@ def quality(args) -> None:
 
 def cost(args) -> None:
     root = Root()
-    idx = root.index()
+    idx = root.index(snapshot=True)
     pipeline = build_pipeline(idx)
     if args.cold:  # no vector cache: every article and question is encoded on the spot
         from legalrag.citecheck.support import SupportModel, SupportScorer
@@ -165,7 +165,7 @@ BAD_INPUT = {"empty": "", "English": "My landlord will not return my deposit. Wh
 def bad_input(args) -> None:
     """The shipped selector on bad input, over the default index's top 30 (none for the empty question)."""
     root = Root()
-    idx = root.index()
+    idx = root.index(snapshot=True)
     pipeline = build_pipeline(idx)
     selector = load_selector(args.selector, support=root.make_support_scorer(args.support, threads=args.threads),
                              index=idx)

@@ -33,7 +33,7 @@ def main() -> None:
     from legalrag.retrieval.pipeline import build_pipeline, resolve_component
     from legalrag.wiring import Root
 
-    idx = Root().index(a.index, threads=a.threads)
+    idx = Root().index(a.index, snapshot=True, threads=a.threads)
     component = resolve_component(idx, None)
     pipe = build_pipeline(idx, retriever=component)
     off = json.loads((REPO / "bench/data/off-corpus-questions.json").read_text(encoding="utf-8"))

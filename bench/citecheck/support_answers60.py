@@ -88,7 +88,7 @@ def main() -> None:
             if pipeline is None:
                 from legalrag.retrieval.pipeline import build_pipeline
 
-                pipeline = build_pipeline(Root().index())
+                pipeline = build_pipeline(Root().index(snapshot=True))
             hits[str(r["query_id"])] = [h.id for h in pipeline.search(r["query"], k=10)]
         golds = {str(g) for g in r["gold_ids"]}
         other = next((by_id[h] for h in hits[str(r["query_id"])] if h not in golds and h in by_id

@@ -103,7 +103,7 @@ def main() -> None:
     from legalrag.training.recipes.support import curve
     from legalrag.wiring import Root, make_encoder
 
-    fit = support_model(args.corpus, args.split, lambda: Root().index(), args.out_model,
+    fit = support_model(args.corpus, args.split, lambda: Root().index(snapshot=True), args.out_model,
                         encoder=make_encoder(args.encoder, progress=False), encoder_name=args.encoder,
                         min_precision=args.min_precision, questions=args.questions, hand=args.hand,
                         cache=args.cache, command=record_command(), log=lambda line: print(line, flush=True))

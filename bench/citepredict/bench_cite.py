@@ -108,7 +108,7 @@ def main() -> None:
     from legalrag.citepredict.service import build_predictor
     from legalrag.wiring import Root
 
-    index = Root().index(args.index)
+    index = Root().index(args.index, snapshot=True)
     print("uptime before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(), flush=True)
     cases = load_cases(DATA / "test.json")
     dev, ev = split_dev_eval(cases, args.dev)

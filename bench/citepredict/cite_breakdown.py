@@ -31,7 +31,7 @@ def main() -> None:
     dev, ev = split_dev_eval(load_cases(DATA / "test.json"), args.dev)
     from legalrag.wiring import Root
 
-    pred = build_predictor(Root().index(args.index), train_citations=DATA / "qrels_file_train", cases=CaseMemory.build(dev),
+    pred = build_predictor(Root().index(args.index, snapshot=True), train_citations=DATA / "qrels_file_train", cases=CaseMemory.build(dev),
                            overrides={"core_k": 2, "prior_weight": 2.0})
     t, _ = calibrate_threshold([r.pools["similar-cases"] for r in run_cases(pred, dev)], [c.gold for c in dev])
     sets = [select(r.pools["similar-cases"], t) for r in run_cases(pred, ev)]

@@ -34,7 +34,7 @@ def main() -> None:
     from legalrag.evaluation.record import command, write_result
     from legalrag.wiring import Root
 
-    index = Root().index(args.index)
+    index = Root().index(args.index, snapshot=True)
     retriever = index.retriever()
     groups: dict[str, list[str]] = {"judge_facts": [], "stard_criminal": [], "stard_other": []}
     with open(args.data / "judge" / "data" / "test.json", encoding="utf-8") as f:

@@ -237,7 +237,7 @@ def main() -> None:
     from legalrag.wiring import Root
 
     t_start = time.perf_counter()
-    index = Root().index(args.index)
+    index = Root().index(args.index, snapshot=True)
     docs = {d.id: d for d in index.documents}
     data = Path(args.data)
     parts_wanted = [p.strip() for p in args.parts.split(",") if p.strip()]

@@ -231,7 +231,7 @@ def main() -> None:
     from legalrag.evaluation.lexrag.gold import resolve_gold
     from legalrag.wiring import Root
 
-    idx = Root().index(a.index)
+    idx = Root().index(a.index, snapshot=True)
     turns, report = resolve_gold(load_consultations(a.data), idx.documents)
     turns = [t for t in turns if t.gold_ids]
     texts = texts_of(turns)

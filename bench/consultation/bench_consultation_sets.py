@@ -176,7 +176,7 @@ def main() -> None:
     from legalrag.wiring import Root
 
     t_start = time.perf_counter()
-    index = Root().index(args.index)
+    index = Root().index(args.index, snapshot=True)
     docs = {d.id: d for d in index.documents}
     cited = cited_documents(resolver_for(index))
     parts: dict[str, list] = {}

@@ -316,7 +316,7 @@ def cmd_law_search(args) -> None:
     from legalrag.wiring import Root
 
     t0 = time.perf_counter()
-    docs = list(Root().index().documents)
+    docs = list(Root().index(snapshot=True).documents)
     open_s = time.perf_counter() - t0
     drafter = JudgmentDrafter(ScriptedLLM(["x"]), docs)
     t0 = time.perf_counter()

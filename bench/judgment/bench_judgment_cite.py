@@ -87,7 +87,7 @@ def cmd_split(args):
     from legalrag.training.recipes.judge_cite import cite_predictor, judge_cases, prior_of
     from legalrag.wiring import Root
 
-    index = Root().index(args.index)
+    index = Root().index(args.index, snapshot=True)
     judge = load_judge(JUDGE)
     train, ev = judge_cases(judge)
     if args.limit:
@@ -166,7 +166,7 @@ def cmd_folds(args):
     from legalrag.training.recipes.judge_cite import DEPTHS, SHIPPED, cite_predictor, fit_set_model, prior_of
     from legalrag.wiring import Root
 
-    index = Root().index(args.index)
+    index = Root().index(args.index, snapshot=True)
     judge = load_judge(JUDGE)
     cases = sorted(load_cases(DATA / "test.json"), key=lambda c: c.id)
     assign = fold_of([c.id for c in cases], 5)
@@ -226,7 +226,7 @@ def cmd_saved(args):
     from legalrag.wiring import Root
     from tqdm import tqdm
 
-    index = Root().index(args.index)
+    index = Root().index(args.index, snapshot=True)
     judge = load_judge(JUDGE)
     _, ev = judge_cases(judge)
     where = "301 JuDGE evaluation cases"

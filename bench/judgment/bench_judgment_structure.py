@@ -158,7 +158,7 @@ def cmd_folds(args):
     facts, gold = judge.facts, judge.gold
     ids = sorted(i for i in facts if i in gold)
     labels = {c.id: c for c in label_cases(facts, gold, ids).cases}
-    index = Root().index(args.index) if args.retriever else None
+    index = Root().index(args.index, snapshot=True) if args.retriever else None
     fold = {cid: k % 5 for k, cid in enumerate(ids)}
     docs = {"before": {}, "after": {}}
     t0 = time.perf_counter()

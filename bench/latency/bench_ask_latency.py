@@ -55,7 +55,9 @@ inner = getattr(llm, "inner", llm)
 t_load0 = time.time(); getattr(inner, "load", lambda: None)(); t_load1 = time.time()
 first = []
 kw = dict(opts.get("ask_options") or {})
+from legalrag.wiring import Root
 a = answer_question(question, index, llm, k=opts["k"], max_tokens=opts["max_tokens"],
+                    support=Root().make_support_scorer(),
                     on_text=lambda piece: first.append(time.time()) if not first else None, **kw)
 t_end = time.time()
 t = a.timings
@@ -136,6 +138,9 @@ def warm(args: argparse.Namespace) -> None:
     inner = getattr(llm, "inner", llm)
     inner.load()
     setup_s = time.time() - t0
+    from legalrag.wiring import Root
+
+    SUPPORT = Root().make_support_scorer()  # the support model `ask` marks with  # noqa: N806
     questions = stard_questions(Path(args.data_dir), args.n + 1)
     warmup, questions = questions[-1], questions[:-1]  # the (n+1)-th question warms the runtime, unrecorded
     rows = []
@@ -144,6 +149,7 @@ def warm(args: argparse.Namespace) -> None:
         load0 = os.getloadavg()[0]
         t = time.time()
         a = answer_question(q["query"], index, llm, k=args.k, max_tokens=args.max_tokens,
+                            support=SUPPORT,
                             on_text=lambda piece: first.append(time.time()) if not first else None, **kw)
         t_end = time.time()
         if i == 0:

@@ -41,7 +41,7 @@ def main(argv=None) -> int:
         for line in fh:
             q = json.loads(line)
             questions[str(q["query_id"])] = q
-    old = Root().index()
+    old = Root().index(snapshot=True)
     cur = open_index(args.current, encoder_factory(None))
     keep = in_force_filter(args.today)
     old_pipe, cur_pipe = build_pipeline(old), build_pipeline(cur)

@@ -29,6 +29,12 @@ import uuid
 from pathlib import Path
 from typing import Any, Literal
 
+
+def SUPPORT():  # noqa: N802 - the support model `ask` marks with, built once by the composition root
+    from legalrag.wiring import Root
+
+    return Root().make_support_scorer()
+
 ROOT = Path(__file__).resolve().parents[2]
 def _table(rows: list[dict[str, Any]], title: str) -> None:
     from rich.console import Console
@@ -235,7 +241,7 @@ def stard(args: argparse.Namespace) -> dict[str, Any]:
     rows = []
     for q in queries:
         gold = {str(g) for g in q["gold_ids"]}
-        a = answer_question(q["query"], index, llm, k=args.k, max_tokens=args.max_tokens,
+        a = answer_question(q["query"], index, llm, k=args.k, max_tokens=args.max_tokens, support=SUPPORT(),
                             max_article_chars=args.article_chars)
         cits = a.citations
         rows.append({"query_id": q["query_id"], "citations": len(cits), "resolved": sum(c.resolved for c in cits),
@@ -266,7 +272,7 @@ def ask_one(args: argparse.Namespace) -> dict[str, Any]:
     t0 = time.perf_counter()
     llm.load()
     load = time.perf_counter() - t0
-    a = answer_question(SAMPLE_QUESTION, demo_index(), llm, k=args.k)
+    a = answer_question(SAMPLE_QUESTION, demo_index(), llm, k=args.k, support=SUPPORT())
     d = answer_to_dict(a, model=llm.model_id)
     d["load_s"] = load
     print(json.dumps(d, ensure_ascii=False, indent=2))

@@ -29,7 +29,7 @@ def main() -> None:
     from legalrag.search.local import StatuteIndexSource
     from legalrag.wiring import Root
 
-    source = StatuteIndexSource(Root().index(args.index))
+    source = StatuteIndexSource(Root().index(args.index, snapshot=True))
     report = {}
     for path in args.questions:
         gold = {}

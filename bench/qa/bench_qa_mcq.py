@@ -83,7 +83,7 @@ def main() -> None:
     todo = [q for q in questions if q.id not in done]
     print(f"{len(done)} done, {len(todo)} to do", flush=True)
     if todo:
-        sources = {"statutes": StatuteIndexSource(Root().index(args.index))}
+        sources = {"statutes": StatuteIndexSource(Root().index(args.index, snapshot=True))}
         llm = make_llm(args.model, threads=args.threads, n_ctx=4096)
         for n, q in enumerate(todo, 1):
             if args.stop_by and time.strftime("%H:%M", time.gmtime()) >= args.stop_by:

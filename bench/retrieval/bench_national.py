@@ -32,7 +32,7 @@ from legalrag.wiring import Root
 from legalrag.retrieval.pipeline import build_pipeline
 t1 = time.perf_counter()
 root = Root()
-idx = root.index() if sys.argv[1] == "national" else root.index(demo=True)
+idx = root.index(snapshot=True) if sys.argv[1] == "national" else root.index(demo=True)
 t2 = time.perf_counter()
 hits = build_pipeline(idx).search(sys.argv[2], k=10)
 t3 = time.perf_counter()

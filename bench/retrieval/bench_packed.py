@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     from legalrag.retrieval.dense import passage_text
     from legalrag.wiring import Root, make_encoder
 
-    index = Root().index(args.index)
+    index = Root().index(args.index, snapshot=True)
     queries = [q for q in load_queries(args.queries) if q.gold_ids]
     docs = list(index.documents)
     gold = sorted({g for q in queries for g in q.gold_ids})

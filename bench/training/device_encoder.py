@@ -118,7 +118,7 @@ def pack(args) -> None:
     from legalrag.wiring import Root
 
     start, out = Path(args.start), Path(args.out)
-    idx = Root().index(args.index)
+    idx = Root().index(args.index, snapshot=True)
     train = load_queries(args.train, idx)
     dev = load_queries(args.dev, idx)
     docs = list(idx.documents)

@@ -9,6 +9,7 @@
     report = lr.check(text)                   # citecheck.checker.CheckReport          (legalrag check)
     result = lr.cite(facts)                   # citepredict.pipeline.CiteResult        (legalrag cite)
     draft = lr.draft(facts)                   # judgment.reasoned.ReasonedDraft        (legalrag judgment draft)
+    verdict = lr.predict(facts)               # judgment.temporal.DatedPrediction      (legalrag judgment predict)
     chat = lr.chat(); chat.ask("..."); chat.ask("...")   # a consultation keeping its turns (legalrag chat)
 
 Each method calls the library function its command calls, with the command's defaults: values not given come
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from legalrag.citepredict.pipeline import CiteResult
     from legalrag.judgment.draft import DraftResult
     from legalrag.judgment.reasoned import ReasonedDraft
+    from legalrag.judgment.temporal import DatedPrediction
     from legalrag.llm.base import LLM
     from legalrag.wiring import Root
 
@@ -104,6 +106,7 @@ class Legalrag:
         self._cite_index: Any = None
         self._answer_llm: LLM | None = None
         self._scorers: dict[str, Any] = {}
+        self._library: list[Any] = []  # the law's versions once looked for (drafts and predictions, 刑法第十二条)
         self.answered_by = ""  # which path answered the last ask (or chat turn): a server's URL, or this process
 
     def __repr__(self) -> str:
@@ -126,6 +129,15 @@ class Legalrag:
             self._answer_llm = self.root.make_answer_llm(self.model, self.endpoint, self.endpoint_model,
                                                          threads=self.threads, local=self.local)
         return self._answer_llm
+
+    @property
+    def library(self) -> Any:
+        """The law's versions :meth:`draft` and :meth:`predict` read articles in (None: none installed), loaded once."""
+        if not self._library:
+            from legalrag.wiring.judgment import installed_versions
+
+            self._library.append(installed_versions())
+        return self._library[0]
 
     def warm_up(self) -> Legalrag:
         """Open the index, its citation resolver and the answer model now rather than on the first question."""
@@ -173,7 +185,7 @@ class Legalrag:
         s = self.root.answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)
         return answer_question(question, self.index, self.answer_llm(), k=s.k, retriever=retriever, lang=lang,
                                max_tokens=s.max_tokens, style=s.style, evidence_tokens=s.evidence_tokens,
-                               on_text=on_text)
+                               on_text=on_text, support=self.root.make_support_scorer(threads=self.threads))
 
     def _through_server(self, route: str, evidence_tokens: int | None, on_text: Callable[[str], None] | None,
                         body: Callable[[str | None], dict[str, Any]]) -> tuple[Answer, dict[str, Any]] | None:
@@ -269,32 +281,42 @@ class Legalrag:
 
     def draft(self, facts: str, *, model_dir: PathLike | None = None, law_corpus: PathLike | None = None,
               case_corpus: PathLike | None = None, use_llm: bool = True, free: bool = False, max_tokens: int = 500,
-              check_charges: bool = False) -> ReasonedDraft | DraftResult:
-        """A criminal judgment drafted from ``facts`` (``legalrag judgment draft``). The structure model
-        (``model_dir``, else the ``judgment.model`` setting, else the shipped judge-structure) decides charges,
-        articles, term and fine, and the LLM writes only the reasoning (``use_llm=False``: a template reasoning):
-        a :class:`~legalrag.judgment.reasoned.ReasonedDraft`. ``free=True``, or an install without a structure
-        model, lets the LLM draft it all: a :class:`~legalrag.judgment.draft.DraftResult`. The statutes are
-        ``law_corpus`` (JSONL), else the ``judgment.law_corpus`` setting, else the shipped criminal law."""
-        from legalrag.shipped import model_dir as shipped_model_dir
-        from legalrag.wiring.judgment import draft_judgment
+              check_charges: bool = False, as_of: str | None = None) -> ReasonedDraft | DraftResult:
+        """A criminal judgment drafted from ``facts`` (``legalrag judgment draft``): the structure model (``model_dir``,
+        else the judgment.model setting, else the shipped one) decides charges, articles, term and fine and the LLM
+        writes the reasoning (``use_llm=False``: a template), a ``ReasonedDraft``; ``free=True``, or no structure
+        model, lets the LLM draft it all, a ``DraftResult``. Statutes: ``law_corpus`` (JSONL), else the setting, else
+        the shipped criminal law. Articles are read as in force at the acts (``as_of``, else the facts' dates)."""
+        from legalrag.wiring.judgment import as_of_day, draft_judgment, structure_dir
 
         _text(facts, "facts")
+        as_of = as_of_day(as_of)  # before the versions load
         if free and model_dir is not None:
             raise InputError("free drafts without a structure model; leave out model_dir (or free)", field="free")
-        structure = None if free else shipped_model_dir(self.root.judgment_model(model_dir), "judgment-model",
-                                                        default=SHIPPED_STRUCTURE)
+        structure = None if free else structure_dir(self.root, model_dir, SHIPPED_STRUCTURE)
         if structure is None and not use_llm:
             raise InputError("use_llm=False needs a structure model (the one that decides the judgment): pass "
                              "model_dir" + (" or leave out free" if free else ""), field="use_llm")
         if check_charges and (structure is None or not use_llm):
             raise InputError("check_charges needs a structure model and an LLM (use_llm=True, free=False)",
                              field="check_charges")
-        llm = self.root.make_llm(self.model, self.endpoint, self.endpoint_model, threads=self.threads) \
-            if use_llm else None
+        llm = self.root.make_llm(self.model, self.endpoint, self.endpoint_model, threads=self.threads) if use_llm else None
         return draft_judgment(self.root, facts, llm, structure, law_corpus=self.root.law_corpus(law_corpus),
                               case_corpus=case_corpus, max_tokens=max_tokens, check_charges=check_charges,
-                              threads=self.threads, progress=self.progress)
+                              threads=self.threads, progress=self.progress, library=self.library, as_of=as_of)
+
+    def predict(self, facts: str, *, model_dir: PathLike | None = None, law_corpus: PathLike | None = None,
+                as_of: str | None = None) -> DatedPrediction:
+        """The structure :meth:`draft` decides, with each article's version applied (``judgment predict --facts``)."""
+        from legalrag.wiring.judgment import as_of_day, judgment_predictor, predict_judgment, structure_dir
+
+        _text(facts, "facts")
+        as_of = as_of_day(as_of)
+        if (structure := structure_dir(self.root, model_dir, SHIPPED_STRUCTURE)) is None:
+            raise InputError("no structure model ships with this install: pass model_dir", field="model_dir")
+        predictor = judgment_predictor(self.root, structure, self.root.law_corpus(law_corpus), threads=self.threads,
+                                       progress=self.progress)
+        return predict_judgment(predictor, facts, self.library, as_of=as_of)
 
     # -- the corpora and models of cite and draft ------------------------------------------------------------------
 
@@ -364,7 +386,8 @@ class Chat:
             from legalrag.answer.consultation import Consultation
             from legalrag.answer.engine import engine_for
 
-            engine = engine_for(self.lr.answer_llm(), self.lr.index, retriever=self.retriever, settings=self.settings)
+            engine = engine_for(self.lr.answer_llm(), self.lr.index, retriever=self.retriever, settings=self.settings,
+                                support=self.lr.root.make_support_scorer(threads=self.lr.threads))
             self._consultation = Consultation(engine=engine, processor=self.processor)
         self._consultation.turns = list(self._turns)
         answer = self._consultation.ask(message, on_text=on_text)

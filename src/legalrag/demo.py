@@ -46,6 +46,12 @@ def describe_index(index) -> str:
     """One line saying what an index searched: the national-law snapshot, or the sample, or any corpus."""
     corpus = index.manifest["corpus"]
     n = corpus["n_documents"]
+    if corpus.get("law_over_time"):
+        day = getattr(index, "day", None) or corpus["snapshot"]
+        return (f"Searched the national law in force on {day}, as published up to {corpus['snapshot']} "
+                f"({corpus['articles_in_force']:,} articles of {corpus['laws_in_force']:,} laws, regulations and "
+                f"judicial interpretations; {corpus['superseded_versions']} superseded versions held for --as-of) "
+                f"with {index.default}")
     if corpus.get("national"):
         return (f"Searched {n:,} articles of {corpus['n_laws']:,} national laws, regulations and judicial "
                 f"interpretations (snapshot {corpus['snapshot']}) with {index.default}")

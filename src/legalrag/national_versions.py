@@ -13,13 +13,14 @@ import json
 import lzma
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from legalrag.errors import InputError
+from legalrag.errors import IndexError_, InputError
 from legalrag.io import sha256_file
-from legalrag.national import CRIMINAL_LAW, NationalLaw, PrecomputedPassages, dequantise, national_law, quantise
+from legalrag.national import (CRIMINAL_LAW, RESTORE, NationalLaw, PrecomputedPassages, dequantise, national_law,
+                               quantise)
 
 LAWS = "laws.jsonl.xz"  # every article of every version held (legalrag.laws.store.records), when shipped
 
@@ -39,7 +40,7 @@ def law_library(folder: str | Path | None = None, *, law: NationalLaw | None = N
         p = law.path / LAWS
         with lzma.open(p, "rt", encoding="utf-8") as fh:
             return library_from_records(((i, json.loads(line)) for i, line in enumerate(fh, 1) if line.strip()),
-                                        source=str(p), snapshot=law.manifest.get("laws", {}).get("snapshot"))
+                                        source=str(p), snapshot=_shipped_snapshot(law))
     if fallback is not None and Path(fallback).is_dir():
         return build_library(read_folder(fallback))
     raise InputError("no versions of the national law are installed; pass --laws FOLDER (a checkout of "
@@ -66,7 +67,7 @@ def base_passages(law: NationalLaw | None) -> dict[str, np.ndarray]:
 
 def version_documents(library, *, base_ids: Mapping[tuple[str, str], str] | None = None) -> Iterator:
     """Every article of every version as a Document. Metadata: law, article, article_label, version,
-    in_force_from, in_force_until, ended_by, effective_source, path. The version in force keeps its law title;
+    in_force_from, in_force_until, ended_by, effective_source, path, oldest_held. The version in force keeps its law title;
     an older version's ``law`` is ``<title>（<version>版）``, so that a citation resolves to the text in force
     and the older text stays reachable by ``--as-of`` (a filter on the interval). An article whose name and text
     are those of the 2023 corpus keeps its id there (``base_ids``), so gold ids of benchmarks on that corpus
@@ -84,7 +85,8 @@ def version_documents(library, *, base_ids: Mapping[tuple[str, str], str] | None
                 meta = {"law": f"{v.title}（{v.label}版）" if older else v.title, "article": a.number,
                         "article_label": a.label, "version": v.version, "in_force_from": v.in_force_from,
                         "in_force_until": v.in_force_until, "ended_by": v.ended_by,
-                        "effective_source": v.effective_source, "path": " / ".join(a.path)}
+                        "effective_source": v.effective_source, "path": " / ".join(a.path),
+                        "oldest_held": v is law.versions[0]}
                 doc_id = None if older else base_ids.get((name, normalise(a.text)))
                 yield Document(id=doc_id or v.article_id(a), text=a.text.strip(), title=name,
                                kind=DocumentKind.STATUTE, source=v.files[0] if v.files else "", metadata=meta)
@@ -196,7 +198,7 @@ def read_versions(directory: str | Path):
 
 
 def build_versions_index(directory: str | Path, data: str | Path, library, encoder: Any, components: Sequence[Any],
-                         *, base: NationalLaw | None, progress: bool = False):
+                         *, base: NationalLaw | None, progress: bool = False, source: str | None = None):
     """An index of every version (:func:`version_documents`) at ``directory``, its dense component filled from
     the base's and ``data``'s vectors (nothing encoded but queries)."""
     from legalrag.retrieval.index import build_index
@@ -205,10 +207,72 @@ def build_versions_index(directory: str | Path, data: str | Path, library, encod
     shipped = PrecomputedPassages(encoder, by_text)
     docs = list(version_documents(library, base_ids=base_ids(base)))
     return build_index(directory, docs, retrievers=components, lang="zh", progress=progress,
-                       source=f"legalrag:versions {Path(data).name}",
-                       corpus_info={"versions": str(data), "snapshot": library.snapshot,
-                                    **{k: v for k, v in library.counts().items() if isinstance(v, int)}},
-                       make_encoder=lambda spec, **_: shipped)
+                       source=source or f"legalrag:versions {Path(data).name}",
+                       corpus_info=versions_coverage(library, docs, base), make_encoder=lambda spec, **_: shipped)
+
+
+def versions_coverage(library, docs: Sequence[Any], base: NationalLaw | None) -> dict[str, Any]:
+    """What an index of the versions covers, for its manifest and ``index info``: the snapshot, laws and articles
+    in force that day, the superseded versions and repealed laws held for ``--as-of``, and what is not covered."""
+    from legalrag.laws.select import in_force_filter
+    from legalrag.laws.versions import title_key
+
+    day = library.snapshot
+    keep = in_force_filter(day) if day else (lambda d: True)
+    live = [d for d in docs if keep(d) and d.metadata.get("ended_by") != "repealed"]
+    counts = {k: v for k, v in library.counts().items() if isinstance(v, int)}
+    held = {title_key(t) for t in library.laws}
+    missing = sorted({str(d.metadata.get("law")) for d in base.documents()
+                      if title_key(str(d.metadata.get("law"))) not in held}) if base else []
+    return {"law_over_time": True, "snapshot": day,
+            "base_snapshot": base.manifest.get("snapshot") if base else None, **counts,
+            "laws_in_force": len({d.metadata.get("law") for d in live}), "articles_in_force": len(live),
+            "articles_superseded": sum(1 for d in docs if d.metadata.get("ended_by") == "superseded"),
+            "base_laws_not_held": len(missing), "base_laws_not_held_sample": missing[:5],
+            "not_covered": "local regulations, most departmental rules, court cases, and laws promulgated after "
+                           "the snapshot"}
+
+
+def _shipped_snapshot(law: NationalLaw) -> str | None:
+    p = law.path / LAWS_MANIFEST
+    return json.loads(p.read_text(encoding="utf-8")).get("snapshot") if p.is_file() else None
+
+
+def shipped_versions(law: NationalLaw | None) -> bool:
+    """Whether ``law`` (the shipped data) carries the dated versions and their vectors."""
+    return law is not None and all((law.path / n).is_file() for n in (LAWS, NEW_CODES, NEW_SCALES, LAWS_MANIFEST))
+
+
+def ensure_versions_index(directory: str | Path, law: NationalLaw, components: Callable[[], Sequence[Any]],
+                          make_encoder: Callable[..., Any], *, progress: bool = False,
+                          announce: Callable[[str], None] | None = None):
+    """The default index of the law in force (every version shipped, superseded ones marked by their interval) at
+    ``directory``: opened when it was built from this data, else built once from the shipped versions and vectors
+    (nothing encoded but queries). A retrieval over it is read as of a day by :func:`legalrag.laws.select.dated`."""
+    from legalrag.retrieval.index import open_index
+
+    directory = Path(directory)
+    laws_sha = sha256_file(law.path / LAWS_MANIFEST)
+    source = f"legalrag:versions/3 {law.name} sha256={law.digest} laws={laws_sha}"
+    try:
+        index = open_index(directory, make_encoder)
+        if index.manifest["corpus"].get("source") == source:
+            return index
+    except IndexError_:
+        pass
+    law.verify()
+    manifest = json.loads((law.path / LAWS_MANIFEST).read_text(encoding="utf-8"))
+    for name, digest in manifest.get("files_sha256", {}).items():
+        if sha256_file(law.path / name) != digest:
+            raise IndexError_(f"{law.path / name} does not match its hash in {LAWS_MANIFEST}; {RESTORE}")
+    if announce:
+        announce(f"building the default index of the law in force once ({manifest.get('documents', 0):,} articles "
+                 f"of {manifest.get('counts', {}).get('versions', 0):,} versions, snapshot {manifest.get('snapshot')}; "
+                 f"a minute or two) into {directory}")
+    encoder = make_encoder(law.encoder)
+    build_versions_index(directory, law.path, law_library(law=law), encoder, components(), base=law,
+                         progress=progress, source=source)
+    return open_index(directory, make_encoder)
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,32 @@ def area(module: str) -> str:
 LAZY_FRONT_DOOR = ("legalrag", "__getattr__", "legalrag.api")
 
 
+_IMPORT_CALLS = {"import_module", "__import__", "find_spec"}
+_MODULE_NAME = re.compile(r"legalrag(\.\w+)+")
+
+
+def named_imports(node: ast.AST) -> list[str]:
+    """The modules an import by name reaches: ``importlib.import_module("legalrag.x")``, ``__import__(...)``,
+    ``importlib.util.find_spec(...)`` with the name written in the call."""
+    if not isinstance(node, ast.Call):
+        return []
+    name = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
+    if name in _IMPORT_CALLS and node.args and isinstance(node.args[0], ast.Constant) \
+            and isinstance(node.args[0].value, str):
+        return [node.args[0].value]
+    return []
+
+
+def module_strings(tree: ast.AST) -> list[str]:
+    """Every string of the code (docstrings aside) that is a legalrag module's dotted name: a name kept in a
+    variable and imported later (``name = "legalrag.wiring"; import_module(name)``) is an import all the same."""
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and id(n) not in docs and _MODULE_NAME.fullmatch(n.value)]
+
+
 def imports() -> dict[str, set[str]]:
     """module -> the legalrag modules it imports (resolved to existing modules)."""
     files = {module_name(p): p for p in SRC.rglob("*.py")}
@@ -70,6 +96,7 @@ def imports() -> dict[str, set[str]]:
                 if node.level:
                     base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
                 targets = [base] + [f"{base}.{a.name}" for a in node.names]
+            targets += named_imports(node)
             for t in targets:
                 if t.startswith("legalrag"):
                     while t and t not in files:  # `from legalrag.x import name` -> legalrag.x
@@ -123,6 +150,42 @@ def test_no_upward_imports():
             if a != b and layers.get(b, 0) > layers.get(a, 0):
                 bad.append(f"{mod} (layer {layers.get(a)}) imports {t} (layer {layers.get(b)})")
     assert not bad, "upward imports:\n" + "\n".join(sorted(bad))
+
+
+def test_no_library_code_reaches_up_to_the_composition_root():
+    """Below ``wiring`` nothing imports it, by an import statement, by ``importlib`` or ``__import__``, or by a
+    module name kept in a string: collaborators (the support model, encoders, LLMs) are passed down, never
+    looked up (``citecheck.support`` once loaded ``legalrag.wiring`` by name to find its model)."""
+    layers = layer_order()
+    below = {a for a, n in layers.items() if n < layers["wiring"]}
+    bad = []
+    for path in SRC.rglob("*.py"):
+        mod = module_name(path)
+        if area(mod) not in below:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        named = [t for t in module_strings(tree) if t == "legalrag.wiring" or t.startswith("legalrag.wiring.")]
+        bad += [f"{mod} names {t!r}" for t in named]
+    bad += [f"{mod} imports {t}" for mod, targets in imports().items() if area(mod) in below
+            for t in targets if area(t) == "wiring"]
+    assert not bad, "library code reaching up to legalrag.wiring:\n" + "\n".join(sorted(set(bad)))
+
+
+@pytest.mark.parametrize("code", [
+    "import importlib\nimportlib.import_module('legalrag.wiring')",
+    "def f():\n    from importlib import import_module\n    return import_module('legalrag.wiring.encoders')",
+    "__import__('legalrag.wiring')",
+    "ROOT = 'legalrag.wiring'\ndef f():\n    import importlib\n    return importlib.import_module(ROOT)",
+])
+def test_an_import_by_name_is_seen(code):
+    tree = ast.parse(code)
+    found = {t for n in ast.walk(tree) for t in named_imports(n)} | set(module_strings(tree))
+    assert any(t.startswith("legalrag.wiring") for t in found), code
+
+
+def test_a_docstring_naming_the_root_is_not_an_import():
+    tree = ast.parse('"""legalrag.wiring"""\ndef f():\n    """legalrag.wiring.encoders"""\n    return 1')
+    assert module_strings(tree) == [] and not [t for n in ast.walk(tree) for t in named_imports(n)]
 
 
 def test_no_cycles_between_areas():

@@ -19,12 +19,14 @@ class Consultation:
     by the one answer engine (:class:`legalrag.answer.engine.AnswerEngine`) with the earlier turns as history.
 
     ``engine`` may be given ready; otherwise one is built over ``search(query, k) -> hits`` and ``llm`` with
-    ``settings`` (default: the engine's defaults; ``k``, ``max_tokens``, ``evidence_tokens`` override them)."""
+    ``settings`` (default: the engine's defaults; ``k``, ``max_tokens``, ``evidence_tokens`` override them) and
+    ``support`` (the support model, the root's ``wiring.make_support_scorer()``; None: the lexical model)."""
 
     def __init__(self, search: Callable[[str, int], list[Hit]] | None = None, llm: LLM | None = None, *,
                  documents: Iterable[Document] = (), processor: str | Processor = DEFAULT_PROCESSOR,
                  lang: str = "zh", resolver: Any = None, engine: Any = None, settings: Any = None,
-                 k: int | None = None, max_tokens: int | None = None, evidence_tokens: int | None | object = ...):
+                 k: int | None = None, max_tokens: int | None = None, evidence_tokens: int | None | object = ...,
+                 support: Any = None):
         from dataclasses import replace
 
         from legalrag.answer.engine import DEFAULTS, engine_for
@@ -36,7 +38,7 @@ class Consultation:
             if evidence_tokens is not ...:
                 settings = replace(settings, evidence_tokens=evidence_tokens)
             engine = engine_for(llm, search=search, resolver=resolver, documents=documents, lang=lang,
-                                settings=settings)
+                                settings=settings, support=support)
         self.engine, self.lang = engine, engine.lang
         llm = engine.llm
         if isinstance(processor, str):

@@ -189,7 +189,8 @@ class AnswerEngine:
     """Answers questions over ``search(query, k) -> hits`` with ``llm``; ``resolver`` (or a zero-argument
     function returning one, called on a background thread so the corpus is read while the model generates)
     checks the citations and marks each supported / exists / not found / repealed (``support``: a
-    ``citations.support.SupportScorer``; default its lexical model). Build one with :func:`engine_for`, the
+    ``citecheck.support.SupportScorer``, the root's ``wiring.make_support_scorer()`` on every path that answers;
+    None: the lexical model, ``SupportScorer()``). Build one with :func:`engine_for`, the
     one place an engine is made (``ask``, ``chat``, ``serve``'s routes, the MCP tools, the answer and
     consultation benchmarks)."""
 
@@ -208,6 +209,10 @@ class AnswerEngine:
         if lang not in ("zh", "en"):
             raise InputError(f"lang must be 'zh' or 'en', got {lang!r}", field="lang")
         self.llm, self.search, self.lang, self.settings = llm, search, lang, settings
+        if support is None:  # the lexical model: a library call without the composition root still answers
+            from legalrag.citecheck.support import SupportScorer
+
+            support = SupportScorer()
         self.support = support
         self.corpus_lang, self.min_score, self.guard = corpus_lang or lang, min_score, guard
         self._selector, self._selector_notice = selector, ""
@@ -476,12 +481,10 @@ class AnswerEngine:
         """Whether the support model says one of the quotes supports the conclusion (None: it could not say)."""
         t0 = time.perf_counter()
         try:
-            from legalrag.citecheck.support import default_scorer
-
-            scorer = self.support if self.support is not None else default_scorer()
             from legalrag.answer.basis import CONCLUSION_FLOOR
 
-            probs = [float(p) for p in scorer.scores([(conclusion, q) for q in quotes] + [(conclusion, "".join(quotes))])]
+            pairs = [(conclusion, q) for q in quotes] + [(conclusion, "".join(quotes))]
+            probs = [float(p) for p in self.support.scores(pairs)]
             threshold = CONCLUSION_FLOOR  # a conclusion paraphrases its quotes: the floor, not the marks' threshold
         except Exception as exc:  # the support model failed: the conclusion is kept, the check recorded as failed
             steps.append(Step("answer", "support_conclusion", input=conclusion, error=f"not checked: {exc}",
@@ -610,7 +613,9 @@ def engine_for(llm: LLM, index: Any = None, *, retriever: str | None = None, sea
     ``settings.select`` and at least ``SELECTOR_MIN_ARTICLES`` articles (the national corpus it was trained on),
     by the shipped selector loaded on first use (:func:`shipped_selector`; a missing or altered file is a notice
     and the retrieval order); else the retrieval order; the limitation-period article is found in the index's
-    (or ``documents``') corpus."""
+    (or ``documents``') corpus. ``support``: the support model of the marks, the conclusion's check and the
+    selector (the root's ``wiring.make_support_scorer()``; None: the lexical model for the marks and the check,
+    and for the shipped selector the full model over the index's own dense encoder)."""
     min_score = None
     docs = list(documents) if documents is not None else None
     if search is None and index is not None:

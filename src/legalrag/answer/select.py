@@ -556,10 +556,10 @@ def load_selector(path: str | Path | None = None, *, support: Any = None, encode
     ``None``: the shipped one. Every file is checked against its card's SHA-256; a missing or altered file is a
     :class:`~legalrag.errors.ModelError` naming the path and the fix.
 
-    ``support``: the support pair model (``legalrag.wiring.make_support_scorer()``); else one is made over
-    ``encoder`` (the shipped ``stard-e5`` the model was trained with); with neither, the process's one support
-    model (``citecheck.support.default_scorer``, registered when ``legalrag.wiring`` is imported), else the lexical
-    one, which the shipped selector was not trained with (its probabilities are then less sharp). ``encoder`` (default:
+    ``support``: the support pair model (the root's ``legalrag.wiring.make_support_scorer()``); else the full
+    model over ``encoder`` (the shipped ``stard-e5`` the model was trained with); with neither, the lexical model
+    (``SupportScorer()``), which the shipped selector was not trained with (its probabilities are then less
+    sharp). ``encoder`` (default:
     the support model's) encodes the question for the neighbour votes; with none, no neighbour votes.
     ``index``: the index the hits come from; when it has a ``stard-e5`` dense component (the default index does),
     the support model reads the articles' vectors from it instead of encoding them (the same cosines, within the
@@ -570,15 +570,9 @@ def load_selector(path: str | Path | None = None, *, support: Any = None, encode
                                                        f"train one with `legalrag train selector --out {d}`"))
     model = read_model(d)
     if support is None:
-        from legalrag.citecheck import support as _support
+        from legalrag.citecheck.support import SupportModel, SupportScorer
 
-        if encoder is not None:
-            support = _support.SupportScorer(encoder)
-        else:  # the one support model of the process (registered by legalrag.wiring), else the lexical one
-            try:
-                support = _support.default_scorer()
-            except InputError:
-                support = _support.SupportScorer()
+        support = SupportScorer(encoder, SupportModel.load("full")) if encoder is not None else SupportScorer()
     vectors = dense_component(index) if index is not None else None
     return ArticleSelector(model, support=support, encoder=encoder, vectors=vectors, path=d)
 

@@ -21,9 +21,9 @@ citation, in reading order, never dropping one:
 ``summarise`` counts the marks and says when a text cites nothing (never reported as supported). ``MEANINGS``
 says what each mark means in plain words, for a reader who has not seen the legend.
 
-Every path (answers, ``check``, ``serve``, MCP) marks with the same support model: the scorer its caller built
-with ``wiring.make_support_scorer``, or, when a caller passes none, that same model
-(:func:`legalrag.citecheck.support.default_scorer`).
+Every path (answers, ``check``, ``serve``, MCP) marks with the same support model: the scorer the composition root
+built with ``wiring.make_support_scorer`` and passed down. A caller that passes none gets the lexical model
+(``SupportScorer()``, no encoder): a library call works without the root, and never reaches up for its model.
 """
 
 from __future__ import annotations
@@ -140,11 +140,9 @@ def mark_citations(text: str, resolver: CitationResolver | Iterable[Any], scorer
                    retrieved_ids: Iterable[str] | None = None, repealed: RepealedTable | None = None,
                    checked: Sequence[CheckedCitation] | None = None) -> list[Citation]:
     """Every citation in ``text`` with its mark (module docstring). ``scorer``: a
-    :class:`~legalrag.citecheck.support.SupportScorer` (default: the one support model,
-    :func:`~legalrag.citecheck.support.default_scorer`); ``retrieved_ids``: the
-    evidence an answer was given (None: no evidence set, as for a document being checked)."""
-    from legalrag.citecheck.support import default_scorer
-
+    :class:`~legalrag.citecheck.support.SupportScorer` (None: the lexical model, ``SupportScorer()``; every path
+    that marks passes the root's ``wiring.make_support_scorer()``); ``retrieved_ids``: the evidence an answer was
+    given (None: no evidence set, as for a document being checked)."""
     if not isinstance(resolver, CitationResolver):
         resolver = CitationResolver.from_documents(resolver)
     repealed = repealed if repealed is not None else RepealedTable.load()
@@ -194,7 +192,10 @@ def mark_citations(text: str, resolver: CitationResolver | Iterable[Any], scorer
                               mark_reason=res.reason.value if res.reason else "")
         out.append(cit)
     if to_score:
-        scorer = scorer if scorer is not None else default_scorer()
+        if scorer is None:
+            from legalrag.citecheck.support import SupportScorer
+
+            scorer = SupportScorer()
         pairs = [(claim, article) for _, claim, article in to_score]
         for (i, _, _), j in zip(to_score, _judge(scorer, pairs)):
             ok = j.supported

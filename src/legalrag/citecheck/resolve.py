@@ -175,9 +175,13 @@ class CitationResolver:
 
     @classmethod
     def from_documents(cls, documents: Iterable[Document]) -> "CitationResolver":
-        """Index documents that carry ``metadata["law"]`` and ``metadata["article"]``; others are ignored."""
+        """Index documents that carry ``metadata["law"]`` and ``metadata["article"]``; others are ignored, and so
+        are superseded versions (``metadata["ended_by"] == "superseded"``): a citation names the text in force, and
+        what it said before is the currency mark's to tell (:mod:`legalrag.citecheck.currency`)."""
         index: dict[tuple[str, str], list[Document]] = {}
         for doc in documents:
+            if doc.metadata.get("ended_by") == "superseded":
+                continue
             law, article = doc.metadata.get("law"), doc.metadata.get("article")
             if law and article is not None:
                 index.setdefault((law, _article_key(article)), []).append(doc)

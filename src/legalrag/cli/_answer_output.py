@@ -86,16 +86,16 @@ def citation_line(c: Any, escape: Any = str) -> str:
 
 
 def demo_answer(question: str, index: Any, hits: Sequence[Hit], console: Any, llm: LLM,
-                max_tokens: int = 300) -> Answer | None:
+                max_tokens: int = 300, support: Any = None) -> Answer | None:
     """The demo's last step: answer from ``hits`` with ``llm`` (the CLI passes the cached embedded 1.5B) and
-    print the checked citations. Without the model installed, say how to install it instead of failing the
+    print the citations checked by ``support`` (the root's support model). Without the model installed, say how to install it instead of failing the
     whole demo."""
     from legalrag.errors import MissingDependencyError, ModelError
 
     console.print(f"\n[bold]Answer[/bold] ({llm.model_id}, from the articles above):", highlight=False)
     try:
         answer = answer_question(question, index, llm, k=len(hits), max_tokens=max_tokens,
-                                 search=lambda q, k: list(hits))
+                                 search=lambda q, k: list(hits), support=support)
     except (MissingDependencyError, ModelError) as exc:
         console.print(f"[yellow]No answer: {exc}[/yellow]", highlight=False)
         return None

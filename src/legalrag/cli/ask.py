@@ -13,7 +13,7 @@ from typing import Optional
 import typer
 
 from legalrag.cli.apps import app
-from legalrag.cli.common import (CacheOption, IndexOrDemoOption, JsonOption, LLMOption, RetrieverOption,
+from legalrag.cli.common import (AsOfOption, CacheOption, IndexOrDemoOption, JsonOption, LLMOption, RetrieverOption,
                                  llm_spec, require_endpoint_model, root)
 from legalrag.types import DEFAULTS
 
@@ -50,6 +50,7 @@ def ask(
     local: bool = LocalOption,
     force: bool = typer.Option(False, "--force", help="Answer even when the question is declined as outside the "
                                "corpus (not Chinese national law, or not a legal question)."),
+    as_of: AsOfOption = None,
 ) -> None:
     """Answer a question from the index; unresolved or unretrieved citations are flagged (threads: the
     runtime.threads setting)."""
@@ -58,6 +59,10 @@ def ask(
     from legalrag.warm.route import ASK_ROUTE, ask_request, choose_server, index_arg
 
     r = root(ctx)
+    if as_of is not None:
+        from legalrag.laws.versions import check_day
+
+        as_of = check_day(as_of)
     name, endpoint, endpoint_model = llm_spec(model)
     require_endpoint_model(r, endpoint, endpoint_model)
     printer = AnswerPrinter(quiet=as_json)
@@ -66,7 +71,7 @@ def ask(
                                 evidence_tokens=evidence_tokens, index=named)
     if server is not None:  # --no-cache: the server answers too, past its call cache
         body = ask_request(question, index=named, k=k, retriever=retriever, max_tokens=max_tokens, lang=lang,
-                        style=style, evidence_tokens=evidence_tokens, cache=cache)
+                        style=style, evidence_tokens=evidence_tokens, cache=cache, as_of=as_of)
         if force:  # the server answers past its scope decision too
             body["force"] = True
         try:
@@ -84,7 +89,8 @@ def ask(
     with answer_anyway(force):
         _in_process(ctx, printer, why, question=question, index=index, k=k, retriever=retriever, model=name,
                     endpoint=endpoint, endpoint_model=endpoint_model, max_tokens=max_tokens, lang=lang, style=style,
-                    no_cache=not cache, evidence_tokens=evidence_tokens, local=local, threads=None, as_json=as_json)
+                    no_cache=not cache, evidence_tokens=evidence_tokens, local=local, threads=None, as_json=as_json,
+                    as_of=as_of)
 
 
 def _done(payload: dict, printer, route: str, as_json: bool, notes: list[str] = ()) -> None:
@@ -98,17 +104,18 @@ def _done(payload: dict, printer, route: str, as_json: bool, notes: list[str] = 
 
 def _in_process(ctx: typer.Context, printer, why: str, *, question: str, index, k, retriever, model, endpoint,
                 endpoint_model, max_tokens, lang, style, no_cache, evidence_tokens, local, threads,
-                as_json: bool) -> None:
+                as_json: bool, as_of: str | None = None) -> None:
     """This process answers: open the index, build the model, print the articles when retrieval ends."""
     from legalrag.answer.question import answer_question
     from legalrag.serialize import answer_to_dict, hit_to_dict
 
-    idx = root(ctx).index(index, progress=not as_json)
+    idx = root(ctx).index(index, as_of=as_of, progress=not as_json)
     llm = root(ctx).make_answer_llm(model, endpoint, endpoint_model, cache=not no_cache, threads=threads,
                                     local=local)
     s = root(ctx).answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)
     # --json still streams (quietly), so that its ttft_s is the real time to the first token
     answer = answer_question(question, idx, llm, k=s.k, retriever=retriever, lang=lang, max_tokens=s.max_tokens,
+                             support=root(ctx).make_support_scorer(threads=threads),
                              style=s.style, evidence_tokens=s.evidence_tokens, select=s.select,
                              time_cap_s=s.time_cap_s, on_text=printer.text,
                              on_retrieved=lambda query, hits: printer.sources([hit_to_dict(h, text=False)

@@ -17,7 +17,7 @@ import typer
 
 from legalrag.cli.apps import app
 from legalrag.cli.ask import LocalOption, StyleOption
-from legalrag.cli.common import (IndexOrDemoOption, JsonOption, LLMOption, RetrieverOption, llm_spec,
+from legalrag.cli.common import (AsOfOption, IndexOrDemoOption, JsonOption, LLMOption, RetrieverOption, llm_spec,
                                  require_endpoint_model, root)
 from legalrag.answer.processors import DEFAULT_PROCESSOR, PROCESSORS, ProcessorName
 from legalrag.types import DEFAULTS
@@ -43,6 +43,7 @@ def chat(
                                                   f"{DEFAULTS.evidence_tokens}; 0: whole articles)."),
     local: bool = LocalOption,
     as_json: JsonOption = False,  # one line of JSON per turn (the shape of `ask --json`, POST /consult)
+    as_of: AsOfOption = None,
 ) -> None:
     """Hold a multi-turn consultation: retrieval each turn, answers with checked citations (threads: the
     runtime.threads setting)."""
@@ -51,6 +52,10 @@ def chat(
     from legalrag.warm.route import CONSULT_ROUTE, choose_server, consult_request, index_arg
 
     r = root(ctx)
+    if as_of is not None:
+        from legalrag.laws.versions import check_day
+
+        as_of = check_day(as_of)
     model, endpoint, endpoint_model = llm_spec(model)
     require_endpoint_model(r, endpoint, endpoint_model)
     named = index_arg(index, r.settings)
@@ -65,7 +70,7 @@ def chat(
 
         if not in_process:
             in_process.append(_consultation(ctx, index, k, retriever, processor, model, endpoint, endpoint_model,
-                                            max_tokens, style, evidence_tokens, local, None))
+                                            max_tokens, style, evidence_tokens, local, None, as_of))
         consultation, llm = in_process[0]
         consultation.turns = [Turn(role, text) for role, text in turns]
         queries: list[str] = []
@@ -89,7 +94,7 @@ def chat(
 
     if server is None:  # built now, so a bad option or a missing model is said before the first question
         in_process.append(_consultation(ctx, index, k, retriever, processor, model, endpoint, endpoint_model,
-                                        max_tokens, style, evidence_tokens, local, None))
+                                        max_tokens, style, evidence_tokens, local, None, as_of))
     if not as_json:
         typer.echo("Ask a legal question (/reset starts over, /exit quits).")
     while True:
@@ -113,7 +118,7 @@ def chat(
         payload = None
         if server is not None:
             body = consult_request(question, turns, processor=processor.value, index=named, k=k, retriever=retriever,
-                                max_tokens=max_tokens, style=style, evidence_tokens=evidence_tokens)
+                                max_tokens=max_tokens, style=style, evidence_tokens=evidence_tokens, as_of=as_of)
             try:
                 payload = through_server(server, CONSULT_ROUTE, body, printer)
                 payload["llm"] = f"server {server.url}"
@@ -136,13 +141,14 @@ def chat(
 
 
 def _consultation(ctx, index, k, retriever, processor, model, endpoint, endpoint_model, max_tokens, style,
-                  evidence_tokens, local, threads):
+                  evidence_tokens, local, threads, as_of=None):
     """This process's consultation (index, model, answer engine) and its model."""
     from legalrag.answer.consultation import Consultation
     from legalrag.answer.engine import engine_for
 
-    idx = root(ctx).index(index, threads=threads)
+    idx = root(ctx).index(index, as_of=as_of, threads=threads)
     llm = root(ctx).make_answer_llm(model, endpoint, endpoint_model, threads=threads, local=local)
     settings = root(ctx).answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)
-    engine = engine_for(llm, idx, retriever=retriever, settings=settings)
+    engine = engine_for(llm, idx, retriever=retriever, settings=settings,
+                        support=root(ctx).make_support_scorer(threads=threads))
     return Consultation(engine=engine, processor=processor.value), llm

@@ -47,9 +47,15 @@ LimitOption = Annotated[Optional[int], typer.Option("--limit", min=1, help="Read
                                                     "all).")]
 IndexOption = Annotated[Optional[Path], typer.Option(
     "--index", help="Index directory (default: the index.path setting).")]
-DEFAULT_INDEX_HELP = ("Index directory (default: the index.path setting, else the national-law index built from the "
-                      "data shipped with legalrag).")
+DEFAULT_INDEX_HELP = ("Index directory (default: the index.path setting, else the national law in force, built from "
+                      "the dated versions shipped with legalrag and read as of today or --as-of).")
 IndexOrDemoOption = Annotated[Optional[Path], typer.Option("--index", help=DEFAULT_INDEX_HELP)]
+BENCH_INDEX_HELP = ("Index directory (default: the index.path setting, else the 2023-06-05 snapshot of the national "
+                    "law shipped with legalrag, the corpus the benchmarks' gold ids refer to).")
+BenchIndexOption = Annotated[Optional[Path], typer.Option("--index", help=BENCH_INDEX_HELP)]
+AsOfOption = Annotated[Optional[str], typer.Option(
+    "--as-of", metavar="YYYY-MM-DD", help="Answer from the versions of the law in force that day (default: today); "
+    "a day before the oldest version held reads the oldest.")]
 LLM_HELP = ("The LLM: an embedded model, qwen2.5-coder-1.5b (default) or qwen2.5-coder-0.5b, a GGUF path, or an "
             "OpenAI-compatible endpoint as URL#MODEL (e.g. http://127.0.0.1:8000/v1#qwen; default: the llm.* "
             "settings).")

@@ -43,4 +43,5 @@ def demo(
     if answer:  # the LLM layer's step (legalrag.answer.question): generate from these hits, check every citation
         from legalrag.cli._answer_output import demo_answer
 
-        demo_answer(q, index, hits, console, root(ctx).make_llm("qwen2.5-coder-1.5b"))
+        demo_answer(q, index, hits, console, root(ctx).make_llm("qwen2.5-coder-1.5b"),
+                    support=root(ctx).make_support_scorer())

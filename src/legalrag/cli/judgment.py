@@ -26,6 +26,23 @@ CHECK_CHARGES_HELP = ("Where the structure model is not confident about the char
 MODEL_DIR_HELP = ("Structure model: a directory from `legalrag train judge-structure` or the name of a shipped one (default: "
                   "the judgment.model setting, $LEGALRAG_JUDGMENT_MODEL, else the shipped judge-structure).")
 SHIPPED_STRUCTURE = "judge-structure"
+AS_OF_HELP = ("The date of the acts, YYYY-MM-DD (default: the dates the facts state): each Criminal Law article is "
+              "read in the version in force then, or today's where it is milder (刑法第十二条).")
+
+
+def _versions(as_of: Optional[str]):
+    """The checked ``--as-of`` and the versions of the national law (None when none are installed: a one-line
+    notice on standard error)."""
+    from legalrag.cli.law import default_library
+    from legalrag.laws.versions import check_day
+
+    day = check_day(as_of) if as_of else None
+    library = default_library()
+    if library is None:
+        from legalrag.judgment.temporal import NO_VERSIONS
+
+        typer.echo(NO_VERSIONS, err=True)
+    return day, library
 
 
 def structure_model_dir(model_dir: Optional[Path]) -> Optional[Path]:
@@ -56,31 +73,33 @@ def predict(
     model_dir: Optional[Path] = typer.Option(None, "--model-dir", help=MODEL_DIR_HELP),
     law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", help=LAW_CORPUS_HELP),
     check_charges: bool = typer.Option(False, "--check-charges", help=CHECK_CHARGES_HELP),
+    as_of: Optional[str] = typer.Option(None, "--as-of", help=AS_OF_HELP),
     model: LLMOption = None,
 ) -> None:
     """Predict the structure of the judgment (charges, articles, term, fine, probation) with its evidence, as JSON."""
     from legalrag.errors import InputError
     from legalrag.judgment.draft import read_facts
-    from legalrag.judgment.service import predict_file
 
     if (facts is None) == (cases is None):
         raise InputError("pass exactly one of --facts (one case) or --cases (a JSONL file)")
     if not check_charges and model:
         raise InputError("--model chooses the LLM of --check-charges; add --check-charges")
-    from legalrag.wiring.judgment import law_statutes, structure_model
+    day, library = _versions(as_of)
+    from legalrag.wiring.judgment import judgment_predictor, predict_judgment, predict_judgments
 
-    predictor = structure_model(_need(structure_model_dir(root(ctx).judgment_model(model_dir)), "model directory"),
-                                law_statutes(root(ctx), root(ctx).law_corpus(law_corpus), progress=True),
-                                root(ctx).settings.judgment_encoder, settings=root(ctx).settings)
+    predictor = judgment_predictor(root(ctx), _need(structure_model_dir(root(ctx).judgment_model(model_dir)),
+                                                    "model directory"),
+                                   root(ctx).law_corpus(law_corpus), progress=True)
     reader = None
     if check_charges:
         from legalrag.judgment.charge_llm import ChargeReader
 
         reader = ChargeReader(make_llm(ctx, model))
     if facts is not None:
-        print_json(predictor.predict(read_facts(facts), charge_reader=reader).to_dict())
+        print_json(predict_judgment(predictor, read_facts(facts), library, as_of=day, charge_reader=reader).to_dict())
         return
-    rows = predict_file(predictor, cases, skip_first=skip_first, progress=out is not None, charge_reader=reader)
+    rows = predict_judgments(predictor, cases, library, as_of=day, skip_first=skip_first, progress=out is not None,
+                             charge_reader=reader)
     if out is None:
         for row in rows:
             print_json(row)
@@ -106,6 +125,7 @@ def draft(
     model: LLMOption = None,
     as_json: JsonOption = False,
     check_charges: bool = typer.Option(False, "--check-charges", help="With --model-dir: " + CHECK_CHARGES_HELP),
+    as_of: Optional[str] = typer.Option(None, "--as-of", help=AS_OF_HELP),
     option: List[str] = option_list(DraftOptions, "Free drafting and the length, KEY=VALUE, repeatable"),
 ) -> None:
     """Draft a complete criminal judgment from case facts."""
@@ -117,6 +137,7 @@ def draft(
     from legalrag.wiring.judgment import draft_judgment
 
     text = read_facts(facts)
+    day, library = _versions(as_of)
     if free and model_dir is not None:
         raise InputError("-o free=true drafts without a structure model; leave out --model-dir (or free)",
                          field="free")
@@ -132,11 +153,15 @@ def draft(
     if not no_llm:
         llm = make_llm(ctx, model)
     res = draft_judgment(root(ctx), text, llm, model_dir, law_corpus=law_corpus, case_corpus=case_corpus,
-                         max_tokens=max_tokens, check_charges=check_charges, stream=not as_json, progress=True)
+                         max_tokens=max_tokens, check_charges=check_charges, stream=not as_json, progress=True,
+                         library=library, as_of=day)
     if as_json:
         print_json(res.to_dict())
         return
-    if model_dir is None:  # the free drafter streamed its text as it wrote it
+    if model_dir is None:  # the free drafter streamed its text as it wrote it; the 第十二条 statement follows
+        if res.law_versions.statement():
+            typer.echo(res.law_versions.statement())
+        _print_versions(res.law_versions)
         return
     typer.echo(res.document)
     from rich.console import Console
@@ -151,3 +176,12 @@ def draft(
         console.print(f"[yellow]the model disagrees on {res.disagreement['field']}: {res.disagreement['reason']}[/yellow]")
     for note in res.notes:
         console.print(f"[yellow]{note}[/yellow]")
+    _print_versions(res.law_versions)
+
+
+def _print_versions(versions) -> None:
+    """The version applied to each article (刑法第十二条), on standard error."""
+    if versions is None or versions.notice:  # the notice was printed when the versions were looked for
+        return
+    for line in versions.lines():
+        typer.echo(line, err=True)

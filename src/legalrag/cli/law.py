@@ -33,26 +33,17 @@ def library(folder: Optional[Path]):
 def show(title: str = typer.Argument(..., help="A law title: 公司法, 《中华人民共和国公司法》."),
          laws: Optional[Path] = LawsOption, as_of: Optional[str] = AsOfOption, json_out: JsonOption = False) -> None:
     """List a law's versions: version date, effective date and its source, interval in force, articles."""
-    from legalrag.errors import InputError
+    from legalrag.laws.report import find_law, law_report
 
     lib = library(laws)
-    law = lib.law(title)
-    if law is None:
-        import difflib
-
-        close = difflib.get_close_matches(title, [x.title for x in lib.laws.values()], n=3, cutoff=0.4)
-        raise InputError(f"no law titled {title!r} among the {len(lib.laws):,} held"
-                         + (f"; close titles: {', '.join(close)}" if close else ""), field="TITLE")
-    sel = law.as_of(as_of) if as_of else None
-    rows = [{"version": v.version, "effective": v.effective, "effective_source": v.effective_source,
-             "in_force_from": v.in_force_from, "in_force_until": v.in_force_until, "ended_by": v.ended_by,
-             "articles": len(v.articles), "files": list(v.files), "merged": list(v.merged),
-             "selected": sel is not None and v is sel.version} for v in law.versions]
-    rep = law.repealed
+    data = law_report(lib, title, as_of, field="TITLE", as_of_field="--as-of")
     if json_out:
-        print_json({"law": law.title, "versions": rows, "as_of": as_of, "note": sel.note if sel else "",
-                    "repealed": {"by": rep.by, "on": rep.on, "source": rep.source} if rep else None})
+        print_json(data)
         return
+    law = find_law(lib, title, field="TITLE")
+    rows = data["versions"]
+    sel = law.as_of(as_of) if as_of else None
+    rep = law.repealed
     typer.echo(f"{law.title}: {len(law.versions)} version(s)")
     for v, r in zip(law.versions, rows):
         mark = "→ " if r["selected"] else "  "
@@ -71,26 +62,13 @@ def history(citation: str = typer.Argument(..., help="An article: 公司法第�
                                                 "force that day (default: the latest version)."),
             json_out: JsonOption = False) -> None:
     """Show one article across the versions of its law: its number in each, its text, and where it changed."""
-    from legalrag.corpora.statutes import split_article_name
-    from legalrag.errors import InputError
-    from legalrag.laws.history import article_history
+    from legalrag.laws.report import history_report, history_steps
 
-    title, number, _ = split_article_name(citation.strip().replace("《", "").replace("》", ""))
-    if number is None:
-        raise InputError(f"{citation!r} names no article; write it as <title>第N条 (公司法第四十七条)", field="CITATION")
     lib = library(laws)
-    law = lib.law(title)
-    if law is None:
-        raise InputError(f"no law titled {title!r} among the {len(lib.laws):,} held", field="CITATION")
-    sel = law.as_of(as_of) if as_of else None
-    steps = article_history(law, number, sel.version if sel else None)
     if json_out:
-        print_json({"law": law.title, "article": number, "as_of": as_of, "note": sel.note if sel else "",
-                    "versions": [{"version": s.version.version, "in_force_from": s.version.in_force_from,
-                                  "in_force_until": s.version.in_force_until, "article": s.number,
-                                  "text": s.text, "changed": s.changed, "similarity": s.similarity}
-                                 for s in steps]})
+        print_json(history_report(lib, citation, as_of, field="CITATION", as_of_field="--as-of"))
         return
+    law, number, sel, steps = history_steps(lib, citation, as_of, field="CITATION", as_of_field="--as-of")
     from legalrag.citecheck.currency import _label
 
     if sel is not None and sel.note:

@@ -73,7 +73,8 @@ def mcp_cmd(
         return structure_model(model_dir, statutes, settings=r.settings)
 
     tools = LegalTools(Collaborators(index=open_index, llm=None if no_llm else make_llm, predictor=make_predictor,
-                                     structure=make_structure))
+                                     structure=make_structure,
+                                     support=lambda: r.make_support_scorer("stard-e5", threads=threads)))
     import logging
     import sys
 

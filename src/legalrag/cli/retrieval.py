@@ -11,7 +11,7 @@ import typer
 from legalrag.cli._options import BuildOptions, SearchOptions, option_list, parse_options
 from legalrag.cli._scale import Backend, milvus_components, prefill_encodings
 from legalrag.cli.apps import app, index_app
-from legalrag.cli.common import (IndexOrDemoOption, JsonOption, LLMOption, ProgressOption, SearchRetrieverOption,
+from legalrag.cli.common import (AsOfOption, IndexOrDemoOption, JsonOption, LLMOption, ProgressOption, SearchRetrieverOption,
                                  ThreadsOption, llm_spec, print_json, root)
 from legalrag.lang import Language
 
@@ -129,6 +129,14 @@ def index_info(
         console.print(f"[bold]Coverage[/bold]: {c['title']}: {c['n_articles']:,} articles of {c['n_laws']:,} laws, "
                       f"regulations and judicial interpretations; snapshot {c['snapshot']}.\n{c['note']}\n"
                       f"Source: {c['provenance']}", highlight=False)
+    if c.get("law_over_time"):
+        console.print(f"[bold]Coverage[/bold]: the national law over time, as published up to {c['snapshot']}: "
+                      f"{c['laws_in_force']:,} laws with {c['articles_in_force']:,} articles in force that day; "
+                      f"{c['versions']:,} versions of {c['laws']:,} laws held, {c['superseded_versions']} superseded "
+                      f"({c['articles_superseded']:,} articles) and {c['repealed_laws']} repealed, reached by "
+                      f"--as-of. Read as of {getattr(idx, 'day', c['snapshot'])}.\nNot covered: {c['not_covered']}; "
+                      f"{c['base_laws_not_held']} laws of the {c['base_snapshot']} snapshot are not in the source "
+                      f"(e.g. {', '.join(c['base_laws_not_held_sample'][:3])}).", highlight=False)
     if ranker is None:
         console.print("no trained ranker (`legalrag train ranker` adds one)")
         return
@@ -166,8 +174,7 @@ def search(
     retriever: SearchRetrieverOption = None,
     rerank: Optional[str] = typer.Option(None, "--rerank", help="Reranker to apply to the retrieved candidates."),
     filter_law: List[str] = typer.Option([], "--filter-law", help="Only articles of this law title (repeatable)."),
-    as_of: Optional[str] = typer.Option(None, "--as-of", help="YYYY-MM-DD: only the versions in force that day "
-                                        "(an index without versions is not filtered)."),
+    as_of: AsOfOption = None,
     as_json: JsonOption = False,
     agents: bool = typer.Option(False, "--agents", help="Multi-agent query rewriting with a planner (uses an LLM)."),
     model: LLMOption = None,
@@ -182,7 +189,7 @@ def search(
     o = parse_options(SearchOptions, option)
     trace = Path(o.trace) if o.trace else None
     policy = Path(o.policy) if o.policy else None
-    idx = root(ctx).index(index, progress=not as_json)
+    idx = root(ctx).index(index, as_of=as_of, progress=not as_json)  # the versions in force that day
     fused_planner = o.fused_planner
     model, endpoint, endpoint_model = llm_spec(model)
     if o.nprobe or o.ef:
@@ -193,9 +200,6 @@ def search(
             if wants_agents(agents, rerank, endpoint, policy) or trace or fused_planner
             else root(ctx).build_pipeline(idx, retriever, rerank))
     flt = law_filter(idx, filter_law) if filter_law else None
-    if as_of:  # a retrieval filter on version validity (legalrag.laws.select)
-        from legalrag.laws.select import both, in_force_filter
-        flt = both(flt, in_force_filter(as_of))
     hits = pipe.search(question, k=k, filter=flt)
     if as_json:
         print_json({"query": question, "retriever": pipe.name, "hits": [hit_to_dict(h) for h in hits]})

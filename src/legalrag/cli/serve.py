@@ -120,11 +120,9 @@ def serve_cmd(
     settings = server_settings(root(ctx).settings, host=host, api_keys=keys, cors_origins=tuple(cors_origin), mcp=mcp,
                                evidence_tokens=budget, max_k=limits.max_k, rate_limit=limits.rate_limit,
                                max_waiting=limits.max_waiting, max_indexes=limits.max_indexes)
-    _warm_up(idx, llm)
+    support = root(ctx).make_support_scorer("stard-e5", threads=threads)  # the one model of every route
+    _warm_up(idx, llm, support)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    from legalrag.wiring import make_support_scorer
-
-    support = make_support_scorer("stard-e5", threads=threads, settings=root(ctx).settings)
     app = create_app(idx, llm, settings, predictor=predictor, agents_llm=agents_llm, structure=structure,
                      open_index=lambda path: _open_warm(root(ctx), path, threads), support=support)
     from legalrag.warm.build import build_id
@@ -172,7 +170,7 @@ def _open_warm(r, path: Path, threads: int | None):
     return idx
 
 
-def _warm_up(idx, llm) -> None:
+def _warm_up(idx, llm, support) -> None:
     """Load now what the first request would otherwise wait for: the default retriever (its encoder and
     vectors), the citation resolver, the decisive-article selector and its support model, the model."""
     from legalrag.answer.engine import SELECTOR_MIN_ARTICLES, resolver_for, shipped_selector
@@ -183,7 +181,7 @@ def _warm_up(idx, llm) -> None:
     resolver_for(idx)
     if len(getattr(idx, "documents", ())) >= SELECTOR_MIN_ARTICLES:
         try:
-            shipped_selector(idx).warm_up()
+            shipped_selector(idx, support).warm_up()
         except ModelError:  # a missing or altered selector file: the first answer gives the notice
             pass
     if llm is not None and callable(getattr(llm, "load", None)):

@@ -1,8 +1,8 @@
 """legalrag where people already work: the tools an agent host calls over the Model Context Protocol.
 
-``tools.LegalTools`` is the transport-free part: six typed operations (search the statutes, fetch an article by
+``tools.LegalTools`` is the transport-free part: eight typed operations (search the statutes, fetch an article by
 its citation, check the citations of any text, predict the provisions and the verdict for a case's facts,
-answer a question with checked citations), each returning a pydantic model. Its collaborators (the index, the
+answer a question with checked citations, list a law's versions and show an article across them), each returning a pydantic model. Its collaborators (the index, the
 answer model, the citation and structure models) arrive as zero-argument factories from the composition root
 and are built on the first call that needs them, so a host can start ``legalrag mcp`` in well under a second.
 

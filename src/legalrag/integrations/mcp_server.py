@@ -1,6 +1,6 @@
 """legalrag's tools as a Model Context Protocol server, on the official ``mcp`` SDK (``pip install 'legalrag[mcp]'``).
 
-``create_mcp_server(tools)`` registers the six tools of ``tools.LegalTools`` on an ``MCPServer``: their input
+``create_mcp_server(tools)`` registers the eight tools of ``tools.LegalTools`` on an ``MCPServer``: their input
 schemas come from the annotated parameters (types, limits, descriptions), their output schemas from the
 pydantic result models, and each result is returned as structured content (and as its JSON text, for hosts
 that read only text). Errors are tool errors (``isError: true``) whose text says what to change: a missing
@@ -18,9 +18,8 @@ from pydantic import Field, ValidationError
 
 from legalrag._optional import require
 from legalrag.errors import LegalRagError
-from legalrag.integrations.models import (Article, AskResult, CheckResult, CitationPrediction, StatuteSearchResult,
-                                          VerdictPrediction)
-from legalrag.integrations.tools import MAX_K, LegalTools
+from legalrag.integrations.models import Article, AskResult, CitationPrediction, StatuteSearchResult, VerdictPrediction
+from legalrag.integrations.tools import MAX_K, ArticleHistory, CheckedCitations, LawVersions, LegalTools
 
 MAX_QUESTION_CHARS = 4000
 MAX_TEXT_CHARS = 50000
@@ -28,11 +27,13 @@ MAX_TEXT_CHARS = 50000
 INSTRUCTIONS = (
     "legalrag: 中国法律法规检索与引用核对。search_statutes 检索法条；get_article 按引用取条文原文；check_citations "
     "核对任意文本中的法条引用是否存在；predict_citations / predict_verdict 根据案件事实预测应引用的法条和判决结果；"
-    "ask 回答法律问题并核对答案中的每一处引用。\n"
+    "ask 回答法律问题并核对答案中的每一处引用；law_show / law_history 列出法律的各个版本及某一条文在各版本中的变化"
+    "（as_of：某日有效的版本）。\n"
     "legalrag: retrieval and citation checking over Chinese statutes. search_statutes finds articles; get_article "
     "returns an article's text by its citation; check_citations checks every statute citation in any text against "
     "the corpus; predict_citations / predict_verdict predict the provisions a court would cite and the verdict from "
-    "a case's facts; ask answers a legal question and checks every citation in its answer."
+    "a case's facts; ask answers a legal question and checks every citation in its answer; law_show / law_history "
+    "list a law's versions and one article across them (as_of: the version in force that day)."
 )
 
 DESCRIPTIONS = {
@@ -52,7 +53,17 @@ DESCRIPTIONS = {
         "Check every statute citation in any text (a draft, an article, another model's answer), each marked "
         "supported (the article exists and supports the sentence citing it), exists (exists, not shown to support "
         "it), not_found (wrong law, article number or title), repealed (with the law in force) or no_corpus (a "
-        "jurisdiction the corpus does not cover), with the article's text and the reason."),
+        "jurisdiction the corpus does not cover), with the article's text and the reason. With as_of (the date the "
+        "text speaks of), currency gives each citation's currency that day: current, amended (with the date and "
+        "what changed), renumbered, repealed or unknown."),
+    "law_show": (
+        "列出一部法律的各个版本：版本日期、施行日期及其来源、有效期间、条文数；as_of：标出该日有效的版本。\n"
+        "List a law's versions: the version date, the effective date and where it was stated, the interval in "
+        "force and the number of articles; as_of marks the version in force that day (selected)."),
+    "law_history": (
+        "某一条文在其法律各版本中的变化（按条文内容对齐，跟踪条号变动）：各版本中的条号、条文及是否修改。\n"
+        "One article across the versions of its law, followed through renumbering by its text: its number, its text "
+        "and whether it changed in each version; as_of reads the article number in the version in force that day."),
     "predict_citations": (
         "根据案件事实预测法院会引用的法条，并说明每条由哪个环节提出。\n"
         "Predict the provisions a court would cite for the facts of a case, with the stages that proposed each."),
@@ -73,6 +84,11 @@ K = Annotated[int, Field(ge=1, le=MAX_K, description=f"返回条数 / how many a
 CitationArg = Annotated[str, Field(min_length=1, max_length=500,
                                    description="法条引用或文档 id / a citation such as 《中华人民共和国劳动合同法》第十条, "
                                                "or a document id")]
+AsOf = Annotated[str | None, Field(max_length=10, description="日期 YYYY-MM-DD（不早于 1949-10-01） / a date, "
+                                                               "YYYY-MM-DD (on or after 1949-10-01)")]
+LawTitle = Annotated[str, Field(min_length=1, max_length=200, description="法律名称 / a law title: 公司法, "
+                                                                          "《中华人民共和国公司法》")]
+ArticleCitation = Annotated[str, Field(min_length=1, max_length=300, description="条文 / an article: 公司法第四十七条")]
 Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS, description="要核对的文本 / the text whose citations are "
                                                                    "checked")]
 Facts = Annotated[str, Field(min_length=1, max_length=20000, description="案件事实 / the facts of the case")]
@@ -120,8 +136,16 @@ def create_mcp_server(tools: LegalTools, *, name: str = "legalrag") -> Any:
         return run(lambda: tools.get_article(citation))
 
     @server.tool(description=DESCRIPTIONS["check_citations"])
-    def check_citations(text: Text) -> CheckResult:
-        return run(lambda: tools.check_citations(text))
+    def check_citations(text: Text, as_of: AsOf = None) -> CheckedCitations:
+        return run(lambda: tools.check_citations(text, as_of))
+
+    @server.tool(description=DESCRIPTIONS["law_show"])
+    def law_show(title: LawTitle, as_of: AsOf = None) -> LawVersions:
+        return run(lambda: tools.law_show(title, as_of))
+
+    @server.tool(description=DESCRIPTIONS["law_history"])
+    def law_history(citation: ArticleCitation, as_of: AsOf = None) -> ArticleHistory:
+        return run(lambda: tools.law_history(citation, as_of))
 
     @server.tool(description=DESCRIPTIONS["predict_citations"])
     def predict_citations(facts: Facts) -> CitationPrediction:

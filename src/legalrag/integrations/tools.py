@@ -12,19 +12,133 @@ from __future__ import annotations
 import threading
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Literal
+
+from pydantic import Field
 
 from legalrag.errors import InputError, LegalRagError
 from legalrag.integrations.models import (Article, AskResult, CheckResult, CitationPrediction, Mark, MarkedCitation,
-                                          Provision, QuotedClause, ScoredName, StatuteSearchResult, UsageSummary,
-                                          VerdictPrediction)
+                                          Out, Provision, QuotedClause, ScoredName, StatuteSearchResult,
+                                          UsageSummary, VerdictPrediction)
 from legalrag.types import Citation, Document
 
 MAX_K = 50
 
 
+class LawVersion(Out):
+    version: str | None = Field(description="the version's date (YYYY-MM-DD)")
+    effective: str | None = Field(description="the date it took effect, as stated")
+    effective_source: str = Field(description="where that date came from: header, last_article, table, unknown...")
+    in_force_from: str | None
+    in_force_until: str | None = Field(description="exclusive; null: still in force")
+    ended_by: str = Field(description="superseded, repealed, or empty")
+    articles: int
+    files: list[str]
+    merged: list[str] = Field(description="files of formatting-only duplicates merged into this version")
+    selected: bool = Field(description="the version in force on as_of")
+
+
+class Repeal(Out):
+    by: str = Field(description="the law that repealed it")
+    on: str | None
+    source: str
+
+
+class LawVersions(Out):
+    law: str
+    as_of: str | None
+    note: str = Field(description="set when as_of falls outside the versions held")
+    versions: list[LawVersion] = Field(description="oldest first")
+    repealed: Repeal | None
+
+
+class ArticleStep(Out):
+    version: str | None
+    in_force_from: str | None
+    in_force_until: str | None
+    article: str | None = Field(description="its number in this version (\"47\", \"133-1\"); null: no counterpart")
+    text: str
+    changed: bool = Field(description="its text differs from the previous version's")
+    similarity: float | None = Field(description="of the text alignment that found it")
+
+
+class ArticleHistory(Out):
+    law: str
+    article: str = Field(description="the number asked for, in the version in force on as_of (default: the latest)")
+    as_of: str | None
+    note: str
+    versions: list[ArticleStep] = Field(description="oldest first")
+
+
+class CurrencyMark(Out):
+    status: Literal["current", "renumbered", "amended", "repealed", "unknown"]
+    label: str = Field(description="the short mark shown beside the support mark: amended 2023-12-29, current...")
+    law: str
+    article: str
+    as_of: str
+    dated: bool = Field(description="false: no date was given and the citation was read as of today")
+    cited_version: str | None
+    current_version: str | None
+    changed_on: str | None
+    in_force_from: str | None
+    new_article: str | None = Field(description="where the article is now")
+    diff: str
+    text_now: str
+    successor: str
+    note: str = Field(description="the currency in words")
+
+
+class CheckedCitations(CheckResult):
+    currency: list[CurrencyMark | None] = Field(default_factory=list, description="with as_of: each citation's "
+                                                "currency that day, in the order of citations (null: not a Chinese "
+                                                "article)")
+
+
+class ActDates(Out):
+    earliest: str | None = Field(description="the earliest act date (YYYY-MM-DD); null: the facts state none")
+    latest: str | None
+    source: Literal["facts", "as_of", "none"] = Field(description="read from the facts, or the as_of given")
+    spans: list[str] = Field(description="the date expressions read")
+
+
+class AppliedVersion(Out):
+    article: str = Field(description="the Criminal Law article number (\"165\", \"133-1\")")
+    label: str = Field(description="the article with the version applied: 中华人民共和国刑法（2020-12-26修正）第一百六十五条")
+    version: str | None = Field(description="the version applied")
+    at_acts: str | None = Field(description="the version in force at the earliest act")
+    current: str | None = Field(description="the version in force today")
+    rule: str = Field(description="current, unchanged, old_law, current_milder, not_covered (the text at the acts "
+                      "does not reach this defendant), straddle, unknown_date, not_held or missing")
+    reason: str = Field(description="the 刑法第十二条 statement for this article (empty: nothing to decide)")
+    text: str = Field(description="the text of the article applied")
+    compared: dict[str, Any] = Field(description="the punishment tiers compared, where the texts differ")
+
+
+class VersionsApplied(Out):
+    acts: ActDates
+    today: str
+    notice: str = Field(description="set when no versions of the law are installed (nothing was decided)")
+    articles: list[AppliedVersion]
+    statement: str = Field(description="the paragraph a judgment states (刑法第十二条); empty when nothing differs")
+
+
+class DatedVerdictPrediction(VerdictPrediction):
+    law_versions: VersionsApplied = Field(description="the version of each Criminal Law article applied: the law "
+                                          "in force at the acts, or today's where it is milder (刑法第十二条)")
+
+
 class Unavailable(LegalRagError):
     """The tool needs a collaborator this server was started without."""
+
+
+def shipped_versions() -> Any:
+    """The versions of the national law shipped with legalrag (None when they are not installed)."""
+    from legalrag.national_versions import law_library
+
+    try:
+        return law_library()
+    except InputError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -35,8 +149,9 @@ class Collaborators:
     llm: Callable[[], Any] | None = None
     predictor: Callable[[Any], Any] | None = None  # receives the opened index
     structure: Callable[[], Any] | None = None
-    support: Callable[[], Any] | None = None  # a citations.support.SupportScorer (None: the one support model)
+    support: Callable[[], Any] | None = None  # a citations.support.SupportScorer (None: the lexical model)
     slot: Callable[[], AbstractContextManager[Any]] | None = None
+    versions: Callable[[], Any] | None = shipped_versions  # a laws.Library for law_show, law_history, check's as_of
 
 
 NEEDS = {
@@ -44,6 +159,9 @@ NEEDS = {
            "or --endpoint URL --endpoint-model NAME)",
     "predictor": "predict_citations needs a citation model; start the server with --cite-model-dir DIR (written by "
                  "`legalrag eval cite --out DIR`) or use an index that has one (INDEX/citepred)",
+    "versions": "law_show, law_history and check_citations' as_of need the versions of the national law, and "
+                "this server has none; install legalrag with its shipped data, or start the server with the versions "
+                "folder it should read",
     "structure": "predict_verdict needs a judgment structure model and its statutes; start the server with "
                  "--judgment-model-dir DIR and --law-corpus FILE (the statute corpus the model was trained with)",
 }
@@ -140,14 +258,31 @@ class LegalTools:
                              "; search_statutes finds the article by its content", field="citation")
         return article(index.get(first.document_id))
 
-    def check_citations(self, text: str) -> CheckResult:
+    def check_citations(self, text: str, as_of: str | None = None) -> CheckedCitations:
         from legalrag.citecheck.checker import check_text
+        from legalrag.citecheck.currency import citation_currency, currency_to_dict
+        from legalrag.laws.versions import check_day
 
+        day = check_day(as_of) if as_of else None  # a bad date fails before the text is checked
         support = self.collaborators.support() if self.collaborators.support is not None else None
         report = check_text(text, self._resolver(), support)
         cits = [marked_citation(c) for c in report.citations]
-        return CheckResult(citations=cits, not_found=sum(c.mark == "not_found" for c in cits),
-                           summary=dict(report.summary))
+        currency = []
+        if day and report.items:
+            lib = self._get("versions")
+            currency = [currency_to_dict(citation_currency(lib, item.citation, day)) for item in report.items]
+        return CheckedCitations(citations=cits, not_found=sum(c.mark == "not_found" for c in cits),
+                                summary=dict(report.summary), currency=currency)
+
+    def law_show(self, title: str, as_of: str | None = None) -> LawVersions:
+        from legalrag.laws.report import law_report
+
+        return LawVersions.model_validate(law_report(self._get("versions"), title, as_of or None))
+
+    def law_history(self, citation: str, as_of: str | None = None) -> ArticleHistory:
+        from legalrag.laws.report import history_report
+
+        return ArticleHistory.model_validate(history_report(self._get("versions"), citation, as_of or None))
 
     def predict_citations(self, facts: str) -> CitationPrediction:
         if not facts.strip():
@@ -178,18 +313,30 @@ class LegalTools:
         laws = trained_laws(counts, docs)
         return check_scope(facts, predictor.retriever, laws).to_dict() if laws else None
 
-    def predict_verdict(self, facts: str) -> VerdictPrediction:
+    def predict_verdict(self, facts: str, as_of: str | None = None) -> DatedVerdictPrediction:
+        """The verdict, each article read in the version in force at the acts (``as_of``, else the facts' dates;
+        ``judgment.temporal.predict_dated``) over the versions collaborator (none: the notice, nothing decided)."""
         if not facts.strip():
             raise InputError("facts is empty; give the facts of the criminal case", field="facts")
         from legalrag.judgment.compose import result_section
+        from legalrag.judgment.temporal import predict_dated
+        from legalrag.laws.versions import check_day
 
-        s = self._get("structure").predict(facts)
-        return VerdictPrediction(charges=[ScoredName(name=c.name, probability=round(c.prob, 4)) for c in s.charges],
-                                 articles=[ScoredName(name=a.name, probability=round(a.prob, 4)) for a in s.articles],
-                                 prison_months=s.prison.value, fine_yuan=s.fine.value,
-                                 probation=None if s.probation.value is None else bool(s.probation.value),
-                                 low_confidence=s.low_confidence, notes=list(s.notes),
-                                 result_section=result_section(s))
+        day = check_day(as_of) if as_of else None  # a bad date fails before the model runs
+        model = self._get("structure")
+        try:
+            library = self._get("versions")
+        except Unavailable:  # no versions: the prediction's law_versions says so and decides nothing
+            library = None
+        dated = predict_dated(model, facts, library, as_of=day)
+        s = dated.structure
+        return DatedVerdictPrediction(
+            charges=[ScoredName(name=c.name, probability=round(c.prob, 4)) for c in s.charges],
+            articles=[ScoredName(name=a.name, probability=round(a.prob, 4)) for a in s.articles],
+            prison_months=s.prison.value, fine_yuan=s.fine.value,
+            probation=None if s.probation.value is None else bool(s.probation.value),
+            low_confidence=s.low_confidence, notes=list(s.notes), result_section=result_section(s),
+            law_versions=VersionsApplied.model_validate(dated.law_versions.to_dict()))
 
     def ask(self, question: str, k: int = 6) -> AskResult:
         if not question.strip():
@@ -200,7 +347,8 @@ class LegalTools:
 
         index, llm = self.index, self._get("llm")
         with self._slot():
-            answer = answer_question(question, index, llm, k=k, evidence_tokens=self.evidence_tokens)
+            support = self.collaborators.support() if self.collaborators.support is not None else None
+            answer = answer_question(question, index, llm, k=k, evidence_tokens=self.evidence_tokens, support=support)
         cits = [marked_citation(c) for c in answer.citations]
         u = answer.usage
         return AskResult(question=question, answer=answer.text, citations=cits,

@@ -18,7 +18,7 @@ import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from legalrag.errors import InputError
 from legalrag.judgment.extract import JudgmentFields, extract_fields
@@ -178,6 +178,7 @@ class DraftResult:
     case_hits: tuple[Hit, ...] = ()
     timings: Mapping[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    law_versions: Any = None  # temporal.LawVersions: the version of each article applied (刑法第十二条)
 
     @property
     def unresolved(self) -> tuple[Citation, ...]:
@@ -195,6 +196,7 @@ class DraftResult:
             "cases": [{"id": h.id, "score": h.score} for h in self.case_hits],
             "timings": dict(self.timings),
             "notes": list(self.notes),
+            "law_versions": self.law_versions.to_dict() if self.law_versions is not None else None,
         }
 
 
@@ -312,9 +314,13 @@ class JudgmentDrafter:
 def read_facts(facts: str) -> str:
     """``facts`` is a path to a text file or the facts themselves; a missing ``.txt``/``.md`` path is an error."""
     p = Path(facts)
-    if len(facts) < 512 and p.suffix in (".txt", ".md") and not p.exists():
+    try:
+        is_file = len(facts) < 512 and p.is_file()
+    except OSError:  # longer than a file name may be (a few hundred Chinese characters): the facts themselves
+        is_file = False
+    if len(facts) < 512 and p.suffix in (".txt", ".md") and not is_file:
         raise InputError("facts file not found; pass a path to a text file or the facts themselves", path=facts)
-    return p.read_text(encoding="utf-8") if len(facts) < 512 and p.is_file() else facts
+    return p.read_text(encoding="utf-8") if is_file else facts
 
 
 def draft_from_cli(text: str, llm, *, law_corpus: Path | Sequence[Document], case_corpus: Path | None, stream: bool,

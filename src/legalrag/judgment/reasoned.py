@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Literal, Mapping, Optional
+from typing import Any, Literal, Mapping, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -50,6 +50,7 @@ class ReasonedDraft:
     error: str | None = None
     notes: tuple[str, ...] = ()
     timings: Mapping[str, float] = field(default_factory=dict)
+    law_versions: Any = None  # temporal.LawVersions: the version of each article applied (刑法第十二条)
 
     @property
     def parsed(self) -> bool:
@@ -59,7 +60,8 @@ class ReasonedDraft:
         return {"document": self.document, "structure": self.structure.to_dict(), "reasoning": self.reasoning,
                 "source": self.source, "disagreement": self.disagreement, "error": self.error,
                 "notes": list(self.notes), "parsed": self.parsed,
-                "fields": extract_fields(self.document).to_dict(), "timings": dict(self.timings)}
+                "fields": extract_fields(self.document).to_dict(), "timings": dict(self.timings),
+                "law_versions": self.law_versions.to_dict() if self.law_versions is not None else None}
 
 
 def decision_text(s: Structure) -> str:

@@ -22,10 +22,12 @@ def load_statutes_file(law_corpus: str | Path):
 
 
 def predict_file(model: StructurePredictor, cases_path: str | Path, *, skip_first: int = 0,
-                 progress: bool = False, charge_reader=None) -> Iterator[dict]:
+                 progress: bool = False, charge_reader=None, versions=None) -> Iterator[dict]:
     """One ``{id, document, structure}`` per case of ``cases_path`` (after the first ``skip_first`` ids in sorted
     order, so the training cases can be left out); the document states the structure in the court's format.
-    ``charge_reader`` (a ``charge_llm.ChargeReader``) checks the low-confidence charges."""
+    ``charge_reader`` (a ``charge_llm.ChargeReader``) checks the low-confidence charges. ``versions`` (``(facts,
+    structure) -> dict``, e.g. ``temporal.apply_to_structure``'s dict) adds each row's ``law_versions``; the
+    document is left as the structure states it."""
     from legalrag.judgment.compose import compose_document, template_reasoning
 
     facts = load_facts(cases_path)
@@ -39,5 +41,8 @@ def predict_file(model: StructurePredictor, cases_path: str | Path, *, skip_firs
             yield {"id": case_id, "document": None, "structure": None, "error": "empty facts"}
             continue
         s = model.predict(facts[case_id], case_id, charge_reader=charge_reader)
-        yield {"id": case_id, "document": compose_document(facts[case_id], template_reasoning(s), s),
+        row = {"id": case_id, "document": compose_document(facts[case_id], template_reasoning(s), s),
                "structure": s.to_dict()}
+        if versions is not None:
+            row["law_versions"] = versions(facts[case_id], s)
+        yield row

@@ -1,8 +1,8 @@
 """Which documents were in force on a day: a retrieval filter on version validity.
 
 A document carries its version's interval in ``metadata["in_force_from"]`` and ``metadata["in_force_until"]``
-(exclusive; absent or None: still in force). A document without ``in_force_from`` has no version information
-and is kept: a corpus without versions is not filtered (the caller says so, see :func:`has_versions`).
+(exclusive; absent or None: still in force). A day before the oldest version held (``metadata["oldest_held"]``)
+reads that oldest version. A document without ``in_force_from`` has no version information and is kept: a corpus without versions is not filtered (the caller says so, see :func:`has_versions`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ def in_force_filter(day: str) -> Callable[[Any], bool]:
         start = meta.get("in_force_from")
         if not start:
             return True
+        if day < start:  # before the oldest version held, the oldest answers (as ``Law.as_of`` does)
+            return bool(meta.get("oldest_held"))
         until = meta.get("in_force_until")
-        return start <= day and (not until or day < until)
+        return not until or day < until
 
     return keep
 

@@ -218,9 +218,20 @@ class DenseRetriever:
         faiss = _faiss()
         if filter is None and not self._deleted:
             return None, len(self._docs)
+        cached = getattr(self, "_last_selector", None)  # the same filter object again (a dated view's day)
+        if cached is not None and cached[0]() is filter and cached[1] == (len(self._deleted), len(self._docs)):
+            return cached[2], cached[3]
         keep = np.array([r for r, doc in self._docs.items() if r not in self._deleted
                          and (filter is None or filter(doc))], dtype=np.int64)
-        return faiss.IDSelectorBatch(keep), len(keep)
+        selector = faiss.IDSelectorBatch(keep)
+        try:
+            import weakref
+
+            self._last_selector = (weakref.ref(filter), (len(self._deleted), len(self._docs)), selector, len(keep)) \
+                if filter is not None else None
+        except TypeError:  # not weak-referenceable: not cached
+            self._last_selector = None
+        return selector, len(keep)
 
     def search_vectors(self, vectors: np.ndarray, k: int = 10, filter: DocumentFilter | None = None) -> list[list[Hit]]:
         faiss = _faiss()

@@ -57,7 +57,7 @@ def create_app(index: Any, llm: Any = None, settings: ServerSettings | None = No
     from starlette.exceptions import HTTPException
 
     from legalrag.errors import LegalRagError
-    from legalrag.server import routes_llm, routes_openai, routes_search
+    from legalrag.server import routes_law, routes_llm, routes_openai, routes_search
     from legalrag.server.security import Guard, KeyRing, RateLimiter
 
     from legalrag.warm.build import build_id
@@ -115,6 +115,7 @@ def create_app(index: Any, llm: Any = None, settings: ServerSettings | None = No
         app.include_router(api)
     app.include_router(routes_llm.router(ctx))
     app.include_router(routes_openai.router(ctx))
+    app.include_router(routes_law.router(ctx))
     if mcp_app is not None:
         app.router.routes.extend(mcp_app.routes)  # POST /mcp: the MCP tools over streamable HTTP
 

@@ -85,6 +85,13 @@ class CheckBody(Closed):
     filename: str | None = Field(None, max_length=255, description="the file's name (its extension gives the format)")
     annotate: Literal["md", "html"] | None = Field(None, description="also return an annotated copy of the text "
                                                    "(Markdown marks and notes, or highlighted HTML)")
+    as_of: str | None = Field(None, max_length=10, description="YYYY-MM-DD, the date the text speaks of (`legalrag "
+                              "check --as-of`): each citation's currency (current, amended, renumbered, repealed) "
+                              "as of that day is returned in `currency`, beside its support mark")
+
+
+AS_OF_DOC = ("YYYY-MM-DD: answer from the versions of the law in force that day (default: today; a day before "
+             "a law's oldest version held reads that oldest)")
 
 
 class AskBody(Closed):
@@ -98,6 +105,7 @@ class AskBody(Closed):
     lang: Literal["zh", "en"] | None = Field(None, description="answer language (default: the index's)")
     cache: bool = Field(True, description=CACHE_DOC)
     force: bool = Field(False, description=FORCE_DOC)
+    as_of: str | None = Field(None, max_length=10, description=AS_OF_DOC)
 
 
 class TurnBody(Closed):
@@ -119,16 +127,25 @@ class ConsultBody(Closed):
     index: str | None = Field(None, min_length=1, max_length=1000, description=INDEX_DOC)
     style: Literal["guided", "brief"] | None = Field(None, description=STYLE_DOC)
     force: bool = Field(False, description=FORCE_DOC)
+    as_of: str | None = Field(None, max_length=10, description=AS_OF_DOC)
+
+
+ACTS_AS_OF_DOC = ("YYYY-MM-DD, the date of the acts (`legalrag judgment draft|predict --as-of`; default: the dates "
+                  "the facts state): each Criminal Law article applied is read in the version in force then, or "
+                  "today's where it is milder (刑法第十二条); `law_versions` says which version each article takes "
+                  "and why; a bad date is a 400 naming as_of")
 
 
 class DraftBody(Closed):
     facts: str = Field(..., min_length=1, max_length=MAX_FACTS_CHARS, description="the facts of the case")
+    as_of: str | None = Field(None, max_length=10, description=ACTS_AS_OF_DOC)
 
 
 class StructureBody(Closed):
     facts: str = Field(..., min_length=1, max_length=MAX_FACTS_CHARS, description="the facts of the case")
     check_charges: bool = Field(False, description="let the server's LLM name the charge where the structure model "
                                 "is not confident (needs a language model)")
+    as_of: str | None = Field(None, max_length=10, description=ACTS_AS_OF_DOC)
 
 
 class CiteBody(Closed):

@@ -52,10 +52,13 @@ class AppContext:
     drafter: Any = None
     agents_llm: Any = None  # a trained policy's model for /agents/search (default: ``llm``)
     structure: Any = None  # a judgment StructurePredictor for /judgment/structure
-    support: Any = None  # a citations.support.SupportScorer for /citations/check (default: the one support model)
+    support: Any = None  # a citations.support.SupportScorer for /citations/check (None: the lexical model; legalrag serve passes the root's full model)
     gate: LLMGate = field(default_factory=LLMGate)
     open_index: Callable[[Path], Any] | None = None  # opens another index a request names (the launcher's)
     build: str = ""  # the legalrag build this server runs (``warm.build.build_id`` when it started)
+    versions: Callable[[], Any] | None = None  # loads the law's versions (a laws.Library) for /law/* and check's as_of
+    _versions: list[Any] = field(default_factory=list)  # the versions, once loaded (routes_law.law_versions)
+    _versions_lock: threading.Lock = field(default_factory=threading.Lock)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _index_lock: threading.Lock = field(default_factory=threading.Lock)
     _others: "OrderedDict[str, Any]" = field(default_factory=OrderedDict)
@@ -139,9 +142,11 @@ class AppContext:
         """The search pipeline and law filter for a request (over ``index``, default the server's own)."""
         from legalrag.retrieval.pipeline import build_pipeline, law_filter
 
+        from legalrag.retrieval.dated import undated
+
         index = self.index if index is None else index
-        pipe = build_pipeline(index, retriever=retriever or (self.settings.default_retriever
-                                                             if index is self.index else None))
+        own = undated(index) is undated(self.index)  # the server's own index, also read as of another day
+        pipe = build_pipeline(index, retriever=retriever or (self.settings.default_retriever if own else None))
         return pipe, (law_filter(index, list(laws)) if laws else None)
 
     def laws(self) -> list[dict[str, Any]]:

@@ -23,6 +23,7 @@ from typing import Any, Callable
 from legalrag.server.bodies import AskBody, CiteBody, ConsultBody, DraftBody, StructureBody
 from legalrag.server.context import AppContext
 from legalrag.server.render import answer_payload, citation_label, citation_payload, hit_to_dict
+from legalrag.server.routes_law import law_versions
 from legalrag.server.routes_search import ERRORS
 from legalrag.server.streaming import Emit, sse_response
 
@@ -42,16 +43,22 @@ def _queued(emit: Emit | None) -> Callable[[int], None] | None:
     return None if emit is None else (lambda position: emit("queued", {"position": position}))
 
 
-def _index(ctx: AppContext, path: str | None, emit: Emit | None) -> tuple[Any, dict]:
+def _index(ctx: AppContext, path: str | None, emit: Emit | None, as_of: str | None = None) -> tuple[Any, dict]:
     """The request's index: the server's own unless it names another, opened now if allowed (streamed, a
     ``stage`` event ``load_index`` says so first), and what ``started`` says of it: which index answers and how
-    it was had (``held``, or ``loaded`` now, with the seconds it took)."""
+    it was had (``held``, or ``loaded`` now, with the seconds it took), read as of ``as_of`` (None: as held, the
+    law in force today for an index of versions)."""
     def on_load(key: str) -> None:
         if emit is not None:
             emit("stage", {"stage": "load_index", "index": key})
 
     index, how, seconds = ctx.index_for(path, on_load)
-    return index, {"index": str(index.path), "index_load": how, "index_load_s": round(seconds, 3)}
+    if as_of is not None:
+        from legalrag.retrieval.dated import dated
+
+        index = dated(index, as_of)
+    return index, {"index": str(index.path), "index_load": how, "index_load_s": round(seconds, 3),
+                   "as_of": getattr(index, "day", None)}
 
 
 def ask(ctx: AppContext, body: AskBody, emit: Emit | None = None, cancel: threading.Event | None = None) -> dict:
@@ -60,7 +67,7 @@ def ask(ctx: AppContext, body: AskBody, emit: Emit | None = None, cancel: thread
     ctx.check_k(body.k)
     budget = ctx.evidence_budget(body.evidence_tokens)
     llm = ctx.need_llm("answering") if body.cache else ctx.uncached_llm("answering")
-    index, held = _index(ctx, body.index, emit)
+    index, held = _index(ctx, body.index, emit, body.as_of)
     pipe, _ = ctx.pipeline(body.retriever, index=index)
 
     def search(question: str, k: int) -> list:
@@ -76,7 +83,7 @@ def ask(ctx: AppContext, body: AskBody, emit: Emit | None = None, cancel: thread
 
         with answer_anyway(body.force):
             answer = answer_question(body.question, index, llm, k=body.k, max_tokens=body.max_tokens,
-                                     evidence_tokens=budget, search=search, on_text=_tokens(emit), style=body.style,
+                                     support=ctx.support, evidence_tokens=budget, search=search, on_text=_tokens(emit), style=body.style,
                                      lang=body.lang)
     return answer_payload(body.question, answer, model=ctx.model or "", queue_s=queue_s)
 
@@ -93,7 +100,7 @@ def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
     ctx.check_k(body.k)
     budget = ctx.evidence_budget(body.evidence_tokens)
     llm = ctx.need_llm("the consultation")
-    index, held = _index(ctx, body.index, emit)
+    index, held = _index(ctx, body.index, emit, body.as_of)
     pipe, flt = ctx.pipeline(body.retriever, body.laws, index=index)
     queries: list[str] = []
 
@@ -109,7 +116,8 @@ def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
                                "searched": trace.get("searched", [query]), "carried": trace.get("carried", [])})
 
     settings = replace(DEFAULTS.but(k=body.k, max_tokens=body.max_tokens, style=body.style), evidence_tokens=budget)
-    engine = engine_for(llm, index, search=search, lang=question_language(body.question, index), settings=settings)
+    engine = engine_for(llm, index, search=search, lang=question_language(body.question, index), settings=settings,
+                        support=ctx.support)
     processor = body.processor.value if body.processor is not None else DEFAULT_PROCESSOR  # the page sends none
     consultation = Consultation(engine=engine, processor=processor)
     consultation.turns = [Turn(t.role.value, t.content) for t in body.history]
@@ -129,6 +137,13 @@ def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
     return payload
 
 
+def acts_as_of(day: str | None) -> str | None:
+    """A request's ``as_of`` (the date of the acts) checked: an InputError naming as_of (a 400); None: not given."""
+    from legalrag.laws.versions import check_day
+
+    return check_day(day) if day else None
+
+
 # `legalrag judgment draft`'s --max-tokens default: the reasoning the LLM writes around the predicted structure
 DRAFT_MAX_TOKENS = 500
 
@@ -137,12 +152,16 @@ def draft(ctx: AppContext, body: DraftBody, emit: Emit | None = None, cancel: th
     """The drafter of ``legalrag judgment draft``, with its defaults: when the server has a structure model, it
     decides the judgment and the LLM writes only the reasoning (``ReasonedDrafter``); without one the LLM drafts
     the whole judgment freely (``JudgmentDrafter``, the CLI's ``judgment draft -o free=true``).
-    ``drafter`` in the payload says which."""
+    ``drafter`` in the payload says which. Each Criminal Law article the draft applies is read in the version in
+    force at the acts (``as_of``, else the facts' dates; ``temporal.apply_to_draft``, as the CLI does), over the
+    server's versions: ``law_versions`` in the payload, the 刑法第十二条 statement in the reasoning."""
+    as_of = acts_as_of(body.as_of)
     if ctx.structure is None:
         return _free_draft(ctx, body, emit, cancel)
     from legalrag.judgment.draft import check_articles
     from legalrag.judgment.extract import extract_fields
     from legalrag.judgment.reasoned import ReasonedDrafter
+    from legalrag.judgment.temporal import apply_to_draft
     from legalrag.types import Hit
 
     model = ctx.structure
@@ -161,6 +180,7 @@ def draft(ctx: AppContext, body: DraftBody, emit: Emit | None = None, cancel: th
             emit("stage", {"stage": "laws", "hits": [hit_to_dict(h) for h in laws], "decided": True})
             emit("stage", {"stage": "generate"})
         result = drafter.draft(body.facts, structure=structure)
+    result = apply_to_draft(result, body.facts, law_versions(ctx, required=False), as_of=as_of)
     fields = extract_fields(result.document)
     citations = check_articles(fields, model.statutes, (h.document.id for h in laws))
     return {"drafter": "structure", "document": result.document,
@@ -168,12 +188,14 @@ def draft(ctx: AppContext, body: DraftBody, emit: Emit | None = None, cancel: th
             "citations": [citation_payload(c) for c in citations], "laws": [hit_to_dict(h) for h in laws],
             "unresolved": sum(not c.resolved for c in citations), "structure": structure.to_dict(),
             "reasoning": result.reasoning, "source": result.source, "disagreement": result.disagreement,
-            "notes": list(result.notes),
+            "notes": list(result.notes), "law_versions": result.law_versions.to_dict(),
             "timings": {**{k: round(float(v), 4) for k, v in dict(result.timings).items()},
                         "predict": round(predict_s, 4), "queue_s": round(queue_s, 4)}}
 
 
 def _free_draft(ctx: AppContext, body: DraftBody, emit: Emit | None, cancel: threading.Event | None) -> dict:
+    from legalrag.judgment.temporal import apply_to_draft
+
     drafter = ctx.judgment_drafter()
     with ctx.gate.slot(cancel, _queued(emit)) as queue_s:
         if emit is not None:  # each stage as it starts: the prompt's prefill can take tens of seconds on a CPU
@@ -183,12 +205,14 @@ def _free_draft(ctx: AppContext, body: DraftBody, emit: Emit | None, cancel: thr
             emit("stage", {"stage": "laws", "hits": [hit_to_dict(h) for h in laws]})
             emit("stage", {"stage": "generate"})
         result = drafter.draft(body.facts, on_text=_tokens(emit))
+    result = apply_to_draft(result, body.facts, law_versions(ctx, required=False), as_of=acts_as_of(body.as_of))
     sections = result.sections.to_dict() if hasattr(result.sections, "to_dict") else dict(result.sections)
     return {"drafter": "free", "document": result.document,
             "sections": {k: v for k, v in sections.items() if isinstance(v, str)},
             "citations": [citation_payload(c) for c in result.citations],
             "laws": [hit_to_dict(h) for h in result.law_hits],
             "unresolved": sum(not c.resolved for c in result.citations),
+            "law_versions": result.law_versions.to_dict(),
             "timings": {**{k: round(float(v), 4) for k, v in dict(result.timings).items()},
                         "queue_s": round(queue_s, 4)}}
 
@@ -228,9 +252,13 @@ def cite_scope(ctx: AppContext, facts: str) -> dict | None:
 
 
 def judgment_structure(ctx: AppContext, body: StructureBody) -> dict:
+    """The structure model's verdict (``judgment predict``), with ``law_versions``: the version of each Criminal
+    Law article applied at the acts (``as_of``, else the facts' dates; ``temporal.apply_to_structure``)."""
     from legalrag.judgment.compose import compose_document, template_reasoning
+    from legalrag.judgment.temporal import apply_to_structure
     from legalrag.server.streaming import NoModel
 
+    as_of = acts_as_of(body.as_of)
     model = ctx.structure
     if model is None:
         raise NoModel("the judgment structure needs a structure model and this server has none; start it with "
@@ -250,6 +278,7 @@ def judgment_structure(ctx: AppContext, body: StructureBody) -> dict:
                 for a in s.articles]
     return {"structure": s.to_dict(), "document": compose_document(body.facts, template_reasoning(s), s),
             "articles": articles, "unresolved": sum(not a["resolved"] for a in articles),
+            "law_versions": apply_to_structure(s, body.facts, law_versions(ctx, required=False), as_of=as_of).to_dict(),
             "queue_s": round(queue_s, 4)}
 
 
@@ -290,6 +319,7 @@ def router(ctx: AppContext) -> Any:
 
     @api.post("/draft/stream", summary="/draft, streamed token by token", responses=SSE_DOC)
     def draft_stream(body: DraftBody) -> Any:
+        acts_as_of(body.as_of)  # a bad date is a 400 before the stream starts
         ctx.judgment_drafter()
         ctx.gate.refuse_if_full()
         return sse_response(lambda emit, cancel: draft(ctx, body, emit, cancel))

@@ -111,11 +111,16 @@ def router(ctx: AppContext) -> Any:
         """Each citation keeps the fields this route always had (text, canonical, resolved, document_id, note,
         reason) and adds its mark, mark_reason, claim, support, successor, start/end and document_text;
         ``summary`` counts the marks (``no_citations`` when the text cites nothing); ``annotated``: the
-        annotated copy when ``annotate`` is md or html."""
+        annotated copy when ``annotate`` is md or html; ``currency``, with ``as_of``: each citation's currency
+        that day (``citecheck.currency``), in the order of ``citations``."""
         from legalrag.answer.engine import resolver_for
         from legalrag.citecheck.checker import annotate_html, annotate_markdown, check_text
+        from legalrag.laws.versions import check_day
         from legalrag.serialize import check_report_to_dict
+        from legalrag.server.routes_law import currency_marks
 
+        if body.as_of is not None:  # a bad date is a 400 (field as_of) before the text is checked
+            check_day(body.as_of)
         text, name = check_input(body)
         report = check_text(text, resolver_for(ctx.index), ctx.support, source=name)
         out = check_report_to_dict(report)
@@ -123,6 +128,8 @@ def router(ctx: AppContext) -> Any:
             out["annotated"] = annotate_markdown(report)
         elif body.annotate == "html":
             out["annotated"] = annotate_html(report)
+        if body.as_of is not None:  # the currency marks, one per citation, as `check --as-of --json` prints them
+            out["currency"] = currency_marks(ctx, report, body.as_of)
         return out
 
     @api.post("/agents/search", summary="Search with the planner's rewriting agents; returns the trajectory",

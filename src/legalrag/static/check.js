@@ -2,9 +2,11 @@
 // POST /citations/check; the text comes back with each citation marked (✓ only when its article supports the
 // sentence citing it), the list of citations with the reason for each mark, what the mark means in plain words and
 // the clause the support model names (✓: the supporting clause; ?: the closest one and why it is not support), and
-// an annotated HTML copy.
+// an annotated HTML copy. With a date "as of" (the date the text speaks of), each citation's currency that day
+// (current, amended, renumbered, repealed: POST /citations/check's `currency`) is shown beside its support mark.
 import {$, h, t, lang, initFrame, postJSON, showError, citationButton, markOf, markText, download, MARK_SYMBOLS}
   from '/static/common.js';
+import {articleLabel} from '/static/i18n.js';
 
 // What each mark means, in plain words, shown next to it (citecheck.marks.MEANINGS says the same).
 const MEANINGS = {
@@ -27,13 +29,31 @@ const CLAUSE_LABELS = {
 
 function words() { return String(lang).startsWith('zh') ? 'zh' : 'en'; }
 
+// The currency mark beside the support mark (a badge) and what it means, in plain words. The successor law and
+// the article's text now are content.
+function currencyView(cur) {
+  if (!cur) return [];
+  const article = cur.new_article ? articleLabel(cur.new_article) : '';
+  const params = {date: cur.changed_on || '', from: cur.in_force_from || '', day: cur.as_of, article};
+  const badge = h('span', {class: 'badge currency ' + (cur.status === 'current' ? 'ok' : cur.status === 'unknown' ? '' : 'bad')},
+    t('cur_badge_' + cur.status, params));
+  const said = [t('cur_' + cur.status, params)];
+  if (cur.status === 'amended') said.push(' ', article ? t('cur_now', params) : t('cur_gone'));
+  if (!cur.dated) said.push(' ', t('cur_undated', params));
+  const meaning = h('p', {class: 'currency-meaning small'}, ...said);
+  if (cur.status === 'repealed' && cur.successor) meaning.append(' ', t('successor_is', {law: ''}), h('span', {translate: 'no'}, cur.successor));
+  if (cur.status === 'amended' && cur.text_now) meaning.append(h('blockquote', {class: 'clause', translate: 'no'}, cur.text_now));
+  return [badge, meaning];
+}
+
 // One citation: its mark, what the mark means, and the clause the support model names (with why not, for ?).
-function citationItem(c) {
+function citationItem(c, cur) {
   const mark = markOf(c), w = words(), labels = CLAUSE_LABELS[w];
+  const [badge, currency] = currencyView(cur);
   const item = h('li', {class: mark === 'supported' ? 'ok' : (c.resolved ? 'exists' : 'bad')},
     citationButton(c, c.canonical && c.canonical.length > c.text.length ? c.canonical : c.text), ' ',
-    h('span', {class: 'status' + (mark === 'supported' ? '' : ' flag')}, markText(c)),
-    h('p', {class: 'mark-meaning small'}, `${MARK_SYMBOLS[mark]} ${MEANINGS[w][mark] || ''}`));
+    h('span', {class: 'status' + (mark === 'supported' ? '' : ' flag')}, markText(c)), badge ? ' ' : null, badge,
+    h('p', {class: 'mark-meaning small'}, `${MARK_SYMBOLS[mark]} ${MEANINGS[w][mark] || ''}`), currency);
   if (c.clause && (mark === 'supported' || mark === 'exists')) {
     item.append(h('p', {class: 'small muted'}, labels[mark] + ':'),
       h('blockquote', {class: 'clause', translate: 'no'}, c.clause));
@@ -42,9 +62,9 @@ function citationItem(c) {
   return item;
 }
 
-function citationDetails(citations) {
+function citationDetails(citations, currency) {
   if (!citations || !citations.length) return h('p', {class: 'muted small'}, t('no_citations'));
-  return h('ul', {class: 'citations'}, citations.map(citationItem));
+  return h('ul', {class: 'citations'}, citations.map((c, i) => citationItem(c, (currency || [])[i])));
 }
 
 const MAX_BYTES = 5 * 1024 * 1024;
@@ -68,7 +88,7 @@ function render() {
   $('#summary').textContent = s.no_citations ? t('no_citations_checked') : t('check_summary', {n: s.citations,
     supported: s.supported, exists: s.exists, not_found: s.not_found, repealed: s.repealed, no_corpus: s.no_corpus});
   $('#annotated').replaceChildren(text !== null ? annotated(text, out.citations) : '');
-  $('#list').replaceChildren(citationDetails(out.citations));
+  $('#list').replaceChildren(citationDetails(out.citations, out.currency));
   $('#result').hidden = false;
 }
 
@@ -95,6 +115,8 @@ async function run(event) {
   try {
     const body = file ? {file: await readBase64(file), filename: file.name, annotate: 'html'}
       : {text: pasted, annotate: 'html'};
+    const asOf = $('#check-as-of').value;
+    if (asOf) body.as_of = asOf;
     const out = await postJSON('/citations/check', body);
     shown = {out, text: file ? null : pasted};
     status.replaceChildren(h('p', {class: 'muted small'}, t('elapsed', {s: out.seconds})));

@@ -17,6 +17,25 @@ const STRINGS = {
     check_run: 'Check', check_summary: '{n} citations: {supported} supported, {exists} exist but not shown to support their sentence, {not_found} not found, {repealed} repealed, {no_corpus} of another jurisdiction',
     check_legend: '✓ supported · ? exists, not shown to support · ✗ not found · ↻ repealed · ∅ no corpus for this jurisdiction',
     export_annotated: 'Download annotated HTML',
+    as_of: 'As of', as_of_help: 'As of: the date the text speaks of. Each citation is then also marked current, amended, renumbered or repealed since that day.',
+    article_n: 'article {n}', article_n_sub: 'article {n}-{m}',
+    cur_badge_current: 'current', cur_badge_amended: 'amended {date}', cur_badge_renumbered: 'renumbered {date}',
+    cur_badge_repealed: 'repealed', cur_badge_unknown: 'currency unknown',
+    cur_current: 'The article read as of {day} says the same in the version in force today.',
+    cur_amended: 'Amended since {day}: the version of {date} (in force from {from}) changed this article.',
+    cur_renumbered: 'The same text is now {article} (the version of {date}, in force from {from}).',
+    cur_repealed: 'The law was repealed: it is no longer in force.',
+    cur_unknown: 'The versions held do not cover this article, so its currency is not known.',
+    cur_now: 'It is now {article}; it now reads:', cur_gone: 'The version in force has no counterpart of it.',
+    cur_undated: 'No date was given: read as of today ({day}).',
+    versions_title: 'Versions of a law', versions_article: 'Article (optional)', versions_show: 'Show versions',
+    versions_law_placeholder: 'the law’s title', versions_article_placeholder: 'article number, e.g. 47',
+    versions_need_law: 'Give the law’s title.', versions_undated: 'undated',
+    versions_from: 'in force from {from}', versions_between: 'in force from {from} until {until}',
+    versions_unknown_start: 'effective date unknown', versions_selected: 'in force on {day}',
+    versions_ended_superseded: 'superseded', versions_ended_repealed: 'repealed', versions_repealed: 'Repealed on {on} by',
+    history_title: 'Across the versions:', history_none: 'no counterpart in this version',
+    history_changed: 'changed', history_same: 'unchanged',
     nav_chat: 'Consultation', nav_search: 'Search', nav_draft: 'Judgment draft',
     nav_cite: 'Citation prediction', nav_api: 'API', lang_switch: '中文', skip: 'Skip to content',
     key_title: 'API key', key_help: 'This server needs an API key. It is kept in this tab only.',
@@ -80,6 +99,7 @@ const STRINGS = {
     e_network: 'The server could not be reached.', e_stream_cut: 'The connection ended before the result arrived.',
     f_question: 'question', f_query: 'query', f_facts: 'facts', f_k: 'number of articles', f_processor: 'conversation processor',
     f_retriever: 'retriever', f_laws: 'law filter', f_history: 'earlier turns', f_max_tokens: 'answer length', f_evidence_tokens: 'evidence budget',
+    f_title: 'law title', f_citation: 'article', f_as_of: 'date',
     v_string_too_long: '{field} is too long (at most {max_length} characters)', v_string_too_short: '{field} is empty',
     v_missing: '{field} is missing', v_enum: '{field} has a value that is not offered', v_other: '{field} was not accepted',
   },
@@ -94,6 +114,25 @@ const STRINGS = {
     check_placeholder: '粘贴文书、回答或文章……', check_file: '或上传文件（.txt、.md、.pdf、.docx，最大 5 MB）',
     check_run: '核查', check_summary: '共 {n} 处引用：{supported} 处有支持，{exists} 处法条存在但未显示支持，{not_found} 处未找到，{repealed} 处已废止，{no_corpus} 处属其他法域',
     check_legend: '✓ 有支持 · ? 存在但未显示支持 · ✗ 未找到 · ↻ 已废止 · ∅ 无此法域语料',
+    as_of: '所指日期', as_of_help: '所指日期：文本所说的是哪一天的法律。填写后，每处引用还会标出自那天以来是现行、已修改、条号变动还是已废止。',
+    article_n: '第{n}条', article_n_sub: '第{n}条之{m}',
+    cur_badge_current: '现行', cur_badge_amended: '{date} 修改', cur_badge_renumbered: '{date} 条号变动',
+    cur_badge_repealed: '已废止', cur_badge_unknown: '时效不明',
+    cur_current: '按 {day} 理解的这一条，与现行版本的内容相同。',
+    cur_amended: '{day} 之后已修改：{date} 的版本（自 {from} 起施行）修改了这一条。',
+    cur_renumbered: '内容未变，现为{article}（{date} 的版本，自 {from} 起施行）。',
+    cur_repealed: '该法已废止，不再有效。',
+    cur_unknown: '所存的版本未涵盖这一条，无法判断其时效。',
+    cur_now: '现为{article}，现行条文：', cur_gone: '现行版本中没有与之对应的条文。',
+    cur_undated: '未给出日期：按今天（{day}）判断。',
+    versions_title: '法律的版本', versions_article: '条文（可选）', versions_show: '查看版本',
+    versions_law_placeholder: '法律名称，如 公司法', versions_article_placeholder: '条号，如 第四十七条 或 47',
+    versions_need_law: '请填写法律名称。', versions_undated: '日期不明',
+    versions_from: '自 {from} 起施行', versions_between: '自 {from} 起施行，至 {until} 止',
+    versions_unknown_start: '施行日期不明', versions_selected: '{day} 有效',
+    versions_ended_superseded: '已被新版本取代', versions_ended_repealed: '已废止', versions_repealed: '废止于 {on}，由',
+    history_title: '各版本中的这一条：', history_none: '此版本中没有对应条文',
+    history_changed: '有修改', history_same: '未修改',
     export_annotated: '下载标注后的 HTML',
     nav_chat: '法律咨询', nav_search: '法条检索', nav_draft: '判决书起草',
     nav_cite: '引用预测', nav_api: '接口', lang_switch: 'English', skip: '跳到正文',
@@ -153,6 +192,7 @@ const STRINGS = {
     e_network: '无法连接服务器。', e_stream_cut: '结果返回前连接已中断。',
     f_question: '问题', f_query: '查询', f_facts: '事实', f_k: '法条数', f_processor: '对话处理方式',
     f_retriever: '检索器', f_laws: '法律筛选', f_history: '之前的对话', f_max_tokens: '回答长度', f_evidence_tokens: '证据预算',
+    f_title: '法律名称', f_citation: '条文', f_as_of: '日期',
     v_string_too_long: '{field}过长（最多 {max_length} 字）', v_string_too_short: '{field}为空',
     v_missing: '缺少{field}', v_enum: '{field}的取值不在可选范围内', v_other: '{field}未被接受',
   },
@@ -174,6 +214,12 @@ export function t(key, params) {
   let text = (STRINGS[lang] && STRINGS[lang][key]) || STRINGS.en[key] || key;
   for (const [name, value] of Object.entries(params || {})) text = text.split(`{${name}}`).join(String(value));
   return text;
+}
+
+// An article number as the law writes it ("133-1": 第133条之1, article 133-1).
+export function articleLabel(number) {
+  const [n, m] = String(number).split('-');
+  return m ? t('article_n_sub', {n, m}) : t('article_n', {n});
 }
 
 // A code's label when there is one (prefix + code), else the code itself.

@@ -1,9 +1,10 @@
 // The search page: /search, or /agents/search/stream with the planner (each step drawn as it happens, with a
 // running clock and a cancel); law filter, retriever, k; matching terms highlighted, fused hits show which
-// retrievers found them; the planner's trajectory drawn as a timeline.
+// retrievers found them; the planner's trajectory drawn as a timeline. The versions panel lists a law's versions
+// (GET /law/show) and, given an article, that article across them (GET /law/history), as of a date.
 import {$, h, t, initFrame, loadCapabilities, getJSON, postJSON, postStream, showError, hitList, bannerError}
   from '/static/common.js';
-import {label, inLanguage} from '/static/i18n.js';
+import {articleLabel, label, inLanguage} from '/static/i18n.js';
 import {limitField, Progress} from '/static/progress.js';
 
 let limit = null, controller = null, progress = null;
@@ -116,6 +117,69 @@ async function search(event) {
   }
 }
 
+// ---------------------------------------------------------------- versions of a law
+let versionsShown = null;  // {law, history}: re-drawn on a language switch
+
+function interval(v) {
+  if (!v.in_force_from) return t('versions_unknown_start');
+  return v.in_force_until ? t('versions_between', {from: v.in_force_from, until: v.in_force_until})
+    : t('versions_from', {from: v.in_force_from});
+}
+
+function versionItem(v, asOf) {
+  return h('li', {class: v.selected ? 'selected' : ''},
+    h('strong', {}, v.version || t('versions_undated')), ' · ', interval(v), ' · ', t('hits_n', {n: v.articles}),
+    v.selected ? [' · ', h('span', {class: 'badge ok'}, t('versions_selected', {day: asOf}))] : null,
+    v.ended_by ? [' · ', h('span', {class: 'muted small'}, t('versions_ended_' + v.ended_by))] : null);
+}
+
+function historyItem(step, i) {  // the oldest version has nothing to be compared with
+  const head = [h('strong', {}, step.version || t('versions_undated')), ' · '];
+  if (!step.article) return h('li', {}, ...head, h('span', {class: 'muted'}, t('history_none')));
+  return h('li', {class: step.changed ? 'changed' : ''}, ...head, articleLabel(step.article),
+    i ? [' · ', h('span', {class: step.changed ? 'flag' : 'muted small'}, t(step.changed ? 'history_changed' : 'history_same'))] : null,
+    h('blockquote', {class: 'clause', translate: 'no'}, step.text));
+}
+
+function renderVersions() {
+  if (!versionsShown) return;
+  const {law, history} = versionsShown, parts = [h('h3', {translate: 'no'}, law.law)];
+  parts.push(h('ol', {id: 'law-versions', class: 'versions'}, law.versions.map(v => versionItem(v, law.as_of))));
+  if (law.repealed) parts.push(h('p', {class: 'flag small'}, t('versions_repealed', {on: law.repealed.on || '?'}), ' ',
+    h('span', {translate: 'no'}, law.repealed.by)));
+  if (law.note) parts.push(h('p', {class: 'muted small', translate: 'no'}, law.note));
+  if (history) {
+    parts.push(h('h3', {}, t('history_title'), ' ', h('span', {translate: 'no'}, law.law), ' ',
+      articleLabel(history.article)));
+    parts.push(h('ol', {id: 'article-history', class: 'versions'}, history.versions.map(historyItem)));
+  }
+  $('#versions').replaceChildren(...parts);
+}
+
+async function showVersions(event) {
+  event.preventDefault();
+  const title = $('#versions-law').value.trim(), status = $('#versions-status');
+  let article = $('#versions-article').value.trim();
+  if (!title) { status.replaceChildren(h('p', {class: 'error'}, t('versions_need_law'))); return; }
+  const digits = article.match(/^(\d+)(?:-(\d+))?$/);  // 47 or 133-1: written as the law writes it
+  if (digits) article = `第${digits[1]}条` + (digits[2] ? `之${digits[2]}` : '');
+  const asOf = $('#versions-as-of').value;
+  const query = params => '?' + new URLSearchParams({...params, ...(asOf ? {as_of: asOf} : {})});
+  status.replaceChildren(h('p', {class: 'muted'}, t('working')));
+  $('#versions-run').disabled = true;
+  try {
+    const law = await getJSON('/law/show' + query({title}));
+    const history = article ? await getJSON('/law/history' + query({citation: article.startsWith('第') ? title + article : article})) : null;
+    versionsShown = {law, history};
+    status.replaceChildren();
+    renderVersions();
+  } catch (err) {
+    showError(status, err);
+  } finally {
+    $('#versions-run').disabled = false;
+  }
+}
+
 async function load() {
   try {
     const caps = await loadCapabilities();
@@ -137,7 +201,9 @@ async function load() {
 }
 
 function init() {
-  initFrame({onLanguage: () => { limit.relabel(); if (progress) progress.relabel(); render(); }, onKey: load});
+  initFrame({onLanguage: () => { limit.relabel(); if (progress) progress.relabel(); render(); renderVersions(); },
+    onKey: load});
+  $('#versions-form').addEventListener('submit', showVersions);
   limit = limitField($('#query'), 'empty_question');
   $('#search-form').addEventListener('submit', search);
   $('#query').addEventListener('keydown', e => {

@@ -80,20 +80,21 @@ def index_arg(index: Any, settings: Any) -> str | None:
 
 def ask_request(question: str, *, index: str | None, k: int | None = None, retriever: str | None = None,
              max_tokens: int | None = None, lang: str | None = None, style: str | None = None,
-             evidence_tokens: int | None = None, cache: bool = True) -> dict[str, Any]:
+             evidence_tokens: int | None = None, cache: bool = True, as_of: str | None = None) -> dict[str, Any]:
     """The body of ``POST /ask/stream``: the options given (None: the server's defaults); ``cache=False`` asks the
     server to answer past its call cache."""
     body = {"question": question, "k": k, "retriever": retriever, "max_tokens": max_tokens, "lang": lang,
             "style": style, "evidence_tokens": request_budget(evidence_tokens), "index": index,
-            "cache": None if cache else False}
+            "cache": None if cache else False, "as_of": as_of}
     return {key: value for key, value in body.items() if value is not None}
 
 
 def consult_request(question: str, history: list[tuple[str, str]], *, processor: str, index: str | None,
                  k: int | None = None, retriever: str | None = None, max_tokens: int | None = None,
-                 style: str | None = None, evidence_tokens: int | None = None) -> dict[str, Any]:
+                 style: str | None = None, evidence_tokens: int | None = None,
+                 as_of: str | None = None) -> dict[str, Any]:
     """The body of ``POST /consult/stream``: the message and the dialogue so far (the server keeps none)."""
     body = {"question": question, "history": [{"role": role, "content": text} for role, text in history],
             "processor": processor, "retriever": retriever, "k": k, "max_tokens": max_tokens,
-            "evidence_tokens": request_budget(evidence_tokens), "index": index, "style": style}
+            "evidence_tokens": request_budget(evidence_tokens), "index": index, "style": style, "as_of": as_of}
     return {key: value for key, value in body.items() if value is not None}

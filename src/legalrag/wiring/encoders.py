@@ -5,6 +5,7 @@ encoders with, and the citation support scorer (which takes an encoder)."""
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -91,10 +92,12 @@ def make_support_scorer(model: str | None = "full", *, threads: int | None = Non
                         settings: Settings | None = None):
     """The citation support model (``citecheck.support``), the one builder of it: ``full`` (the default of every
     path: answers, ``check``, ``serve``, MCP, the OpenAI route and the decisive-article selector) is one scorer
-    per process with the shipped ``stard-e5`` (its cosine is a feature), the same object
-    ``citecheck.support.default_scorer`` gives a caller that passes none; ``lexical`` (or None) is the fast
-    option of ``check -o support=lexical``, without the encoder. ``stard-e5`` is accepted for ``full``."""
-    from legalrag.citecheck.support import SupportModel, SupportScorer, default_scorer
+    per process over the shipped ``stard-e5`` (its cosine is a feature), built on the first call (``threads`` and
+    ``settings`` of that call set up its encoder) and the same object on every later one, so its encoder loads
+    once; ``lexical`` (or None) is the fast option of ``check -o support=lexical``, without the encoder.
+    ``stard-e5`` is accepted for ``full``. Code below the root receives this scorer as an argument; one given
+    none uses the lexical model."""
+    from legalrag.citecheck.support import SupportModel, SupportScorer
 
     name = "full" if model == SUPPORT_ENCODER else (model or "lexical")
     if name not in SUPPORT_MODELS:
@@ -102,23 +105,12 @@ def make_support_scorer(model: str | None = "full", *, threads: int | None = Non
                          field="support")
     if name == "lexical":
         return SupportScorer(model=SupportModel.load("lexical"))
-    if threads is not None or settings is not None:
-        _SUPPORT_OPTIONS.update(threads=threads, settings=settings)
-    return default_scorer()
+    with _FULL_LOCK:
+        if not _FULL:
+            encoder = make_encoder(SUPPORT_ENCODER, threads=threads, progress=False, settings=settings)
+            _FULL.append(SupportScorer(encoder, SupportModel.load("full")))
+        return _FULL[0]
 
 
-_SUPPORT_OPTIONS: dict[str, Any] = {"threads": None, "settings": None}
-
-
-def _support_encoder():
-    return make_encoder(SUPPORT_ENCODER, threads=_SUPPORT_OPTIONS["threads"], progress=False,
-                        settings=_SUPPORT_OPTIONS["settings"])
-
-
-def _register() -> None:
-    from legalrag.citecheck.support import register_encoder
-
-    register_encoder(_support_encoder)
-
-
-_register()
+_FULL: list[Any] = []  # the one full support scorer of the process (its encoder's weights load once)
+_FULL_LOCK = threading.Lock()

@@ -116,14 +116,17 @@ class Root:
     # indexes: the one way to open one, and the builders that give an index its encoders
 
     def index(self, path: str | Path | None = None, *, laws: Sequence[str] | None = None, demo: bool = False,
-              threads: int | None = None, progress: bool = False):
+              as_of: str | None = None, snapshot: bool = False, threads: int | None = None, progress: bool = False):
         """The index a command works on, opened (and built first where it is one legalrag builds itself):
 
         - ``path`` (``--index DIR``), else the ``index.path`` setting: that directory, its dense components
           loading their encoders by the specs they record (or ``Root(encoder=...)``'s encoder);
-        - neither: the national-law index of the data shipped in the package (``legalrag.national``: built once
-          under ``paths.home``, or ``$LEGALRAG_NATIONAL_INDEX``), or the sample's demo index in an install
-          without that data;
+        - neither: the national law in force (every dated version shipped in the package,
+          ``national_versions.ensure_versions_index``, built once under ``paths.home``; or the corpus
+          ``legalrag corpus update`` swapped in), read as of ``as_of`` (None: today; ``retrieval.dated``);
+          ``snapshot=True``: the 2023-06-05 snapshot the benchmarks' gold ids refer to (``legalrag.national``,
+          or ``$LEGALRAG_NATIONAL_INDEX``); the sample's demo index in an install without that data;
+        - an index whose documents carry versions is read as of ``as_of`` too (an index without is as it is);
         - ``laws=[...]`` (e.g. ``[national.CRIMINAL_LAW]``, the statute set of the judgment and citation models):
           an index of those laws of the shipped data, with BM25 and the shipped judge-e5 dense component; None in
           an install without that data;
@@ -136,12 +139,16 @@ class Root:
             return demo_index(self.settings.home / "demo-index", progress=progress)
         if laws is not None:
             return self._law_index(list(laws), threads=threads, progress=progress)
+        from legalrag.retrieval.dated import dated
+
         if path is None and self.settings.index is None:
-            return self._national_index(threads=threads, progress=progress)
+            if snapshot:
+                return self._national_index(threads=threads, progress=progress)
+            return dated(self._versions_index(threads=threads, progress=progress), as_of)
         from legalrag.retrieval.index import open_index
 
         register_backends()
-        return open_index(self.index_path(path), self._encoders(threads))
+        return dated(open_index(self.index_path(path), self._encoders(threads)), as_of)
 
     def build_index(self, out: str | Path, documents, retrievers=("bm25",), *, threads: int | None = None,
                     **options: Any):
@@ -180,6 +187,26 @@ class Root:
             self.settings.home / "indexes" / f"{law.name}-{law.digest[:12]}")
         return ensure_index(directory, law, lambda: expand_components(["hybrid"], [law.encoder]),
                             encoder_factory(threads, self.settings), progress=progress, announce=_announce(progress))
+
+    def _versions_index(self, *, threads: int | None, progress: bool):
+        """The corpus ``corpus update`` swapped in, else the shipped versions' index, else the snapshot's."""
+        from legalrag.national import national_law
+        from legalrag.national_versions import current_corpus, ensure_versions_index, shipped_versions
+        from legalrag.retrieval.index import open_index
+
+        current = current_corpus(self.settings.home)
+        if current is not None and (current / "index").is_dir():
+            register_backends()
+            return open_index(current / "index", self._encoders(threads))
+        law = national_law()
+        if not shipped_versions(law):
+            return self._national_index(threads=threads, progress=progress)
+        base = os.environ.get("LEGALRAG_NATIONAL_INDEX")  # the snapshot's index; the versions' goes beside it
+        home = Path(base).parent if base else self.settings.home / "indexes"
+        directory = home / f"{law.name}-versions-{law.digest[:12]}"
+        return ensure_versions_index(directory, law, lambda: expand_components(["hybrid"], [law.encoder]),
+                                     encoder_factory(threads, self.settings), progress=progress,
+                                     announce=_announce(progress))
 
     def _law_index(self, laws: list[str], *, threads: int | None, progress: bool):
         import hashlib

@@ -206,6 +206,22 @@ def test_the_neighbour_memory_votes_and_travels_with_the_model(tiny, tmp_path, s
         load_selector(d, support=support, encoder=encoder)
 
 
+def test_a_selector_given_no_support_model_uses_the_lexical_one_or_the_full_one_over_its_encoder(tiny, tmp_path):
+    """No support model looked up behind the caller's back: none and no encoder is the lexical model; an encoder
+    alone is the full model over that encoder (the root passes its one scorer instead)."""
+    from legalrag.testing import FakeEncoder
+
+    d = write_model(tmp_path / "sel", tiny.model, {"origin": "test"})
+    lexical = load_selector(d)
+    assert lexical.support.model.name == "lexical" and lexical.support.encoder is None
+    encoder = FakeEncoder()
+    full = load_selector(d, encoder=encoder)
+    assert full.support.model.name == "full" and full.support.encoder is encoder
+    q, gold = HELD_OUT
+    assert [x.hit.id for x in lexical.select(q, _hits(gold)).ranked] == \
+        [x.hit.id for x in load_selector(d, support=SupportScorer()).select(q, _hits(gold)).ranked]
+
+
 def test_the_support_scores_read_the_articles_vectors_from_the_index():
     from legalrag.answer.select import IndexedSupport
     from legalrag.citecheck.support import SupportModel

@@ -196,9 +196,8 @@ def test_bad_input_names_the_field_and_the_fix(tmp_path, index_dir):
         legalrag.open(index_dir, llm=ScriptedLLM(["x"])).ask(None)  # type: ignore[arg-type]
 
 
-def test_open_without_an_index_opens_the_national_law(national_index, monkeypatch):
-    """The default corpus is the one `legalrag ask` uses without --index: the shipped national law."""
-    monkeypatch.setenv("LEGALRAG_NATIONAL_INDEX", str(national_index.path))  # built once a test session
-    lr = legalrag.open()
-    assert Path(lr.index.path) == Path(national_index.path) and lr.index.manifest["corpus"]["n_documents"] == 55515
+def test_open_without_an_index_opens_the_national_law(law_in_force):
+    """The default corpus is the one `legalrag ask` uses without --index: the shipped national law in force."""
+    lr = legalrag.open()  # $LEGALRAG_NATIONAL_INDEX (tests/conftest.py): beside it, built once a test session
+    assert Path(lr.index.path) == Path(law_in_force.path) and lr.index.manifest["corpus"]["n_documents"] == 64338
     assert lr.search("盗窃公私财物，数额较大的，处三年以下有期徒刑", k=1)[0].document.metadata["law"] == "中华人民共和国刑法"

@@ -13,6 +13,7 @@ from legalrag.serialize import answer_from_dict, answer_to_dict
 from legalrag.server import ServerSettings, create_app
 from legalrag.testing import ScriptedLLM
 from legalrag.types import Answer
+from legalrag.wiring import make_support_scorer
 from unit.citecheck.test_marks import DOCS
 
 pytest.importorskip("fastapi")
@@ -34,7 +35,8 @@ def index_dir(tmp_path_factory):
 def server(index_dir, monkeypatch):
     """A legalrag server over the index with a scripted model, at the serve address ``legalrag.open`` reads."""
     served = ScriptedLLM([ANSWER, FOLLOW])
-    with serve_app(create_app(open_index(index_dir), served, ServerSettings(rate_limit=0))) as url:
+    with serve_app(create_app(open_index(index_dir), served, ServerSettings(rate_limit=0),
+                               support=make_support_scorer())) as url:
         monkeypatch.setenv("LEGALRAG_SERVE_PORT", url.rsplit(":", 1)[1])
         yield url, served
 

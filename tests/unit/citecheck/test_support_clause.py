@@ -1,6 +1,7 @@
 """The one support model, judged on clauses: an article's own words are supported and the clause is named; an
 unrelated article is not, with the closest clause and why; a claim of one character or of 5,000 gets a clear
-result; answers and ``check`` give the same mark for the same claim and citation; every path's scorer is one."""
+result; answers and ``check`` give the same mark for the same claim and citation; every path's scorer is one, passed
+in from the composition root, and a caller that passes none gets the lexical model."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import pytest
 
 from legalrag.citecheck import CitationResolver
 from legalrag.citecheck.checker import check_text
-from legalrag.citecheck.support import MAX_CLAIM_CHARS, SupportScorer, default_scorer
+from legalrag.citecheck.support import MAX_CLAIM_CHARS, SupportScorer
 from legalrag.corpora.statutes import statute_document
-from legalrag.wiring import make_support_scorer
+from legalrag.wiring import Root, make_support_scorer
 
 THEFT = ("盗窃公私财物，数额较大的，或者多次盗窃、入户盗窃、携带凶器盗窃、扒窃的，处三年以下有期徒刑、拘役或者管制，并处或者单处罚金；"
          "数额巨大或者有其他严重情节的，处三年以上十年以下有期徒刑，并处罚金；数额特别巨大或者有其他特别严重情节的，处十年以上有期徒刑"
@@ -32,7 +33,7 @@ def resolver():
 
 
 def test_every_builder_gives_the_one_model(scorer):
-    assert scorer is default_scorer() is make_support_scorer("stard-e5") is make_support_scorer("full")
+    assert scorer is make_support_scorer("stard-e5") is make_support_scorer("full") is Root().make_support_scorer()
     assert scorer.model.name == "full" and scorer.model.needs_cosine and scorer.encoder is not None
     lexical = make_support_scorer("lexical")
     assert lexical is not scorer and lexical.model.name == "lexical" and not lexical.model.needs_cosine
@@ -76,17 +77,25 @@ def test_a_claim_of_one_character_or_of_5000_gets_a_clear_result(scorer, resolve
     assert not blank.supported and blank.clause == "" and "no text" in blank.reason
 
 
-def test_answers_and_check_give_the_same_mark_for_the_same_claim_and_citation(tmp_path, resolver):
+REPLY = f"结论：{OWN_WORDS}（《中华人民共和国刑法》第二百六十四条）。\n怎么做：报警并保存证据。"
+
+
+@pytest.mark.parametrize("given", [True, False], ids=["root's scorer", "none: lexical"])
+def test_answers_and_check_give_the_same_mark_for_the_same_claim_and_citation(resolver, scorer, given):
     """An answer citing an article among its evidence is marked as `check` marks the same text: one model, no
-    second path (neither passes a scorer: both take the one the composition root registered)."""
+    second path. Both get the root's scorer; given none, both use the lexical model."""
     from legalrag.answer.engine import engine_for
     from legalrag.testing import ScriptedLLM
     from legalrag.types import Hit
 
-    reply = f"结论：{OWN_WORDS}（《中华人民共和国刑法》第二百六十四条）。\n怎么做：报警并保存证据。"
     hits = [Hit(DOCS[0], 1.0, 1), Hit(DOCS[1], 0.5, 2)]
-    answer = engine_for(ScriptedLLM([reply] * 3), documents=DOCS).answer("偷东西数额较大会判几年？", hits=hits)
-    checked = check_text(answer.text, resolver).citations
+    engine = engine_for(ScriptedLLM([REPLY] * 3), documents=DOCS, support=scorer if given else None)
+    assert engine.support.model.name == ("full" if given else "lexical")
+    answer = engine.answer("偷东西数额较大会判几年？", hits=hits)
+    checked = check_text(answer.text, resolver, scorer if given else None).citations
+    if not given:  # no scorer is the lexical model, never a model looked up elsewhere
+        lexical = check_text(answer.text, resolver, SupportScorer()).citations
+        assert [(c.mark, c.support) for c in checked] == [(c.mark, c.support) for c in lexical]
     judged = [c for c in answer.citations if c.in_retrieved and c.mark_reason != "quoted"]
     assert judged, answer.text  # the model's own citation, judged by the support model
     for c in judged:

@@ -29,16 +29,15 @@ def test_demo_retrieval_step_and_cache(tmp_path):
     assert again.manifest["corpus"]["source"].startswith("legalrag/data/statutes_sample.jsonl sha256=")
 
 
-def test_demo_command(tmp_path, monkeypatch, capsys, national_index):
+def test_demo_command(tmp_path, monkeypatch, capsys, law_in_force):
     from legalrag.cli import main
 
     monkeypatch.setenv("LEGALRAG_HOME", str(tmp_path))
-    monkeypatch.setenv("LEGALRAG_NATIONAL_INDEX", str(national_index.path))  # built on first use, once a session
     monkeypatch.setattr(sys, "argv", ["legalrag", "demo", "--k", "3"])
     main()
     out = capsys.readouterr().out
     assert SAMPLE_QUESTION in out
-    assert "Searched 55,515 articles of 1,262 national laws" in out and "snapshot 2023-06-05" in out
+    assert "Searched the national law in force on" in out and "as published up to 2025-04-19" in out
     assert "《劳动合同法》第八十二条" in out and "二倍的工资" in out
     assert "Cited articles:" in out
     monkeypatch.setattr(sys, "argv", ["legalrag", "demo", "喝了酒开车被抓了会怎么样", "--k", "5"])

@@ -58,7 +58,7 @@ def test_the_host_config_block_starts_a_working_server(legalrag_on_path):
     async def session():
         async with Client(StdioServerParameters(command=config["command"], args=args),
                           read_timeout_seconds=300) as client:
-            assert len((await client.list_tools()).tools) == 6
+            assert len((await client.list_tools()).tools) == 8
             found = await client.call_tool("search_statutes", {"query": "试用期", "k": 2})
             assert not found.is_error and len(found.structured_content["hits"]) == 2
 
@@ -70,7 +70,7 @@ def test_the_mcp_sdk_example_runs_as_written(legalrag_on_path, capsys):
     exec(compile(code, "docs/integrations.md", "exec"), {"__name__": "__main__"})
     out = capsys.readouterr().out.splitlines()
     assert set(eval(out[0])) == {"search_statutes", "get_article", "check_citations", "predict_citations",
-                                 "predict_verdict", "ask"}
+                                 "predict_verdict", "ask", "law_show", "law_history"}
     assert out[1:] == ["exists 劳动合同法第十条", "not_found 劳动合同法第九百九十九条"]
 
 

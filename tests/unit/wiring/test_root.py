@@ -41,11 +41,16 @@ def test_the_demo_index_is_the_statute_sample_kept_under_the_home_folder(tmp_pat
     assert len(list(idx.documents)) == len(list(load_statutes(sample_path())))
 
 
-def test_no_index_given_or_saved_opens_the_shipped_national_law(national_index, tmp_path):
-    # the national_index fixture built it through Root().index() into $LEGALRAG_NATIONAL_INDEX
+def test_no_index_given_or_saved_opens_the_national_law_in_force(national_index, law_in_force, tmp_path):
+    from legalrag.retrieval.dated import DatedIndex
+
+    # the fixtures built both through the composition root, beside $LEGALRAG_NATIONAL_INDEX
     again = Root(settings=settings(tmp_path)).index()
-    assert again.path == national_index.path
-    assert again.manifest["corpus"]["source"].startswith("legalrag:")
+    assert isinstance(again, DatedIndex) and again.path == law_in_force.path != national_index.path
+    assert again.manifest["corpus"]["source"].startswith("legalrag:versions")
+    assert Root(settings=settings(tmp_path)).index(as_of="2020-01-01").day == "2020-01-01"
+    snap = Root(settings=settings(tmp_path)).index(snapshot=True)  # the benchmarks' corpus
+    assert snap.path == national_index.path and snap.manifest["corpus"]["snapshot"] == "2023-06-05"
 
 
 def test_an_empty_list_of_laws_is_refused_naming_the_field(tmp_path):

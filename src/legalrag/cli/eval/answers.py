@@ -10,7 +10,7 @@ import typer
 
 from legalrag.cli._options import AnswersOptions, McqOptions, option_list, parse_options
 from legalrag.cli.apps import eval_app
-from legalrag.cli.common import (IndexOrDemoOption, JsonOption, LLMOption, ProgressOption, llm_spec,
+from legalrag.cli.common import (BenchIndexOption, JsonOption, LLMOption, ProgressOption, llm_spec,
                                  make_llm, print_json, root)
 
 
@@ -19,7 +19,7 @@ def eval_answers(
     ctx: typer.Context,
     queries: Path = typer.Option(..., "--queries", help="JSONL questions: query_id, query, gold_ids, keywords, "
                                  "answer (the STARD split's format)."),
-    index: IndexOrDemoOption = None,
+    index: BenchIndexOption = None,
     out: Path = typer.Option(..., "--out", help="Per-answer JSONL; an existing file is resumed (same settings)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
     judge: Optional[str] = typer.Option(None, "--judge", metavar="SPEC", help="Also have an LLM judge yes/no "
@@ -39,7 +39,7 @@ def eval_answers(
     k, evidence_tokens, reference, cache = opts.k, opts.evidence_tokens, opts.reference, opts.llm_cache
     summary = Path(opts.summary) if opts.summary else None
     questions = load_questions(queries, limit)
-    idx = root(ctx).index(index, progress=progress)
+    idx = root(ctx).index(index, progress=progress, snapshot=True)
     llm = make_llm(ctx, model, cache)
     judge_llm = None
     if judge == "answer":
@@ -51,9 +51,11 @@ def eval_answers(
     answer = root(ctx).answer_settings(k=k, evidence_tokens=evidence_tokens)
     options = {name: getattr(answer, name) for name in ("k", "evidence_tokens", "max_tokens", "style", "select")}
     config = {"queries": str(queries), "index": str(getattr(idx, "path", index)), "model": llm.model_id,
+              "corpus": idx.manifest["corpus"].get("source"),  # the default: the 2023-06-05 snapshot
               "answer_settings": options,
               "judge": getattr(judge_llm, "model_id", None)}
     rows = run_answers(questions, idx, llm, setting, out, config=config, judge=judge_llm, progress=progress,
+                       support=root(ctx).make_support_scorer(),
                        **options)
     result = {"setting": setting.value, "model": llm.model_id, "out": str(out), **summarise_answers(rows)}
     if summary is not None:

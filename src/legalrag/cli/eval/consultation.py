@@ -13,7 +13,7 @@ import typer
 from legalrag.answer.processors import DEFAULT_PROCESSOR, PROCESSORS
 from legalrag.cli._options import GenerationOptions, JudgeOptions, ScoreOptions, option_list, parse_options
 from legalrag.cli.apps import eval_app
-from legalrag.cli.common import IndexOrDemoOption, LLMOption, ProgressOption, RetrieverOption, make_llm, root
+from legalrag.cli.common import BenchIndexOption, LLMOption, ProgressOption, RetrieverOption, make_llm, root
 from legalrag.cli.eval._lexrag import _DATA_HELP, _PROCESSOR_HELP, _load_turns, _table
 
 
@@ -21,7 +21,7 @@ from legalrag.cli.eval._lexrag import _DATA_HELP, _PROCESSOR_HELP, _load_turns, 
 def eval_consultation_generate(
     ctx: typer.Context,
     data: Path = typer.Option(..., "--data", help=_DATA_HELP),
-    index: IndexOrDemoOption = None,
+    index: BenchIndexOption = None,
     sample: Optional[int] = typer.Option(None, "--limit", min=1, help="Answer N turns, spread over dialogues and "
                                          "turn positions (default: all)."),
     retriever: RetrieverOption = None,
@@ -52,7 +52,7 @@ def eval_consultation_generate(
     settings = parse_settings(list(opts.setting))
     if processor not in (*PROCESSORS, "last_question"):
         raise InputError(f"unknown --processor {processor!r}; choose from {', '.join(PROCESSORS)}")
-    idx = root(ctx).index(index, progress=progress)
+    idx = root(ctx).index(index, progress=progress, snapshot=True)
     index = idx.path
     rows, report = _load_turns(data, idx, turns, None, data_format)
     if sample:
@@ -64,6 +64,7 @@ def eval_consultation_generate(
 
     extra = {"evidence_tokens": evidence_tokens} if evidence_tokens is not None else {}
     responses = run_generation(rows, llm, settings, documents=docs, search=lambda q, n: pipe.search(q, k=n),
+                               support=root(ctx).make_support_scorer(),
                                processor=make_processor(processor, llm, cited=cited_documents(
                                    lambda: resolver_for(idx))), k=k, max_tokens=max_tokens,
                                history_chars=history_chars, article_chars=article_chars,

@@ -11,7 +11,7 @@ import typer
 from legalrag.answer.processors import DEFAULT_PROCESSOR, PROCESSORS
 from legalrag.cli._options import ConversationOptions, option_list, parse_options
 from legalrag.cli.apps import eval_app
-from legalrag.cli.common import IndexOrDemoOption, JsonOption, LLMOption, ProgressOption, make_llm, print_json, root
+from legalrag.cli.common import BenchIndexOption, JsonOption, LLMOption, ProgressOption, make_llm, print_json, root
 from legalrag.cli.eval._lexrag import _DATA_HELP, _PROCESSOR_HELP, _load_turns, _table
 
 
@@ -19,7 +19,7 @@ from legalrag.cli.eval._lexrag import _DATA_HELP, _PROCESSOR_HELP, _load_turns, 
 def eval_conversation(
     ctx: typer.Context,
     data: Path = typer.Option(..., "--data", help=_DATA_HELP),
-    index: IndexOrDemoOption = None,
+    index: BenchIndexOption = None,
     retriever: List[str] = typer.Option(["bm25"], "--retriever", help="Index component(s): bm25, qld, dense, hybrid..."),
     processor: List[str] = typer.Option([DEFAULT_PROCESSOR], "--processor", help=_PROCESSOR_HELP + " Repeatable."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N dialogues."),
@@ -55,7 +55,7 @@ def eval_conversation(
         from legalrag.evaluation.plots import check_png_path
 
         check_png_path(plot)
-    idx = root(ctx).index(index, progress=progress)
+    idx = root(ctx).index(index, progress=progress, snapshot=True)
     index = idx.path
     rows, report = _load_turns(data, idx, turns, limit, data_format)
     llm = make_llm(ctx, model, cache=True) if "rewrite" in processor else None

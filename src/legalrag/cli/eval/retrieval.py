@@ -10,7 +10,7 @@ import typer
 
 from legalrag.cli._options import CompareOptions, EvalRetrievalOptions, FuseOptions, option_list, parse_options
 from legalrag.cli.apps import eval_app
-from legalrag.cli.common import (IndexOrDemoOption, JsonOption, LLMOption, ProgressOption, SearchRetrieverOption,
+from legalrag.cli.common import (BenchIndexOption, JsonOption, LLMOption, ProgressOption, SearchRetrieverOption,
                                  llm_spec, print_json, root)
 
 
@@ -22,7 +22,7 @@ def metrics_json(metrics: dict, k: int) -> dict:
 @eval_app.command("retrieval")
 def eval_retrieval(
     ctx: typer.Context,
-    index: IndexOrDemoOption = None,
+    index: BenchIndexOption = None,
     queries: Path = typer.Option(..., "--queries", help="Query JSONL (query_id, query, gold_ids or gold_names)."),
     retriever: SearchRetrieverOption = None,
     rerank: Optional[str] = typer.Option(None, "--rerank", help="Reranker to apply to the retrieved candidates."),
@@ -45,7 +45,7 @@ def eval_retrieval(
     trace = Path(opts.trace) if opts.trace else None
     policy = Path(opts.policy) if opts.policy else None
     llm_model, endpoint, endpoint_model = llm_spec(model)
-    idx = root(ctx).index(index, progress=progress and not as_json)
+    idx = root(ctx).index(index, progress=progress and not as_json, snapshot=True)
     index = Path(idx.path)
     qs = load_queries(queries, idx, QueryFields.parse(query_fields) if query_fields else None)
     pipe = (agent_pipeline(idx, retriever, rerank, agents=agents, endpoint=endpoint, endpoint_model=endpoint_model,
@@ -65,6 +65,7 @@ def eval_retrieval(
     summary = metrics_json(result.metrics, k)
     if run_out is not None:
         params = {"index": str(index), "queries": str(queries), "k": k, "retriever": pipe.name,
+                  "corpus": idx.manifest["corpus"].get("source"),
                   "rerank": rerank, "query_fields": query_fields}
         if agents:
             params.update(agents=True, fused_planner=fused_planner)

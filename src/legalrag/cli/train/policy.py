@@ -12,7 +12,7 @@ from legalrag.cli._options import option_list, parse_options
 from legalrag.cli._train_options import PolicyOptions
 from legalrag.cli.agents import load_training_queries, planner_loop
 from legalrag.cli.apps import train_app
-from legalrag.cli.common import IndexOption, print_json, root
+from legalrag.cli.common import BenchIndexOption, print_json, root
 
 
 def _sampler_factory(ctx: typer.Context, idx: Any, *, model_name: str, base: dict, settings: Any, reward: Any,
@@ -42,7 +42,7 @@ def _sampler_factory(ctx: typer.Context, idx: Any, *, model_name: str, base: dic
 @train_app.command("policy")
 def train_policy_cmd(
     ctx: typer.Context,
-    index: IndexOption = None,
+    index: BenchIndexOption = None,
     queries: Path = typer.Option(..., "--queries", help="Training queries with gold (query_id, query, gold_ids)."),
     out: Path = typer.Option(..., "--out", help="Policy directory to write (read by `search --agents -o "
                              "policy=DIR` and `serve -o policy=DIR`)."),
@@ -68,7 +68,7 @@ def train_policy_cmd(
 
     settings = GRPOSettings(**o.grpo())
     reward = RewardSettings(**o.reward())
-    idx = root(ctx).index(index)
+    idx = root(ctx).index(index, snapshot=True)
     qs = load_training_queries(idx, queries, first, skip)
     base = base_identity(model)
     work = ckpt.open_work(out, restart)

@@ -11,7 +11,7 @@ import typer
 from legalrag.cli._options import option_list, parse_options
 from legalrag.cli._train_options import ScopeModelOptions
 from legalrag.cli.apps import train_app
-from legalrag.cli.common import IndexOrDemoOption, root
+from legalrag.cli.common import BenchIndexOption, root
 from legalrag.cli.train._common import command_line
 
 
@@ -33,7 +33,7 @@ def train_scope_model(
                                "$LEGALRAG_DATA/stard/train.jsonl: its dev questions choose the threshold."),
     split: Path = typer.Option(Path("bench/data/stard-split.json"), "--split",
                                help="The frozen STARD split (its dev ids are read)."),
-    index: IndexOrDemoOption = None,
+    index: BenchIndexOption = None,
     out: Path = typer.Option(..., "--out", help="The model folder to write (the shipped one is "
                              "src/legalrag/data/models/scope)."),
     option: List[str] = option_list(ScopeModelOptions, "The recipe's settings, KEY=VALUE, repeatable"),
@@ -49,7 +49,7 @@ def train_scope_model(
         c_grid = tuple(float(x) for x in o.c_grid.split(",") if x.strip())
     except ValueError:
         raise typer.BadParameter(f"c_grid takes numbers separated by commas, got {o.c_grid!r}", param_hint="'-o'")
-    idx = root(ctx).index(index, progress=True)
+    idx = root(ctx).index(index, progress=True, snapshot=True)
     pipe = build_pipeline(idx, retriever=resolve_component(idx, None))
     hits = list(pipe.search("劳动合同", k=1))
     scorer = hits[0].retriever if hits else ""

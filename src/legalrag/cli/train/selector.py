@@ -12,7 +12,7 @@ import typer
 from legalrag.cli._options import option_list, parse_options
 from legalrag.cli._train_options import SelectorOptions
 from legalrag.cli.apps import train_app
-from legalrag.cli.common import IndexOption, root
+from legalrag.cli.common import BenchIndexOption, root
 from legalrag.cli.train._common import command_line
 
 
@@ -25,7 +25,7 @@ def train_selector_command(
                                "gold_ids); the test part is not read."),
     queries: Optional[Path] = typer.Option(None, "--queries", help="STARD's questions (e.g. "
                                            "$LEGALRAG_DATA/stard/train.jsonl), when --split is a file of ids."),
-    index: IndexOption = None,
+    index: BenchIndexOption = None,
     out: Path = typer.Option(..., "--out", help="The model directory to write (replaced atomically; the shipped "
                              "one is src/legalrag/data/models/selector)."),
     option: List[str] = option_list(SelectorOptions, "The recipe's settings, KEY=VALUE, repeatable"),
@@ -40,7 +40,7 @@ def train_selector_command(
 
     o = parse_options(SelectorOptions, option)
     r = root(ctx)
-    idx = r.index(index, progress=True)
+    idx = r.index(index, progress=True, snapshot=True)
     pipeline = build_pipeline(idx)
     support = r.make_support_scorer(o.support, threads=o.threads)
     dense = dense_component(idx)

@@ -11,7 +11,7 @@ import typer
 from legalrag.cli._options import option_list, parse_options
 from legalrag.cli._train_options import SupportModelOptions
 from legalrag.cli.apps import train_app
-from legalrag.cli.common import IndexOption, root
+from legalrag.cli.common import BenchIndexOption, root
 from legalrag.cli.train._common import command_line
 
 
@@ -23,7 +23,7 @@ def train_support_model(
     split: Path = typer.Option(..., "--split", help="The frozen split: its JSON of query ids (bench/data/stard-split."
                                "json; the questions are train.jsonl beside --corpus, as in STARD's folder), or a "
                                "folder with train.jsonl, dev.jsonl and test.jsonl (query_id, query, gold_ids, answer)."),
-    index: IndexOption = None,  # retrieves the hard negatives (default: the shipped national law's index)
+    index: BenchIndexOption = None,  # retrieves the hard negatives (default: the shipped national law's index)
     out: Path = typer.Option(..., "--out", help="The model file to write (replaced atomically; the shipped one is "
                              "src/legalrag/data/citations/support_model.json)."),
     option: List[str] = option_list(SupportModelOptions, "The recipe's settings, KEY=VALUE, repeatable"),
@@ -38,7 +38,7 @@ def train_support_model(
     r = root(ctx)
     encoder = None if o.lexical_only else r.make_encoder(o.encoder, progress=True)
     log = lambda line: typer.echo(line, err=True)  # noqa: E731
-    fit = support_model(corpus, split, lambda: r.index(index), out, encoder=encoder,
+    fit = support_model(corpus, split, lambda: r.index(index, snapshot=True), out, encoder=encoder,
                         encoder_name=o.encoder, negatives=o.negatives, train_limit=o.train_limit,
                         min_precision=o.min_precision, hand=o.hand, cache=o.cache, df=o.df,
                         command=command_line(ctx), log=log)

@@ -80,7 +80,8 @@ def _settings(k: int | None, max_tokens: int | None, history_chars: int | None, 
 
 def generate_answer(llm: LLM, turn: ConsultTurn, setting: Setting, documents: Sequence[Document] = (), *,
                     context: str = "", query: str = "", engine: Any = None, answer_settings: Any = None,
-                    seconds_before: Mapping[str, float] | None = None, note: str = "") -> ConsultationResponse:
+                    seconds_before: Mapping[str, float] | None = None, note: str = "",
+                    support: Any = None) -> ConsultationResponse:
     """One answer by the answer engine (:mod:`legalrag.answer.engine`) with the turn's history, the question and the
     articles (none in zero-shot; ``context`` is raw article text used when there are no documents). Evidence
     is selected against ``query`` (default: the question)."""
@@ -94,7 +95,7 @@ def generate_answer(llm: LLM, turn: ConsultTurn, setting: Setting, documents: Se
         documents = (Document(id=f"{turn.id}:article_context", text=context, title="article_context"),)
     hits = [Hit(document=d, score=0.0, rank=i) for i, d in enumerate(documents, 1)]
     if engine is None:
-        engine = engine_for(llm, documents=documents, lang="zh", settings=answer_settings or DEFAULTS)
+        engine = engine_for(llm, documents=documents, lang="zh", settings=answer_settings or DEFAULTS, support=support)
     answer = engine.answer(turn.question, history=turn.history, hits=hits, query=query or None,
                            settings=answer_settings)
     t = answer.timings
@@ -112,7 +113,7 @@ def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Se
                    search: Callable[[str, int], list[Hit]] | None = None, processor: Callable | None = None,
                    k: int | None = None, max_tokens: int | None = None, history_chars: int | None = None,
                    article_chars: int | None = None, evidence_tokens: int | None | object = ...,
-                   resolver: Any = None, style: str | None = None,
+                   resolver: Any = None, style: str | None = None, support: Any = None,
                    progress: bool = False) -> list[ConsultationResponse]:
     """Every turn in every setting, each answered by one answer engine (its defaults unless given).
     ``search`` (with ``processor`` to build the query, default the last question) serves the retriever setting;
@@ -129,7 +130,7 @@ def run_generation(turns: Sequence[ConsultTurn], llm: LLM, settings: Sequence[Se
     if Setting.REFERENCE in settings and get is None:
         raise InputError("the reference setting needs the corpus documents to look the gold articles up")
     pool = list(documents.values()) if isinstance(documents, Mapping) else []
-    engine = engine_for(llm, resolver=resolver, documents=pool, lang="zh", settings=answer_settings)
+    engine = engine_for(llm, resolver=resolver, documents=pool, lang="zh", settings=answer_settings, support=support)
     processor = processor or last_question
     jobs = [(t, s) for t in turns for s in settings]
     it: Any = jobs

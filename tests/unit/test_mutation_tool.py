@@ -1,0 +1,85 @@
+"""The mutation driver's copy of the tree: the files tests read outside ``src`` and ``tests`` are there, package
+data changed since the copy was made is brought up to date, mutmut's own files and the mutated sources are
+left alone; a resumed run adds its wall time."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def tool(tmp_path, monkeypatch):
+    spec = importlib.util.spec_from_file_location("mutation_tool", REPO / "tools" / "mutation.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "mutation_tool", module)  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "REPO", tmp_path / "repo")
+    return module
+
+
+def _write(path: Path, text: str, mtime: float | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_package_data_changed_since_the_copy_is_copied_again_and_removed_files_go(tool, tmp_path):
+    repo, copy = tmp_path / "repo", tmp_path / "work" / "mutants" / "src"
+    _write(repo / "src/pkg/data/model.json", '{"features": ["claim_cover"]}')
+    _write(repo / "src/pkg/marks.py", "def mark(): return 1\n")
+    _write(repo / "src/pkg/prompts/same.md", "unchanged", mtime=1_000_000)
+    _write(copy / "pkg/data/model.json", '{"features": ["cover"]}')  # the copy of an older tree
+    _write(copy / "pkg/prompts/same.md", "unchanged", mtime=1_000_000)
+    _write(copy / "pkg/marks.py", "def mark(): return trampoline()\n")  # mutmut's mutated source
+    for name in ("marks.py.meta", "marks.py.meta.good", "marks.py.spans"):
+        _write(copy / "pkg" / name, "{}")
+    _write(copy / "pkg/gone.py", "X = 1\n")  # removed from src since
+    _write(copy / "pkg/data/old.json", "{}")
+    _write(copy / "pkg/gone.py.meta", "{}")  # the verdicts of a source that no longer exists
+    tool.sync_copy(copy)
+    assert (copy / "pkg/data/model.json").read_text(encoding="utf-8") == '{"features": ["claim_cover"]}'
+    assert (copy / "pkg/marks.py").read_text(encoding="utf-8") == "def mark(): return trampoline()\n"
+    assert sorted(p.name for p in (copy / "pkg").iterdir() if p.is_file()) == [
+        "marks.py", "marks.py.meta", "marks.py.meta.good", "marks.py.spans"]
+    assert not (copy / "pkg/data/old.json").exists()
+    assert (copy / "pkg/prompts/same.md").stat().st_mtime == 1_000_000
+
+
+def test_a_copy_not_made_yet_is_left_to_mutmut(tool, tmp_path):
+    _write(tmp_path / "repo/src/pkg/data/model.json", "{}")
+    tool.sync_copy(tmp_path / "work" / "mutants" / "src")
+    assert not (tmp_path / "work").exists()
+
+
+def test_the_files_tests_read_outside_src_and_tests_are_linked_into_the_copy(tool, tmp_path):
+    repo, mutants = tmp_path / "repo", tmp_path / "work" / "mutants"
+    _write(repo / "bench/data/scope-messages.jsonl", '{"text": "你好"}\n')
+    _write(repo / "docs/results.md", "# Results\n")
+    _write(repo / "Makefile", "test:\n")
+    for name in ("src/pkg/a.py", "tests/test_a.py", "runs/mutation/x/log", ".git/HEAD", "pyproject.toml"):
+        _write(repo / name, "")
+    _write(mutants / "tests/test_a.py", "")  # what mutmut copied itself
+    tool.link_rest_of_tree(mutants)
+    assert (mutants / "bench/data/scope-messages.jsonl").read_text(encoding="utf-8") == '{"text": "你好"}\n'
+    assert sorted(p.name for p in mutants.iterdir() if p.is_symlink()) == ["Makefile", "bench", "docs"]
+    assert not (mutants / "tests").is_symlink()
+    tool.link_rest_of_tree(mutants)  # again: the same links
+    assert (mutants / "docs").resolve() == (repo / "docs").resolve()
+
+
+def test_a_resumed_run_adds_its_wall_time_and_a_fresh_one_replaces_it(tool):
+    kept = {"wall_s": 120.0, "stopped": "budget: resume with the same command", "nice": 15}
+    resumed = tool.merged_run(kept, {"wall_s": 60.5, "exit": 0, "nice": 10, "fresh": False})
+    assert resumed == {"wall_s": 180.5, "exit": 0, "nice": 10}
+    fresh = tool.merged_run(kept, {"wall_s": 60.5, "exit": -15, "stopped": "budget", "fresh": True})
+    assert fresh == {"wall_s": 60.5, "exit": -15, "stopped": "budget", "nice": 15}
+    assert tool.merged_run(kept, {}) == kept  # `report` alone keeps what was recorded
