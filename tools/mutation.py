@@ -18,7 +18,10 @@ unmutated constructor, and those mutants would survive untested.) Each module ru
 - a run stopped by the budget, Ctrl-C or ``kill -9`` resumes where it stopped: ``run`` again; a verdict file
   torn by the kill is restored from the last good copy this driver took of it (every 20 s), else that module's
   mutants are generated again;
-- ``--fresh`` starts a module over (after a change of its source or tests, mutmut also re-checks on its own).
+- ``--fresh`` starts a module over (after a change of its source or tests, mutmut also re-checks on its own);
+- the tests run inside ``mutants/``, mutmut's copy of the tree, which holds the rest of the repository as links
+  (``bench/data``, ``docs``, ``tools``: what tests read outside ``src`` and ``tests``), and whose package data is
+  brought up to date before each run (mutmut itself refreshes only the ``.py`` files of the copy).
 
 The fast tests of a module are the unit tests listed in :data:`MODULES` (no embedded LLM, no browser, no Ray,
 no Milvus: ``-m`` deselects those markers too). The paths are those of the mirrored test layout
@@ -90,7 +93,8 @@ MODULES: dict[str, Target] = {
     "answer.scope": T("src/legalrag/answer/scope.py", f"{U}/answer/test_scope_features.py {U}/answer/test_scope.py"),
     "answer.basis": T("src/legalrag/answer/basis.py", f"{U}/answer/test_basis.py"),
     "answer.select": T("src/legalrag/answer/select.py", f"{U}/answer/test_select_files.py {U}/answer/test_select.py"),
-    "citecheck.currency": T("src/legalrag/citecheck/currency.py", f"{U}/citecheck/test_currency.py"),
+    "citecheck.currency": T("src/legalrag/citecheck/currency.py",
+                            f"{U}/citecheck/test_currency_lines.py {U}/citecheck/test_currency.py"),
 }
 # mirrored path -> the flat name it has before the test layout moves (tests/test_<old>.py)
 FLAT = {

@@ -18,8 +18,9 @@ from pydantic import Field, ValidationError
 
 from legalrag._optional import require
 from legalrag.errors import LegalRagError
-from legalrag.integrations.models import Article, AskResult, CitationPrediction, StatuteSearchResult, VerdictPrediction
-from legalrag.integrations.tools import MAX_K, ArticleHistory, CheckedCitations, LawVersions, LegalTools
+from legalrag.integrations.models import Article, AskResult, CitationPrediction, StatuteSearchResult
+from legalrag.integrations.tools import (MAX_K, ArticleHistory, CheckedCitations, DatedVerdictPrediction, LawVersions,
+                                        LegalTools)
 
 MAX_QUESTION_CHARS = 4000
 MAX_TEXT_CHARS = 50000
@@ -152,8 +153,8 @@ def create_mcp_server(tools: LegalTools, *, name: str = "legalrag") -> Any:
         return run(lambda: tools.predict_citations(facts))
 
     @server.tool(description=DESCRIPTIONS["predict_verdict"])
-    def predict_verdict(facts: Facts) -> VerdictPrediction:
-        return run(lambda: tools.predict_verdict(facts))
+    def predict_verdict(facts: Facts, as_of: AsOf = None) -> DatedVerdictPrediction:
+        return run(lambda: tools.predict_verdict(facts, as_of))
 
     @server.tool(description=DESCRIPTIONS["ask"])
     def ask(question: Question, k: K = 6) -> AskResult:

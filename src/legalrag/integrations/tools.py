@@ -322,7 +322,10 @@ class LegalTools:
         from legalrag.judgment.temporal import predict_dated
         from legalrag.laws.versions import check_day
 
-        day = check_day(as_of) if as_of else None  # a bad date fails before the model runs
+        try:  # a bad date fails before the model runs; the message names the argument, as a tool error shows it
+            day = check_day(as_of) if as_of else None
+        except InputError as exc:
+            raise InputError(f"as_of {exc}", field="as_of") from None
         model = self._get("structure")
         try:
             library = self._get("versions")

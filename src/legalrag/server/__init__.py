@@ -157,6 +157,7 @@ def _mcp(ctx: AppContext) -> tuple[Any, Any]:
         return None, None
     from legalrag.integrations.mcp_server import create_mcp_server
     from legalrag.integrations.tools import Collaborators, LegalTools
+    from legalrag.server import routes_law
 
     def given(value: Any, takes_index: bool = False) -> Any:
         if value is None:
@@ -165,7 +166,8 @@ def _mcp(ctx: AppContext) -> tuple[Any, Any]:
 
     tools = LegalTools(Collaborators(index=lambda: ctx.index, llm=given(ctx.llm), predictor=given(ctx.predictor, True),
                                      structure=given(ctx.structure), support=given(ctx.support),
-                                     slot=ctx.gate.slot),
+                                     slot=ctx.gate.slot,
+                                     versions=lambda: routes_law.law_versions(ctx, required=False)),
                        max_k=min(ctx.settings.max_k, 50), evidence_tokens=ctx.settings.evidence_tokens)
     server = create_mcp_server(tools)
     # stateless: each POST is one exchange, so the route needs no session affinity behind a proxy; the

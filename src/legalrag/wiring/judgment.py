@@ -139,4 +139,4 @@ def as_of_day(as_of: str | None) -> str | None:
     """``as_of`` checked (``laws.versions.check_day``: an InputError naming as_of), None when not given."""
     from legalrag.laws.versions import check_day
 
-    return checkas_of_day(as_of) if as_of else None
+    return check_day(as_of) if as_of else None

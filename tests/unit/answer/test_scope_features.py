@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from legalrag.answer.scope import ScopeModel, chinese_corpus, corpus_cover, features, grams, legal_terms
+from legalrag.answer.scope import (
+    ScopeModel,
+    chinese_corpus,
+    corpus_cover,
+    features,
+    grams,
+    legal_terms,
+)
 from legalrag.errors import InputError
 from legalrag.types import Document, Hit
 

@@ -9,8 +9,17 @@ import json
 
 import pytest
 
-from legalrag.answer.select import (CARD_FILE, FEATURES, SPEC_FILE, LinearScorer, Platt, Priors, SelectorModel,
-                                    read_model, write_model)
+from legalrag.answer.select import (
+    CARD_FILE,
+    FEATURES,
+    SPEC_FILE,
+    LinearScorer,
+    Platt,
+    Priors,
+    SelectorModel,
+    read_model,
+    write_model,
+)
 
 
 def test_the_priors_count_each_gold_article_and_its_law_once_per_question():

@@ -4,13 +4,19 @@ short labels, the diff's cut, and how a checked citation's text is split into la
 from __future__ import annotations
 
 import pytest
+from support.paths import REPO
 
-from legalrag.citecheck.currency import (Currency, citation_currency, currency, currency_to_dict, short_diff,
-                                         split_citation)
+from legalrag.citecheck.currency import (
+    Currency,
+    citation_currency,
+    currency,
+    currency_to_dict,
+    short_diff,
+    split_citation,
+)
 from legalrag.laws.reader import read_folder
 from legalrag.laws.versions import build_library
 from legalrag.types import Citation
-from support.paths import REPO
 
 MINI = REPO / "tests" / "data" / "laws-2025-mini" / "good"
 TODAY = "2025-04-19"
@@ -70,7 +76,7 @@ def test_a_law_with_one_version_read_undated_has_no_note(lib):
 
 
 def test_the_labels_without_a_date_or_a_successor():
-    base = dict(law="公司法", article="1", as_of=TODAY, dated=True)
+    base = {"law": "公司法", "article": "1", "as_of": TODAY, "dated": True}
     assert Currency("amended", **base).label == "amended"
     assert Currency("renumbered", **base).label == "renumbered"
     assert Currency("repealed", **base).label == "repealed"

@@ -35,6 +35,8 @@ def client(index, tmp_path_factory):
 def events(text: str) -> list[tuple[str, dict]]:
     out = []
     for block in text.strip().split("\n\n"):
+        if block.startswith(":"):  # an SSE comment: the keep-alive sent while a stage runs long
+            continue
         lines = dict(line.split(": ", 1) for line in block.splitlines())
         out.append((lines["event"], json.loads(lines["data"])))
     return out
