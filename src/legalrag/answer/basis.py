@@ -75,6 +75,16 @@ def limitation_article(documents: Iterable[Document]) -> Document | None:
     return None
 
 
+_QUANTITY_QUESTION = re.compile(r"多长|多久|多少|多大|几[年个天日月周倍次]|期限|时限|时效|最[多长少短高低]|比例|上限|下限|"
+                                r"how (?:long|much|many)|deadline|within what", re.I)
+QUANTITY_SHARE = 0.25  # a clause within this share of the best score that states a period or amount is preferred
+
+
+def asks_quantity(question: str) -> bool:
+    """Whether ``question`` asks for a period, an amount or a deadline (多长时间, 多少, 几个月, 最多…)."""
+    return bool(_QUANTITY_QUESTION.search(question))
+
+
 def _terms(lang: str) -> Callable[[str], list[str]]:
     from legalrag.answer.evidence import default_terms
 
@@ -83,8 +93,9 @@ def _terms(lang: str) -> Callable[[str], list[str]]:
 
 def decisive_quote(question: str, doc: Document, *, lang: str = "zh", probability: float | None = None,
                    role: str = "decisive", idf_pool: Sequence[Document] = ()) -> Quoted:
-    """``doc``'s clause that best matches ``question`` (ties: the earliest), quoted verbatim with its rule's
-    exceptions; a numbered item comes after the sentence that introduces its list; a short article is quoted
+    """``doc``'s clause that best matches ``question`` (ties: the earliest; a question asking how long or how much
+    prefers, among the clauses nearly as good, one that states a period or an amount), quoted verbatim with its
+    rule's exceptions; a numbered item comes after the sentence that introduces its list; a short article is quoted
     whole. ``idf_pool``: the articles whose clauses weigh the terms (default: ``doc`` alone)."""
     from legalrag.answer.evidence import _bm25_scores
     from legalrag.citecheck import citation_label
@@ -103,6 +114,10 @@ def decisive_quote(question: str, doc: Document, *, lang: str = "zh", probabilit
     if role == "limitation":  # the general period, whatever the question's words
         best = next((c for c in parts if "诉讼时效期间为" in c.text), parts[0])
     else:
+        if asks_quantity(question) and len(own):  # 多长时间/多少/几个月: of the clauses nearly as good as the best,
+            top = max(own)                         # the one that states a period or an amount answers it
+            own = [o + (top * QUANTITY_SHARE if o >= top * (1 - QUANTITY_SHARE) and amounts(c.text) else 0.0)
+                   for o, c in zip(own, parts)]
         best = max(zip(own, range(len(parts)), parts), key=lambda t: (t[0], -t[1]))[2]
     return _quoted(text, parts, best, lang, label, doc.id, probability, role)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from support.selector import selector
 
-from legalrag.answer.basis import (amounts, basis_block, build_basis, decisive_quote, fallback_text, is_claim,
+from legalrag.answer.basis import (amounts, asks_quantity, basis_block, build_basis, decisive_quote, fallback_text, is_claim,
                                    limitation_article, unquoted_amounts, unquoted_note)
 from legalrag.types import Document, Hit
 
@@ -117,3 +117,24 @@ def test_a_low_probability_selection_gives_a_low_basis_of_the_best_ranked():
     high = build_basis("房东不修", _hits(REPAIR, SUBLET), selector(4.0).select("房东不修", _hits(REPAIR, SUBLET)))
     assert not high.low and high.ids == [REPAIR.id, SUBLET.id]
     assert all(q.probability is not None and q.probability > 0.9 for q in high.quotes)
+
+
+CAPITAL = Document(id="公司法第四十七条@2023-12-29", title="公司法第四十七条", metadata={"law": "公司法", "article": "47"},
+                   text="有限责任公司的注册资本为在公司登记机关登记的全体股东认缴的出资额。全体股东认缴的出资额由股东按照公司章程"
+                        "的规定自公司成立之日起五年内缴足。\n\n法律、行政法规以及国务院决定对有限责任公司注册资本实缴、"
+                        "注册资本最低限额、股东出资期限另有规定的，从其规定。")
+
+
+def test_a_question_asking_how_long_is_quoted_the_clause_that_states_the_period():
+    asked = decisive_quote("有限责任公司的股东认缴的出资额应当在多长时间内缴足？", CAPITAL)
+    assert "五年内缴足" in asked.text and asked.text in CAPITAL.text
+    # the same words without asking for a period: the earliest of the tied clauses, as before
+    plain = decisive_quote("有限责任公司的股东认缴的出资额怎么缴足？", CAPITAL)
+    assert "五年内缴足" not in plain.text and plain.text.startswith("有限责任公司的注册资本")
+
+
+@pytest.mark.parametrize("question,asks", [("试用期最长多久", True), ("要赔多少钱", True), ("几个月的工资", True),
+                                           ("How long is the limitation period?", True), ("能不能解除合同", False),
+                                           ("公司不签合同怎么办", False)])
+def test_which_questions_ask_for_a_period_or_an_amount(question, asks):
+    assert asks_quantity(question) is asks
