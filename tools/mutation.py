@@ -21,13 +21,14 @@ unmutated constructor, and those mutants would survive untested.) Each module ru
 - ``--fresh`` starts a module over (after a change of its source or tests, mutmut also re-checks on its own);
 - the tests run inside ``mutants/``, mutmut's copy of the tree, which holds the rest of the repository as links
   (``bench/data``, ``docs``, ``tools``: what tests read outside ``src`` and ``tests``), and whose package data is
-  brought up to date before each run (mutmut itself refreshes only the ``.py`` files of the copy).
+  brought up to date before each run (mutmut itself refreshes only the ``.py`` files of the copy): the folder is
+  made ready by ``tools/mutation_copy.py``.
 
-The fast tests of a module are the unit tests listed in :data:`MODULES` (no embedded LLM, no browser, no Ray,
-no Milvus: ``-m`` deselects those markers too). The paths are those of the mirrored test layout
-(``tests/unit/...``); where such a file does not exist yet, its older flat name (:data:`FLAT`) is used, and
+The fast tests of a module are the unit tests listed in ``MODULES`` (``tools/mutation_targets.py``; no embedded
+LLM, no browser, no Ray, no Milvus: ``-m`` deselects those markers too). The paths are those of the mirrored test layout
+(``tests/unit/...``); where such a file does not exist yet, its older flat name (``FLAT``) is used, and
 ``--tests`` replaces the list. A module whose tests all skip or whose file does not exist is reported as
-skipped with the reason; mutants judged equivalent are listed in :data:`EQUIVALENT` with why.
+skipped with the reason; mutants judged equivalent are listed in ``EQUIVALENT`` with why.
 """
 
 from __future__ import annotations
@@ -41,105 +42,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
+
+# neighbour scripts, by their bare names (tools/ is first on the path of `python tools/mutation.py`)
+from mutation_copy import keep_good_copies, metas, prepare
+from mutation_targets import EQUIVALENT, FLAT, MODULES, Target
 
 REPO = Path(__file__).resolve().parents[1]
 WORK = REPO / "runs" / "mutation"
 RESULTS = REPO / "bench" / "results" / "mutation.json"
 DESELECT = "not llm and not shared_data and not ray and not ray_cluster"
-
-
-@dataclass(frozen=True)
-class Target:
-    files: tuple[str, ...]  # repository-relative sources to mutate
-    tests: tuple[str, ...]  # the fast tests that cover them (mirrored layout)
-    skip: str = ""  # why the tool does not mutate it, when it does not
-
-
-def T(files, tests, skip=""):
-    return Target(tuple(files.split()), tuple(tests.split()), skip)
-
-
-U = "tests/unit"
-# module -> its sources and fast tests, smallest module first (the order `run` takes them in).
-MODULES: dict[str, Target] = {
-    "citecheck.repealed": T("src/legalrag/citecheck/repealed.py",
-                            f"{U}/citecheck/test_repealed_chain.py {U}/citecheck/test_marks_lines.py "
-                            f"{U}/citecheck/test_marks.py"),
-    "judgment.ranges": T("src/legalrag/judgment/ranges.py",
-                         f"{U}/judgment/test_ranges_bounds.py {U}/judgment/test_ranges.py"),
-    "answer.guard": T("src/legalrag/answer/guard.py",
-                      f"{U}/answer/test_guard_verdicts.py {U}/answer/test_guard.py {U}/answer/test_injection.py"),
-    "citecheck.resolve": T("src/legalrag/citecheck/resolve.py", f"{U}/citecheck/test_parse.py"),
-    "citecheck.support": T("src/legalrag/citecheck/support.py",
-                           f"{U}/citecheck/test_support_features.py {U}/citecheck/test_support_model.py "
-                           f"{U}/citecheck/test_marks_thresholds.py "
-                           f"{U}/citecheck/test_marks.py"),
-    "citecheck.marks": T("src/legalrag/citecheck/marks.py",
-                         f"{U}/citecheck/test_marks_text.py {U}/citecheck/test_marks_thresholds.py "
-                         f"{U}/citecheck/test_marks_lines.py {U}/citecheck/test_marks.py"),
-    "national": T("src/legalrag/national.py", f"{U}/test_national_stale.py {U}/test_national.py"),
-    "answer.processors": T("src/legalrag/answer/processors.py", f"{U}/answer/test_processors.py"),
-    "server.routes_openai": T("src/legalrag/server/routes_openai.py",
-                              f"{U}/server/test_routes_openai_limits.py {U}/server/test_routes_openai.py"),
-    "answer.evidence": T("src/legalrag/answer/evidence.py", f"{U}/answer/test_evidence.py"),
-    "answer.carry": T("src/legalrag/answer/carry.py", f"{U}/answer/test_carry_rules.py {U}/answer/test_carry.py"),
-    "judgment.features": T("src/legalrag/judgment/features.py", f"{U}/judgment/test_features.py"),
-    "server.routes_llm": T("src/legalrag/server/routes_llm.py", f"{U}/server/test_app.py"),
-    "server.routes_search": T("src/legalrag/server/routes_search.py", f"{U}/server/test_app.py"),
-    "answer.engine": T("src/legalrag/answer/engine.py", f"{U}/answer/test_engine.py"),
-    "clauses": T("src/legalrag/clauses.py", f"{U}/test_clauses.py {U}/answer/test_evidence.py"),
-    "answer.scope": T("src/legalrag/answer/scope.py", f"{U}/answer/test_scope_features.py {U}/answer/test_scope.py"),
-    "answer.basis": T("src/legalrag/answer/basis.py", f"{U}/answer/test_basis.py"),
-    "answer.select": T("src/legalrag/answer/select.py", f"{U}/answer/test_select_files.py {U}/answer/test_select.py"),
-    "citecheck.currency": T("src/legalrag/citecheck/currency.py",
-                            f"{U}/citecheck/test_currency_lines.py {U}/citecheck/test_currency.py"),
-}
-# mirrored path -> the flat name it has before the test layout moves (tests/test_<old>.py)
-FLAT = {
-    f"{U}/citecheck/test_marks.py": "tests/unit/citecheck/test_marks.py",
-    f"{U}/citecheck/test_parse.py": "tests/unit/citecheck/test_parse.py",
-    f"{U}/judgment/test_ranges.py": "tests/unit/judgment/test_ranges.py",
-    f"{U}/judgment/test_features.py": "tests/unit/judgment/test_features.py",
-    f"{U}/answer/test_guard.py": "tests/unit/answer/test_guard.py",
-    f"{U}/answer/test_injection.py": "tests/unit/answer/test_injection.py",
-    f"{U}/answer/test_processors.py": "tests/unit/answer/test_processors.py",
-    f"{U}/answer/test_evidence.py": "tests/unit/answer/test_evidence.py",
-    f"{U}/answer/test_carry.py": "tests/unit/answer/test_carry.py",
-    f"{U}/answer/test_engine.py": "tests/unit/answer/test_engine.py",
-    f"{U}/test_national.py": "tests/unit/test_national.py",
-    f"{U}/server/test_routes_openai.py": "tests/unit/server/test_routes_openai.py",
-    f"{U}/server/test_app.py": "tests/unit/server/test_app.py",
-}
-# mutmut's mutant name -> why it cannot be told apart from the original by any caller
-S, M, G = "legalrag.citecheck.support.", "legalrag.citecheck.marks.", "legalrag.answer.guard."
-EQUIVALENT: dict[str, str] = {
-    S + "x__lexical__mutmut_70": "best > 0 always holds here: a claim with bigrams has a positive best BM25 score",
-    S + "x__lexical__mutmut_77": "best >= 0 vs best > 0: best is never 0 once the claim has bigrams",
-    S + "x__lexical__mutmut_79": "the else branch (best == 0) is unreachable: the value put there is never returned",
-    S + "x_lexical_features__mutmut_10": "the extra units it lets in (empty lines, the whole article again) score "
-                                          "0 or the same, and only the maximum over units is used",
-    S + "xǁSupportModelǁprobability__mutmut_12": "scale.get(f, None) or 1.0 is scale.get(f, 1.0) or 1.0",
-    S + "xǁSupportModelǁprobability__mutmut_14": "scale.get(f) or 1.0 is scale.get(f, 1.0) or 1.0",
-    S + "xǁSupportModelǁprobability__mutmut_34": "sigmoid of 50 and of 51 are both exactly 1.0 in double precision",
-    M + "x__no_corpus__mutmut_15": "unreachable: every parsed citation's system is zh, ch or us (unknown ones are "
-                                   "marked before)",
-    M + "x_mark_citations__mutmut_64": "every parsed citation class has a system, so the default is never used",
-    M + "x_mark_citations__mutmut_67": "every parsed citation class has a system, so the default is never used",
-    M + "x_mark_citations__mutmut_70": "every parsed citation class has a system, so the default is never used",
-    M + "x_mark_citations__mutmut_180": "_labels([]) joins to an empty string: the same successor",
-    M + "x_mark_citations__mutmut_182": "_labels returns one string, so the separator of the join is never used",
-    M + "x_mark_citations__mutmut_193": "an unresolved citation always has a reason: the condition is always true",
-    M + "x_mark_citations__mutmut_194": "an unresolved citation always has a reason: the else value is never used",
-    G + "x_foreign_jurisdiction__mutmut_4": "None or an empty question searched as 'XXXX' matches no jurisdiction "
-                                            "either",
-    G + "x_instruction_in__mutmut_4": "None or an empty question searched as 'XXXX' matches no instruction either",
-    "legalrag.citecheck.repealed.xǁRepealǁdescribe__mutmut_19": "an article's label (第N条) does not depend on the "
-                                                                  "law it is built with",
-    S + "xǁSupportModelǁprobability__mutmut_36": "only probabilities under 2e-22 change: shown as 0.0 and below every "
-                                                 "threshold either way",
-}
 
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no_tests", 33: "no_tests", 34: "not_run", 36: "timeout",
           -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout", 37: "killed", None: "not_checked"}
@@ -171,105 +83,6 @@ def write_config(work: Path, target: Target, tests: list[str], timeout_multiplie
     (work / "setup.cfg").write_text("\n".join(lines), encoding="utf-8")
 
 
-def prepare(work: Path, fresh: bool) -> None:
-    if fresh and work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True, exist_ok=True)
-    for name in ("src", "tests"):
-        link = work / name
-        if not link.exists():
-            link.symlink_to(REPO / name)
-    shutil.copy2(REPO / "pyproject.toml", work / "pyproject.toml")  # pytest's settings and markers
-    link_rest_of_tree(work / "mutants")
-    sync_copy(work / "mutants" / "src")
-    repair_verdicts(work)
-
-
-MUTMUT_FILES = (".py.meta", ".py.meta.good", ".py.spans")  # its verdicts and spans, beside each mutated source
-
-
-def sync_copy(copy: Path) -> None:
-    """Bring mutmut's copy of ``src`` up to date with the tree, except the ``.py`` files mutmut writes itself.
-
-    mutmut copies ``src`` once and afterwards skips every file that exists in the copy; on each run it rewrites
-    the ``.py`` sources only. Package data changed since (``data/citations/support_model.json``, a prompt, a
-    model card) stayed as it was, and a file removed from ``src`` stayed importable: the tests then ran the
-    new code against the old data (after the support model's rewrite: ``KeyError: 'claim_cover'`` in
-    ``SupportModel.logit``), and mutmut stopped with "Failed to run clean test"."""
-    if not copy.is_dir():
-        return
-    source = REPO / "src"
-    for path in sorted(copy.rglob("*")):
-        rel = path.relative_to(copy)
-        if path.is_dir() or "__pycache__" in rel.parts:
-            continue
-        original = source / rel
-        keep = path.name.endswith(MUTMUT_FILES) and (source / rel.parent / path.name.split(".py.")[0]).with_suffix(
-            ".py").exists()
-        if not keep and not original.exists():
-            path.unlink()  # gone from the tree: not loadable from the copy either
-    for original in sorted(source.rglob("*")):
-        rel = original.relative_to(source)
-        if original.is_dir() or original.suffix == ".py" or "__pycache__" in rel.parts:
-            continue
-        target = copy / rel
-        st = original.stat()
-        if target.exists() and target.stat().st_size == st.st_size and target.stat().st_mtime == st.st_mtime:
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(original, target)
-
-
-# what mutmut copies into mutants/ itself (src mutated, the rest as they are), and what no test reads
-NOT_LINKED = {"src", "tests", "pyproject.toml", "setup.cfg", "runs", "mutants"}
-
-
-def link_rest_of_tree(mutants: Path) -> None:
-    """Give mutmut's copy of the tree the repository's other files, as links: mutmut copies only the sources,
-    ``tests/`` and the pytest settings, and the tests run inside that copy, where ``tests/support/paths.REPO``
-    (and every ``Path(__file__).parents[n]``) is ``mutants/``. A test that reads a file the repository keeps
-    outside ``src`` and ``tests`` (``bench/data/*.jsonl``, ``docs/*.md``, ``tools/*.py``, ``requirements/``) would
-    fail there with FileNotFoundError, and mutmut stops with "failed to collect stats" or "Failed to run clean
-    test" before the first mutant. The links are read-only in effect: no test writes into the tree."""
-    mutants.mkdir(parents=True, exist_ok=True)
-    for entry in sorted(REPO.iterdir()):
-        if entry.name.startswith(".") or entry.name in NOT_LINKED:
-            continue
-        link = mutants / entry.name
-        if link.is_symlink() and link.resolve() != entry.resolve():
-            link.unlink()
-        if not link.exists() and not link.is_symlink():
-            link.symlink_to(entry)
-
-
-def metas(work: Path) -> list[Path]:
-    return sorted((work / "mutants").rglob("*.py.meta")) if (work / "mutants").exists() else []
-
-
-def repair_verdicts(work: Path) -> None:
-    """A verdict file torn by kill -9: restore the last good copy, else generate that file's mutants again."""
-    for meta in metas(work):
-        try:
-            json.loads(meta.read_text(encoding="utf-8"))
-        except ValueError:
-            good = meta.with_name(meta.name + ".good")
-            if good.exists():
-                shutil.copy2(good, meta)
-                print(f"restored {meta.relative_to(work)} from its last good copy")
-            else:
-                for p in (meta, meta.with_suffix(""), meta.with_name(meta.name.replace(".meta", ".spans"))):
-                    p.unlink(missing_ok=True)
-                print(f"{meta.relative_to(work)} was torn; its mutants are generated again")
-
-
-def keep_good_copies(work: Path) -> None:
-    for meta in metas(work):
-        try:
-            json.loads(meta.read_text(encoding="utf-8"))
-        except (ValueError, OSError):
-            continue
-        shutil.copy2(meta, meta.with_name(meta.name + ".good"))
-
 
 def run_module(name: str, target: Target, *, explicit: list[str] | None, seconds: float, fresh: bool,
                timeout_multiplier: float, baseline: bool = False) -> dict:
@@ -291,7 +104,7 @@ def run_module(name: str, target: Target, *, explicit: list[str] | None, seconds
         work.symlink_to(workdir(name, True).resolve())  # the same tests as before: the same verdicts, run once
     elif not same_as_before and work.is_symlink():
         work.unlink()
-    prepare(work, fresh and not work.is_symlink())
+    prepare(work, fresh and not work.is_symlink(), REPO)
     write_config(work, target, tests, timeout_multiplier)
     env = {**os.environ, "LEGALRAG_SHARED_DATA": os.environ.get("LEGALRAG_SHARED_DATA",
                                                                  str(REPO.parent / "shared" / "data"))}

@@ -24,8 +24,8 @@ from legalrag.evaluation.record import write_result
 
 CAPITAL = "有限责任公司的股东认缴的出资额应当在多长时间内缴足？"
 CHECK_TEXT = "依照《公司法》第二十六条，股东可以请求撤销该决议。"
-MANAGER = ("被告人王某系某民营有限责任公司总经理，{when}，王某利用职务便利，另行注册公司经营与其任职公司同类的营业，"
-           "获取非法利益人民币一百二十万元，致使其任职公司利益遭受重大损失。")
+MANAGER = ("公诉机关指控：{when}，被告人王某系某民营科技有限公司总经理，利用职务便利，自己经营与其所任职公司同类的营业，"
+           "获取非法利益人民币一百二十万元，致使公司利益遭受重大损失。")
 
 
 def cli(*args: str, stdin: str | None = None) -> tuple[dict, float]:
@@ -47,6 +47,22 @@ def ask(as_of: str | None) -> dict:
             "answer": (out.get("answer") or "")[:600], "fallback": bool(out.get("fallback"))}
 
 
+PAGE = {"section": "laws", "order": 120, "rows": [{
+    "configuration": "a fresh install: subscribed capital today / --as-of 2020-01-01; check 公司法第二十六条 as of 2022; "
+                     "a 第一百六十五条 draft for acts of 2023 / of 2024",
+    "default": True,
+    "result": "basis {ask[0][basis_ids][0]} / {ask[1][basis_ids][0]}; check: {check[currency][0][label]}, now "
+              "第{check[currency][0][new_article]}条; drafts: {drafts[0][rule_165]} / {drafts[1][rule_165]}",
+    "cost": "ask {ask[0][seconds]} s (1.5B, 2 cores, shared)", "needs": "CPU", "anchor": ""}]}
+
+
+def rule_of(law_versions: dict | None, article: str = "165") -> str:
+    for a in (law_versions or {}).get("articles", []):
+        if a.get("article") == article:
+            return f"{a.get('label')} ({a.get('rule')})"
+    return "not applied"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True)
@@ -61,11 +77,12 @@ def main(argv=None) -> int:
     for when, as_of in (("2023年5月至2023年11月", None), ("2024年4月至2024年10月", None),
                         ("2023年5月至2024年6月", None)):
         out, seconds = cli("judgment", "draft", "--facts", MANAGER.format(when=when), "--no-llm", "--json")
-        drafts.append({"acts": when, "seconds": round(seconds, 1), "law_versions": out.get("law_versions")})
+        drafts.append({"acts": when, "seconds": round(seconds, 1), "rule_165": rule_of(out.get("law_versions")),
+                       "law_versions": out.get("law_versions")})
     rows["drafts"] = drafts
     command = f"python bench/laws/bench_in_force.py --out {args.out}" + (" --skip-ask" if args.skip_ask else "")
     write_result(args.out, name="a fresh install answers, checks and drafts from the law in force", command=command,
-                 data="the shipped national law (dated versions, source snapshot 2025-04-19)", **rows)
+                 data="the shipped national law (dated versions, source snapshot 2025-04-19)", page=PAGE, **rows)
     print(json.dumps(rows, ensure_ascii=False, indent=1))
     return 0
 

@@ -14,14 +14,24 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def tool(tmp_path, monkeypatch):
-    spec = importlib.util.spec_from_file_location("mutation_tool", REPO / "tools" / "mutation.py")
+def _load(monkeypatch, name: str):
+    """A tools/ script as a module; its neighbours (imported by their bare names) are found on the path."""
+    monkeypatch.syspath_prepend(str(REPO / "tools"))
+    spec = importlib.util.spec_from_file_location(name, REPO / "tools" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "mutation_tool", module)  # its dataclasses look their module up
+    monkeypatch.setitem(sys.modules, name, module)  # its dataclasses look their module up
     spec.loader.exec_module(module)
-    monkeypatch.setattr(module, "REPO", tmp_path / "repo")
     return module
+
+
+@pytest.fixture
+def tool(monkeypatch):
+    return _load(monkeypatch, "mutation")
+
+
+@pytest.fixture
+def copier(monkeypatch):
+    return _load(monkeypatch, "mutation_copy")
 
 
 def _write(path: Path, text: str, mtime: float | None = None) -> Path:
@@ -32,7 +42,7 @@ def _write(path: Path, text: str, mtime: float | None = None) -> Path:
     return path
 
 
-def test_package_data_changed_since_the_copy_is_copied_again_and_removed_files_go(tool, tmp_path):
+def test_package_data_changed_since_the_copy_is_copied_again_and_removed_files_go(copier, tmp_path):
     repo, copy = tmp_path / "repo", tmp_path / "work" / "mutants" / "src"
     _write(repo / "src/pkg/data/model.json", '{"features": ["claim_cover"]}')
     _write(repo / "src/pkg/marks.py", "def mark(): return 1\n")
@@ -45,7 +55,7 @@ def test_package_data_changed_since_the_copy_is_copied_again_and_removed_files_g
     _write(copy / "pkg/gone.py", "X = 1\n")  # removed from src since
     _write(copy / "pkg/data/old.json", "{}")
     _write(copy / "pkg/gone.py.meta", "{}")  # the verdicts of a source that no longer exists
-    tool.sync_copy(copy)
+    copier.sync_copy(copy, repo / "src")
     assert (copy / "pkg/data/model.json").read_text(encoding="utf-8") == '{"features": ["claim_cover"]}'
     assert (copy / "pkg/marks.py").read_text(encoding="utf-8") == "def mark(): return trampoline()\n"
     assert sorted(p.name for p in (copy / "pkg").iterdir() if p.is_file()) == [
@@ -54,13 +64,13 @@ def test_package_data_changed_since_the_copy_is_copied_again_and_removed_files_g
     assert (copy / "pkg/prompts/same.md").stat().st_mtime == 1_000_000
 
 
-def test_a_copy_not_made_yet_is_left_to_mutmut(tool, tmp_path):
+def test_a_copy_not_made_yet_is_left_to_mutmut(copier, tmp_path):
     _write(tmp_path / "repo/src/pkg/data/model.json", "{}")
-    tool.sync_copy(tmp_path / "work" / "mutants" / "src")
+    copier.sync_copy(tmp_path / "work" / "mutants" / "src", tmp_path / "repo/src")
     assert not (tmp_path / "work").exists()
 
 
-def test_the_files_tests_read_outside_src_and_tests_are_linked_into_the_copy(tool, tmp_path):
+def test_the_files_tests_read_outside_src_and_tests_are_linked_into_the_copy(copier, tmp_path):
     repo, mutants = tmp_path / "repo", tmp_path / "work" / "mutants"
     _write(repo / "bench/data/scope-messages.jsonl", '{"text": "你好"}\n')
     _write(repo / "docs/results.md", "# Results\n")
@@ -68,11 +78,11 @@ def test_the_files_tests_read_outside_src_and_tests_are_linked_into_the_copy(too
     for name in ("src/pkg/a.py", "tests/test_a.py", "runs/mutation/x/log", ".git/HEAD", "pyproject.toml"):
         _write(repo / name, "")
     _write(mutants / "tests/test_a.py", "")  # what mutmut copied itself
-    tool.link_rest_of_tree(mutants)
+    copier.link_rest_of_tree(mutants, repo)
     assert (mutants / "bench/data/scope-messages.jsonl").read_text(encoding="utf-8") == '{"text": "你好"}\n'
     assert sorted(p.name for p in mutants.iterdir() if p.is_symlink()) == ["Makefile", "bench", "docs"]
     assert not (mutants / "tests").is_symlink()
-    tool.link_rest_of_tree(mutants)  # again: the same links
+    copier.link_rest_of_tree(mutants, repo)  # again: the same links
     assert (mutants / "docs").resolve() == (repo / "docs").resolve()
 
 
@@ -83,3 +93,25 @@ def test_a_resumed_run_adds_its_wall_time_and_a_fresh_one_replaces_it(tool):
     fresh = tool.merged_run(kept, {"wall_s": 60.5, "exit": -15, "stopped": "budget", "fresh": True})
     assert fresh == {"wall_s": 60.5, "exit": -15, "stopped": "budget", "nice": 15}
     assert tool.merged_run(kept, {}) == kept  # `report` alone keeps what was recorded
+
+
+def test_a_module_folder_is_made_ready_and_fresh_drops_its_verdicts(copier, tmp_path):
+    repo, work = tmp_path / "repo", tmp_path / "work"
+    _write(repo / "src/pkg/marks.py", "def mark(): return 1\n")
+    _write(repo / "src/pkg/data/model.json", "new")
+    _write(repo / "tests/test_a.py", "")
+    _write(repo / "pyproject.toml", "[tool.pytest.ini_options]\n")
+    _write(repo / "docs/results.md", "# Results\n")
+    _write(work / "mutants/src/pkg/data/model.json", "old")
+    _write(work / "mutants/src/pkg/marks.py.meta", "{torn")  # killed mid-write, no good copy
+    _write(work / "mutants/src/pkg/marks.py", "def mark(): return trampoline()\n")
+    copier.prepare(work, False, repo)
+    assert (work / "src").resolve() == (repo / "src").resolve() and (work / "tests").is_symlink()
+    assert (work / "pyproject.toml").read_text(encoding="utf-8") == "[tool.pytest.ini_options]\n"
+    assert (work / "mutants/docs").is_symlink()
+    assert (work / "mutants/src/pkg/data/model.json").read_text(encoding="utf-8") == "new"
+    assert not (work / "mutants/src/pkg/marks.py.meta").exists()  # its mutants are generated again
+    assert not (work / "mutants/src/pkg/marks.py").exists()
+    _write(work / "mutmut.log", "a run")
+    copier.prepare(work, True, repo)
+    assert not (work / "mutmut.log").exists() and (work / "src").is_symlink()

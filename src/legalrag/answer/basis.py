@@ -92,11 +92,14 @@ def _terms(lang: str) -> Callable[[str], list[str]]:
 
 
 def decisive_quote(question: str, doc: Document, *, lang: str = "zh", probability: float | None = None,
-                   role: str = "decisive", idf_pool: Sequence[Document] = ()) -> Quoted:
+                   role: str = "decisive", idf_pool: Sequence[Document] = (), quantity: bool = True,
+                   list_item: bool = True) -> Quoted:
     """``doc``'s clause that best matches ``question`` (ties: the earliest; a question asking how long or how much
     prefers, among the clauses nearly as good, one that states a period or an amount), quoted verbatim with its
     rule's exceptions; a numbered item comes after the sentence that introduces its list; a short article is quoted
-    whole. ``idf_pool``: the articles whose clauses weigh the terms (default: ``doc`` alone)."""
+    whole; an exception that opens a list (…有下列情形之一的除外：) is quoted with the item that best matches the
+    question. ``idf_pool``: the articles whose clauses weigh the terms (default: ``doc`` alone); ``quantity`` and
+    ``list_item`` switch those two preferences off for comparison (``bench/answers/bench_quotes.py``)."""
     from legalrag.answer.evidence import _bm25_scores
     from legalrag.citecheck import citation_label
 
@@ -114,16 +117,16 @@ def decisive_quote(question: str, doc: Document, *, lang: str = "zh", probabilit
     if role == "limitation":  # the general period, whatever the question's words
         best = next((c for c in parts if "诉讼时效期间为" in c.text), parts[0])
     else:
-        if asks_quantity(question) and len(own):  # 多长时间/多少/几个月: of the clauses nearly as good as the best,
+        if quantity and asks_quantity(question) and len(own):  # 多长时间/多少/几个月: of the clauses nearly as good as the best,
             top = max(own)                         # the one that states a period or an amount answers it
             own = [o + (top * QUANTITY_SHARE if o >= top * (1 - QUANTITY_SHARE) and amounts(c.text) else 0.0)
                    for o, c in zip(own, parts)]
         best = max(zip(own, range(len(parts)), parts), key=lambda t: (t[0], -t[1]))[2]
-    return _quoted(text, parts, best, lang, label, doc.id, probability, role)
+    return _quoted(text, parts, best, lang, label, doc.id, probability, role, scores=own if list_item else None)
 
 
 def _quoted(text: str, parts: list[Clause], best: Clause, lang: str, label: str, doc_id: str,
-            probability: float | None, role: str) -> Quoted:
+            probability: float | None, role: str, scores: Sequence[float] | None = ()) -> Quoted:
     q = quote(text, best, lang, parts=parts)
     i = parts.index(best)
     start, end = _sentence(parts, i)  # a clause cut at "；" is part of a sentence that states the rule
@@ -135,6 +138,16 @@ def _quoted(text: str, parts: list[Clause], best: Clause, lang: str, label: str,
         if lead is not None and lead.end <= q.start:
             spans.insert(0, (lead.start, lead.end))
     last = max(j for j, c in enumerate(parts) if c.end <= spans[-1][1])
+    if scores is not None and text[:spans[-1][1]].rstrip().endswith(("：", ":")) and not best.item:  # 有下列情形之一的…：the list's item
+        items = []                                                    # that matches the question says which case
+        for j in range(last + 1, len(parts)):
+            if not parts[j].item:
+                break
+            items.append(j)
+        if items:
+            pick = max(items, key=lambda j: (scores[j] if j < len(scores) else 0.0, -j))
+            spans.append((parts[pick].start, parts[pick].end))
+            last = pick
     nxt = parts[last + 1] if last + 1 < len(parts) else None
     if (nxt is not None and nxt.paragraph == best.paragraph and nxt.start >= spans[-1][1] and "另有规定" in nxt.text
             and len(nxt.text) <= 20):  # 法律另有规定的，依照其规定: the rule's own reservation

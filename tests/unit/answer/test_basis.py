@@ -138,3 +138,16 @@ def test_a_question_asking_how_long_is_quoted_the_clause_that_states_the_period(
                                            ("公司不签合同怎么办", False)])
 def test_which_questions_ask_for_a_period_or_an_amount(question, asks):
     assert asks_quantity(question) is asks
+
+
+TRANSFER = Document(id="11781", title="农村土地承包法第四十二条", metadata={"law": "农村土地承包法", "article": "42"},
+                    text="承包方不得单方解除土地经营权流转合同，但受让方有下列情形之一的除外：\n\n（一）擅自改变土地的农业用途；\n\n"
+                         "（二）弃耕抛荒连续两年以上；\n\n（三）给土地造成严重损害或者严重破坏土地生态环境；\n\n（四）其他严重违约行为。")
+
+
+def test_an_exception_that_opens_a_list_is_quoted_with_the_item_the_question_names():
+    q = decisive_quote("土地经营权流转中，受让方擅自改变土地用途，承包方可以解除合同吗？", TRANSFER)
+    assert q.text.startswith("承包方不得单方解除") and q.text.endswith("（一）擅自改变土地的农业用途；")
+    assert all(TRANSFER.text[a:b] in q.text for a, b in q.spans) and len(q.spans) == 2
+    other = decisive_quote("受让方弃耕抛荒连续两年以上，承包方能解除流转合同吗？", TRANSFER)
+    assert other.text.endswith("（二）弃耕抛荒连续两年以上；")
