@@ -48,7 +48,7 @@ LimitOption = Annotated[Optional[int], typer.Option("--limit", min=1, help="Read
 IndexOption = Annotated[Optional[Path], typer.Option(
     "--index", help="Index directory (default: the index.path setting).")]
 DEFAULT_INDEX_HELP = ("Index directory (default: the index.path setting, else the national law in force, built from "
-                      "the dated versions shipped with legalrag and read as of today or --as-of).")
+                      "the dated versions shipped with legalrag and read as of today).")
 IndexOrDemoOption = Annotated[Optional[Path], typer.Option("--index", help=DEFAULT_INDEX_HELP)]
 BENCH_INDEX_HELP = ("Index directory (default: the index.path setting, else the 2023-06-05 snapshot of the national "
                     "law shipped with legalrag, the corpus the benchmarks' gold ids refer to).")

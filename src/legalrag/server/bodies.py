@@ -132,8 +132,8 @@ class ConsultBody(Closed):
 
 ACTS_AS_OF_DOC = ("YYYY-MM-DD, the date of the acts (`legalrag judgment draft|predict --as-of`; default: the dates "
                   "the facts state): each Criminal Law article applied is read in the version in force then, or "
-                  "today's where it is milder (刑法第十二条); `law_versions` says which version each article takes "
-                  "and why; a bad date is a 400 naming as_of")
+                  "today's where it is milder (Criminal Law art. 12); `law_versions` says which version each "
+                  "article takes and why; a bad date is a 400 naming as_of")
 
 
 class DraftBody(Closed):

@@ -12,7 +12,7 @@ from legalrag.cli import app
 
 runner = CliRunner()
 
-from legalrag.cli.common import DEFAULT_INDEX_HELP, LLM_HELP
+from legalrag.cli.common import BENCH_INDEX_HELP, DEFAULT_INDEX_HELP, LLM_HELP
 
 SHARED = {  # option -> (default, the help a user reads)
     "--model": (None, "Embedded model: qwen2.5-coder-1.5b (default), qwen2.5-coder-0.5b or a GGUF path."),
@@ -20,6 +20,7 @@ SHARED = {  # option -> (default, the help a user reads)
     "--threads": (None, "CPU threads of the model or encoder (default: the runtime.threads setting, else all cores)."),
     "--index": (None, "Index directory (default: the index.path setting)."),
     "--index DEFAULT": (None, DEFAULT_INDEX_HELP),
+    "--index BENCH": (None, BENCH_INDEX_HELP),  # the benchmarks: the 2023-06-05 snapshot their gold ids refer to
     "--json": (False, "Print JSON instead of text."),
 }
 COMMANDS = {  # command -> the shared options it takes
@@ -27,16 +28,16 @@ COMMANDS = {  # command -> the shared options it takes
     "chat": ["--model SPEC", "--json"],
     "qa": ["--model SPEC", "--json"],
     "search": ["--model SPEC", "--index DEFAULT", "--json"],
-    "eval retrieval": ["--model SPEC", "--index DEFAULT", "--json"],
+    "eval retrieval": ["--model SPEC", "--index BENCH", "--json"],
     "eval mcq": ["--model SPEC", "--json"],
-    "eval conversation": ["--model SPEC", "--index DEFAULT", "--json"],
-    "eval answers": ["--model SPEC", "--index DEFAULT", "--json"],
+    "eval conversation": ["--model SPEC", "--index BENCH", "--json"],
+    "eval answers": ["--model SPEC", "--index BENCH", "--json"],
     "eval consultation-judge": ["--model SPEC"],
     "judgment draft": ["--model SPEC", "--json"],
     "judgment predict": ["--model SPEC"],
     "cite": ["--model SPEC", "--json"],
     "eval cite": ["--model SPEC", "--json"],
-    "eval consultation-generate": ["--model SPEC", "--index DEFAULT"],
+    "eval consultation-generate": ["--model SPEC", "--index BENCH"],
     "agents rollouts": ["--model SPEC", "--index DEFAULT", "--json"],
     "mcp": ["--model SPEC", "--index DEFAULT"],
     "serve": ["--model SPEC"],
