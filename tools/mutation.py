@@ -34,6 +34,7 @@ skipped with the reason; mutants judged equivalent are listed in ``EQUIVALENT`` 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -44,9 +45,21 @@ import tempfile
 import time
 from pathlib import Path
 
-# neighbour scripts, by their bare names (tools/ is first on the path of `python tools/mutation.py`)
-from mutation_copy import keep_good_copies, metas, prepare
-from mutation_targets import EQUIVALENT, FLAT, MODULES, Target
+
+def _neighbour(name: str):
+    """A script beside this one, loaded by its file: this one may itself be loaded by path (a test), with tools/
+    not on ``sys.path``."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # its dataclasses look their module up
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+_copy, _targets = _neighbour("mutation_copy"), _neighbour("mutation_targets")
+keep_good_copies, metas, prepare = _copy.keep_good_copies, _copy.metas, _copy.prepare
+EQUIVALENT, FLAT, MODULES, Target = _targets.EQUIVALENT, _targets.FLAT, _targets.MODULES, _targets.Target
 
 REPO = Path(__file__).resolve().parents[1]
 WORK = REPO / "runs" / "mutation"

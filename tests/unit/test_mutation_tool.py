@@ -15,8 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _load(monkeypatch, name: str):
-    """A tools/ script as a module; its neighbours (imported by their bare names) are found on the path."""
-    monkeypatch.syspath_prepend(str(REPO / "tools"))
+    """A tools/ script loaded by its path, as the recorded-commands test loads it (tools/ not on sys.path)."""
     spec = importlib.util.spec_from_file_location(name, REPO / "tools" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, name, module)  # its dataclasses look their module up

@@ -122,9 +122,11 @@ def serve_cmd(
                                max_waiting=limits.max_waiting, max_indexes=limits.max_indexes)
     support = root(ctx).make_support_scorer("stard-e5", threads=threads)  # the one model of every route
     _warm_up(idx, llm, support)
+    versions = _versions()  # the law's versions, for /law/*, check's as_of and the drafts' law at the act
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     app = create_app(idx, llm, settings, predictor=predictor, agents_llm=agents_llm, structure=structure,
-                     open_index=lambda path: _open_warm(root(ctx), path, threads), support=support)
+                     open_index=lambda path: _open_warm(root(ctx), path, threads), support=support,
+                     versions=lambda: versions)
     from legalrag.warm.build import build_id
 
     typer.echo(f"legalrag {build_id()}: http://{host}:{port}/  (API schema /openapi.json, routes /docs; OpenAI-compatible "
@@ -168,6 +170,18 @@ def _open_warm(r, path: Path, threads: int | None):
     idx = r.index(path, threads=threads)
     _warm_up(idx, None)
     return idx
+
+
+def _versions():
+    """The national law's versions (the shipped ones, else ``$LEGALRAG_DATA/laws-2025``), loaded once at start;
+    None when none is installed (the routes that need them say so)."""
+    from legalrag.cli.law import library
+    from legalrag.errors import InputError
+
+    try:
+        return library(None)
+    except InputError:
+        return None
 
 
 def _warm_up(idx, llm, support) -> None:

@@ -49,7 +49,7 @@ __all__ = ["ServerSettings", "create_app", "hit_to_dict"]
 
 def create_app(index: Any, llm: Any = None, settings: ServerSettings | None = None, *, predictor: Any = None,
                drafter: Any = None, agents_llm: Any = None, structure: Any = None,
-               open_index: Any = None, support: Any = None) -> Any:
+               open_index: Any = None, support: Any = None, versions: Any = None) -> Any:
     fastapi = require("fastapi", "server")
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import FileResponse, JSONResponse
@@ -65,7 +65,7 @@ def create_app(index: Any, llm: Any = None, settings: ServerSettings | None = No
     settings = settings or ServerSettings()
     ctx = AppContext(build=build_id(), index=index, llm=llm, settings=settings, predictor=predictor, drafter=drafter,
                      agents_llm=agents_llm, structure=structure, open_index=open_index, support=support,
-                     gate=LLMGate(settings.llm_slots, settings.max_waiting))
+                     versions=versions, gate=LLMGate(settings.llm_slots, settings.max_waiting))
     mcp_app, lifespan = _mcp(ctx)
     app = fastapi.FastAPI(title="legalrag", version=_version(), docs_url=None, redoc_url=None,
                           openapi_url="/openapi.json", lifespan=lifespan,
