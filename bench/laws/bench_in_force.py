@@ -60,6 +60,9 @@ def rule_of(law_versions: dict | None, article: str = "165") -> str:
     for a in (law_versions or {}).get("articles", []):
         if a.get("article") == article:
             return f"{a.get('label')} ({a.get('rule')})"
+    for a in (law_versions or {}).get("not_applied_changed", []):
+        if a.get("article") == article:
+            return f"not applied; flagged for review: {a.get('label')} ({a.get('rule')})"
     return "not applied"
 
 

@@ -80,6 +80,9 @@ class LawVersions:
     articles: tuple[AppliedArticle, ...] = ()
     today: str = ""
     notice: str = ""
+    # articles the facts match (the charge catalogue's law search) that the decision does not apply, whose text
+    # at the acts differs from today's: a charge the prediction may have missed, to review
+    flagged: tuple[AppliedArticle, ...] = ()
 
     def statement(self) -> str:
         """The paragraph a draft states (Chinese): one sentence per article 第十二条 decided; empty otherwise."""
@@ -101,11 +104,15 @@ class LawVersions:
             if a.rule == "not_covered":
                 out.append("    the text in force at the acts does not cover this defendant: the acts are not a "
                            "crime under this article then (刑法第十二条); review the conviction")
+        for a in self.flagged:
+            out.append(f"  not applied, but the facts match {a.label} ({a.rule}; at the acts {a.at_acts}, today "
+                       f"{a.current}): its text changed; review the charge")
         return out
 
     def to_dict(self) -> dict:
         return {"acts": self.acts.to_dict(), "today": self.today, "notice": self.notice,
-                "articles": [a.to_dict() for a in self.articles], "statement": self.statement()}
+                "articles": [a.to_dict() for a in self.articles], "statement": self.statement(),
+                "not_applied_changed": [a.to_dict() for a in self.flagged]}
 
 
 def no_versions(acts: ActDates) -> LawVersions:
@@ -280,10 +287,25 @@ def with_statement(reasoning: str, versions: LawVersions) -> str:
     return reasoning.strip().rstrip("，,。 \n") + "。" + said.rstrip("。")
 
 
-def apply_to_draft(draft, facts: str, library, *, as_of: str | None = None, today: str | None = None):
+def flag_changed(versions: LawVersions, library, proposed: Iterable[int | str], facts: str) -> LawVersions:
+    """``versions`` with ``flagged``: the ``proposed`` articles (those the facts match, e.g. the charge catalogue's
+    law search) it does not hold whose text at the acts differs from today's, each decided as if applied."""
+    from dataclasses import replace
+
+    have = {a.article for a in versions.articles}
+    extra = [str(n) for n in dict.fromkeys(str(n) for n in proposed) if str(n) not in have]
+    if not extra or versions.notice or library is None:
+        return versions
+    seen = law_versions(library, extra, versions.acts, facts, today=versions.today or None)
+    return replace(versions, flagged=tuple(a for a in seen.articles if a.decided))
+
+
+def apply_to_draft(draft, facts: str, library, *, as_of: str | None = None, today: str | None = None,
+                   proposed: Iterable[int | str] = ()):
     """``draft`` (a ``reasoned.ReasonedDraft`` or a free ``draft.DraftResult``) with each of its articles' version
     decided (:func:`law_versions`) in ``law_versions`` and the 第十二条 statement in its reasoning, before the
-    citing clause of a reasoned draft and before ``判决如下`` in a free one."""
+    citing clause of a reasoned draft and before ``判决如下`` in a free one. ``proposed``: articles the facts match
+    that the draft may not apply; those whose text changed since the acts are flagged (:func:`flag_changed`)."""
     from dataclasses import replace
 
     from legalrag.judgment.compose import compose_document
@@ -294,6 +316,7 @@ def apply_to_draft(draft, facts: str, library, *, as_of: str | None = None, toda
         s = draft.structure
         versions = law_versions(library, applied_articles(s.article_numbers, s.charge_names), acts, facts,
                                 today=today, months=s.prison.value)
+        versions = flag_changed(versions, library, proposed, facts)
         if not versions.statement():
             return replace(draft, law_versions=versions)
         reasoning = with_statement(draft.reasoning, versions)
@@ -303,7 +326,8 @@ def apply_to_draft(draft, facts: str, library, *, as_of: str | None = None, toda
 
     f = draft.fields
     numbers = applied_articles([a.key for a in f.articles], f.charges)
-    versions = law_versions(library, numbers, acts, facts, today=today, months=f.prison_months)
+    versions = flag_changed(law_versions(library, numbers, acts, facts, today=today, months=f.prison_months),
+                            library, proposed, facts)
     said = versions.statement()
     if not said or "，判决如下：" not in draft.document:
         return replace(draft, law_versions=versions)

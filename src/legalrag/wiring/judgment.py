@@ -79,7 +79,19 @@ def draft_judgment(root: Any, text: str, llm: Any, structure_dir: str | Path | N
     predictor = structure_model(structure_dir, statutes, root.settings.judgment_encoder, settings=root.settings)
     res = ReasonedDrafter(predictor, llm, max_tokens=min(max_tokens, 500),
                           charge_reader=ChargeReader(llm) if check_charges else None).draft(text)
-    return apply_to_draft(res, text, library, as_of=day)
+    return apply_to_draft(res, text, library, as_of=day, proposed=proposed_articles(root, text, library))
+
+
+def proposed_articles(root: Any, text: str, library: Any, k: int = 3) -> list[str]:
+    """The Criminal Law articles of the ``k`` charges whose law text the facts match best (the charge catalogue's
+    law search, ``judgment.law_candidates``, with the shipped judge-e5), for a draft to flag the ones it does not
+    apply whose text changed since the acts; empty without versions."""
+    if library is None:
+        return []
+    from legalrag.judgment.law_candidates import LawCandidates
+
+    encoder = make_encoder(root.settings.judgment_encoder or "judge-e5", settings=root.settings)
+    return [c.article for c in LawCandidates(encoder).propose(text, k=k) if c.article]
 
 
 def structure_dir(root: Any, model_dir: str | Path | None, default: str | None = None) -> Path | None:

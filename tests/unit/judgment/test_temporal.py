@@ -245,3 +245,19 @@ def test_facts_given_inline_longer_than_a_file_name_are_read_as_facts():
 
     facts = "2023年5月至2023年11月，" + PRIVATE * 3  # over 255 bytes in UTF-8, under 512 characters
     assert read_facts(facts) == facts
+
+
+def test_an_article_the_facts_match_but_the_decision_does_not_apply_is_flagged_when_its_text_changed():
+    from legalrag.judgment.temporal import flag_changed
+
+    facts = "2023年5月至2023年11月，" + PRIVATE
+    applied = law_versions(LIB, [67], act_dates(facts), facts, today=TODAY)  # a prediction that missed 165
+    flagged = flag_changed(applied, LIB, ["165", "67", "390"], facts)
+    # 67 is applied already; 165 and 390 changed since the acts (each decided as if applied)
+    assert [(a.article, a.rule) for a in flagged.flagged] == [("165", "not_covered"), ("390", "current_milder")]
+    assert [a.article for a in flagged.articles] == ["67"] and not flagged.statement()  # the draft is not changed
+    assert any("not applied, but the facts match" in line and "第一百六十五条" in line for line in flagged.lines())
+    assert flagged.to_dict()["not_applied_changed"][0]["article"] == "165"
+    later = "2024年4月至2024年10月，" + PRIVATE  # today's text applies: nothing to review
+    assert not flag_changed(law_versions(LIB, [67], act_dates(later), later, today=TODAY), LIB, ["165"], later).flagged
+    assert flag_changed(no_versions(act_dates(facts)), None, ["165"], facts).flagged == ()
