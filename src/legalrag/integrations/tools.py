@@ -120,6 +120,9 @@ class VersionsApplied(Out):
     notice: str = Field(description="set when no versions of the law are installed (nothing was decided)")
     articles: list[AppliedVersion]
     statement: str = Field(description="the paragraph a judgment states (刑法第十二条); empty when nothing differs")
+    not_applied_changed: list[AppliedVersion] = Field(default_factory=list, description="articles the facts match "
+                                                      "that the prediction does not apply, whose text changed since "
+                                                      "the acts: a charge to review")
 
 
 class DatedVerdictPrediction(VerdictPrediction):
