@@ -160,6 +160,18 @@ class PrecomputedPassages:
         return np.stack([self.by_text[t] for t in texts]).astype(np.float32)
 
 
+def built_index(directory: Path, source: str, make_encoder: Callable[..., Any]):
+    """The index at ``directory`` when it was built from ``source`` (its manifest's corpus source), else None
+    (missing, damaged or built from other data: the caller builds it)."""
+    from legalrag.retrieval.index import open_index
+
+    try:
+        index = open_index(directory, make_encoder)
+    except IndexError_:
+        return None
+    return index if index.manifest["corpus"].get("source") == source else None
+
+
 def ensure_index(directory: str | Path, law: NationalLaw, components: Callable[[], Sequence[Any]],
                  make_encoder: Callable[..., Any], *, progress: bool = False, announce: Callable[[str], None] | None = None):
     """The default index at ``directory``: opened when it was built from this data, else built first.
@@ -172,12 +184,9 @@ def ensure_index(directory: str | Path, law: NationalLaw, components: Callable[[
 
     directory = Path(directory)
     source = f"legalrag:{law.name} sha256={law.digest}"
-    try:
-        index = open_index(directory, make_encoder)
-        if index.manifest["corpus"].get("source") == source:
-            return index
-    except IndexError_:
-        pass
+    index = built_index(directory, source, make_encoder)
+    if index is not None:
+        return index
     law.verify()
     if announce:
         announce(f"building the default index of {law.manifest['title']} once ({law.manifest['n_articles']:,} "
@@ -219,12 +228,9 @@ def ensure_law_index(directory: str | Path, law: NationalLaw, laws: Sequence[str
     if article_ids and len(wanted) != 1:
         raise InputError("article numbers are ids only within one law; pass one law with article_ids")
     source = f"legalrag:{law.name} sha256={law.digest} laws={'|'.join(sorted(wanted))} ids={'article' if article_ids else 'corpus'}"
-    try:
-        index = open_index(directory, make_encoder)
-        if index.manifest["corpus"].get("source") == source:
-            return index
-    except IndexError_:
-        pass
+    index = built_index(directory, source, make_encoder)
+    if index is not None:
+        return index
     law.verify()
     docs = [d for d in law.documents() if d.metadata.get("law") in wanted]
     if article_ids:

@@ -19,8 +19,8 @@ import numpy as np
 
 from legalrag.errors import IndexError_, InputError
 from legalrag.io import sha256_file
-from legalrag.national import (CRIMINAL_LAW, RESTORE, NationalLaw, PrecomputedPassages, dequantise, national_law,
-                               quantise)
+from legalrag.national import (CRIMINAL_LAW, RESTORE, NationalLaw, PrecomputedPassages, built_index, dequantise,
+                               national_law, quantise)
 
 LAWS = "laws.jsonl.xz"  # every article of every version held (legalrag.laws.store.records), when shipped
 
@@ -165,14 +165,15 @@ def _texts_sha(texts: Sequence[str]) -> str:
 
 
 def versions_passages(directory: str | Path, library, *, base: NationalLaw | None,
-                      max_chars: int = 512) -> dict[str, np.ndarray]:
+                      max_chars: int = 512, docs: Sequence[Any] | None = None) -> dict[str, np.ndarray]:
     """Passage text -> vector for every document of ``version_documents``: the base's, then the new ones of
-    ``directory`` in the order :func:`write_versions` encoded them."""
+    ``directory`` in the order :func:`write_versions` encoded them (``docs``: those documents, when the caller
+    has them already)."""
     from legalrag.retrieval.dense import passage_text
 
     directory = Path(directory)
     have = base_passages(base)
-    docs = version_documents(library, base_ids=base_ids(base))
+    docs = docs if docs is not None else version_documents(library, base_ids=base_ids(base))
     new_texts = list(dict.fromkeys(t for t in (passage_text(d, max_chars) for d in docs) if t not in have))
     q = np.load(directory / NEW_CODES, allow_pickle=False)
     s = np.load(directory / NEW_SCALES, allow_pickle=False)
@@ -201,36 +202,16 @@ def build_versions_index(directory: str | Path, data: str | Path, library, encod
                          *, base: NationalLaw | None, progress: bool = False, source: str | None = None):
     """An index of every version (:func:`version_documents`) at ``directory``, its dense component filled from
     the base's and ``data``'s vectors (nothing encoded but queries)."""
+    from legalrag.laws.coverage import coverage
     from legalrag.retrieval.index import build_index
 
-    by_text = versions_passages(data, library, base=base)
-    shipped = PrecomputedPassages(encoder, by_text)
     docs = list(version_documents(library, base_ids=base_ids(base)))
+    shipped = PrecomputedPassages(encoder, versions_passages(data, library, base=base, docs=docs))
     return build_index(directory, docs, retrievers=components, lang="zh", progress=progress,
                        source=source or f"legalrag:versions {Path(data).name}",
-                       corpus_info=versions_coverage(library, docs, base), make_encoder=lambda spec, **_: shipped)
-
-
-def versions_coverage(library, docs: Sequence[Any], base: NationalLaw | None) -> dict[str, Any]:
-    """What an index of the versions covers, for its manifest and ``index info``: the snapshot, laws and articles
-    in force that day, the superseded versions and repealed laws held for ``--as-of``, and what is not covered."""
-    from legalrag.laws.select import in_force_filter
-    from legalrag.laws.versions import title_key
-
-    day = library.snapshot
-    keep = in_force_filter(day) if day else (lambda d: True)
-    live = [d for d in docs if keep(d) and d.metadata.get("ended_by") != "repealed"]
-    counts = {k: v for k, v in library.counts().items() if isinstance(v, int)}
-    held = {title_key(t) for t in library.laws}
-    missing = sorted({str(d.metadata.get("law")) for d in base.documents()
-                      if title_key(str(d.metadata.get("law"))) not in held}) if base else []
-    return {"law_over_time": True, "snapshot": day,
-            "base_snapshot": base.manifest.get("snapshot") if base else None, **counts,
-            "laws_in_force": len({d.metadata.get("law") for d in live}), "articles_in_force": len(live),
-            "articles_superseded": sum(1 for d in docs if d.metadata.get("ended_by") == "superseded"),
-            "base_laws_not_held": len(missing), "base_laws_not_held_sample": missing[:5],
-            "not_covered": "local regulations, most departmental rules, court cases, and laws promulgated after "
-                           "the snapshot"}
+                       corpus_info=coverage(library, docs, base.documents() if base else (),
+                                            base.manifest.get("snapshot") if base else None),
+                       make_encoder=lambda spec, **_: shipped)
 
 
 def _shipped_snapshot(law: NationalLaw) -> str | None:
@@ -254,12 +235,9 @@ def ensure_versions_index(directory: str | Path, law: NationalLaw, components: C
     directory = Path(directory)
     laws_sha = sha256_file(law.path / LAWS_MANIFEST)
     source = f"legalrag:versions/3 {law.name} sha256={law.digest} laws={laws_sha}"
-    try:
-        index = open_index(directory, make_encoder)
-        if index.manifest["corpus"].get("source") == source:
-            return index
-    except IndexError_:
-        pass
+    index = built_index(directory, source, make_encoder)
+    if index is not None:
+        return index
     law.verify()
     manifest = json.loads((law.path / LAWS_MANIFEST).read_text(encoding="utf-8"))
     for name, digest in manifest.get("files_sha256", {}).items():
