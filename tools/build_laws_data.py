@@ -4,8 +4,8 @@ checkout: every article of every version as records, and stard-e5 vectors (int8)
 
     LEGALRAG_DATA=../shared/data nice -n 10 python tools/build_laws_data.py --laws ../shared/data/laws-2025
 
-Encodes only the new passages (7,167 for the 2025-04-19 checkout), through the vector cache, so a rerun after
-an interruption resumes.
+Encodes only the new passages (7,167 for the 2025-04-19 checkout) that the vectors already shipped lack, through
+the vector cache, so a rerun after an interruption resumes.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ def main(argv=None) -> int:
     from legalrag.laws.reader import read_folder
     from legalrag.laws.versions import add_snapshot, build_library
     from legalrag.national import CRIMINAL_LAW, national_law
-    from legalrag.national_versions import LAWS, LAWS_MANIFEST, NEW_CODES, NEW_SCALES, write_versions
+    from legalrag.national_versions import (LAWS, LAWS_MANIFEST, NEW_CODES, NEW_SCALES, law_library, versions_passages,
+                                            write_versions)
     from legalrag.wiring import make_encoder
 
     law = national_law()
@@ -32,9 +33,11 @@ def main(argv=None) -> int:
                        str(law.manifest["snapshot"]), titles=[CRIMINAL_LAW])
     lib = type(lib)(lib.laws, lib.problems, lib.skipped, snapshot="2025-04-19")
     encoder = make_encoder(law.encoder, threads=args.threads, progress=True)
+    # the vectors shipped already: a rebuild (a new field of the records) encodes only the texts they lack
+    known = versions_passages(law.path, law_library(law=law), base=law) if (law.path / LAWS_MANIFEST).is_file() else {}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "laws"
-        manifest = write_versions(out, lib, encoder, base=law, info={
+        manifest = write_versions(out, lib, encoder, base=law, known=known, info={
             "source": "github.com/LawRefBook/Laws at commit 2f4c5c23716267af9dbebbbbd6cbbf732b101981 (2025-04-19); "
                       "the Criminal Law before 刑法修正案（十二） from the 2023-06-05 corpus"})
         for name in (LAWS, NEW_CODES, NEW_SCALES, LAWS_MANIFEST):  # the manifest last: it names the others' hashes

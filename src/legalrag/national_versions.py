@@ -67,7 +67,8 @@ def base_passages(law: NationalLaw | None) -> dict[str, np.ndarray]:
 
 def version_documents(library, *, base_ids: Mapping[tuple[str, str], str] | None = None) -> Iterator:
     """Every article of every version as a Document. Metadata: law, article, article_label, version,
-    in_force_from, in_force_until, ended_by, effective_source, path, oldest_held. The version in force keeps its law title;
+    in_force_from, in_force_until, ended_by, effective_source, path, oldest_held, enacted, original (the oldest
+    version held is the law's first text: ``Law.original_held``). The version in force keeps its law title;
     an older version's ``law`` is ``<title>（<version>版）``, so that a citation resolves to the text in force
     and the older text stays reachable by ``--as-of`` (a filter on the interval). An article whose name and text
     are those of the 2023 corpus keeps its id there (``base_ids``), so gold ids of benchmarks on that corpus
@@ -86,7 +87,8 @@ def version_documents(library, *, base_ids: Mapping[tuple[str, str], str] | None
                         "article_label": a.label, "version": v.version, "in_force_from": v.in_force_from,
                         "in_force_until": v.in_force_until, "ended_by": v.ended_by,
                         "effective_source": v.effective_source, "path": " / ".join(a.path),
-                        "oldest_held": v is law.versions[0]}
+                        "oldest_held": v is law.versions[0], "enacted": law.enacted,
+                        "original": law.original_held}
                 doc_id = None if older else base_ids.get((name, normalise(a.text)))
                 yield Document(id=doc_id or v.article_id(a), text=a.text.strip(), title=name,
                                kind=DocumentKind.STATUTE, source=v.files[0] if v.files else "", metadata=meta)
@@ -234,7 +236,7 @@ def ensure_versions_index(directory: str | Path, law: NationalLaw, components: C
 
     directory = Path(directory)
     laws_sha = sha256_file(law.path / LAWS_MANIFEST)
-    source = f"legalrag:versions/3 {law.name} sha256={law.digest} laws={laws_sha}"
+    source = f"legalrag:versions/4 {law.name} sha256={law.digest} laws={laws_sha}"
     index = built_index(directory, source, make_encoder)
     if index is not None:
         return index

@@ -7,6 +7,8 @@ A second field beside the support mark, not a competitor: "✓ supported · amen
 - ``amended``: the text changed (``diff`` says how, ``new_article`` where it is now, None when the newer version
   has no counterpart);
 - ``repealed``: the law no longer is in force (``successor`` names the law that replaced it);
+- ``not_in_force``: the law was not yet in force on the day the citation speaks of (adopted later, or its first
+  text took effect later); ``note`` says when it was adopted and took effect;
 - ``unknown``: the versions held do not cover this law or article.
 
 The date a citation speaks of is the text's own date (the caller's ``as_of``: ``check --as-of``); an undated
@@ -29,7 +31,7 @@ from legalrag.numerals import to_chinese
 
 @dataclass(frozen=True)
 class Currency:
-    status: str  # current | renumbered | amended | repealed | unknown
+    status: str  # current | renumbered | amended | repealed | not_in_force | unknown
     law: str
     article: str  # the number cited ("26", "133-1")
     as_of: str  # the date the citation was read as of
@@ -52,6 +54,8 @@ class Currency:
             return f"{self.status} {self.changed_on}"
         if self.status == "repealed":
             return f"repealed → {self.successor}" if self.successor else "repealed"
+        if self.status == "not_in_force":
+            return f"not yet in force on {self.as_of}"
         return self.status
 
     def to_dict(self) -> dict:
@@ -67,6 +71,8 @@ class Currency:
                     + (f"; {self.note}" if self.note else ""))
         if self.status == "repealed":
             return f"{self.law} ({when}) is repealed; {self.note}"
+        if self.status == "not_in_force":
+            return self.note
         now = f"now {_label(self.new_article)}" if self.new_article else "no counterpart in the version in force"
         head = (f"{self.law}{c} ({when}, version {self.cited_version}) {self.status} by the version of "
                 f"{self.changed_on} (in force from {self.in_force_from}): {now}")
@@ -112,6 +118,9 @@ def currency(library: Library, law: str, article: str, as_of: str | None = None,
         return Currency("unknown", law, article, day, bool(as_of), note=f"no versions held of {law}")
     sel = held.as_of(day)
     cited = sel.version
+    if not sel.in_force:  # adopted after the day, or its first text took effect after it
+        return Currency("not_in_force", held.title, article, day, bool(as_of), None, held.as_of(today).version.version,
+                        in_force_from=cited.in_force_from, note=sel.note)
     now = held.as_of(today)
     current = now.version
     rep = held.repealed

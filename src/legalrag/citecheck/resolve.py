@@ -22,7 +22,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from legalrag.citecheck.aliases import RELATIVE_TITLES, AliasTable, LawMatch, law_key
 from legalrag.citecheck.base import CitationMatch, LegalCitation
@@ -155,6 +155,12 @@ class Resolution:
         return f"{self.canonical}: {self.law} has no article {c.article_key} in the corpus"
 
 
+def _law_title(doc: Document) -> str:
+    """A version's law title without its version suffix: the document's name less its article label."""
+    label, title = str(doc.metadata.get("article_label") or ""), doc.title or ""
+    return title[: -len(label)] if label and title.endswith(label) else ""
+
+
 @dataclass(frozen=True)
 class CheckedCitation:
     """A citation found in a text, how it resolved, and the :class:`legalrag.types.Citation` to report."""
@@ -174,15 +180,23 @@ class CitationResolver:
         self._lined = {law for (law, _), docs in index.items() if any("\n" in d.text.strip() for d in docs)}
 
     @classmethod
-    def from_documents(cls, documents: Iterable[Document]) -> "CitationResolver":
+    def from_documents(cls, documents: Iterable[Document], *, keep: Any = None) -> "CitationResolver":
         """Index documents that carry ``metadata["law"]`` and ``metadata["article"]``; others are ignored, and so
         are superseded versions (``metadata["ended_by"] == "superseded"``): a citation names the text in force, and
-        what it said before is the currency mark's to tell (:mod:`legalrag.citecheck.currency`)."""
+        what it said before is the currency mark's to tell (:mod:`legalrag.citecheck.currency`).
+
+        ``keep`` (a filter of ``laws.select.in_force_filter``): only the versions in force on that filter's day,
+        each under its law's own title (an older version's ``公司法（2018-10-26版）`` answers ``公司法第二十六条``
+        as of 2022), so a citation written of a past day resolves to the text of that day."""
         index: dict[tuple[str, str], list[Document]] = {}
         for doc in documents:
-            if doc.metadata.get("ended_by") == "superseded":
+            if keep is None and doc.metadata.get("ended_by") == "superseded":
+                continue
+            if keep is not None and not keep(doc):
                 continue
             law, article = doc.metadata.get("law"), doc.metadata.get("article")
+            if keep is not None and law and doc.metadata.get("in_force_from"):
+                law = _law_title(doc) or law
             if law and article is not None:
                 index.setdefault((law, _article_key(article)), []).append(doc)
         return cls(index, AliasTable.from_titles(law for law, _ in index))

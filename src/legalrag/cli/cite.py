@@ -10,7 +10,7 @@ import typer
 
 from legalrag.cli._options import CiteCommandOptions, option_list, parse_options
 from legalrag.cli.apps import app
-from legalrag.cli.common import JsonOption, LLMOption, RetrieverOption, make_llm, print_json, root
+from legalrag.cli.common import ActsAsOfOption, JsonOption, LLMOption, RetrieverOption, make_llm, print_json, root
 
 MODEL_HELP = ("Citation model directory (rules.json, cocitation/, config.json) or the name of a shipped one "
               "(judge-cite); default INDEX/citepred, else the shipped model calibrated on one of the index's "
@@ -47,10 +47,15 @@ def cite(
     option: List[str] = option_list(CiteCommandOptions, "Overrides of the citation model's settings (default: the "
                                                         "model's), a replaced rules file or case memory, and the LLM "
                                                         "stages, KEY=VALUE, repeatable"),
+    as_of: ActsAsOfOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Predict the set of provisions a court would cite for FACTS, with the provenance of each."""
+    """Predict the set of provisions a court would cite for FACTS, with the provenance of each, and the version of
+    each Criminal Law provision in force at the acts (--as-of, else the dates the facts state; 刑法第十二条)."""
     from legalrag.citepredict.service import build_predictor, result_to_dict
+    from legalrag.wiring.judgment import as_of_day
+
+    as_of = as_of_day(as_of)  # a bad date is an error before the model loads
 
     opts = parse_options(CiteCommandOptions, option)
     labelled, analysis, rerank, verify = opts.case_memory, opts.analyse, opts.llm_rerank, opts.verify
@@ -67,6 +72,14 @@ def cite(
                                 retriever=retriever, llm=llm, reranker=reranker, cases=memory,
                                 overrides=opts.overrides(analysis=analysis or None, verify=verify or None))
     out = result_to_dict(predictor.predict(facts))
+    versions = None
+    if index is None and root(ctx).settings.index is None:  # the default: the Criminal Law's articles
+        from legalrag.cli.law import default_library
+        from legalrag.wiring.judgment import provision_versions
+
+        versions = provision_versions([p["id"] for p in out["provisions"] if p["resolved"]], facts,
+                                      default_library(), as_of=as_of)
+        out["law_versions"] = versions.to_dict()
     if as_json:
         print_json(out)
         return
@@ -82,3 +95,5 @@ def cite(
     Console(width=140).print(table)
     for u in out["unresolved"]:
         typer.echo(f"unresolved correction (no such provision in the corpus): {u}")
+    for line in versions.lines() if versions is not None else ():  # the version in force at the acts
+        typer.echo(line)

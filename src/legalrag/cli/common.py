@@ -55,7 +55,11 @@ BENCH_INDEX_HELP = ("Index directory (default: the index.path setting, else the 
 BenchIndexOption = Annotated[Optional[Path], typer.Option("--index", help=BENCH_INDEX_HELP)]
 AsOfOption = Annotated[Optional[str], typer.Option(
     "--as-of", metavar="YYYY-MM-DD", help="Answer from the versions of the law in force that day (default: today); "
-    "a day before the oldest version held reads the oldest.")]
+    "a day before the oldest version held reads the oldest, saying so, where the law was in force then in an older "
+    "text; a law not yet in force that day is left out.")]
+ACTS_AS_OF_HELP = ("The date of the acts, YYYY-MM-DD (default: the dates the facts state): each Criminal Law article "
+                   "is read in the version in force then, or today's where it is milder (刑法第十二条).")
+ActsAsOfOption = Annotated[Optional[str], typer.Option("--as-of", metavar="YYYY-MM-DD", help=ACTS_AS_OF_HELP)]
 LLM_HELP = ("The LLM: an embedded model, qwen2.5-coder-1.5b (default) or qwen2.5-coder-0.5b, a GGUF path, or an "
             "OpenAI-compatible endpoint as URL#MODEL (e.g. http://127.0.0.1:8000/v1#qwen; default: the llm.* "
             "settings).")

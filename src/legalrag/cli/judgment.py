@@ -16,7 +16,7 @@ import typer
 
 from legalrag.cli._options import DraftOptions, option_list, parse_options
 from legalrag.cli.apps import judgment_app
-from legalrag.cli.common import JsonOption, LLMOption, make_llm, print_json, root
+from legalrag.cli.common import ACTS_AS_OF_HELP, JsonOption, LLMOption, make_llm, print_json, root
 
 
 LAW_CORPUS_HELP = ("Statute corpus JSONL (STARD or JuDGE shape; default: the judgment.law_corpus setting, "
@@ -26,8 +26,6 @@ CHECK_CHARGES_HELP = ("Where the structure model is not confident about the char
 MODEL_DIR_HELP = ("Structure model: a directory from `legalrag train judge-structure` or the name of a shipped one (default: "
                   "the judgment.model setting, $LEGALRAG_JUDGMENT_MODEL, else the shipped judge-structure).")
 SHIPPED_STRUCTURE = "judge-structure"
-AS_OF_HELP = ("The date of the acts, YYYY-MM-DD (default: the dates the facts state): each Criminal Law article is "
-              "read in the version in force then, or today's where it is milder (刑法第十二条).")
 
 
 def _versions(as_of: Optional[str]):
@@ -73,7 +71,7 @@ def predict(
     model_dir: Optional[Path] = typer.Option(None, "--model-dir", help=MODEL_DIR_HELP),
     law_corpus: Optional[Path] = typer.Option(None, "--law-corpus", help=LAW_CORPUS_HELP),
     check_charges: bool = typer.Option(False, "--check-charges", help=CHECK_CHARGES_HELP),
-    as_of: Optional[str] = typer.Option(None, "--as-of", help=AS_OF_HELP),
+    as_of: Optional[str] = typer.Option(None, "--as-of", help=ACTS_AS_OF_HELP),
     model: LLMOption = None,
 ) -> None:
     """Predict the structure of the judgment (charges, articles, term, fine, probation) with its evidence, as JSON."""
@@ -125,7 +123,7 @@ def draft(
     model: LLMOption = None,
     as_json: JsonOption = False,
     check_charges: bool = typer.Option(False, "--check-charges", help="With --model-dir: " + CHECK_CHARGES_HELP),
-    as_of: Optional[str] = typer.Option(None, "--as-of", help=AS_OF_HELP),
+    as_of: Optional[str] = typer.Option(None, "--as-of", help=ACTS_AS_OF_HELP),
     option: List[str] = option_list(DraftOptions, "Free drafting and the length, KEY=VALUE, repeatable"),
 ) -> None:
     """Draft a complete criminal judgment from case facts."""

@@ -183,6 +183,7 @@ def search(
 ) -> None:
     """Search an index and print the top articles with their citations."""
     from legalrag.cli.agents import agent_pipeline, wants_agents
+    from legalrag.laws.select import held_notes
     from legalrag.retrieval.pipeline import law_filter
     from legalrag.serialize import hit_to_dict
 
@@ -201,8 +202,10 @@ def search(
             else root(ctx).build_pipeline(idx, retriever, rerank))
     flt = law_filter(idx, filter_law) if filter_law else None
     hits = pipe.search(question, k=k, filter=flt)
+    notes = held_notes((h.document for h in hits), as_of) if as_of else ()
     if as_json:
-        print_json({"query": question, "retriever": pipe.name, "hits": [hit_to_dict(h) for h in hits]})
+        print_json({"query": question, "retriever": pipe.name, "hits": [hit_to_dict(h) for h in hits],
+                    **({"as_of": as_of, "notes": list(notes)} if as_of else {})})
         return
     from rich.console import Console
 
@@ -211,3 +214,5 @@ def search(
                    "rephrase it with the words a statute would use, or try a dense retriever")
         return
     Console().print(_hits_table(hits, f"{pipe.name}: {question}"))
+    for note in notes:  # an older day than the oldest version held of a law: that version answered
+        typer.echo(note)

@@ -71,7 +71,7 @@ class ArticleHistory(Out):
 
 
 class CurrencyMark(Out):
-    status: Literal["current", "renumbered", "amended", "repealed", "unknown"]
+    status: Literal["current", "renumbered", "amended", "repealed", "not_in_force", "unknown"]
     label: str = Field(description="the short mark shown beside the support mark: amended 2023-12-29, current...")
     law: str
     article: str

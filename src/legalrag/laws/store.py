@@ -7,10 +7,13 @@ One record an article of a version::
      "law": "公司法", "article": "47", "label": "第四十七条", "version": "2023-12-29",
      "effective": "2024-07-01", "effective_source": "last_article", "in_force_from": "2024-07-01",
      "in_force_until": null, "ended_by": "", "path": ["第三章 有限责任公司的设立和组织机构", ...],
-     "file": "民法商法/公司法(2023-12-29).md", "repealed_by": "", "repealed_on": null}
+     "file": "民法商法/公司法(2023-12-29).md", "repealed_by": "", "repealed_on": null, "enacted": "1993-12-29"}
 
 Only ``id``, ``name``, ``content`` and ``version`` are required; ``in_force_from`` defaults to ``effective``, then
 to ``version``, and the intervals are recomputed from the versions of each law when they are not given.
+``enacted`` (the day the law was first adopted) tells a day before the oldest version held apart: on or after it, the
+oldest version held answers (an older text, not held, was in force); before it, or when the oldest version held
+is the law's first text, the law was not yet in force. Without ``enacted`` the oldest version held answers.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ def records(library: Library) -> Iterator[dict[str, Any]]:
                        "effective_source": v.effective_source, "in_force_from": v.in_force_from,
                        "in_force_until": v.in_force_until, "ended_by": v.ended_by, "path": list(a.path),
                        "file": v.files[0] if v.files else "", "repealed_by": rep.by if rep else "",
-                       "repealed_on": rep.on if rep else None}
+                       "repealed_on": rep.on if rep else None, "enacted": law.enacted}
 
 
 def library_from_records(recs: Iterable[tuple[int, Mapping[str, Any]]], *, source: str = "corpus",
@@ -43,6 +46,7 @@ def library_from_records(recs: Iterable[tuple[int, Mapping[str, Any]]], *, sourc
     """A Library from ``(line, record)`` pairs in the shape of :func:`records`; InputError names the line."""
     grouped: dict[str, dict[str | None, list[tuple[Mapping[str, Any], Article]]]] = defaultdict(lambda: defaultdict(list))
     titles: dict[str, str] = {}
+    enacted: dict[str, str] = {}
     for line, rec in recs:
         for key in ("name", "content", "version"):
             if key not in rec:
@@ -56,6 +60,8 @@ def library_from_records(recs: Iterable[tuple[int, Mapping[str, Any]]], *, sourc
         law = law or name[: m.start()]
         number = str(rec.get("article") or article_number(m.group(1), m.group(2)))
         titles.setdefault(title_key(law), law)
+        if rec.get("enacted"):
+            enacted.setdefault(title_key(law), str(rec["enacted"]))
         grouped[title_key(law)][rec["version"]].append(
             (rec, Article(number, str(rec.get("label") or m.group(0)), str(rec["content"]), tuple(rec.get("path") or ()),
                           line)))
@@ -73,7 +79,7 @@ def library_from_records(recs: Iterable[tuple[int, Mapping[str, Any]]], *, sourc
                                     in_force_until=first.get("in_force_until"), ended_by=str(first.get("ended_by") or "")))
             if first.get("repealed_by"):
                 repealed = Repealed(titles[key], str(first["repealed_by"]), first.get("repealed_on"), source)
-        law = Law(titles[key], tuple(versions), repealed)
+        law = Law(titles[key], tuple(versions), repealed, enacted=enacted.get(key))
         laws[key] = law if given else _intervals(replace(law, versions=tuple(
             replace(v, in_force_until=None, ended_by="") for v in versions)))
     return Library(laws, snapshot=snapshot)

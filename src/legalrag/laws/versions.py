@@ -98,6 +98,7 @@ class Selection:
 
     version: Version
     note: str = ""
+    in_force: bool = True  # False: the law was not yet in force that day (the version is its oldest text held)
 
 
 @dataclass(frozen=True)
@@ -105,10 +106,30 @@ class Law:
     title: str
     versions: tuple[Version, ...]  # oldest first
     repealed: Repealed | None = None
+    # the day the law was first adopted, as far as its texts say (the earliest date of its history lines, else its
+    # oldest version's date); None: not known (versioned records that do not carry it)
+    enacted: str | None = None
 
     @property
     def latest(self) -> Version:
         return self.versions[-1]
+
+    @property
+    def original_held(self) -> bool | None:
+        """Whether the oldest version held is the law as first adopted (so before it took effect the law was not
+        in force at all); None when the adoption date is not known."""
+        first = self.versions[0]
+        if self.enacted is None:
+            return None
+        return not first.version or self.enacted >= first.version
+
+    def in_force_before_held(self, day: str) -> bool | None:
+        """For a ``day`` before the oldest version held took effect: True when the law was in force then in an
+        older version not held (the oldest held answers for it), False when it was not yet in force (adopted
+        later, or the oldest held is its first text and took effect later), None when not known."""
+        if self.original_held is None:
+            return None
+        return not self.original_held and day >= (self.enacted or "")
 
     def as_of(self, day: str) -> Selection:
         """The version in force on ``day`` (ISO). Before the oldest version held: the oldest, with a note; after
@@ -120,6 +141,10 @@ class Law:
         first = self.versions[0]
         start = first.in_force_from or first.version or ""
         if day < start:
+            if self.in_force_before_held(day) is False:
+                return Selection(first, f"{self.title} was not yet in force on {day} (adopted {self.enacted}, in "
+                                        f"force from {first.in_force_from or 'an unknown date'}); its oldest text "
+                                        f"held ({first.label}) is shown", in_force=False)
             return Selection(first, f"no version held for {day}; the oldest held is {first.label} (in force from "
                                     f"{first.in_force_from or 'an unknown date'})")
         last = self.versions[-1]
@@ -203,7 +228,8 @@ def build_library(folder: Folder, *, repeal_table: str | Path | None = REPEALED_
     for key, files in sorted(by_title.items()):
         versions = _versions(files, problems)
         if versions:
-            laws[key] = Law(versions[0].title, tuple(versions))
+            enacted = min((d for v in versions for d, _ in v.history if d), default=None) or versions[0].version
+            laws[key] = Law(versions[0].title, tuple(versions), enacted=enacted)
     repeals = _repeals(laws, repeal_table)
     for key, rep in repeals.items():
         laws[key] = replace(laws[key], repealed=rep)

@@ -150,3 +150,5 @@ class StructureBody(Closed):
 
 class CiteBody(Closed):
     facts: str = Field(..., min_length=1, max_length=MAX_FACTS_CHARS)
+    as_of: str | None = Field(None, max_length=10, description=ACTS_AS_OF_DOC.replace(
+        "judgment draft|predict --as-of", "cite --as-of").replace("article applied", "provision predicted"))

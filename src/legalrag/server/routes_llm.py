@@ -220,7 +220,9 @@ def _free_draft(ctx: AppContext, body: DraftBody, emit: Emit | None, cancel: thr
 def cite(ctx: AppContext, body: CiteBody) -> dict:
     from legalrag.citepredict.service import result_to_dict
     from legalrag.server.streaming import NoModel
+    from legalrag.wiring.judgment import as_of_day
 
+    as_of_day(body.as_of)  # a bad date is a 400 naming as_of, before the model runs
     if ctx.predictor is None:
         raise NoModel("citation prediction needs a citation model and this server has none; start it with "
                       "`legalrag serve --cite-model-dir DIR` (written by `legalrag eval cite --out DIR`)")
@@ -235,6 +237,14 @@ def cite(ctx: AppContext, body: CiteBody) -> dict:
     for p in out["provisions"]:
         doc = docs.get(p["id"]) if isinstance(docs, dict) else (ctx.index.get(p["id"]) if p["id"] in ctx.index else None)
         p["citation"] = citation_label(doc) if doc is not None else p["title"]
+    from legalrag.national import CRIMINAL_LAW
+    from legalrag.server.routes_law import law_versions
+    from legalrag.wiring.judgment import provision_versions
+
+    criminal = [p["id"] for p in out["provisions"] if p["resolved"] and CRIMINAL_LAW in p["citation"]]
+    if criminal:  # the version of each Criminal Law provision in force at the acts (刑法第十二条)
+        out["law_versions"] = provision_versions(criminal, body.facts, law_versions(ctx, required=False),
+                                                 as_of=body.as_of).to_dict()
     out["queue_s"] = round(queue_s, 4)
     return out
 

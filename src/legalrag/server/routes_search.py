@@ -102,8 +102,13 @@ def router(ctx: AppContext) -> Any:
             from legalrag.laws.select import both, in_force_filter
             flt = both(flt, in_force_filter(body.as_of))
         hits = pipe.search(body.query, k=body.k, filter=flt)
-        return {"query": body.query, "retriever": pipe.name, "terms": ctx.terms(body.query),
-                "hits": [hit_to_dict(h) for h in hits]}
+        out = {"query": body.query, "retriever": pipe.name, "terms": ctx.terms(body.query),
+               "hits": [hit_to_dict(h) for h in hits]}
+        if body.as_of:  # where a law's oldest version held answered for an earlier day, a note says so
+            from legalrag.laws.select import held_notes
+
+            out["notes"] = list(held_notes((h.document for h in hits), body.as_of))
+        return out
 
     @api.post("/citations/check", summary="Every citation in a text, resolved against the corpus and marked "
               "supported / exists / not found / repealed / no corpus")

@@ -59,3 +59,11 @@ def test_unknown_law_or_article(lib):
 def test_short_diff_names_what_was_removed_and_added():
     assert short_diff("甲乙丙", "甲丁丙") == "-乙 +丁"
     assert short_diff("同样", "同样") == ""
+
+
+def test_a_law_not_yet_in_force_on_the_day_cited_says_so(lib):
+    c = currency(lib, "民法典", "1", "2020-06-01", today=TODAY)  # adopted 2020-05-28, in force from 2021-01-01
+    assert c.status == "not_in_force" and c.label == "not yet in force on 2020-06-01"
+    assert c.in_force_from == "2021-01-01" and "adopted 2020-05-28" in c.describe()
+    assert currency(lib, "民法典", "1", "2021-06-01", today=TODAY).status == "current"
+    assert currency(lib, "公司法", "4", "2000-01-01", today=TODAY).status == "amended"  # an older text was in force

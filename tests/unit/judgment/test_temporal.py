@@ -261,3 +261,16 @@ def test_an_article_the_facts_match_but_the_decision_does_not_apply_is_flagged_w
     later = "2024年4月至2024年10月，" + PRIVATE  # today's text applies: nothing to review
     assert not flag_changed(law_versions(LIB, [67], act_dates(later), later, today=TODAY), LIB, ["165"], later).flagged
     assert flag_changed(no_versions(act_dates(facts)), None, ["165"], facts).flagged == ()
+
+
+def test_cite_reads_each_predicted_criminal_law_provision_at_the_acts():
+    from legalrag.wiring.judgment import provision_versions
+
+    v = provision_versions(["165", "67", "民法典第五百条"], "2023年5月，" + PRIVATE, LIB)
+    assert [a.article for a in v.articles] == ["165", "67"]  # not a Criminal Law article number: left out
+    assert v.articles[0].rule == "not_covered" and v.articles[1].rule == "unchanged"
+    after = provision_versions(["165"], PRIVATE, LIB, as_of="2024-05-01")  # --as-of: the date of the acts
+    assert after.acts.earliest == "2024-05-01" and after.articles[0].rule == "current"
+    with pytest.raises(InputError, match="not a date") as bad:
+        provision_versions(["165"], PRIVATE, LIB, as_of="2024-13-01")
+    assert bad.value.field == "as_of"

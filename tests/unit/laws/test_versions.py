@@ -111,3 +111,17 @@ def test_an_older_snapshot_adds_the_criminal_law_before_its_amendment(lib):
     assert law.versions[0].in_force_from == "2021-03-01" and law.versions[0].in_force_until == "2024-03-01"
     assert law.as_of("2023-06-01").version.version == "2020-12-26"
     assert add_snapshot(lib, older, "2023-06-05", titles=["公司法"]).law("刑法").versions == lib.law("刑法").versions
+
+
+def test_a_law_whose_first_text_took_effect_after_the_day_was_not_yet_in_force(lib):
+    code = lib.law("民法典")
+    assert code.enacted == "2020-05-28" and code.original_held
+    sel = code.as_of("2020-06-01")
+    assert not sel.in_force
+    assert sel.note.startswith("中华人民共和国民法典 was not yet in force on 2020-06-01 (adopted 2020-05-28, in force "
+                               "from 2021-01-01)")
+    assert code.as_of("2021-01-01").in_force and not code.as_of("2021-01-01").note
+    company = lib.law("公司法")  # adopted 1993; the oldest text held is the 2018 one
+    assert company.original_held is False and company.as_of("2000-01-01").in_force
+    assert company.in_force_before_held("2000-01-01") is True and company.in_force_before_held("1990-01-01") is False
+    assert not company.as_of("1990-01-01").in_force

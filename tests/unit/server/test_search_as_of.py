@@ -40,3 +40,16 @@ def test_as_of_selects_the_version_in_force(client):
 def test_a_date_before_1949_is_a_clear_error(client):
     r = client.post("/search", json={"query": "注册资本", "as_of": "1900-01-01"})
     assert r.status_code in (400, 422) and "1949-10-01" in r.text
+
+
+def test_a_day_before_the_oldest_version_held_answers_from_it_and_says_so(client):
+    q = {"query": "有限责任公司的注册资本 全体股东认缴的出资额", "k": 3}
+    out = client.post("/search", json={**q, "as_of": "2000-01-01"}).json()  # 公司法 was adopted in 1993
+    assert out["hits"][0]["id"] == "公司法第四条@2018-10-26"
+    assert "no version of 公司法 held for 2000-01-01; the oldest held is 2018-10-26 (in force from 2018-10-26)" \
+        in out["notes"]
+    in_force = client.post("/search", json={**q, "as_of": "2020-01-01"}).json()  # the 2018 text was in force then
+    assert in_force["hits"][0]["id"] == "公司法第四条@2018-10-26" and not any("公司法" in n for n in in_force["notes"])
+    # before its adoption, the law was not in force: none of its versions answers
+    early = client.post("/search", json={**q, "as_of": "1990-01-01"}).json()
+    assert all(not h["id"].startswith("公司法") for h in early["hits"])
