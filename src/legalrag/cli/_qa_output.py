@@ -46,10 +46,12 @@ def print_result(result: QAResult, streamed: TerminalStream | None = None) -> No
                   f"{len(result.steps)} steps[/dim]")
 
 
-def qa_sources(sources: str, docs: Path | None, index: Path | None, root: Root) -> tuple[dict, list[str], list[str]]:
+def qa_sources(sources: str, docs: Path | None, index: Path | None, root: Root,
+               snapshot: bool = False) -> tuple[dict, list[str], list[str]]:
     """The QA sources named in ``sources``, the problems with them, and notes for the user. ``local`` without
     ``--docs`` or ``--index`` is the configured statute index (``index.path``), else the default national-law
-    index, searched article by article; a documents folder says which of its files have no article markers."""
+    index (the law in force; ``snapshot``: the 2023-06-05 snapshot benchmarks score on), searched article by
+    article; a documents folder says which of its files have no article markers."""
     from legalrag.search.local import LocalDocumentsSource, StatuteIndexSource
 
     names = [s.strip().lower() for s in sources.split(",") if s.strip()]
@@ -58,7 +60,7 @@ def qa_sources(sources: str, docs: Path | None, index: Path | None, root: Root) 
                                        index=index)
     notes: list[str] = []
     if default_index:
-        srcs = {"statutes": StatuteIndexSource(root.index()), **srcs}
+        srcs = {"statutes": StatuteIndexSource(root.index(snapshot=snapshot)), **srcs}
     for src in srcs.values():
         if isinstance(src, LocalDocumentsSource) and (note := src.unit_note()):
             notes.append(note)
@@ -97,7 +99,7 @@ def run_mcq_cli(questions: Path, *, modes: str, docs: Path | None, sources: str,
     qs = load_mcq(questions)[:limit] if limit else load_mcq(questions)
     mode_list = [m.strip() for m in modes.split(",") if m.strip()]
     needs_sources = any(m in ("simple", "multi") for m in mode_list)
-    srcs, problems, notes = qa_sources(sources, docs, index, root) if needs_sources else ({}, [], [])
+    srcs, problems, notes = qa_sources(sources, docs, index, root, snapshot=True) if needs_sources else ({}, [], [])
     if print_table:
         for note in notes:
             print(note, file=sys.stderr)

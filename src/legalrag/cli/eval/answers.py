@@ -10,7 +10,7 @@ import typer
 
 from legalrag.cli._options import AnswersOptions, McqOptions, option_list, parse_options
 from legalrag.cli.apps import eval_app
-from legalrag.cli.common import (BenchIndexOption, JsonOption, LLMOption, ProgressOption, llm_spec,
+from legalrag.cli.common import (BENCH_INDEX_HELP, BenchIndexOption, JsonOption, LLMOption, ProgressOption, llm_spec,
                                  make_llm, print_json, root)
 
 
@@ -79,8 +79,7 @@ def eval_mcq(
     docs: Optional[Path] = typer.Option(None, "--docs", help="Folder of your own legal texts for the simple/multi "
                                         "modes (law files are searched article by article)."),
     index: Optional[Path] = typer.Option(None, "--index", help="A statute index for the simple/multi modes "
-                                         "(default, without --docs: the index.path setting, else the national-law "
-                                         "index built from the data shipped with legalrag)."),
+                                         "(default, without --docs: " + BENCH_INDEX_HELP[len("Index directory (default: "):]),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N questions."),
     model: LLMOption = None,
     as_json: JsonOption = False,
