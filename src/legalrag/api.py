@@ -185,7 +185,8 @@ class Legalrag:
         s = self.root.answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)
         return answer_question(question, self.index, self.answer_llm(), k=s.k, retriever=retriever, lang=lang,
                                max_tokens=s.max_tokens, style=s.style, evidence_tokens=s.evidence_tokens,
-                               on_text=on_text, support=self.root.make_support_scorer(threads=self.threads))
+                               on_text=on_text, support=self.root.make_support_scorer(threads=self.threads),
+                               versions=lambda: self.library)
 
     def _through_server(self, route: str, evidence_tokens: int | None, on_text: Callable[[str], None] | None,
                         body: Callable[[str | None], dict[str, Any]]) -> tuple[Answer, dict[str, Any]] | None:
@@ -387,7 +388,8 @@ class Chat:
             from legalrag.answer.engine import engine_for
 
             engine = engine_for(self.lr.answer_llm(), self.lr.index, retriever=self.retriever, settings=self.settings,
-                                support=self.lr.root.make_support_scorer(threads=self.lr.threads))
+                                support=self.lr.root.make_support_scorer(threads=self.lr.threads),
+                                versions=lambda: self.lr.library)
             self._consultation = Consultation(engine=engine, processor=self.processor)
         self._consultation.turns = list(self._turns)
         answer = self._consultation.ask(message, on_text=on_text)

@@ -53,12 +53,13 @@ def citation_to_dict(c: Citation, *, text: bool = True) -> dict[str, Any]:
     """A checked citation: what was written, what it resolved to, and why not when it did not (an unresolved
     citation always carries a note; it is never dropped), and its support mark (``mark``: supported, exists,
     not_found, repealed or no_corpus; ``mark_reason``, the ``claim`` checked, the model's ``support``, a
-    repealed law's ``successor``; None when only existence was checked). ``text`` adds the article's text."""
+    repealed law's ``successor``; None when only existence was checked), and its ``currency`` (None when the
+    versions were not read). ``text`` adds the article's text."""
     out = {"text": c.text, "canonical": c.canonical, "resolved": c.resolved, "document_id": c.document_id,
            "in_retrieved": c.in_retrieved, "note": c.note or ("" if c.resolved else UNRESOLVED_NOTE),
            "mark": c.mark or None, "mark_reason": c.mark_reason or None, "claim": c.claim or None,
            "support": c.support, "successor": c.successor or None, "clause": c.clause or None,
-           "clause_reason": c.clause_reason or None}
+           "clause_reason": c.clause_reason or None, "currency": dict(c.currency) if c.currency else None}
     if text:
         out["document_text"] = c.document_text if c.resolved else None
     return out
@@ -173,6 +174,8 @@ def answer_notes(answer: Response) -> list[str]:
                                               if s.output == "low_probability" else
                                               "the support model does not find the conclusion in the quoted clauses")
                          + "; the answer lists the most relevant articles and what to check")
+        elif s.action == "versions_held":
+            notes += list((s.output or {}).get("notes", []))
         elif s.action == "not_from_law":
             notes.append("not from the law: " + ", ".join(map(str, s.output or ())) + " (marked in the answer)")
     return notes
@@ -188,7 +191,7 @@ def citation_from_dict(d: dict[str, Any]) -> Citation:
                     document_text=d.get("document_text") or "", note=d.get("note") or "", mark=d.get("mark") or "",
                     mark_reason=d.get("mark_reason") or "", claim=d.get("claim") or "", support=d.get("support"),
                     successor=d.get("successor") or "", clause=d.get("clause") or "",
-                    clause_reason=d.get("clause_reason") or "")
+                    clause_reason=d.get("clause_reason") or "", currency=d.get("currency") or None)
 
 
 def hit_from_dict(d: dict[str, Any]) -> Hit:

@@ -116,6 +116,9 @@ class Citation:
     successor: str = ""  # for a repealed law: its successor (and articles, where known)
     clause: str = ""  # the article's clause the support model names, verbatim: the supporting one, or the closest
     clause_reason: str = ""  # in plain words, why that clause is not taken as support ("" when supported)
+    # the currency mark beside the support mark (``citecheck.currency.currency_to_dict``: status current, amended,
+    # renumbered, repealed, not_in_force or unknown, as of the day the answer speaks of); None when not read
+    currency: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

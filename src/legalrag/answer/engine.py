@@ -41,6 +41,7 @@ from legalrag.types import DEFAULTS, STYLES, Answer, AnswerSettings, Hit, Search
 
 _RESOLVERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 _RESOLVER_LOCK = threading.RLock()
+_DATED_RESOLVERS: dict[tuple[Any, str], Any] = {}  # (index, day) -> the resolver of the texts in force that day
 
 
 def question_language(question: str, index: Any = None) -> str:
@@ -67,9 +68,22 @@ def format_sources(hits: Sequence[Hit], max_chars: int) -> str:
 
 
 def resolver_for(index: Any) -> Any:
-    """The citation resolver of an index's corpus, built once per opened index."""
+    """The citation resolver of an index's corpus, built once per opened index. An index read as of a past day
+    (``retrieval.dated.DatedIndex`` with ``as_of``) resolves to the texts in force that day, built once per day
+    (the last few days kept)."""
     from legalrag.citecheck import CitationResolver
 
+    day = getattr(index, "as_of", None)
+    if day:
+        from legalrag.laws.select import in_force_filter
+
+        key = (getattr(index, "base", index), day)
+        with _RESOLVER_LOCK:
+            if key not in _DATED_RESOLVERS:
+                _DATED_RESOLVERS[key] = CitationResolver.from_documents(index.documents, keep=in_force_filter(day))
+                while len(_DATED_RESOLVERS) > 8:
+                    _DATED_RESOLVERS.pop(next(iter(_DATED_RESOLVERS)))
+            return _DATED_RESOLVERS[key]
     with _RESOLVER_LOCK:  # one build per index, even when a request and a warm-up thread ask together
         try:
             return _RESOLVERS[index]
@@ -196,7 +210,8 @@ class AnswerEngine:
 
     def __init__(self, llm: LLM, search: Search | None = None, *, resolver: Any = None, lang: str = "zh",
                  settings: AnswerSettings = DEFAULTS, support: Any = None, corpus_lang: str | None = None,
-                 min_score: float | None = None, guard: bool = True, selector: Any = None, limitation: Any = None):
+                 min_score: float | None = None, guard: bool = True, selector: Any = None, limitation: Any = None,
+                 as_of: str | None = None, versions: Any = None):
         """``lang``: the answer language when the caller names none and the question's own cannot be told;
         ``corpus_lang``: the language searched in (a question in another language is translated by ``llm``
         first; default ``lang``); ``min_score``: best-hit score under which "not covered" is answered instead
@@ -205,7 +220,10 @@ class AnswerEngine:
         conclusion's check; ``selector``: the decisive-article selector (``answer.select.ArticleSelector``) or a
         zero-argument function making one on first use (a failure is a notice and the unselected path); None: the
         legal basis follows the retrieval order; ``limitation``: the limitation-period article (a ``Document``, or
-        a zero-argument function finding it), quoted for a question about making a claim."""
+        a zero-argument function finding it), quoted for a question about making a claim; ``as_of``: the past day
+        the answer speaks of (the index's, ``retrieval.dated``; None: today): where a law's oldest version held
+        answered for it, a note says so, and with ``versions`` (a ``laws.Library``, or a zero-argument function
+        loading it) each citation carries its currency mark as of that day (``citecheck.currency``)."""
         if lang not in ("zh", "en"):
             raise InputError(f"lang must be 'zh' or 'en', got {lang!r}", field="lang")
         self.llm, self.search, self.lang, self.settings = llm, search, lang, settings
@@ -217,6 +235,7 @@ class AnswerEngine:
         self.corpus_lang, self.min_score, self.guard = corpus_lang or lang, min_score, guard
         self._selector, self._selector_notice = selector, ""
         self._limitation = limitation
+        self.as_of, self._versions = as_of, versions
         self._lazy_lock = threading.Lock()
         self._resolver: Any = None
         self._resolver_error: BaseException | None = None
@@ -303,6 +322,12 @@ class AnswerEngine:
             if verdict is not None:
                 return self._declined(question, verdict, steps, usage, t0, on_text, hits)
         candidates = list(hits)
+        if self.as_of:  # a law's oldest version held answered for an earlier day: say so
+            from legalrag.laws.select import held_notes
+
+            notes = held_notes((h.document for h in candidates), self.as_of)
+            if notes:
+                steps.append(Step("retriever", "versions_held", input=self.as_of, output={"notes": list(notes)}))
         basis = None
         if quoted and candidates:
             # chosen and quoted against what was searched (a question in another language: its translation)
@@ -346,6 +371,7 @@ class AnswerEngine:
             body = "" if fallback else text[len(basis_head(basis, lang)):]
             citations = tuple(self._quoted_citations(basis)) + tuple(
                 mark_citations(body, self.resolver, self.support, retrieved_ids) if body.strip() else ())
+        citations = self._current(citations)
         t3 = time.perf_counter()
         steps.append(Step("answer", "check_citations", output=[c.canonical or c.text for c in citations],
                           seconds=t3 - t2))
@@ -364,6 +390,18 @@ class AnswerEngine:
                       steps=tuple(steps), usage=usage, timings=timings,
                       basis=basis.quotes if basis is not None else (), fallback=fallback,
                       not_from_law=tuple(not_from_law))
+
+    def _current(self, citations: tuple) -> tuple:
+        """Each citation with its currency mark as of the past day the answer speaks of (none as of today: the
+        answer reads the law in force, so every citation of it is current)."""
+        if not self.as_of or self._versions is None:
+            return citations
+        from legalrag.citecheck.currency import with_currency
+
+        with self._lazy_lock:
+            if callable(self._versions) and not hasattr(self._versions, "law"):
+                self._versions = self._versions()
+        return with_currency(citations, self._versions, self.as_of)
 
     # -- the quoted basis ------------------------------------------------------------------------------------
 
@@ -598,7 +636,7 @@ class AnswerEngine:
 def engine_for(llm: LLM, index: Any = None, *, retriever: str | None = None, search: Search | None = None,
                filter: Any = None, resolver: Any = None, documents: Iterable[Any] | None = None,
                settings: AnswerSettings = DEFAULTS, lang: str | None = None, support: Any = None,
-               selector: Any = None) -> AnswerEngine:
+               selector: Any = None, versions: Any = None) -> AnswerEngine:
     """The answer engine of every path that answers (the one place an :class:`AnswerEngine` is built).
 
     Retrieval: ``search(query, k) -> hits`` when given (a caller's own pipeline, e.g. the server's, which
@@ -615,7 +653,9 @@ def engine_for(llm: LLM, index: Any = None, *, retriever: str | None = None, sea
     and the retrieval order); else the retrieval order; the limitation-period article is found in the index's
     (or ``documents``') corpus. ``support``: the support model of the marks, the conclusion's check and the
     selector (the root's ``wiring.make_support_scorer()``; None: the lexical model for the marks and the check,
-    and for the shipped selector the full model over the index's own dense encoder)."""
+    and for the shipped selector the full model over the index's own dense encoder). An index read as of a past
+    day (``retrieval.dated``) gives the engine that day (``as_of``); ``versions`` (a ``laws.Library`` or a function
+    loading it) then gives each citation its currency mark as of that day."""
     min_score = None
     docs = list(documents) if documents is not None else None
     if search is None and index is not None:
@@ -647,7 +687,8 @@ def engine_for(llm: LLM, index: Any = None, *, retriever: str | None = None, sea
     if selector is None and settings.select and index is not None and len(index.documents) >= SELECTOR_MIN_ARTICLES:
         selector = lambda: shipped_selector(index, support)  # noqa: E731 (loaded on the first question)
     return AnswerEngine(llm, search, resolver=resolver, lang=lang, settings=settings, support=support,
-                        corpus_lang=corpus, min_score=min_score, selector=selector, limitation=limitation)
+                        corpus_lang=corpus, min_score=min_score, selector=selector, limitation=limitation,
+                        as_of=getattr(index, "as_of", None), versions=versions)
 
 
 _SELECTORS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()

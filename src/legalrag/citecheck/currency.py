@@ -186,4 +186,18 @@ def currency_to_dict(c: Currency | None) -> dict | None:
             "dated": c.dated, "cited_version": c.cited_version, "current_version": c.current_version,
             "changed_on": c.changed_on, "in_force_from": c.in_force_from, "new_article": c.new_article,
             "diff": c.diff, "text_now": c.text_now, "successor": c.successor, "note": c.describe()}
-__all__ = ["Currency", "citation_currency", "currency", "currency_to_dict", "short_diff", "split_citation"]
+def with_currency(citations, library: Library | None, as_of: str | None = None, *, today: str | None = None) -> tuple:
+    """``citations`` (``types.Citation``) each with its currency mark as of ``as_of`` (None: undated, read as of
+    today) beside its support mark; unchanged when no versions are held (``library`` None) or a citation names no
+    Chinese article."""
+    from dataclasses import replace
+
+    if library is None:
+        return tuple(citations)
+    return tuple(replace(c, currency=currency_to_dict(cur)) if (cur := citation_currency(library, c, as_of,
+                                                                                      today=today)) else c
+                 for c in citations)
+
+
+__all__ = ["Currency", "citation_currency", "currency", "currency_to_dict", "short_diff", "split_citation",
+           "with_currency"]

@@ -78,7 +78,9 @@ def citation_line(c: Any, escape: Any = str) -> str:
     if c.mark in MARK_STYLE:
         style, label = MARK_STYLE[c.mark]
         target = f" -> {escape(c.document_id)}" if c.document_id else ""
-        return f"[{style}]{label:<13}[/{style}] {name}{target}: {escape(mark_line(c))}"
+        cur = getattr(c, "currency", None) or {}  # beside the support mark: "· amended 2023-12-29"
+        since = f" · {escape(str(cur['label']))}" if cur.get("status") not in (None, "current", "unknown") else ""
+        return f"[{style}]{label:<13}[/{style}] {name}{target}{since}: {escape(mark_line(c))}"
     if not c.resolved:  # checked for existence only (an older caller)
         why = f" ({escape(c.note)})" if c.note else ""
         return f"[bold red]UNRESOLVED[/bold red]    {name}{why}"

@@ -124,7 +124,9 @@ def citation_line(c: dict) -> str:
             why = f"replaced by {c['successor']}"
         elif mark == "not_found" and not why:
             why = c.get("note") or ""
-        return typer.style(f"{label:<13}", fg=colour, bold=mark != "supported") + f"  {name}{target}" + \
+        cur = c.get("currency") or {}  # beside the support mark: "· amended 2023-12-29"
+        since = f" · {cur['label']}" if cur.get("status") not in (None, "current", "unknown") else ""
+        return typer.style(f"{label:<13}", fg=colour, bold=mark != "supported") + f"  {name}{target}{since}" + \
             (f" ({why})" if why else "")
     if not c.get("resolved"):  # checked for existence only
         return typer.style("✗ NOT FOUND    ", fg="red", bold=True) + f" {name}" + (f" ({c['note']})" if c.get("note") else "")

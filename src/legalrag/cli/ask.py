@@ -107,6 +107,7 @@ def _in_process(ctx: typer.Context, printer, why: str, *, question: str, index, 
                 as_json: bool, as_of: str | None = None) -> None:
     """This process answers: open the index, build the model, print the articles when retrieval ends."""
     from legalrag.answer.question import answer_question
+    from legalrag.cli.law import default_library  # the currency marks of an answer as of a past day
     from legalrag.serialize import answer_to_dict, hit_to_dict
 
     idx = root(ctx).index(index, as_of=as_of, progress=not as_json)
@@ -115,7 +116,7 @@ def _in_process(ctx: typer.Context, printer, why: str, *, question: str, index, 
     s = root(ctx).answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)
     # --json still streams (quietly), so that its ttft_s is the real time to the first token
     answer = answer_question(question, idx, llm, k=s.k, retriever=retriever, lang=lang, max_tokens=s.max_tokens,
-                             support=root(ctx).make_support_scorer(threads=threads),
+                             support=root(ctx).make_support_scorer(threads=threads), versions=default_library,
                              style=s.style, evidence_tokens=s.evidence_tokens, select=s.select,
                              time_cap_s=s.time_cap_s, on_text=printer.text,
                              on_retrieved=lambda query, hits: printer.sources([hit_to_dict(h, text=False)

@@ -149,6 +149,8 @@ def _consultation(ctx, index, k, retriever, processor, model, endpoint, endpoint
     idx = root(ctx).index(index, as_of=as_of, threads=threads)
     llm = root(ctx).make_answer_llm(model, endpoint, endpoint_model, threads=threads, local=local)
     settings = root(ctx).answer_settings(k=k, evidence_tokens=evidence_tokens, style=style, max_tokens=max_tokens)
+    from legalrag.cli.law import default_library  # the currency marks of an answer as of a past day
+
     engine = engine_for(llm, idx, retriever=retriever, settings=settings,
-                        support=root(ctx).make_support_scorer(threads=threads))
+                        support=root(ctx).make_support_scorer(threads=threads), versions=default_library)
     return Consultation(engine=engine, processor=processor.value), llm

@@ -64,7 +64,7 @@ def check(
                          field="--annotate")
     text, name = read_input(file, o.encoding)
     r = root(ctx)
-    idx = r.index(index)
+    idx = r.index(index, as_of=as_of)  # as of a past day, a citation resolves to the text in force that day
     scorer = make_support_scorer(o.support, settings=r.settings)  # full: the model answers and serve mark with
     show = progress and not json_out and len(text) > 50_000
 

@@ -75,7 +75,7 @@ def cite(
     versions = None
     if index is None and root(ctx).settings.index is None:  # the default: the Criminal Law's articles
         from legalrag.cli.law import default_library
-        from legalrag.wiring.judgment import provision_versions
+        from legalrag.judgment.temporal import provision_versions
 
         versions = provision_versions([p["id"] for p in out["provisions"] if p["resolved"]], facts,
                                       default_library(), as_of=as_of)

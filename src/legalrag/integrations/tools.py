@@ -224,10 +224,12 @@ class LegalTools:
     def _slot(self) -> AbstractContextManager[Any]:
         return self.collaborators.slot() if self.collaborators.slot is not None else nullcontext()
 
-    def _resolver(self) -> Any:
+    def _resolver(self, as_of: str | None = None) -> Any:
+        """The citation resolver of the index, read as of ``as_of`` (the texts in force that day) when given."""
         from legalrag.answer.engine import resolver_for
+        from legalrag.retrieval.dated import dated
 
-        return resolver_for(self.index)
+        return resolver_for(dated(self.index, as_of) if as_of else self.index)
 
     # -- the tools ------------------------------------------------------------------------------------
     def search_statutes(self, query: str, k: int = 5) -> StatuteSearchResult:
@@ -268,7 +270,7 @@ class LegalTools:
 
         day = check_day(as_of) if as_of else None  # a bad date fails before the text is checked
         support = self.collaborators.support() if self.collaborators.support is not None else None
-        report = check_text(text, self._resolver(), support)
+        report = check_text(text, self._resolver(day), support)
         cits = [marked_citation(c) for c in report.citations]
         currency = []
         if day and report.items:

@@ -262,6 +262,17 @@ def law_versions(library, articles: Iterable[int | str], acts: ActDates, facts: 
     return LawVersions(acts, tuple(decide(law, n, acts, facts, today, months) for n in numbers), today)
 
 
+def provision_versions(provisions: Iterable[str], facts: str, library, *, as_of: str | None = None) -> LawVersions:
+    """The version of each predicted Criminal Law provision (``cite``'s ids: ``"165"``, ``"133-1"``) in force at
+    the acts (``as_of``, checked, else the dates the facts state), decided as a judgment decides it (刑法第十二条).
+    Ids that are not Criminal Law article numbers (another citation model's provisions) are left out."""
+    from legalrag.laws.versions import check_day
+
+    as_of = check_day(as_of) if as_of else None
+    numbers = [p for p in provisions if re.fullmatch(r"\d+(-\d+)?", str(p))]
+    return law_versions(library, numbers, acts_of(facts, as_of), facts)
+
+
 def acts_of(facts: str, as_of: str | None = None) -> ActDates:
     """``as_of`` (``--as-of``, checked) when given, else the dates the facts state."""
     from legalrag.judgment.act_dates import act_dates, dates_as_of
@@ -382,6 +393,7 @@ __all__ = [
     "law_versions",
     "no_versions",
     "predict_dated",
+    "provision_versions",
     "tiers",
     "with_statement",
 ]

@@ -84,7 +84,7 @@ def ask(ctx: AppContext, body: AskBody, emit: Emit | None = None, cancel: thread
         with answer_anyway(body.force):
             answer = answer_question(body.question, index, llm, k=body.k, max_tokens=body.max_tokens,
                                      support=ctx.support, evidence_tokens=budget, search=search, on_text=_tokens(emit), style=body.style,
-                                     lang=body.lang)
+                                     lang=body.lang, versions=lambda: law_versions(ctx, required=False))
     return answer_payload(body.question, answer, model=ctx.model or "", queue_s=queue_s)
 
 
@@ -117,7 +117,7 @@ def consult(ctx: AppContext, body: ConsultBody, emit: Emit | None = None,
 
     settings = replace(DEFAULTS.but(k=body.k, max_tokens=body.max_tokens, style=body.style), evidence_tokens=budget)
     engine = engine_for(llm, index, search=search, lang=question_language(body.question, index), settings=settings,
-                        support=ctx.support)
+                        support=ctx.support, versions=lambda: law_versions(ctx, required=False))
     processor = body.processor.value if body.processor is not None else DEFAULT_PROCESSOR  # the page sends none
     consultation = Consultation(engine=engine, processor=processor)
     consultation.turns = [Turn(t.role.value, t.content) for t in body.history]
@@ -220,9 +220,10 @@ def _free_draft(ctx: AppContext, body: DraftBody, emit: Emit | None, cancel: thr
 def cite(ctx: AppContext, body: CiteBody) -> dict:
     from legalrag.citepredict.service import result_to_dict
     from legalrag.server.streaming import NoModel
-    from legalrag.wiring.judgment import as_of_day
+    from legalrag.laws.versions import check_day
 
-    as_of_day(body.as_of)  # a bad date is a 400 naming as_of, before the model runs
+    if body.as_of:
+        check_day(body.as_of)  # a bad date is a 400 naming as_of, before the model runs
     if ctx.predictor is None:
         raise NoModel("citation prediction needs a citation model and this server has none; start it with "
                       "`legalrag serve --cite-model-dir DIR` (written by `legalrag eval cite --out DIR`)")
@@ -239,7 +240,7 @@ def cite(ctx: AppContext, body: CiteBody) -> dict:
         p["citation"] = citation_label(doc) if doc is not None else p["title"]
     from legalrag.national import CRIMINAL_LAW
     from legalrag.server.routes_law import law_versions
-    from legalrag.wiring.judgment import provision_versions
+    from legalrag.judgment.temporal import provision_versions
 
     criminal = [p["id"] for p in out["provisions"] if p["resolved"] and CRIMINAL_LAW in p["citation"]]
     if criminal:  # the version of each Criminal Law provision in force at the acts (刑法第十二条)

@@ -127,7 +127,10 @@ def router(ctx: AppContext) -> Any:
         if body.as_of is not None:  # a bad date is a 400 (field as_of) before the text is checked
             check_day(body.as_of)
         text, name = check_input(body)
-        report = check_text(text, resolver_for(ctx.index), ctx.support, source=name)
+        from legalrag.retrieval.dated import dated  # as of a past day: the texts in force that day answer
+
+        report = check_text(text, resolver_for(dated(ctx.index, body.as_of) if body.as_of else ctx.index), ctx.support,
+                            source=name)
         out = check_report_to_dict(report)
         if body.annotate == "md":
             out["annotated"] = annotate_markdown(report)

@@ -247,6 +247,10 @@ export function markText(c) {
   else if (mark === 'not_found') parts.push(reasonText(c));
   if (mark === 'repealed' && c.successor) parts.push(t('successor_is', {law: c.successor}));
   if (c.support !== null && c.support !== undefined) parts.push(t('support_score', {p: Number(c.support).toFixed(2)}));
+  // the currency mark beside the support mark (an answer as of a past day): amended, renumbered, repealed, ...
+  const cur = c.currency;
+  if (cur && cur.status !== 'current' && cur.status !== 'unknown')
+    parts.push(t('cur_badge_' + cur.status, {date: cur.changed_on || '', day: cur.as_of || ''}));
   return parts.filter(Boolean).join(' · ');
 }
 

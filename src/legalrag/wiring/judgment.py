@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from legalrag.errors import InputError
 from legalrag.wiring.encoders import make_encoder
@@ -145,19 +145,6 @@ def predict_judgments(predictor: Any, cases: str | Path, library: Any, *, as_of:
 
     return predict_file(predictor, cases, skip_first=skip_first, progress=progress, charge_reader=charge_reader,
                         versions=versions)
-
-
-def provision_versions(provisions: Sequence[str], facts: str, library: Any, *, as_of: str | None = None):
-    """The version of each predicted Criminal Law provision (``cite``'s ids: ``"165"``, ``"133-1"``) in force at
-    the acts (``as_of``, else the dates the facts state), decided as a judgment decides it (刑法第十二条): a
-    ``judgment.temporal.LawVersions``. Ids that are not Criminal Law article numbers (another citation model's
-    provisions) are left out."""
-    import re
-
-    from legalrag.judgment.temporal import acts_of, law_versions
-
-    numbers = [p for p in provisions if re.fullmatch(r"\d+(-\d+)?", str(p))]
-    return law_versions(library, numbers, acts_of(facts, as_of_day(as_of)), facts)
 
 
 def as_of_day(as_of: str | None) -> str | None:

@@ -264,7 +264,7 @@ def test_an_article_the_facts_match_but_the_decision_does_not_apply_is_flagged_w
 
 
 def test_cite_reads_each_predicted_criminal_law_provision_at_the_acts():
-    from legalrag.wiring.judgment import provision_versions
+    from legalrag.judgment.temporal import provision_versions
 
     v = provision_versions(["165", "67", "民法典第五百条"], "2023年5月，" + PRIVATE, LIB)
     assert [a.article for a in v.articles] == ["165", "67"]  # not a Criminal Law article number: left out
