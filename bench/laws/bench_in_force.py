@@ -4,8 +4,10 @@ user would (no --index: the default index of the shipped dated versions).
     nice -n 5 python bench/laws/bench_in_force.py --out bench/results/laws-in-force.json
 
 1. ``ask`` a subscribed-capital question today, and ``--as-of 2020-01-01``: which 公司法 version the quoted basis
-   comes from, whether the answer speaks of the 2023 law's five-year limit; seconds.
-2. ``check --as-of 2022-03-01`` on a text citing 公司法第二十六条: the currency mark (amended, the new number).
+   comes from, whether the answer speaks of the 2023 law's five-year limit, each citation's document and currency
+   mark, the notes on versions held; seconds.
+2. ``check --as-of 2022-03-01`` on a text citing 公司法第二十六条: the text it resolves to (the one in force that
+   day) and the currency mark (amended, the new number).
 3. ``judgment draft --no-llm`` for a private-company manager who ran a competing business (刑法第一百六十五条), acts
    of 2023 and acts after 2024-03-01: which version each applied and the 刑法第十二条 statement.
 The answers use the embedded 1.5B (``--local``, no call cache), so each takes tens of seconds on two cores.
@@ -44,15 +46,20 @@ def ask(as_of: str | None) -> dict:
     return {"as_of": as_of or "today", "seconds": round(seconds, 1),
             "basis": [q["citation"] for q in quotes], "basis_ids": [q["document_id"] for q in quotes],
             "five_years_in_basis": any("五年" in q["quote"] for q in quotes),
-            "answer": (out.get("answer") or "")[:600], "fallback": bool(out.get("fallback"))}
+            "answer": (out.get("answer") or "")[:600], "fallback": bool(out.get("fallback")),
+            "citations": [{"citation": c.get("canonical") or c.get("text"), "document_id": c.get("document_id"),
+                           "mark": c.get("mark"), "currency": (c.get("currency") or {}).get("label")}
+                          for c in out.get("citations") or []],
+            "notes": [n for n in out.get("notes") or [] if "held for" in n]}
 
 
 PAGE = {"section": "laws", "order": 120, "rows": [{
     "configuration": "a fresh install: subscribed capital today / --as-of 2020-01-01; check 公司法第二十六条 as of 2022; "
                      "a 第一百六十五条 draft for acts of 2023 / of 2024",
     "default": True,
-    "result": "basis {ask[0][basis_ids][0]} / {ask[1][basis_ids][0]}; check: {check[currency][0][label]}, now "
-              "第{check[currency][0][new_article]}条; drafts: {drafts[0][rule_165]} / {drafts[1][rule_165]}",
+    "result": "basis {ask[0][basis_ids][0]} / {ask[1][basis_ids][0]} (marked {ask[1][citations][0][currency]}); "
+              "check: {check[resolved_to][0]}, {check[currency][0][label]}, now 第{check[currency][0][new_article]}条; "
+              "drafts: {drafts[0][rule_165]} / {drafts[1][rule_165]}",
     "cost": "ask {ask[0][seconds]} s (1.5B, 2 cores, shared)", "needs": "CPU", "anchor": ""}]}
 
 
@@ -75,7 +82,8 @@ def main(argv=None) -> int:
     if not args.skip_ask:
         rows["ask"] = [ask(None), ask("2020-01-01")]
     checked, seconds = cli("check", "-", "--as-of", "2022-03-01", "--json", stdin=CHECK_TEXT)
-    rows["check"] = {"seconds": round(seconds, 1), "currency": checked.get("currency")}
+    rows["check"] = {"seconds": round(seconds, 1), "currency": checked.get("currency"),
+                     "resolved_to": [c.get("document_id") for c in checked.get("citations") or []]}
     drafts = []
     for when, as_of in (("2023年5月至2023年11月", None), ("2024年4月至2024年10月", None),
                         ("2023年5月至2024年6月", None)):
