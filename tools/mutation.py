@@ -58,7 +58,8 @@ def _neighbour(name: str):
 
 
 _copy, _targets = _neighbour("mutation_copy"), _neighbour("mutation_targets")
-keep_good_copies, metas, prepare = _copy.keep_good_copies, _copy.metas, _copy.prepare
+keep_good_copies, metas, prepare, replace_text = (_copy.keep_good_copies, _copy.metas, _copy.prepare,
+                                                  _copy.replace_text)
 EQUIVALENT, FLAT, MODULES, Target = _targets.EQUIVALENT, _targets.FLAT, _targets.MODULES, _targets.Target
 
 REPO = Path(__file__).resolve().parents[1]
@@ -93,8 +94,7 @@ def write_config(work: Path, target: Target, tests: list[str], timeout_multiplie
     lines += ["pytest_add_cli_args =", "    -q", "    -p", "    no:cacheprovider", "    -x", "    -m",
               f"    {DESELECT}", f"timeout_multiplier = {timeout_multiplier}", "use_git_change_detection = false",
               "process_isolation = forkserver", "forkserver_warmup = collect", ""]
-    (work / "setup.cfg").write_text("\n".join(lines), encoding="utf-8")
-
+    replace_text(work / "setup.cfg", "\n".join(lines))
 
 
 def run_module(name: str, target: Target, *, explicit: list[str] | None, seconds: float, fresh: bool,
@@ -259,7 +259,7 @@ def write_report(runs: dict[str, dict], command: str, baseline: bool = False) ->
                                          "module's niceness is its `nice`",
                             source="docs/lab/testing.md", **fields)
     except ImportError:  # the record helper is part of the package; plain JSON without it
-        RESULTS.write_text(json.dumps({"command": command, **fields}, ensure_ascii=False, indent=1) + "\n")
+        replace_text(RESULTS, json.dumps({"command": command, **fields}, ensure_ascii=False, indent=1) + "\n")
         return fields
 
 

@@ -10,7 +10,9 @@ passes a temporary tree.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 
@@ -98,7 +100,7 @@ def repair_verdicts(work: Path) -> None:
         except ValueError:
             good = meta.with_name(meta.name + ".good")
             if good.exists():
-                shutil.copy2(good, meta)
+                replace_copy(good, meta)
                 print(f"restored {meta.relative_to(work)} from its last good copy")
             else:
                 for p in (meta, meta.with_suffix(""), meta.with_name(meta.name.replace(".meta", ".spans"))):
@@ -112,5 +114,31 @@ def keep_good_copies(work: Path) -> None:
             json.loads(meta.read_text(encoding="utf-8"))
         except (ValueError, OSError):
             continue
-        shutil.copy2(meta, meta.with_name(meta.name + ".good"))
+        replace_copy(meta, meta.with_name(meta.name + ".good"))
+
+
+def replace_text(path: Path, text: str) -> None:
+    """``text`` written to a temporary file beside ``path`` and renamed onto it (``os.replace``): a run stopped
+    mid-write never leaves a torn file (mutmut's config, the report) behind."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def replace_copy(source: Path, path: Path) -> None:
+    """``source`` copied to a temporary file beside ``path`` and renamed onto it: the last good copy of a verdict
+    file is never itself torn by a kill mid-copy."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        shutil.copy2(source, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 

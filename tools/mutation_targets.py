@@ -45,14 +45,16 @@ MODULES: dict[str, Target] = {
     "server.routes_openai": T("src/legalrag/server/routes_openai.py",
                               f"{U}/server/test_routes_openai_limits.py {U}/server/test_routes_openai.py"),
     "answer.evidence": T("src/legalrag/answer/evidence.py", f"{U}/answer/test_evidence.py"),
-    "answer.carry": T("src/legalrag/answer/carry.py", f"{U}/answer/test_carry_rules.py {U}/answer/test_carry.py"),
+    "answer.carry": T("src/legalrag/answer/carry.py",
+                      f"{U}/answer/test_carry_rules.py {U}/answer/test_carry.py {U}/answer/test_carry_mutants.py"),
     "judgment.features": T("src/legalrag/judgment/features.py", f"{U}/judgment/test_features.py"),
     "server.routes_llm": T("src/legalrag/server/routes_llm.py", f"{U}/server/test_app.py"),
     "server.routes_search": T("src/legalrag/server/routes_search.py", f"{U}/server/test_app.py"),
     "answer.engine": T("src/legalrag/answer/engine.py", f"{U}/answer/test_engine.py"),
-    "clauses": T("src/legalrag/clauses.py", f"{U}/test_clauses.py {U}/answer/test_evidence.py"),
+    "clauses": T("src/legalrag/clauses.py",
+                 f"{U}/test_clauses.py {U}/answer/test_evidence.py {U}/test_clauses_mutants.py"),
     "answer.scope": T("src/legalrag/answer/scope.py", f"{U}/answer/test_scope_features.py {U}/answer/test_scope.py"),
-    "answer.basis": T("src/legalrag/answer/basis.py", f"{U}/answer/test_basis.py"),
+    "answer.basis": T("src/legalrag/answer/basis.py", f"{U}/answer/test_basis.py {U}/answer/test_basis_mutants.py"),
     "answer.select": T("src/legalrag/answer/select.py", f"{U}/answer/test_select_files.py {U}/answer/test_select.py"),
     "citecheck.currency": T("src/legalrag/citecheck/currency.py",
                             f"{U}/citecheck/test_currency_lines.py {U}/citecheck/test_currency.py"),
@@ -72,6 +74,8 @@ FLAT = {
     f"{U}/test_national.py": "tests/unit/test_national.py",
     f"{U}/server/test_routes_openai.py": "tests/unit/server/test_routes_openai.py",
     f"{U}/server/test_app.py": "tests/unit/server/test_app.py",
+    f"{U}/answer/test_basis.py": "tests/unit/answer/test_basis.py",
+    f"{U}/test_clauses.py": "tests/unit/test_clauses.py",
 }
 # mutmut's mutant name -> why it cannot be told apart from the original by any caller
 S, M, G = "legalrag.citecheck.support.", "legalrag.citecheck.marks.", "legalrag.answer.guard."
@@ -101,3 +105,24 @@ EQUIVALENT: dict[str, str] = {
     S + "xǁSupportModelǁprobability__mutmut_36": "only probabilities under 2e-22 change: shown as 0.0 and below every "
                                                  "threshold either way",
 }
+BA = "legalrag.answer.basis."
+EQUIVALENT.update({
+    BA + "x__terms__mutmut_1": "default_terms ignores its language: the same terms for None",
+    BA + "x_decisive_quote__mutmut_45": "default_terms ignores its language: the same terms for None",
+    BA + "x__quoted__mutmut_5": "quote() without parts splits the text in the same language: the parts passed",
+    BA + "x__quoted__mutmut_9": "quote() without parts splits the text in the same language: the parts passed",
+    BA + "x__quoted__mutmut_57": "a clause is stripped, so the text up to its end never ends in whitespace: rstrip "
+                                  "changes nothing there and lstrip leaves the end as it is",
+    BA + "x__quoted__mutmut_81": "scores holds one score per clause, so j < len(scores) always holds",
+    BA + "x__quoted__mutmut_82": "scores holds one score per clause, so j <= len(scores) holds where j < len does",
+    BA + "x__quoted__mutmut_83": "scores holds one score per clause: the else value is never used",
+    BA + "x_amounts__mutmut_71": "endswith reads the slice's last character, text[start - 1] in both slices",
+    BA + "x_decisive_quote__mutmut_24": "with an empty body text.find('') is 0, the else value",
+    BA + "x_decisive_quote__mutmut_26": "the stripped text occurs once in the text, so find and rfind agree",
+    BA + "x_decisive_quote__mutmut_41": "Quoted.exceptions defaults to 0",
+    BA + "x_is_claim__mutmut_4": "None or an empty question searched as 'XXXX' matches no claim either",
+    BA + "x_unquoted_note__mutmut_15": "a value never starts at a sentence's end: a sentence ends at a separator or "
+                                        "at the end of the text",
+    "legalrag.clauses.x_clauses__mutmut_46": "the message of an assertion that cannot fail (a clause is a piece of "
+                                             "its line, found from the line's start)",
+})

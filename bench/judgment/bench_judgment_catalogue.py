@@ -5,6 +5,7 @@
     python bench/judgment/bench_judgment_catalogue.py structure [--model-dir judge-structure]
     python bench/judgment/bench_judgment_catalogue.py law-search
     python bench/judgment/bench_judgment_catalogue.py law [--cail $LEGALRAG_DATA/cail2018 --limit N] [--save DIR]
+    python bench/judgment/bench_judgment_catalogue.py law-combined [--cail $LEGALRAG_DATA/cail2018] [--save DIR]
 
 ``catalogue`` counts the charge table built from the charge-name rules. ``circumstances`` measures the
 extractor (``judgment/circumstances.py``) per circumstance against what the gold judgment's reasoning finds
@@ -252,10 +253,22 @@ def cmd_law(args) -> None:
         print(tag, f"{time.perf_counter() - t0:.0f} s", flush=True)
         return docs, cands, preds
 
+    combined = args.what == "law-combined"
+    manager = []
+    if combined:  # the showcase facts of bench/laws/bench_in_force.py (our own written case: never tuned on)
+        sys.path.insert(0, str(REPO / "bench" / "laws"))
+        from bench_in_force import MANAGER
+
+        manager = [MANAGER.format(when=w) for w in ("2023年5月至2023年11月", "2024年4月至2024年10月")]
+    showcase = {"before": [[c.name for c in model.predict(f).charges] for f in manager]}
     before = run("before")
     t0 = time.perf_counter()
-    model.retrain_charges(LawCandidates(encoder, known=seen), judge.facts, progress=False)
+    if combined:
+        model.add_law_model(LawCandidates(encoder, known=seen), judge.facts, progress=False)
+    else:
+        model.retrain_charges(LawCandidates(encoder, known=seen), judge.facts, progress=False)
     retrain_s = time.perf_counter() - t0
+    showcase["after"] = [[c.name for c in model.predict(f).charges] for f in manager]
     model._charge_candidates = recording
     original = type(model)._charge_candidates.__get__(model)
     after = run("after")
@@ -272,7 +285,11 @@ def cmd_law(args) -> None:
     gold_j = {i: list(labels[i].charges) for i in ids}
     gold_c = {c.id: list(c.charges) for c in cail}
     out = {"n_judge": len(ids), "n_cail": len(cail), "seen_charges": len(seen), "retrain_seconds": round(retrain_s, 1),
-           "cv_f1_charge_after": round(model.cv_f1["charge"], 4), "threshold_charge_after": model.thresholds["charge"],
+           "cv_f1_charge_after": round(model.cv_f1["charge_law" if combined else "charge"], 4),
+           "threshold_charge_after": model.thresholds["charge_law" if combined else "charge"],
+           **({"combination": {k: model.thresholds[k] for k in ("charge_law_gate", "charge_law_margin",
+                                                                "charge_law_add")},
+               "showcase_manager_165": showcase} if combined else {}),
            "judge_301": {k: {m: round(reps[k].summary()[m], 4) for m in keys} for k in reps},
            "candidate_recall": {
                "judge_301": {"before": recall(before[1]["judge"], gold_j, seen),
@@ -286,9 +303,12 @@ def cmd_law(args) -> None:
     tests = paired_tests(rows(reps["before"]), rows(reps["after"]), keys)
     print(json.dumps(out, ensure_ascii=False, indent=1))
     print(json.dumps(tests, ensure_ascii=False))
-    result = write_result(RESULTS / "judge-structure-law-candidates.json", out, paired=tests,
-                 name="The structure model deciding over the charge catalogue: the shipped model against its charge "
-                      "model refitted with the law-text candidates (judge-e5 over the 483 charges' articles)",
+    result = write_result(RESULTS / ("judge-structure-law-combined.json" if combined
+                                     else "judge-structure-law-candidates.json"), out, paired=tests,
+                 name="The structure model deciding over the charge catalogue: the shipped model against " + (
+                      "the combined decision (the shipped charge model for seen charges, a law-text charge model for "
+                      "the unseen ones)" if combined else "its charge model refitted with the law-text candidates")
+                      + " (judge-e5 over the 483 charges' articles)",
                  data="JuDGE data/test.json (the 301 evaluation cases"
                       + (f", first {len(ids)} by text_id" if args.n else "") + "); CAIL2018 hold-out of "
                       f"bench/data/cail-split.json ({len(cail)} cases, the first by id)",
@@ -338,7 +358,7 @@ def cmd_law_search(args) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["catalogue", "circumstances", "structure", "law", "law-search"])
+    ap.add_argument("what", choices=["catalogue", "circumstances", "structure", "law", "law-combined", "law-search"])
     ap.add_argument("--save", type=Path, default=None, help="law: write the refitted model here")
     ap.add_argument("--cail", type=Path, default=None, help="law: the CAIL2018 folder (its hold-out too)")
     ap.add_argument("--limit", type=int, default=0)
@@ -347,7 +367,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=0)
     args = ap.parse_args()
     {"catalogue": cmd_catalogue, "circumstances": cmd_circumstances, "structure": cmd_structure,
-     "law": cmd_law,
+     "law": cmd_law, "law-combined": cmd_law,
      "law-search": cmd_law_search}[args.what](args)
 
 

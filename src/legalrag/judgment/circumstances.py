@@ -15,6 +15,20 @@ Rules over the statutory definitions, one per circumstance:
 - 未遂 (第二十三条: 已经着手实行犯罪，由于犯罪分子意志以外的原因而未得逞): the word, or 未得逞 / 意志以外;
 - 认罪认罚 (刑事诉讼法第十五条): the word, or a signed 认罪认罚具结书.
 
+Each finding carries a tier. ``certain``: the facts show what the definition demands, and only these are stated
+in a draft as fact. ``possible``: a cue the definition does not settle, reported (``find_circumstances(...,
+tiers=TIERS)``) but never stated. The definitions decide the tier:
+
+- 自首 is certain for the word, for the 第二款 confession of other crimes, or for a surrender (自动投案, 投案,
+  报警后在现场等候: the 视为自动投案 situations) followed in the facts by a truthful confession (如实供述, 供认;
+  a 主动/自动 surrender also by an admission at trial, 无异议: the 1998 interpretation counts a confession made
+  before the first-instance judgment); a surrender the facts never follow with one is possible;
+- 坦白 is certain for a truthful confession; the bare word without one, or a confession where a possible 自首
+  is found (the third paragraph needs 不具有自首情节), is possible;
+- 认罪认罚 is certain with a signed 具结书 (签署, 签字具结); the bare words are possible;
+- a circumstance's name in the prosecution's or a party's assessment (公诉机关认为, 建议) is possible: the court
+  may not find it.
+
 A mention preceded by a negation (``不构成自首``, ``不能认定为累犯``) does not count. Each found circumstance comes
 with the sentence of the facts that shows it and the statutory provision it engages, so a draft states it
 with its evidence and cites the right paragraph (第六十七条第三款 for 坦白). Facts the rules cannot decide give no
@@ -24,10 +38,11 @@ circumstance: the draft then states none.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Sequence
 
+TIERS = ("certain", "possible")
 NAMES = ("自首", "坦白", "立功", "累犯", "从犯", "未遂", "认罪认罚")
 # the provision each circumstance engages (law, article key, paragraph)
 PROVISIONS: dict[str, tuple[str, str, int | None]] = {
@@ -60,6 +75,12 @@ _RULES: dict[str, re.Pattern] = {
     "未遂": re.compile(r"未遂|未得逞|未能得逞|意志以外"),
     "认罪认罚": re.compile(r"认罪认罚|具结书"),
 }
+# the prosecution's or a party's assessment: a circumstance named there is the court's to find
+_ASSESSED = re.compile(r"公诉机关|检察院|起诉书?|指控|建议|认为|量刑")
+_CONFESSION = re.compile(r"如实供述|如实交代|如实供认|供认|如实陈述")
+# a voluntary surrender (主动, 自动) the defendant later admits in any form, trial included
+_ADMITTED = re.compile(_CONFESSION.pattern + r"|无异议|没有(?:提出)?异议|不持异议|自愿认罪|当庭认罪")
+_SIGNED = re.compile(r"具结")
 _RELEASE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})日[^，。；]{0,6}(?:刑满释放|释放|出狱)")
 _PRISON = re.compile(r"有期徒刑")
 _DATE = re.compile(r"(\d{4})年(\d{1,2})月(?:(\d{1,2})日)?")
@@ -75,7 +96,7 @@ class Circumstance:
     end: int
     matched: str
     defendant: str | None = None  # the defendant its sentence names, when the facts name several
-
+    tier: str = "certain"  # TIERS: only a certain finding is stated in a draft
 
     @property
     def provision(self) -> tuple[str, str, int | None]:
@@ -85,7 +106,7 @@ class Circumstance:
         law, article, para = self.provision
         return {"name": self.name, "sentence": self.sentence, "span": [self.start, self.end],
                 "matched": self.matched, "defendant": self.defendant, "law": law, "article": article,
-                "paragraph": para}
+                "paragraph": para, "tier": self.tier}
 
 
 def _sentences(text: str) -> list[tuple[int, str]]:
@@ -128,10 +149,33 @@ def _defendant(sentence: str, at: int, names: Sequence[str]) -> str | None:
     return inside[0] if len(inside) == 1 else None
 
 
-def find_circumstances(facts: str, defendants: Sequence[str] | None = None) -> list[Circumstance]:
+def _tier(name: str, m: re.Match, sentence: str, rest: str) -> str:
+    """``certain`` or ``possible`` for the match ``m`` of ``name``'s rule in ``sentence``; ``rest``: the facts
+    from the match on (a surrender's confession may come sentences later)."""
+    word = m.group() == name or m.group() in ("自首", "坦白", "立功", "从犯", "认罪认罚")
+    if word and name != "累犯" and name != "未遂" and _ASSESSED.search(sentence) and not (
+            name == "认罪认罚" and _SIGNED.search(sentence)):
+        return "possible"
+    if name == "自首" and m.group() != "自首" and "未掌握" not in m.group():
+        admitted = _ADMITTED if re.match(r"主动|自动", m.group()) else _CONFESSION  # a bare 投案: a confession
+        return "certain" if admitted.search(rest) else "possible"
+    if name == "坦白" and m.group() == "坦白":
+        return "certain" if _CONFESSION.search(sentence) else "possible"
+    if name == "认罪认罚":
+        return "certain" if _SIGNED.search(sentence) else "possible"
+    return "certain"
+
+
+def find_circumstances(facts: str, defendants: Sequence[str] | None = None,
+                       tiers: Sequence[str] = ("certain",)) -> list[Circumstance]:
     """The circumstances of :data:`NAMES` the facts state, in that order, each once per defendant (its first
-    evidence). ``defendants``: the names the facts give (default: ``defendants.defendants_in_facts``); with
-    several, each circumstance carries the one its sentence names (None when it names none)."""
+    certain evidence, else its first possible one). ``tiers``: those returned (default the certain ones, the
+    only ones a draft states; :data:`TIERS` for all). ``defendants``: the names the facts give (default:
+    ``defendants.defendants_in_facts``); with several, each circumstance carries the one its sentence names
+    (None when it names none)."""
+    bad = [t for t in tiers if t not in TIERS]
+    if bad:
+        raise ValueError(f"tiers: unknown tier {bad[0]!r} (expected one of {TIERS})")
     from legalrag.judgment.defendants import defendants_in_facts
 
     text = (facts or "")[:MAX_CHARS]
@@ -147,19 +191,26 @@ def find_circumstances(facts: str, defendants: Sequence[str] | None = None) -> l
                 if _negated(s, m.start()):
                     continue
                 who = _defendant(s, m.start(), names) if several else None
-                if (name, who) not in found:
+                tier = _tier(name, m, s, text[off + m.start():])
+                have = found.get((name, who))
+                if have is None or (have.tier == "possible" and tier == "certain"):
                     found[(name, who)] = Circumstance(name, s.strip(), off + m.start(), off + m.end(), m.group(),
-                                                      who)
-                break
+                                                      who, tier)
+                if tier == "certain":
+                    break
     if not any(n == "累犯" for n, _ in found):
         r = _recidivism(text, sentences)
         if r is not None:
             found[("累犯", None)] = r
-    for name, who in list(found):  # 第六十七条第三款: 坦白 only without 自首
-        if name == "坦白" and (("自首", who) in found or ("自首", None) in found):
-            del found[(name, who)]
+    for name, who in list(found):  # 第六十七条第三款: 坦白 only without 自首; a possible 自首 leaves it possible
+        surrender = [found[k] for k in (("自首", who), ("自首", None)) if k in found]
+        if name == "坦白" and surrender:
+            if any(c.tier == "certain" for c in surrender):
+                del found[(name, who)]
+            else:
+                found[(name, who)] = replace(found[(name, who)], tier="possible")
     order = {n: i for i, n in enumerate(NAMES)}
-    return sorted(found.values(), key=lambda c: (order[c.name], c.start))
+    return sorted((c for c in found.values() if c.tier in tiers), key=lambda c: (order[c.name], c.start))
 
 
 def circumstance_names(facts: str) -> set[str]:

@@ -232,7 +232,7 @@ class JudgmentDrafter:
         """The Criminal Law articles of the charges the facts name or describe (the catalogue's own article of
         each charge its keywords find) and of the circumstances the extractor found (第六十七条 for 坦白)."""
         from legalrag.judgment.charges import by_any_name
-        from legalrag.judgment.circumstances import find_circumstances
+        from legalrag.judgment.circumstances import TIERS, find_circumstances
         from legalrag.judgment.signals import charge_mentions, keyword_positions
 
         catalogue = by_any_name()
@@ -240,7 +240,8 @@ class JudgmentDrafter:
         found = keyword_positions(facts)
         names += sorted(found, key=lambda n: (-len(found[n]), found[n][0]))  # most often described first
         keys = [catalogue[n].article for n in dict.fromkeys(names) if n in catalogue and catalogue[n].article]
-        keys += [c.provision[1] for c in find_circumstances(facts) if c.provision[0] == CRIMINAL_LAW]
+        # the search reads possible findings too (a provision to read, not a circumstance stated)
+        keys += [c.provision[1] for c in find_circumstances(facts, tiers=TIERS) if c.provision[0] == CRIMINAL_LAW]
         by_key = {}
         for d in self._criminal_law():
             key = d.metadata.get("article") or (str(d.id) if str(d.id).replace("-", "").isdigit() else None)

@@ -37,7 +37,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from legalrag.errors import InputError
 from legalrag.judgment.boosting import fit, out_of_fold
 from legalrag.judgment.candidates import GENERAL_PART, CaseRows
-from legalrag.judgment.charge_llm import check_charges
+from legalrag.judgment.charge_decision import add_law_model, choose_charges, fit_law_model, unseen_own_articles
+from legalrag.judgment.charge_decision import renamed_notes  # noqa: F401  (the charge names' notes, used here before)
 from legalrag.judgment.defendants import defendant_rows
 from legalrag.judgment.features import GROUPS, extract_features
 from legalrag.judgment.labels import LabelledCase
@@ -47,25 +48,14 @@ from legalrag.judgment.selection import backward_eliminate, column_index, fold_a
     logloss_cv, nested_check, partial_assignments, partial_weight, penalty_cv, set_f1_cv, set_threshold_cv
 from legalrag.judgment.ranges import AMENDED_ARTICLES, AMENDED_CHARGES, combined_range, statutory_range, \
     statutory_ranges
-from legalrag.judgment.signals import charge_mentions, share
 from legalrag.judgment.circumstances import find_circumstances
-from legalrag.judgment.inputs import check_language, names_no_crime, refuse_no_crime
+from legalrag.judgment.inputs import check_language
 from legalrag.judgment.structure import Amount, Scored, Structure
-from legalrag.judgment.undecided import MIN_DECIDE_CHARS, mark_unseen, undecided
+from legalrag.judgment.undecided import MIN_DECIDE_CHARS, undecided
 from legalrag.types import Document
 
 SIGNALS = ("explicit", "keywords", "neighbours", "citepred", "tables", "statutory", "charge_text")
 SELECTED = ("prison", "fine_present", "fine", "probation", "article")  # models whose feature groups are chosen
-
-
-def renamed_notes(names) -> list[str]:
-    """A note for each charge name the charge-name rules have since replaced (the name a case decided before
-    the change carries), with the current name and the rule."""
-    from legalrag.judgment.charges import by_any_name, by_name
-
-    current, any_name = by_name(), by_any_name()
-    return [f"charge {n} has since been renamed {any_name[n].name} ({any_name[n].source}); the name of the facts' "
-            "time is kept" for n in dict.fromkeys(names) if n not in current and n in any_name]
 
 
 class StructurePredictor(CaseRows):
@@ -254,38 +244,21 @@ class StructurePredictor(CaseRows):
 
     def retrain_charges(self, law, facts: Mapping[str, str] | None = None,
                         progress: bool = False) -> "StructurePredictor":
-        """Refit the charge model with the charges proposed from their law text (``law``: a
+        """Replace the charge model by one fitted with the charges proposed from their law text (``law``: a
         ``law_candidates.LawCandidates``) as candidates and their rank and cosine as two more columns, on the
-        cases with complete labels (the shipped charge model learns from those alone); the other models are
-        kept. The model then decides over every charge of the catalogue the law text proposes, seen in training
-        or not. ``facts``: case id -> facts, for a model saved without its cases' texts (the shipped one)."""
-        import numpy as np
-
-        complete = [c for c in self.cases.values() if c.complete]
-        texts = {c.id: c.facts or (facts or {}).get(c.id, "") for c in complete}
-        missing = [i for i, t in texts.items() if not t]
-        if missing:
-            raise InputError(f"{len(missing)} training cases have no facts (the model was saved without them, e.g. "
-                             f"{missing[0]}); pass facts= with each case id's facts", field="facts")
+        complete cases; the other models are kept. It then decides over every charge the law text proposes,
+        seen in training or not. ``facts``: case id -> facts, for a model saved without its cases' texts."""
+        booster, threshold, cv = fit_law_model(self, law, facts, progress)
         self.law, self.law_columns = law, True
-        it = complete
-        if progress:
-            from tqdm import tqdm
-
-            it = tqdm(complete, desc="charge rows", unit="case")
-        rows, ys, groups = [], [], []
-        for i, c in enumerate(it):
-            ctx = self.context(texts[c.id], c.id)
-            for name, e in self._charge_candidates(ctx).items():
-                rows.append(self._charge_row(ctx, name, e))
-                ys.append(int(name in c.charges))
-                groups.append(i)
-        X, Y, G = np.array(rows, dtype=float), np.array(ys), np.array(groups)
-        _, without_p = partial_assignments(len(complete), 0)
-        self.models["charge"] = fit(X, Y, "binary", self.CHARGE_COLUMNS)
-        self.thresholds["charge"], self.cv_f1["charge"] = set_threshold_cv(
-            X, Y, G, len(complete), self.CHARGE_COLUMNS, without_p[0])
+        self.models["charge"], self.thresholds["charge"], self.cv_f1["charge"] = booster, threshold, cv
         return self
+
+    def add_law_model(self, law, facts: Mapping[str, str] | None = None, progress: bool = False, *,
+                      gate: float | None = None, margin: float | None = None,
+                      add_gate: float | None = None) -> "StructurePredictor":
+        """Keep the charge model and add a second one over the law-text candidates (``charge_decision``), which
+        decides only the charges no training case carries."""
+        return add_law_model(self, law, facts, progress, gate=gate, margin=margin, add_gate=add_gate)
 
     # ------------------------------------------------------------------------------------ predicting
     def predict(self, facts: str, case_id: str | None = None, charge_reader=None) -> Structure:
@@ -301,55 +274,7 @@ class StructurePredictor(CaseRows):
         check_language(facts)
         notes: list[str] = list(extract_features(facts).notes)
         ctx = self.context(facts, case_id)
-        low, reason = False, ""
-        # charges
-        cands = self._charge_candidates(ctx)
-        chosen: list[Scored] = []
-        ranked: list[tuple[str, float]] = []
-        if cands:
-            names = list(cands)
-            probs = self.models["charge"].predict(np.array([self._charge_row(ctx, n, cands[n]) for n in names]))
-            order = sorted(range(len(names)), key=lambda i: -probs[i])
-            ranked = [(names[i], float(probs[i])) for i in order]
-            keep = [i for i in order if probs[i] >= self.thresholds["charge"]] or order[:1]
-            chosen = [Scored(names[i], float(probs[i]), cands[names[i]]) for i in keep]
-            best = cands[names[order[0]]]
-            supported = any(e.get("mentions") or e.get("keyword_positions") for e in cands.values())
-            if names_no_crime(facts, supported):
-                raise refuse_no_crime(facts)
-            if not best.get("mentions") and not best.get("keyword_positions"):
-                low, reason = True, "unsupported"
-                notes.append(f"low confidence in the charge: {names[order[0]]} rests on similar cases or its "
-                             "conduct text only (the facts neither name it nor describe its conduct in known words)")
-            elif probs[order[0]] < 0.5:
-                low, reason = True, "low_p"
-                notes.append(f"low confidence in the charge: best candidate {names[order[0]]} at p={probs[order[0]]:.2f}")
-        else:
-            if names_no_crime(facts, False):
-                raise refuse_no_crime(facts)
-            top = self.charge_counts.most_common(1)[0][0]
-            chosen = [Scored(top, share(self.full.charge_counts, self.full.n, top), {"rule": "most frequent charge in "
-                      "the labelled cases (no candidate found in the facts)"})]
-            low, reason = True, "unsupported"
-            notes.append("no recognisable charge in the facts: the most frequent training charge is given, low confidence")
-        if low and charge_reader is not None and charge_reader.applies(reason):
-            chosen = check_charges(charge_reader, facts, cands, chosen, notes, lambda name, e: float(
-                self.models["charge"].predict(np.array([self._charge_row(ctx, name, e)]))[0]))
-        unlisted = {m.written: m for m in charge_mentions(facts) if not m.name}
-        for written, m in unlisted.items():
-            notes.append(f"charge {written!r} named in the facts is not in the charge list: kept and flagged")
-        extra = tuple(Scored(w, 0.0, {"mentions": [{"text": m.written, "span": [m.start, m.end]}],
-                                      "flag": "not in the charge list"}, listed=False) for w, m in unlisted.items())
-        # a charge of the catalogue proposed from its law text is known even if no training case carries it
-        known = set(self.full.charge_counts) | {n for n, e in cands.items() if "law_rank" in e}
-        chosen, unseen = mark_unseen(chosen, ranked, known, facts, notes)
-        notes += renamed_notes(c.name for c in chosen)
-        for c in chosen:
-            if c.name not in self.full.charge_counts:
-                notes.append(f"charge {c.name} was never seen in training: proposed by the law text of its "
-                             "article in the charge catalogue")
-        extra += unseen
-        low = low or bool(unseen)
+        chosen, ranked, extra, low = choose_charges(self, ctx, facts, notes, charge_reader)
         if len(facts.strip()) < MIN_DECIDE_CHARS:
             return undecided(facts, ranked, tuple(chosen) + extra, ctx, notes)
         charges = [c.name for c in chosen]
@@ -413,20 +338,7 @@ class StructurePredictor(CaseRows):
                          ctx.features, tuple(notes), low, sentences, circumstances=tuple(find_circumstances(facts)))
 
     def _unseen_own_articles(self, chosen: Sequence[Scored], have: set[str]) -> list[Scored]:
-        """The catalogue's article of each chosen charge no training case carries (the article model knows
-        only the articles of the charges it was trained on)."""
-        from legalrag.judgment.charges import by_any_name
-
-        catalogue, out = by_any_name(), []
-        for c in chosen:
-            if c.name in self.full.charge_counts or c.name not in catalogue:
-                continue
-            for n in catalogue[c.name].article_numbers[:1]:
-                if str(n) not in have:
-                    have.add(str(n))
-                    out.append(Scored(str(n), c.prob, {"rule": f"the charge catalogue's article of {c.name}, a "
-                                                                "charge never seen in training"}))
-        return out
+        return unseen_own_articles(self, chosen, have)
 
     def _own_article(self, charge: str) -> tuple[str, str] | None:
         """(article, text) of the article that defines ``charge``: an amended article (``第X条之一``) from the
@@ -472,5 +384,14 @@ class StructurePredictor(CaseRows):
 
     @classmethod
     def load(cls, path: str | Path, statutes: Sequence[Document], encoder=None) -> "StructurePredictor":
-        """Read a model directory (``model_dir.load_structure``)."""
-        return load_structure(cls, path, statutes, encoder)
+        """Read a model directory (``model_dir.load_structure``); a model with a law-text charge model
+        (``charge_law``) proposes the catalogue's charges with its encoder."""
+        model = load_structure(cls, path, statutes, encoder)
+        if "charge_law" in model.models and model.law is None:
+            if encoder is None:
+                raise InputError("this structure model proposes charges from their law text with its encoder; load "
+                                 "it with the encoder its manifest names", path=str(path))
+            from legalrag.judgment.law_candidates import LawCandidates
+
+            model.law = LawCandidates(encoder, known=model.charge_counts)
+        return model

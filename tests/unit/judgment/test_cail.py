@@ -146,7 +146,9 @@ def test_a_draft_never_states_a_circumstance_the_facts_do_not_support():
     assert not unsupported_circumstances(grounded, facts)
     # a circumstance the facts state is kept, and a negated mention states nothing
     assert not unsupported_circumstances("被告人不构成自首。", facts)
-    assert ground_reasoning("本院认为，被告人主动投案，系自首。", "被告人李某作案后主动投案。")[1] == []
+    assert ground_reasoning("本院认为，被告人主动投案，系自首。", "被告人李某作案后主动投案，如实供述了犯罪事实。")[1] == []
+    # a surrender with no confession is a possible 自首 only: a draft does not state it
+    assert ground_reasoning("本院认为，被告人主动投案，系自首。", "被告人李某作案后主动投案。")[1] == ["自首"]
 
 
 def test_heading_names_come_from_the_facts_or_are_marked_placeholders():

@@ -90,6 +90,9 @@ def train_judge_structure(
     split: Optional[Path] = typer.Option(None, "--cail-split", help=SPLIT_HELP),
     progress: ProgressOption = True,
     option: List[str] = option_list(JudgeStructureOptions, "The recipe's settings, KEY=VALUE, repeatable"),
+    law_model: bool = typer.Option(True, "--law-model/--no-law-model", help="Add the law-text charge model that "
+                                   "decides the charges no training case carries (needs --index's encoder; as "
+                                   "shipped)."),
 ) -> None:
     """The judge-structure model's recipe: charges, articles, prison, fine and probation models trained on JuDGE's
     first 200 cases (and the CAIL2018 training part), with the citation signal of --retriever."""
@@ -100,6 +103,8 @@ def train_judge_structure(
     idx = root(ctx).index(index) if index is not None else None
     model = judge_structure(judge, out, index=idx, retriever=retriever, cail=cail_split, **opts.model_dump(),
                             command=command_line(ctx), progress=progress)
+    if law_model and model.encoder is not None:
+        add_law_to_saved(model, judge, out, progress)
     typer.echo(f"trained on {len(model.cases)} cases ({len(model.skipped)} skipped: judgment unreadable); "
                f"thresholds {model.thresholds}; saved to {out}")
 
@@ -128,3 +133,79 @@ def train_judge_cite(
     typer.echo(f"trained on {len(res.train_cases)} cases ({len(cail_split.train) if cail_split else 0} CAIL cases in "
                f"the memory); set model depth {res.set_model.depth}; saved {stage} with threshold "
                f"{res.saved_threshold} to {out}")
+
+
+@train_app.command("judge-structure-law")
+def train_judge_structure_law(
+    ctx: typer.Context,
+    data: Path = typer.Option(..., "--data", help=JUDGE_DATA_HELP),
+    model: str = typer.Option("judge-structure", "--model", help="The structure model to extend: a model "
+                              "directory or a shipped model's name."),
+    out: Path = typer.Option(..., "--out", help="Model directory to write (replaced atomically)."),
+    gate: Optional[float] = typer.Option(None, "--gate", help="Least probability of an unseen charge."),
+    margin: Optional[float] = typer.Option(None, "--margin", help="How far an unseen charge must outrank every "
+                                           "seen one to replace the top charge."),
+    add_gate: Optional[float] = typer.Option(None, "--add-gate", help="Least probability to add an unseen charge "
+                                             "that does not replace the top one (above 1: never)."),
+    progress: ProgressOption = True,
+) -> None:
+    """Add the law-text charge model to a judge-structure model (``judgment.charge_decision``): its charge model
+    keeps deciding the charges seen in training, the new one (fitted on JuDGE's first 200 cases over the charge
+    catalogue's law-text candidates) decides only the charges no training case carries."""
+    import json
+
+    from legalrag.judgment.law_candidates import LawCandidates
+    from legalrag.judgment.predict import StructurePredictor
+    from legalrag.shipped import model_dir
+    from legalrag.wiring import make_encoder
+
+    judge = load_judge_only(data)
+    path = model_dir(model, "judgment-model")
+    man = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+    encoder = make_encoder(man.get("encoder_spec")) if man.get("encoder") else None
+    if encoder is None:
+        from legalrag.errors import InputError
+
+        raise InputError("the law-text candidates need the structure model's encoder; this model has none",
+                         path=str(path))
+    predictor = StructurePredictor.load(path, judge.statutes, encoder)
+    predictor.add_law_model(LawCandidates(encoder, known=predictor.charge_counts), judge.facts, progress,
+                            gate=gate, margin=margin, add_gate=add_gate)
+    keep = {k: man[k] for k in ("trained_on", "n_judge_cases", "n_cail_cases", "cail_dropped_overlapping_judge_eval",
+                                "n_cail_cases_with_rows", "train_seconds", "encoder_spec", "excluded_from_set_model",
+                                "command", "partial_rows", "citepred") if k in man}
+    keep["cv_f1"] = {**man.get("cv_f1", {}), **predictor.cv_f1}
+    predictor.save(out, keep,
+                   case_texts=False)
+    saved = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    if saved.get("citepred") is None and man.get("citepred") is not None:  # a loaded pipeline has no CV record
+        tmp = out / "manifest.json.tmp"
+        tmp.write_text(json.dumps({**saved, "citepred": man["citepred"]}, ensure_ascii=False, indent=2),
+                       encoding="utf-8")
+        tmp.replace(out / "manifest.json")
+    typer.echo(f"law-text charge model added (CV F1 {predictor.cv_f1['charge_law']:.4f}); thresholds "
+               f"{ {k: v for k, v in predictor.thresholds.items() if k.startswith('charge_law')} }; saved to {out}")
+
+
+def load_judge_only(data: Path):
+    from legalrag.training.recipes import load_judge
+
+    return load_judge(data)
+
+
+def add_law_to_saved(model, judge, out: Path, progress: bool = False) -> None:
+    """Fit the law-text charge model beside ``model``'s (saved in ``out``) and write it there: its LightGBM
+    file and its thresholds and CV F1 in the manifest, each file replaced atomically."""
+    import json
+
+    from legalrag.judgment.law_candidates import LawCandidates
+
+    model.add_law_model(LawCandidates(model.encoder, known=model.charge_counts), judge.facts, progress)
+    tmp = out / "charge_law.lgb.txt.tmp"
+    model.models["charge_law"].save_model(str(tmp))
+    tmp.replace(out / "charge_law.lgb.txt")
+    man = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    man["thresholds"], man["cv_f1"] = {**man["thresholds"], **model.thresholds}, {**man["cv_f1"], **model.cv_f1}
+    tmp = out / "manifest.json.tmp"
+    tmp.write_text(json.dumps(man, ensure_ascii=False, indent=2), encoding="utf-8")
+    tmp.replace(out / "manifest.json")
