@@ -24,7 +24,8 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
-    from legalrag.answer.engine import DEFAULTS, build_messages
+    from legalrag.answer.engine import DEFAULTS
+    from legalrag.answer.prompt import build_messages
     from legalrag.retrieval.pipeline import build_pipeline
     from legalrag.wiring import Root, make_llm
 

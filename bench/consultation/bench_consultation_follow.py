@@ -232,7 +232,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from legalrag.answer.carry import FollowUp, cited_documents
-    from legalrag.answer.engine import resolver_for
+    from legalrag.answer.per_index import resolver_for
     from legalrag.answer.processors import ContextFusion, all_questions, last_question
     from legalrag.wiring import Root
 

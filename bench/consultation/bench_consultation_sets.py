@@ -170,7 +170,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from legalrag.answer.carry import cited_documents
-    from legalrag.answer.engine import resolver_for
+    from legalrag.answer.per_index import resolver_for
     from legalrag.evaluation.record import paired, write_result
     from legalrag.types import Hit
     from legalrag.wiring import Root

@@ -34,7 +34,7 @@ def _subprocess_seconds(code: str, reps: int = 3) -> float:
 
 def _messages(question, hits, lang):
     """The answer prompt as `legalrag ask` builds it (the answer engine's defaults)."""
-    from legalrag.answer.engine import build_messages
+    from legalrag.answer.prompt import build_messages
 
     return build_messages(question, hits, lang=lang)[0]
 
@@ -55,7 +55,8 @@ def main() -> None:
     phases["import_cli_s"] = _subprocess_seconds("import legalrag.cli") - phases["python_start_s"]
 
     t = time.perf_counter()
-    from legalrag.answer.engine import question_language, resolver_for
+    from legalrag.answer.engine import question_language
+    from legalrag.answer.per_index import resolver_for
     from legalrag.llm.base import ChatRequest
     from legalrag.retrieval.index import open_index
     from legalrag.retrieval.pipeline import build_pipeline

@@ -141,7 +141,7 @@ class Legalrag:
 
     def warm_up(self) -> Legalrag:
         """Open the index, its citation resolver and the answer model now rather than on the first question."""
-        from legalrag.answer.engine import resolver_for
+        from legalrag.answer.per_index import resolver_for
 
         resolver_for(self.index)
         self.answer_llm()
@@ -233,7 +233,7 @@ class Legalrag:
         """Every citation of ``text`` resolved against the index and marked supported, exists, not found,
         repealed or no corpus (``legalrag check``); ``support`` is ``full`` (the shipped stard-e5's cosine and the
         lexical scores) or ``lexical`` (no encoder)."""
-        from legalrag.answer.engine import resolver_for
+        from legalrag.answer.per_index import resolver_for
         from legalrag.citecheck.checker import check_text
         from legalrag.wiring import make_support_scorer
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from legalrag.errors import InputError
-from legalrag.answer.engine import check_turns
+from legalrag.answer.prompt import check_turns
 from legalrag.types import Document, Hit, Search, Turn
 
 Cited = Callable[[str], Sequence[Document]]

@@ -18,30 +18,25 @@ states that no quote gives is marked not from the law (``Answer.not_from_law``);
 time cap (``AnswerSettings.time_cap_s``) stop generation, and the answer says so. ``timings["first_output_s"]``
 is when the basis was shown.
 
-The other prompts (``prompts/answer.md`` with no articles, or the shorter ``answer_brief.md``) put the fixed instructions first (a
-runtime's prompt cache keeps them between calls), then the dialogue so far, the evidence and the question. Each
-article enters the prompt cut to the clauses that match the query, within ``evidence_tokens``; when the prompt
-still does not fit the model's context, the evidence budget halves, then the lowest-ranked articles drop
-(each step recorded in the trajectory).
+The steps have their own modules: the prompt (:mod:`legalrag.answer.prompt`), the model's calls
+(:mod:`legalrag.answer.generation`), the guided answer's basis and checks (:mod:`legalrag.answer.guided`), and what
+is built once per opened index (:mod:`legalrag.answer.per_index`).
 """
 
 from __future__ import annotations
 
-import re
 import threading
 import time
-import weakref
 from typing import Any, Callable, Iterable, Sequence
 
-from legalrag.citecheck import citation_label
+from legalrag.answer.generation import generate, translate
+from legalrag.answer.guided import basis_head, checked_answer, choose_basis, quoted_citations, shown_sources
+from legalrag.answer.per_index import SELECTOR_MIN_ARTICLES, resolver_for, shipped_selector
+from legalrag.answer.prompt import history_text
 from legalrag.errors import InputError
 from legalrag.lang import detect_language
-from legalrag.llm.base import LLM, ChatRequest, PromptTooLongError
-from legalrag.types import DEFAULTS, STYLES, Answer, AnswerSettings, Hit, Search, Step, Turn, Usage
-
-_RESOLVERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
-_RESOLVER_LOCK = threading.RLock()
-_DATED_RESOLVERS: dict[tuple[Any, str], Any] = {}  # (index, day) -> the resolver of the texts in force that day
+from legalrag.llm.base import LLM
+from legalrag.types import DEFAULTS, Answer, AnswerSettings, Hit, Search, Step, Turn, Usage
 
 
 def question_language(question: str, index: Any = None) -> str:
@@ -55,148 +50,6 @@ def answer_language(question: str, default: str = "zh") -> str:
     if not any(ch.isalpha() for ch in question):
         return default
     return detect_language(question)
-
-
-def format_sources(hits: Sequence[Hit], max_chars: int) -> str:
-    blocks = []
-    for i, h in enumerate(hits, 1):
-        text = " ".join(h.document.text.split())
-        if len(text) > max_chars:
-            text = text[:max_chars] + "…"
-        blocks.append(f"[{i}] {citation_label(h.document)}\n{text}")
-    return "\n\n".join(blocks)
-
-
-def resolver_for(index: Any) -> Any:
-    """The citation resolver of an index's corpus, built once per opened index. An index read as of a past day
-    (``retrieval.dated.DatedIndex`` with ``as_of``) resolves to the texts in force that day, built once per day
-    (the last few days kept)."""
-    from legalrag.citecheck import CitationResolver
-
-    day = getattr(index, "as_of", None)
-    if day:
-        from legalrag.laws.select import in_force_filter
-
-        key = (getattr(index, "base", index), day)
-        with _RESOLVER_LOCK:
-            if key not in _DATED_RESOLVERS:
-                _DATED_RESOLVERS[key] = CitationResolver.from_documents(index.documents, keep=in_force_filter(day))
-                while len(_DATED_RESOLVERS) > 8:
-                    _DATED_RESOLVERS.pop(next(iter(_DATED_RESOLVERS)))
-            return _DATED_RESOLVERS[key]
-    with _RESOLVER_LOCK:  # one build per index, even when a request and a warm-up thread ask together
-        try:
-            return _RESOLVERS[index]
-        except (KeyError, TypeError):
-            pass
-        resolver = CitationResolver.from_documents(index.documents)
-        try:
-            _RESOLVERS[index] = resolver
-        except TypeError:
-            pass
-        return resolver
-
-
-ROLE_LABELS = {"zh": {"user": "用户", "assistant": "助手"}, "en": {"user": "User", "assistant": "Assistant"}}
-
-
-def check_turns(turns: Sequence[Turn]) -> list[Turn]:
-    turns = list(turns)
-    for i, t in enumerate(turns):
-        if t.role not in ("user", "assistant"):
-            raise InputError(f"turn {i + 1} has role {t.role!r}; use 'user' or 'assistant'")
-    if not any(t.role == "user" and t.content.strip() for t in turns):
-        raise InputError("the conversation has no user question")
-    return turns
-
-
-def full_context(turns: Sequence[Turn], lang: str = "zh", max_chars: int = 2000) -> str:
-    """Every turn labelled by role; older turns are dropped first when over ``max_chars``."""
-    labels = ROLE_LABELS.get(lang, ROLE_LABELS["en"])
-    lines = [f"{labels[t.role]}: {' '.join(t.content.split())}" for t in check_turns(turns) if t.content.strip()]
-    while len(lines) > 1 and sum(len(x) + 1 for x in lines) > max_chars:
-        lines.pop(0)
-    return "\n".join(lines)
-
-
-def history_text(turns: Sequence[Turn], lang: str, max_chars: int) -> str:
-    return full_context(turns, lang, max_chars) if turns else ""
-
-
-def build_messages(question: str, hits: Sequence[Hit], *, lang: str, settings: AnswerSettings = DEFAULTS,
-                   history: str = "", query: str | None = None, n_ctx: int | None = None,
-                   terms: Callable[[str], list[str]] | None = None,
-                   basis: Any = None) -> tuple[list[dict[str, str]], list[Step]]:
-    """The answer prompt and the steps that record how it was fitted: with ``n_ctx`` known, a question too long
-    for the context is cut (noted) and the evidence budget shrinks to what is left. Evidence is selected
-    against ``query`` (the processor's standalone question in a consultation; default the question). With a
-    quoted ``basis`` (``answer.basis.Basis``) the evidence is its quotes only (``prompts/answer_quoted.md``)."""
-    from legalrag.answer.evidence import MIN_EVIDENCE_ROOM, keep_last_tokens, prompt_evidence
-    from legalrag.llm.tokens import estimate_message_tokens, estimate_tokens
-    from legalrag.prompts import load_prompt
-
-    prompt = load_prompt(QUOTED_PROMPT if basis is not None else STYLES[settings.style])
-    steps: list[Step] = []
-    room = None
-    if n_ctx:
-        fixed = estimate_message_tokens(prompt.render(question="", sources="x", history=history, language=lang))
-        room = n_ctx - settings.max_tokens - fixed
-        reserve = MIN_EVIDENCE_ROOM if hits else 0  # one short piece of evidence with its article name
-        q_tokens = estimate_tokens(question)
-        if q_tokens > room - reserve:
-            keep = max(16, room - reserve)
-            note = (f"the question was cut from about {q_tokens} to its last {keep} tokens to fit the model's "
-                    f"context of {n_ctx} tokens (with max_tokens {settings.max_tokens}); ask a shorter question or use a "
-                    "model with a larger context")
-            steps.append(Step("answer", "cut_question", input=q_tokens, output=note))
-            question, q_tokens = keep_last_tokens(question, keep), keep  # the question is at a paste's end
-        room -= q_tokens
-    if basis is not None:
-        from legalrag.answer.basis import prompt_quotes
-        from legalrag.answer.evidence import select_evidence
-
-        if hits and settings.evidence_tokens is not None:  # a budget too small for any evidence is refused alike
-            select_evidence(query or question, list(hits)[:1], budget=settings.evidence_tokens, label=lambda h: citation_label(h.document), lang=lang,
-                            setting="evidence_tokens (--evidence-tokens)")
-        sources = prompt_quotes(basis)
-    elif not hits:
-        sources = ""
-    elif settings.evidence_tokens is None:
-        sources = format_sources(hits, settings.max_article_chars)
-    else:
-        sources, step = prompt_evidence(query or question, hits, budget=settings.evidence_tokens, lang=lang,
-                                        agent="answer", room=room, terms=terms)
-        steps.append(step)
-    return prompt.render(question=question, sources=sources, history=history, language=lang), steps
-
-
-QUOTED_PROMPT = "answer_quoted"  # the guided answer around a quoted basis: conclusion, steps, when to see a lawyer
-_CONCLUSION = re.compile(r"(?:结论|Conclusion)\s*[:：]\s*(.+)", re.I)
-
-
-def conclusion_of(text: str) -> str:
-    """The conclusion an answer states on its ``结论：`` line ("" when it has none: a text that states no
-    conclusion line is not judged, it is marked like any answer's citations)."""
-    m = _CONCLUSION.search(text)
-    return m.group(1).strip()[:300] if m else ""
-
-
-def basis_head(basis: Any, lang: str) -> str:
-    """The printed basis at the head of an answer (with the line break after it)."""
-    from legalrag.answer.basis import basis_block
-
-    return basis_block(basis, lang) + "\n"
-
-
-def _shown(candidates: Sequence[Hit], basis: Any, k: int) -> list[Hit]:
-    """The articles an answer shows as its sources (``k`` of them): the articles of its basis first, in the basis's
-    order, then the best-ranked other candidates."""
-    if basis is None:
-        return list(candidates[:k])
-    by_id = {h.id: h for h in candidates}
-    first = [by_id[i] for i in basis.ids if i in by_id]
-    taken = {h.id for h in first}
-    return first + [h for h in candidates if h.id not in taken][:max(0, k - len(first))]
 
 
 class AnswerEngine:
@@ -331,8 +184,9 @@ class AnswerEngine:
         basis = None
         if quoted and candidates:
             # chosen and quoted against what was searched (a question in another language: its translation)
-            basis = self._basis(search_query or query or question, candidates, selector, lang, s, steps)
-        hits = _shown(candidates, basis, s.k)
+            basis = choose_basis(search_query or query or question, candidates, selector, s, steps,
+                                 corpus_lang=self.corpus_lang, find_limitation=self.limitation)
+        hits = shown_sources(candidates, basis, s.k)
         if on_retrieved is not None:
             on_retrieved(query or question, hits)
         t1 = time.perf_counter()
@@ -356,20 +210,20 @@ class AnswerEngine:
                 if on_text is not None:
                     on_text(basis_head(basis, lang))
                 first_output = time.perf_counter()
-            result, gen_steps, gen = self._generate(question, hits, lang, s, history_block, query, on_text, basis)
+            result, gen_steps, gen = generate(self.llm, question, hits, lang, s, history_block, query, on_text, basis)
             steps += gen_steps
             hits = gen["hits"]
             text = result.text.strip()
             if basis is not None:
-                text, fallback, not_from_law = self._checked(question, text, head, basis, lang, steps, on_text,
-                                                             result.finish_reason)
+                text, fallback, not_from_law = checked_answer(self.support, question, text, head, basis, lang, steps,
+                                                              on_text, result.finish_reason)
         t2 = time.perf_counter()
         retrieved_ids = [h.id for h in candidates] + basis.ids if basis is not None else [h.id for h in hits]
         if basis is None:
             citations = tuple(mark_citations(text, self.resolver, self.support, retrieved_ids))
         else:  # the quoted articles are marked as quoted; the model's own citations are checked as any answer's
             body = "" if fallback else text[len(basis_head(basis, lang)):]
-            citations = tuple(self._quoted_citations(basis)) + tuple(
+            citations = tuple(quoted_citations(basis, lambda: self.resolver)) + tuple(
                 mark_citations(body, self.resolver, self.support, retrieved_ids) if body.strip() else ())
         citations = self._current(citations)
         t3 = time.perf_counter()
@@ -402,27 +256,6 @@ class AnswerEngine:
             if callable(self._versions) and not hasattr(self._versions, "law"):
                 self._versions = self._versions()
         return with_currency(citations, self._versions, self.as_of)
-
-    # -- the quoted basis ------------------------------------------------------------------------------------
-
-    def _quoted_citations(self, basis: Any) -> list[Any]:
-        """One citation per quoted article, resolved like any citation, marked ``supported`` with the reason
-        ``quoted``: its claim is its own article's text (not a judgement of the support model)."""
-        from dataclasses import replace as _replace
-
-        from legalrag.citecheck.marks import explain_all
-
-        out = []
-        for q in basis.quotes:
-            found = explain_all(q.citation, self.resolver)
-            if not found:
-                continue
-            c = found[0].citation
-            if c.resolved and c.document_id == q.document_id:
-                c = _replace(c, in_retrieved=True, mark="supported", mark_reason="quoted", claim=q.text)
-            out.append(c)
-        return out
-
     def selector(self, steps: list[Step] | None = None) -> Any:
         """The decisive-article selector, made on first use; None (with a ``select`` step saying why, and the
         fix) when it cannot be loaded: the answer then follows the retrieval order."""
@@ -449,89 +282,6 @@ class AnswerEngine:
                 except Exception:  # a corpus without it: no limitation article is added
                     self._limitation = None
             return self._limitation
-
-    def _basis(self, question: str, hits: list[Hit], selector: Any, lang: str, s: AnswerSettings,
-               steps: list[Step]) -> Any:
-        from legalrag.answer.basis import build_basis, is_claim
-
-        selection = None
-        if selector is not None:
-            try:
-                selection = selector.select(question, hits, k=s.basis_articles)
-            except Exception as exc:  # a selector that fails on this question: the retrieval order, said so
-                steps.append(Step("select", "select", input=question, error=f"the selector failed ({exc}); the "
-                                  "legal basis follows the retrieval order"))
-            else:
-                steps.append(Step("select", "select", input={"candidates": len(hits), "threshold": selection.threshold},
-                                  output=[{"id": d.hit.id, "probability": round(d.probability, 4), "rank": d.rank}
-                                          for d in selection.ranked[:10]], seconds=selection.seconds))
-        limitation = self.limitation() if is_claim(question) else None
-        basis = build_basis(question, hits, selection, lang=self.corpus_lang, limitation=limitation,
-                            k=s.basis_articles)  # clauses split in the corpus language
-        steps.append(Step("answer", "basis", input={"selected": basis.selected, "low": basis.low},
-                          output=[{"id": q.document_id, "citation": q.citation, "role": q.role,
-                                   "probability": q.probability, "spans": [list(x) for x in q.spans]}
-                                  for q in basis.quotes]))
-        return basis
-
-    def _checked(self, question: str, text: str, head: str, basis: Any, lang: str, steps: list[Step],
-                 on_text: Callable[[str], None] | None, finish: str) -> tuple[str, str, list[str]]:
-        """The model's part checked against the quotes: a conclusion the quotes do not support gives the honest
-        fallback; each period or amount no quote gives is marked; a loop or a time cap that cut the text is
-        said. Returns the answer's text, the fallback reason (or "") and the marked amounts."""
-        from legalrag.answer.basis import fallback_text, unquoted_amounts, unquoted_note
-        from legalrag.llm.stream import FINISH_LOOP, FINISH_TIME
-
-        quotes = [q.text for q in basis.quotes]
-        conclusion = conclusion_of(text)
-        if conclusion:
-            supported, _ = self._supports(conclusion, quotes, steps)
-            if supported is False:
-                from dataclasses import replace as _replace
-
-                related = _replace(basis, quotes=tuple(_replace(q, role="related") for q in basis.quotes))
-                out = fallback_text(related, lang, "not_supported")
-                steps.append(Step("answer", "fallback", input=conclusion, output="not_supported"))
-                if on_text is not None:
-                    on_text("\n\n" + ("〔上面的结论不能由所引法条得出，已撤回；下面是最相关的法条和需要核对的事项。〕\n"
-                                      if lang == "zh" else "[The conclusion above does not follow from the quoted "
-                                      "provisions and is withdrawn; the most relevant provisions and what to check "
-                                      "follow.]\n"))
-                return out, "not_supported", []
-        notes = []
-        if finish == FINISH_LOOP:
-            notes.append("〔回答开始重复同一句话，已在此截断。〕" if lang == "zh" else
-                         "[The answer started repeating itself and was cut here.]")
-        elif finish == FINISH_TIME:
-            notes.append("〔回答超过了时间上限，已在此截断。〕" if lang == "zh" else
-                         "[The answer ran past its time limit and was cut here.]")
-        found = unquoted_amounts(text, quotes, question)
-        note = unquoted_note(found, text, lang)
-        if found:
-            steps.append(Step("answer", "not_from_law", input=quotes, output=[a.text for a in found]))
-            notes.append(note)
-        tail = "\n\n" + "\n".join(notes) if notes else ""
-        if tail and on_text is not None:
-            on_text(tail)
-        return head + "\n" + text + tail, "", [a.text for a in found]
-
-    def _supports(self, conclusion: str, quotes: list[str], steps: list[Step]) -> tuple[bool | None, float]:
-        """Whether the support model says one of the quotes supports the conclusion (None: it could not say)."""
-        t0 = time.perf_counter()
-        try:
-            from legalrag.answer.basis import CONCLUSION_FLOOR
-
-            pairs = [(conclusion, q) for q in quotes] + [(conclusion, "".join(quotes))]
-            probs = [float(p) for p in self.support.scores(pairs)]
-            threshold = CONCLUSION_FLOOR  # a conclusion paraphrases its quotes: the floor, not the marks' threshold
-        except Exception as exc:  # the support model failed: the conclusion is kept, the check recorded as failed
-            steps.append(Step("answer", "support_conclusion", input=conclusion, error=f"not checked: {exc}",
-                              seconds=time.perf_counter() - t0))
-            return None, 0.0
-        best = max(probs) if probs else 0.0
-        steps.append(Step("answer", "support_conclusion", input=conclusion,
-                          output={"support": round(best, 4), "threshold": threshold}, seconds=time.perf_counter() - t0))
-        return best >= threshold, best
 
     def _declined(self, question: str, verdict: Any, steps: list[Step], usage: Usage, t0: float,
                   on_text: Callable[[str], None] | None, hits: Sequence[Hit] = ()) -> Answer:
@@ -562,76 +312,8 @@ class AnswerEngine:
         return self._translate(text, steps)
 
     def _translate(self, text: str, steps: list[Step]) -> tuple[str, Usage]:
-        """``text`` in the corpus's language, by the model (one short call); the text itself when the model
-        returns nothing usable."""
-        from legalrag.prompts import load_prompt
-
-        t0 = time.perf_counter()
-        messages = load_prompt("translate_query").render(text=text[:2000], language=self.corpus_lang)
-        result = self.llm.chat(ChatRequest(messages=tuple(messages), max_tokens=200, temperature=0.0, seed=0))
-        out = " ".join(result.text.strip().strip('"“”').split())
-        # a translation, not an answer: in the corpus's language and not far shorter than the text (a CJK
-        # character carries about as much as four Latin letters)
-        ok = bool(out) and detect_language(out) == self.corpus_lang and len(out) * (4 if self.corpus_lang == "zh"
-                                                                                     else 1) >= len(text) / 3
-        steps.append(Step("answer", "translate", input=text, output=out if ok else None,
-                          seconds=time.perf_counter() - t0, tokens=result.prompt_tokens + result.completion_tokens,
-                          error=None if ok else "the translation was not in the corpus's language; searched as asked"))
-        return (out if ok else text), Usage.of(result, time.perf_counter() - t0)
-
-    def _generate(self, question: str, hits: list[Hit], lang: str, s: AnswerSettings, history: str,
-                  query: str | None, on_text: Callable[[str], None] | None,
-                  basis: Any = None) -> tuple[Any, list[Step], dict]:
-        """The model's answer (cut at a repeated-line loop or at ``s.time_cap_s``); on a prompt too long for the
-        context: halve the evidence, then drop the lowest-ranked articles, then shorten whole articles (a
-        quoted basis is short: its prompt is sent as it is)."""
-        from legalrag.llm.stream import stream_chat
-
-        steps: list[Step] = []
-        n_ctx = getattr(self.llm, "n_ctx", None)
-        n_ctx = n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else None
-        while True:
-            messages, prep = build_messages(question, hits, lang=lang, settings=s, history=history, query=query,
-                                            n_ctx=n_ctx, basis=basis)
-            first: list[float] = []
-
-            def on_piece(piece: str) -> None:
-                if not first:
-                    first.append(time.perf_counter())
-                if on_text is not None:
-                    on_text(piece)
-
-            t0 = time.perf_counter()
-            request = ChatRequest(messages=tuple(messages), max_tokens=s.max_tokens, temperature=s.temperature,
-                                  seed=s.seed)
-            try:
-                result = stream_chat(self.llm, request, on_piece, time_cap_s=s.time_cap_s, cut_loops=True)
-            except PromptTooLongError as exc:
-                if basis is not None:
-                    raise
-                if s.evidence_tokens is not None and s.evidence_tokens > 2 * 64:
-                    s = s.but(evidence_tokens=s.evidence_tokens // 2)
-                    steps.append(Step("answer", "shrink_evidence", input=s.evidence_tokens, output=str(exc)))
-                elif len(hits) > 1:
-                    steps.append(Step("answer", "drop_source", input=hits.pop().id, output=str(exc)))
-                elif s.evidence_tokens is None and s.max_article_chars > 100:
-                    s = s.but(max_article_chars=s.max_article_chars // 2)
-                    steps.append(Step("answer", "shorten_sources", input=s.max_article_chars, output=str(exc)))
-                else:
-                    raise
-                continue
-            t1 = time.perf_counter()
-            steps += prep
-            steps.append(Step("answer", "generate", input={"sources": basis.ids if basis is not None else
-                                                           [h.id for h in hits], "lang": lang},
-                              output=result.text, seconds=t1 - t0,
-                              tokens=result.prompt_tokens + result.completion_tokens,
-                              error={"loop": "stopped: the answer repeated a line",
-                                     "time_cap": f"stopped after the time cap of {s.time_cap_s:g} s"}.get(
-                                         result.finish_reason)))
-            return result, steps, {"ttft_s": (first[0] if first else t1) - t0, "runtime": dict(result.timings),
-                                   "hits": hits}
-
+        """``text`` in the corpus's language, by the model (:func:`legalrag.answer.generation.translate`)."""
+        return translate(self.llm, self.corpus_lang, text, steps)
 
 def engine_for(llm: LLM, index: Any = None, *, retriever: str | None = None, search: Search | None = None,
                filter: Any = None, resolver: Any = None, documents: Iterable[Any] | None = None,
@@ -689,42 +371,3 @@ def engine_for(llm: LLM, index: Any = None, *, retriever: str | None = None, sea
     return AnswerEngine(llm, search, resolver=resolver, lang=lang, settings=settings, support=support,
                         corpus_lang=corpus, min_score=min_score, selector=selector, limitation=limitation,
                         as_of=getattr(index, "as_of", None), versions=versions)
-
-
-_SELECTORS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
-# the shipped selector learned its priors and neighbours on the national corpus (55,515 articles, ids by position):
-# an index far smaller (a sample, a user's own documents) keeps the retrieval order
-SELECTOR_MIN_ARTICLES = 10_000
-
-
-def index_encoder(index: Any) -> Any:
-    """The encoder of an index's loaded dense component (the one the support pair model shares), or None."""
-    for name in getattr(index, "names", ()):
-        try:
-            comp = index.retriever(name) if name.startswith("dense") else None
-        except Exception:
-            comp = None
-        enc = getattr(comp, "encoder", None)
-        if enc is not None and hasattr(enc, "encode_queries"):
-            return enc
-    return None
-
-
-def shipped_selector(index: Any, support: Any = None) -> Any:
-    """The shipped decisive-article selector for ``index`` (one per opened index), its support model over the
-    index's dense encoder; raises (a ``ModelError`` naming the file and the fix) when a file is missing or
-    altered."""
-    from legalrag.answer.select import load_selector
-
-    with _RESOLVER_LOCK:
-        try:
-            return _SELECTORS[index]
-        except (KeyError, TypeError):
-            pass
-        selector = load_selector(support=support, encoder=index_encoder(index) if support is None else None,
-                                 index=index)  # the articles' vectors from the index: 0.1 s, not 10 s, a question
-        try:
-            _SELECTORS[index] = selector
-        except TypeError:
-            pass
-        return selector

@@ -30,8 +30,8 @@ from typing import Any, Callable, Sequence
 
 from legalrag.errors import InputError
 from legalrag.llm.base import LLM, ChatRequest
-from legalrag.answer.engine import check_turns as _check
-from legalrag.answer.engine import full_context
+from legalrag.answer.prompt import check_turns as _check
+from legalrag.answer.prompt import full_context
 from legalrag.answer.carry import SearchCache, fuse_turns
 from legalrag.types import Hit, Search, Turn, Usage
 

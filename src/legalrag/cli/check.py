@@ -52,7 +52,7 @@ def check(
     support it (the closest clause is shown, and why it is not taken as support), ✗ not found, ↻ repealed (with
     the successor law), ∅ no corpus for this jurisdiction. The support model is the one answers and `serve` use;
     `-o support=lexical` is a faster one without the encoder."""
-    from legalrag.answer.engine import resolver_for
+    from legalrag.answer.per_index import resolver_for
     from legalrag.citecheck.checker import annotate_html, annotate_markdown, check_text
     from legalrag.serialize import check_report_to_dict
     from legalrag.errors import InputError

@@ -187,7 +187,7 @@ def _versions():
 def _warm_up(idx, llm, support) -> None:
     """Load now what the first request would otherwise wait for: the default retriever (its encoder and
     vectors), the citation resolver, the decisive-article selector and its support model, the model."""
-    from legalrag.answer.engine import SELECTOR_MIN_ARTICLES, resolver_for, shipped_selector
+    from legalrag.answer.per_index import SELECTOR_MIN_ARTICLES, resolver_for, shipped_selector
     from legalrag.errors import ModelError
     from legalrag.retrieval.pipeline import build_pipeline
 

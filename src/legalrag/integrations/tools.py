@@ -226,7 +226,7 @@ class LegalTools:
 
     def _resolver(self, as_of: str | None = None) -> Any:
         """The citation resolver of the index, read as of ``as_of`` (the texts in force that day) when given."""
-        from legalrag.answer.engine import resolver_for
+        from legalrag.answer.per_index import resolver_for
         from legalrag.retrieval.dated import dated
 
         return resolver_for(dated(self.index, as_of) if as_of else self.index)

@@ -118,7 +118,7 @@ def router(ctx: AppContext) -> Any:
         ``summary`` counts the marks (``no_citations`` when the text cites nothing); ``annotated``: the
         annotated copy when ``annotate`` is md or html; ``currency``, with ``as_of``: each citation's currency
         that day (``citecheck.currency``), in the order of ``citations``."""
-        from legalrag.answer.engine import resolver_for
+        from legalrag.answer.per_index import resolver_for
         from legalrag.citecheck.checker import annotate_html, annotate_markdown, check_text
         from legalrag.laws.versions import check_day
         from legalrag.serialize import check_report_to_dict

@@ -32,7 +32,7 @@ def _search(index):
 
 def test_ask_chat_and_the_benchmark_send_the_same_prompt_and_get_the_same_answer(index):
     from legalrag.answer.question import answer_question
-    from legalrag.answer.engine import resolver_for
+    from legalrag.answer.per_index import resolver_for
     from legalrag.evaluation.lexrag.data import ConsultTurn
     from legalrag.evaluation.lexrag.generate import Setting, run_generation
     from legalrag.answer.consultation import Consultation
@@ -64,7 +64,7 @@ def test_time_to_first_token_includes_the_retrieval(index):
     """A search that takes 0.3 s: the first token cannot come before it, so ttft_s >= retrieval_s >= 0.3."""
     import time
 
-    from legalrag.answer.engine import resolver_for
+    from legalrag.answer.per_index import resolver_for
     from legalrag.answer.engine import AnswerEngine
 
     search = _search(index)
@@ -83,7 +83,7 @@ def test_time_to_first_token_includes_the_retrieval(index):
 
 
 def test_a_follow_up_carries_the_history_and_the_processor_query(index):
-    from legalrag.answer.engine import resolver_for
+    from legalrag.answer.per_index import resolver_for
     from legalrag.answer.consultation import Consultation
 
     llm = ScriptedLLM([REPLY, "结论：可以，用人单位应当向劳动者每月支付二倍的工资。"])
@@ -102,7 +102,7 @@ def test_a_follow_up_carries_the_history_and_the_processor_query(index):
 
 def test_a_rewritten_follow_up_counts_the_rewrite_in_its_usage(index):
     """The LLM rewrite of a follow-up is one more call: the answer's usage holds both calls."""
-    from legalrag.answer.engine import resolver_for
+    from legalrag.answer.per_index import resolver_for
     from legalrag.answer.consultation import Consultation
 
     llm = ScriptedLLM([REPLY, "公司不签书面劳动合同，劳动者申请劳动仲裁的时效是多久？", "结论：一年。"])
@@ -169,7 +169,7 @@ def test_the_default_answer_prompt_asks_for_basis_steps_and_a_lawyer(index):
 
 
 def test_a_processor_that_searches_itself_feeds_the_engine_its_hits(index):
-    from legalrag.answer.engine import resolver_for
+    from legalrag.answer.per_index import resolver_for
     from legalrag.answer.consultation import Consultation
 
     llm = ScriptedLLM([REPLY, "结论：可以。"])

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from legalrag.answer.question import answer_question
-from legalrag.answer.engine import AnswerSettings, build_messages
+from legalrag.answer.engine import AnswerSettings
+from legalrag.answer.prompt import build_messages
 from legalrag.serialize import answer_to_dict
 from legalrag.errors import InputError
 from legalrag.answer.evidence import GAP, format_evidence, select_evidence

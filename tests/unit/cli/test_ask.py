@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from legalrag.answer.question import answer_question
 
-from legalrag.answer.engine import resolver_for
+from legalrag.answer.per_index import resolver_for
 from legalrag.cli._answer_output import print_answer
 from legalrag.cli.apps import app
 from legalrag.serialize import answer_to_dict

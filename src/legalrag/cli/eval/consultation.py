@@ -60,7 +60,7 @@ def eval_consultation_generate(
     pipe = build_pipeline(idx, retriever=retriever)
     llm = make_llm(ctx, model)
     docs = {d.id: d for d in idx.documents}
-    from legalrag.answer.engine import resolver_for
+    from legalrag.answer.per_index import resolver_for
 
     extra = {"evidence_tokens": evidence_tokens} if evidence_tokens is not None else {}
     responses = run_generation(rows, llm, settings, documents=docs, search=lambda q, n: pipe.search(q, k=n),

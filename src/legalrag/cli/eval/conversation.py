@@ -35,7 +35,7 @@ def eval_conversation(
     from legalrag.evaluation.lexrag.retrieval import evaluate_conversation, plot_recall_by_turn, save_conversation_runs
     from legalrag.evaluation.lexrag.retrieval import gold_repeat
     from legalrag.answer.processors import make_processor
-    from legalrag.answer.engine import resolver_for
+    from legalrag.answer.per_index import resolver_for
     from legalrag.errors import InputError
     from legalrag.answer.carry import cited_documents
     from legalrag.retrieval.pipeline import build_pipeline
