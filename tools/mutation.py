@@ -34,6 +34,7 @@ skipped with the reason; mutants judged equivalent are listed in ``EQUIVALENT`` 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import json
 import os
@@ -197,6 +198,29 @@ def verdicts(name: str, baseline: bool = False) -> dict[str, str]:
     return out
 
 
+def fingerprint(target: Target) -> str:
+    """SHA-256 (first 16 hex) of the module's sources and test files: a recorded result whose fingerprint
+    differs was measured on other code or other tests."""
+    h = hashlib.sha256()
+    for p in list(target.files) + list(target.tests):
+        f = REPO / p if (REPO / p).exists() else REPO / FLAT.get(p, p)
+        h.update(p.encode() + b"\0" + (f.read_bytes() if f.exists() else b"") + b"\0")
+    return h.hexdigest()[:16]
+
+
+SUMMARY_KEYS = ("mutants", "killed", "survived", "no_tests", "timeout", "equivalent", "not_checked", "not_run",
+                "suspicious", "kill_rate", "survivors", "equivalent_reasons", "fingerprint")
+
+
+def recorded(kept: dict, target: Target) -> dict:
+    """A module's recorded counts, kept where its verdicts are not on this machine (a fresh checkout holds no
+    ``runs/``): marked stale when its sources or tests have changed since they were measured."""
+    out = {k: kept[k] for k in SUMMARY_KEYS if k in kept}
+    if out.get("fingerprint") != fingerprint(target):
+        out["stale"] = "its sources or tests changed since: rerun it"
+    return out
+
+
 def summary(name: str, baseline: bool = False) -> dict:
     v = verdicts(name, baseline)
     counts = {s: sum(x == s for x in v.values()) for s in
@@ -205,7 +229,8 @@ def summary(name: str, baseline: bool = False) -> dict:
     killed = counts["killed"] + counts["timeout"]  # a mutant that hangs the tests is caught
     return {"mutants": len(v), **counts, "kill_rate": round(killed / judged, 4) if judged else None,
             "survivors": sorted(k for k, s in v.items() if s in ("survived", "no_tests")),
-            "equivalent_reasons": {k: EQUIVALENT[k] for k in sorted(v) if k in EQUIVALENT}}
+            "equivalent_reasons": {k: EQUIVALENT[k] for k in sorted(v) if k in EQUIVALENT},
+            "fingerprint": fingerprint(MODULES[name])}
 
 
 RUN_KEYS = ("tests", "missing_tests", "wall_s", "exit", "stopped", "error", "skipped", "nice")
@@ -233,11 +258,14 @@ def write_report(runs: dict[str, dict], command: str, baseline: bool = False) ->
     def entries(key: str, is_baseline: bool) -> dict:
         out = {}
         for name, target in MODULES.items():
-            kept = {k: v for k, v in old.get(key, {}).get(name, {}).items() if k in RUN_KEYS}
+            old_entry = old.get(key, {}).get(name, {})
+            kept = {k: v for k, v in old_entry.items() if k in RUN_KEYS}
             entry = {"files": list(target.files), **merged_run(kept, runs.get(name, {}) if is_baseline == baseline
                                                                else {})}
             if not isinstance(entry.get("skipped"), str):
-                entry.update(summary(name, is_baseline))
+                now = summary(name, is_baseline)
+                # no verdicts here (a fresh checkout): the recorded counts stand, not a row of zeros
+                entry.update(now if now["mutants"] or not old_entry.get("mutants") else recorded(old_entry, target))
             out[name] = entry
         return out
 
@@ -286,6 +314,8 @@ def page_rows(modules: dict, before: dict, overall: dict, overall_before: dict) 
             continue
         judged = m["killed"] + m["timeout"] + m["survived"] + m["no_tests"]
         done = "" if not m.get("not_checked") else f", {m['not_checked']} not yet checked"
+        if m.get("stale"):
+            done += "; measured on an earlier version of the module or its tests"
         rows.append({"configuration": f"`{name}`",
                      "result": f"{_rate(m)} killed ({m['killed'] + m['timeout']} of {judged}; "
                                f"{m['equivalent']} equivalent{done})" + _before(before.get(name, {}), m),

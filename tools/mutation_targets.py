@@ -32,7 +32,10 @@ MODULES: dict[str, Target] = {
                          f"{U}/judgment/test_ranges_bounds.py {U}/judgment/test_ranges.py"),
     "answer.guard": T("src/legalrag/answer/guard.py",
                       f"{U}/answer/test_guard_verdicts.py {U}/answer/test_guard.py {U}/answer/test_injection.py"),
-    "citecheck.resolve": T("src/legalrag/citecheck/resolve.py", f"{U}/citecheck/test_parse.py"),
+    "citecheck.resolve": T("src/legalrag/citecheck/resolve.py",
+                           f"{U}/citecheck/test_parse.py {U}/citecheck/test_resolve_structure.py "
+                           f"{U}/citecheck/test_resolve_dated.py {U}/citecheck/test_english.py "
+                           f"{U}/citecheck/test_fuzz.py {U}/citecheck/test_resolve_mutants.py"),
     "citecheck.support": T("src/legalrag/citecheck/support.py",
                            f"{U}/citecheck/test_support_features.py {U}/citecheck/test_support_model.py "
                            f"{U}/citecheck/test_marks_thresholds.py "
@@ -41,21 +44,33 @@ MODULES: dict[str, Target] = {
                          f"{U}/citecheck/test_marks_text.py {U}/citecheck/test_marks_thresholds.py "
                          f"{U}/citecheck/test_marks_lines.py {U}/citecheck/test_marks.py"),
     "national": T("src/legalrag/national.py", f"{U}/test_national_stale.py {U}/test_national.py"),
-    "answer.processors": T("src/legalrag/answer/processors.py", f"{U}/answer/test_processors.py"),
+    "answer.processors": T("src/legalrag/answer/processors.py",
+                           f"{U}/answer/test_processors.py {U}/answer/test_processors_auto.py "
+                           f"{U}/answer/test_consultation.py {U}/answer/test_processors_mutants.py"),
     "server.routes_openai": T("src/legalrag/server/routes_openai.py",
-                              f"{U}/server/test_routes_openai_limits.py {U}/server/test_routes_openai.py"),
-    "answer.evidence": T("src/legalrag/answer/evidence.py", f"{U}/answer/test_evidence.py"),
+                              f"{U}/server/test_routes_openai_limits.py {U}/server/test_routes_openai.py "
+                              f"{U}/server/test_routes_openai_mutants.py"),
+    "answer.evidence": T("src/legalrag/answer/evidence.py", f"{U}/answer/test_evidence.py {U}/answer/test_evidence_mutants.py"),
     "answer.carry": T("src/legalrag/answer/carry.py",
                       f"{U}/answer/test_carry_rules.py {U}/answer/test_carry.py {U}/answer/test_carry_mutants.py"),
-    "judgment.features": T("src/legalrag/judgment/features.py", f"{U}/judgment/test_features.py"),
-    "server.routes_llm": T("src/legalrag/server/routes_llm.py", f"{U}/server/test_app.py"),
-    "server.routes_search": T("src/legalrag/server/routes_search.py", f"{U}/server/test_app.py"),
+    "judgment.features": T("src/legalrag/judgment/features.py", f"{U}/judgment/test_features.py {U}/judgment/test_features_mutants.py"),
+    "server.routes_llm": T("src/legalrag/server/routes_llm.py", f"{U}/server/test_app.py {U}/server/test_routes_mutants.py"),
+    "server.routes_search": T("src/legalrag/server/routes_search.py",
+                               f"{U}/server/test_app.py {U}/server/test_routes_mutants.py"),
     "answer.engine": T("src/legalrag/answer/engine.py", f"{U}/answer/test_engine.py"),
     "clauses": T("src/legalrag/clauses.py",
                  f"{U}/test_clauses.py {U}/answer/test_evidence.py {U}/test_clauses_mutants.py"),
-    "answer.scope": T("src/legalrag/answer/scope.py", f"{U}/answer/test_scope_features.py {U}/answer/test_scope.py"),
+    "answer.scope": T("src/legalrag/answer/scope.py", f"{U}/answer/test_scope_features.py {U}/answer/test_scope.py "
+                      f"{U}/answer/test_scope_mutants.py"),
     "answer.basis": T("src/legalrag/answer/basis.py", f"{U}/answer/test_basis.py {U}/answer/test_basis_mutants.py"),
-    "answer.select": T("src/legalrag/answer/select.py", f"{U}/answer/test_select_files.py {U}/answer/test_select.py"),
+    "answer.select": T("src/legalrag/answer/select.py", f"{U}/answer/test_select_files.py {U}/answer/test_select.py "
+                       f"{U}/answer/test_select_mutants.py"),
+    "judgment.circumstances": T("src/legalrag/judgment/circumstances.py",
+                                f"{U}/judgment/test_circumstances.py {U}/judgment/test_circumstances_tiers.py "
+                                f"{U}/judgment/test_draft_circumstances.py {U}/judgment/test_circumstances_mutants.py"),
+    "laws.versions": T("src/legalrag/laws/versions.py src/legalrag/laws/select.py",
+                       f"{U}/laws/test_versions.py {U}/laws/test_store.py {U}/laws/test_select.py "
+                       f"{U}/laws/test_versions_mutants.py"),
     "citecheck.currency": T("src/legalrag/citecheck/currency.py",
                             f"{U}/citecheck/test_currency_lines.py {U}/citecheck/test_currency.py"),
 }

@@ -114,3 +114,25 @@ def test_a_module_folder_is_made_ready_and_fresh_drops_its_verdicts(copier, tmp_
     _write(work / "mutmut.log", "a run")
     copier.prepare(work, True, repo)
     assert not (work / "mutmut.log").exists() and (work / "src").is_symlink()
+
+
+def test_a_module_whose_verdicts_are_not_here_keeps_its_recorded_counts(tool, tmp_path, monkeypatch):
+    """A fresh checkout has no ``runs/``: the report keeps each module's recorded counts (marked stale when its
+    sources or tests changed since) instead of writing a row of zeros over them."""
+    src = _write(tmp_path / "src/pkg/marks.py", "def mark(): return 1\n")
+    test = _write(tmp_path / "tests/test_marks.py", "def test(): pass\n")
+    target = tool.Target((str(src.relative_to(tmp_path)),), (str(test.relative_to(tmp_path)),))
+    monkeypatch.setattr(tool, "REPO", tmp_path)
+    monkeypatch.setattr(tool, "WORK", tmp_path / "runs")
+    monkeypatch.setattr(tool, "RESULTS", tmp_path / "mutation.json")
+    monkeypatch.setattr(tool, "MODULES", {"pkg.marks": target})
+    counts = {"mutants": 10, "killed": 9, "survived": 1, "no_tests": 0, "timeout": 0, "equivalent": 0,
+              "not_checked": 0, "kill_rate": 0.9, "fingerprint": tool.fingerprint(target)}
+    (tmp_path / "mutation.json").write_text(tool.json.dumps({"modules": {"pkg.marks": {**counts, "wall_s": 5.0}}}),
+                                            encoding="utf-8")
+    kept = tool.write_report({}, "python tools/mutation.py report")["modules"]["pkg.marks"]
+    assert {k: kept[k] for k in counts} == counts and "stale" not in kept and kept["wall_s"] == 5.0
+    src.write_text("def mark(): return 2\n", encoding="utf-8")  # the module changed since it was measured
+    stale = tool.write_report({}, "python tools/mutation.py report")["modules"]["pkg.marks"]
+    assert stale["kill_rate"] == 0.9 and "rerun" in stale["stale"]
+    assert tool.fingerprint(target) != counts["fingerprint"]

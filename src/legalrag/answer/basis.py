@@ -240,7 +240,9 @@ def fallback_text(basis: Basis, lang: str = "zh", reason: str = "low_probability
 _NUM = r"(?:\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百千万]+|双|半)"
 _AMOUNT = re.compile(r"百分之(?P<pct>" + _NUM + r")|(?P<n>" + _NUM + r")(?P<u>个工作日|个月|个星期|周年|万元|工作日|"
                      r"小时|年|月|日|天|周|星期|倍|元|%|％)")
-_MONTH_DAY = re.compile(r"\d{1,2}月\d{1,2}日")
+# a calendar day (10月15日, 十月十五日, 十月15号) or month (十月份): a date, not a period of months or days
+_CN_DAY = r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})"
+_MONTH_DAY = re.compile(r"(?<![\d一二三四五六七八九十个])" + _CN_DAY + r"月(?:" + _CN_DAY + r"[日号]|份)")
 _SENTENCE = re.compile(r"[^。；;！？!?\n]+")
 # named periods and sums: a value stated about one must come from a quoted sentence about the same one
 TOPICS = ("诉讼时效", "仲裁时效", "时效", "试用期", "保修期", "保质期", "除斥期间", "经济补偿", "赔偿金", "违约金", "定金",

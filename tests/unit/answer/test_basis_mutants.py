@@ -505,6 +505,17 @@ def test_more_edges_of_reading_amounts():
     assert [a.text for a in amounts("两两年内，三年")] == ["三年"]  # a numeral that reads as no number
 
 
+def test_a_date_written_in_chinese_numerals_is_not_a_period():
+    # 十月15日 is the fifteenth of October, not ten months and fifteen days
+    assert amounts("十月15日入职") == []
+    assert amounts("2023年十月十五日入职，十二月份离职") == []
+    assert [a.text for a in amounts("十月十五日入职，试用期两个月")] == ["两个月"]
+    assert [a.text for a in amounts("3月15号发现，十日内")] == ["十日"]
+    # months and days that are periods still read as periods
+    assert [a.text for a in amounts("工作十个月十五日")] == ["十个月", "十五日"]
+    assert [a.text for a in amounts("满十月")] == ["十月"]
+
+
 def test_a_multiple_applies_to_the_amount_it_is_shown_with():
     assert unquoted_amounts("按三倍算是15000元。", ["支付三倍的工资"], question="工资5000元") == []
     assert unquoted_amounts("工资5000元，三倍是15000元。", ["支付三倍的工资"], question="工资5000元") == []
