@@ -209,7 +209,7 @@ def fingerprint(target: Target) -> str:
 
 
 SUMMARY_KEYS = ("mutants", "killed", "survived", "no_tests", "timeout", "equivalent", "not_checked", "not_run",
-                "suspicious", "kill_rate", "survivors", "equivalent_reasons", "fingerprint")
+                "suspicious", "kill_rate", "survivors", "equivalent_reasons", "fingerprint", "measured_at")
 
 
 def recorded(kept: dict, target: Target) -> dict:

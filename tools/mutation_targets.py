@@ -43,7 +43,7 @@ MODULES: dict[str, Target] = {
     "citecheck.marks": T("src/legalrag/citecheck/marks.py",
                          f"{U}/citecheck/test_marks_text.py {U}/citecheck/test_marks_thresholds.py "
                          f"{U}/citecheck/test_marks_lines.py {U}/citecheck/test_marks.py"),
-    "national": T("src/legalrag/national.py", f"{U}/test_national_stale.py {U}/test_national.py"),
+    "national": T("src/legalrag/national.py", f"{U}/test_national_stale.py {U}/test_national.py {U}/test_national_mutants.py"),
     "answer.processors": T("src/legalrag/answer/processors.py",
                            f"{U}/answer/test_processors.py {U}/answer/test_processors_auto.py "
                            f"{U}/answer/test_consultation.py {U}/answer/test_processors_mutants.py"),
@@ -57,7 +57,9 @@ MODULES: dict[str, Target] = {
     "server.routes_llm": T("src/legalrag/server/routes_llm.py", f"{U}/server/test_app.py {U}/server/test_routes_mutants.py"),
     "server.routes_search": T("src/legalrag/server/routes_search.py",
                                f"{U}/server/test_app.py {U}/server/test_routes_mutants.py"),
-    "answer.engine": T("src/legalrag/answer/engine.py", f"{U}/answer/test_engine.py"),
+    "answer.engine": T("src/legalrag/answer/engine.py",
+                       f"{U}/answer/test_engine.py {U}/answer/test_engine_basis.py {U}/answer/test_answer_as_of.py "
+                       f"{U}/answer/test_engine_mutants.py"),
     "clauses": T("src/legalrag/clauses.py",
                  f"{U}/test_clauses.py {U}/answer/test_evidence.py {U}/test_clauses_mutants.py"),
     "answer.scope": T("src/legalrag/answer/scope.py", f"{U}/answer/test_scope_features.py {U}/answer/test_scope.py "

@@ -85,7 +85,7 @@ def _structure_problem(citation: LegalCitation, doc: Document, lines: bool = Tru
     parts = article_structure(doc.text)
     if not lines:
         para = None
-    if item is not None and not any(parts):  # items written inline: （一）…；（二）… on one line
+    if not any(parts):  # items written inline: （一）…；（二）… on one line (counted for the 第N款 hint too)
         parts = [len(_INLINE_ITEM.findall(doc.text))] if len(parts) == 1 or para is None else parts
     if para is not None and para > len(parts):
         hint = f" (it has {sum(parts)} items (项): item {para}, 第{to_chinese(para)}项, may be meant)" \

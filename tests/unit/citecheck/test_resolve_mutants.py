@@ -60,6 +60,8 @@ def test_an_article_two_texts_claim_lists_both_documents_under_the_corpus_title(
     ("刑法第五条第一款第一项", "paragraph 1 has no items (项)"),
     ("刑法第六条第二款", "the article has 1 paragraph (款), so it has no paragraph 2"),
     ("刑法第六条第一项", "the article has no items (项)"),
+    ("刑法第六条第一款第一项", "the article has no items (项)"),  # one paragraph: "the article", not "paragraph 1"
+    ("刑法第五条第三项", "the article has 2 items (项), so it has no item 3"),  # no paragraph cited
 ])
 def test_a_missing_paragraph_or_item_says_what_the_article_has(resolver, written, detail):
     r = resolver.lookup(parse_citation(written))
@@ -86,6 +88,11 @@ def test_item_counts_agree_in_number_and_a_paragraph_hint_needs_enough_items(res
 
 def test_items_written_inline_are_counted_in_a_law_that_keeps_one_paragraph_a_line(resolver):
     assert resolver.lookup(parse_citation("刑法第七条第二项")).ok
+    assert resolver.lookup(parse_citation("刑法第七条第一款第二项")).ok
+    # 第二款 of a one-paragraph article with two inline items: item 2 may be meant
+    r = resolver.lookup(parse_citation("刑法第七条第二款"))
+    assert r.detail.startswith("the article has 1 paragraph (款), so it has no paragraph 2 (it has 2 items (项): "
+                               "item 2, 第二项, may be meant)")
     r = resolver.lookup(parse_citation("刑法第七条第三项"))
     assert r.reason is Reason.UNKNOWN_PARAGRAPH and "the article has 2 items (项), so it has no item 3" in r.detail
 
@@ -132,7 +139,7 @@ def test_a_past_days_version_resolves_under_its_laws_own_title():
 
 
 def test_a_title_that_does_not_end_in_its_article_label_keeps_the_corpus_law():
-    odd = Document(id="odd", text="文本。", title="公司法 第26条", metadata={
+    odd = Document(id="odd", text="文本。", title="公司法第二十六条（2018年文本）", metadata={
         **OLD.metadata, "law": "公司法（2018-10-26版）"})
     bare = Document(id="bare", text="文本。", title="公司法第二十七条", metadata={
         **{k: v for k, v in OLD.metadata.items() if k != "article_label"}, "article": "27"})
