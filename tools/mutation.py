@@ -320,7 +320,8 @@ def page_rows(modules: dict, before: dict, overall: dict, overall_before: dict) 
                      "result": f"{_rate(m)} killed ({m['killed'] + m['timeout']} of {judged}; "
                                f"{m['equivalent']} equivalent{done})" + _before(before.get(name, {}), m),
                      "cost": f"{m.get('wall_s', 0):.0f} s", "needs": "CPU",
-                     "anchor": "bar: 90%" + (" (met)" if m["kill_rate"] >= 0.9 else " (missed)")})
+                     "anchor": "bar: 90%" + (" (not measured to the end)" if m.get("not_checked") or m.get("stale")
+                                             else " (met)" if m["kill_rate"] >= 0.9 else " (missed)")})
     rows.append({"configuration": "all modules run", "default": True,
                  "result": f"{_rate(overall)} killed ({overall['mutants']} mutants); before {_rate(overall_before)}",
                  "needs": "CPU", "anchor": "bar: 90%"})

@@ -37,7 +37,7 @@ K1, B = 1.2, 0.75
 
 def _paragraph_label(n: int, lang: str) -> str:
     if lang != "zh":
-        return f"para. {n}: "
+        return f"para. {n}:"
     return f"第{_ZH_NUM[n - 1] if n <= 10 else n}款："
 
 
@@ -152,7 +152,7 @@ def select_evidence(question: str, hits: Sequence[Hit], *, budget: int, label: C
         c.score = s
     labels = [f"[{i}] {label(h)}" for i, h in enumerate(hits, 1)]
     header_cost = [estimate_tokens(lb) + 2 for lb in labels]
-    need = header_cost[0] + MIN_CLAUSE_TOKENS
+    need = header_cost[0] + 2 + MIN_CLAUSE_TOKENS  # the name, its separators and one short clause
     if budget < need:
         raise InputError(f"{setting} = {budget} is too small for any evidence: the first retrieved article's "
                          f"name and a short clause need about {need} tokens. Raise it to at least {need} (a few "

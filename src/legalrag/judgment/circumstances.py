@@ -196,8 +196,6 @@ def find_circumstances(facts: str, defendants: Sequence[str] | None = None,
                 if have is None or (have.tier == "possible" and tier == "certain"):
                     found[(name, who)] = Circumstance(name, s.strip(), off + m.start(), off + m.end(), m.group(),
                                                       who, tier)
-                if tier == "certain":
-                    break
     if not any(n == "累犯" for n, _ in found):
         r = _recidivism(text, sentences)
         if r is not None:

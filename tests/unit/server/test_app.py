@@ -4,7 +4,6 @@ the real embedded 0.5B)."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
@@ -12,6 +11,7 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from legalrag.server import ServerSettings, create_app  # noqa: E402
+from support.sse import events
 from support.server_setup import INJECTION, MISSING, REAL, REAL_ID, legal_llm, sample_index, sample_predictor  # noqa: E402
 
 
@@ -27,12 +27,6 @@ def client(index, tmp_path_factory):
     return TestClient(app)
 
 
-def events(text: str) -> list[tuple[str, dict]]:
-    out = []
-    for block in text.strip().split("\n\n"):
-        lines = dict(line.split(": ", 1) for line in block.splitlines())
-        out.append((lines["event"], json.loads(lines["data"])))
-    return out
 
 
 def test_search_returns_ranked_articles_with_terms(client, index):

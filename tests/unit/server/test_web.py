@@ -5,7 +5,6 @@ gets the 404 page (an API client JSON), and the favicon, HEAD / and /health's do
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
@@ -14,6 +13,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from legalrag.server import ServerSettings, create_app  # noqa: E402
 from legalrag.server.render import reason_code  # noqa: E402
+from support.sse import events
 from support.server_setup import legal_llm, sample_index, sample_predictor  # noqa: E402
 
 CIVIL = "我租的房子到期了，房东不退押金怎么办？"
@@ -32,14 +32,6 @@ def client(index, tmp_path_factory):
     return TestClient(app)
 
 
-def events(text: str) -> list[tuple[str, dict]]:
-    out = []
-    for block in text.strip().split("\n\n"):
-        if block.startswith(":"):  # an SSE comment: the keep-alive sent while a stage runs long
-            continue
-        lines = dict(line.split(": ", 1) for line in block.splitlines())
-        out.append((lines["event"], json.loads(lines["data"])))
-    return out
 
 
 def test_agents_stream_sends_each_step_then_the_same_result_as_the_json_route(client):
