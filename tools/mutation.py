@@ -322,6 +322,13 @@ def page_rows(modules: dict, before: dict, overall: dict, overall_before: dict) 
                      "cost": f"{m.get('wall_s', 0):.0f} s", "needs": "CPU",
                      "anchor": "bar: 90%" + (" (not measured to the end)" if m.get("not_checked") or m.get("stale")
                                              else " (met)" if m["kill_rate"] >= 0.9 else " (missed)")})
+    # the modules at the bar share one row (the page stays short; each module's figures are in the lab record)
+    met = [r for r in rows if r.get("anchor") == "bar: 90% (met)"]
+    if len(met) > 1:
+        rest = [r for r in rows if r not in met]
+        names = ", ".join(f"{r['configuration'].strip('`')} {r['result'].split('%')[0]}%" for r in met)
+        rows = [{"configuration": f"{len(met)} modules at the bar", "result": names, "needs": "CPU",
+                 "anchor": "bar: 90% (met)"}] + rest
     rows.append({"configuration": "all modules run", "default": True,
                  "result": f"{_rate(overall)} killed ({overall['mutants']} mutants); before {_rate(overall_before)}",
                  "needs": "CPU", "anchor": "bar: 90%"})
